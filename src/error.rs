@@ -1,0 +1,66 @@
+//! Error types. Every fallible public function returns one of these; none of them panics on bad
+//! input.
+
+use thiserror::Error;
+
+/// Errors building or editing a [`crate::grid::Grid`].
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum GridError {
+    /// A side is zero or the grid would exceed [`crate::grid::Grid::MAX_CELLS`] cells.
+    #[error("invalid grid size {width}x{height}")]
+    BadSize {
+        /// Requested columns.
+        width: usize,
+        /// Requested rows.
+        height: usize,
+    },
+    /// The cell data does not hold exactly `width * height` values.
+    #[error("grid data has {actual} values, expected {expected}")]
+    DataLength {
+        /// `width * height`.
+        expected: usize,
+        /// What was given.
+        actual: usize,
+    },
+    /// A cell outside the grid was addressed.
+    #[error("cell ({x}, {y}) is outside the grid")]
+    OutOfBounds {
+        /// Column.
+        x: i64,
+        /// Row.
+        y: i64,
+    },
+}
+
+/// Errors reading or validating a map (file or message).
+#[derive(Debug, Error)]
+pub enum MapError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The path that failed.
+        path: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The content is malformed; the message says where and why.
+    #[error("malformed map: {0}")]
+    Format(String),
+    /// The map's geometry is invalid (size, resolution, data length).
+    #[error("invalid map: {0}")]
+    Invalid(String),
+    /// The map is larger than the configured cell cap.
+    #[error("map of {cells} cells exceeds the cap of {cap} cells")]
+    TooLarge {
+        /// Cells in the map.
+        cells: usize,
+        /// The configured cap.
+        cap: usize,
+    },
+}
+
+impl From<GridError> for MapError {
+    fn from(e: GridError) -> Self {
+        MapError::Invalid(e.to_string())
+    }
+}

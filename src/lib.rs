@@ -1,0 +1,18 @@
+//! # blockstar_planner
+//!
+//! A global path planner for wheeled vehicles on occupancy grids: clearance annotations kept
+//! current as the map changes, any-angle search with Block A* over a Local Distance Database, and
+//! refinement into turning-radius-legal arc-and-line trajectories with Directional A*.
+//!
+//! The library needs no ROS; the `ros` cargo feature adds the ROS 2 node. See `ARCHITECTURE.md`
+//! for the data flow and which module owns what.
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod geometry;
+pub mod grid;
+pub mod map;
+pub mod map_io;
+pub mod planner;
+pub mod search;
+pub mod trajectory;

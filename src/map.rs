@@ -1,0 +1,198 @@
+//! Occupancy maps in the ROS convention, and their conversion to search grids.
+//!
+//! An [`OccupancyMap`] mirrors `nav_msgs/OccupancyGrid`: row-major cells, row 0 at the map origin,
+//! values `-1` (unknown) or `0..=100` (occupancy probability in percent). World coordinates are
+//! metres in the map frame; [`MapInfo`] converts between them and cell units.
+
+use crate::error::MapError;
+use crate::geometry::{Point2, Pose2};
+use crate::grid::Grid;
+
+/// Default cap on the number of cells a map may have (100 million: a 10 km x 10 km map at 1 m,
+/// or 500 m x 500 m at 5 cm). Configurable in the node with `max_map_cells`.
+pub const DEFAULT_MAX_MAP_CELLS: usize = 100_000_000;
+
+/// Geometry of a map: size, resolution and pose of cell (0, 0)'s low corner in the map frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapInfo {
+    /// Columns.
+    pub width: usize,
+    /// Rows.
+    pub height: usize,
+    /// Metres per cell (> 0).
+    pub resolution: f64,
+    /// Pose of the low corner of cell (0, 0) in the map frame (metres, radians).
+    pub origin: Pose2,
+    /// The frame the map is expressed in (for example `map`).
+    pub frame_id: String,
+}
+
+impl MapInfo {
+    /// Converts a world point (metres, map frame) to continuous cell units.
+    pub fn world_to_cell(&self, p: Point2) -> Point2 {
+        let dx = p.x - self.origin.x;
+        let dy = p.y - self.origin.y;
+        let (s, c) = self.origin.yaw.sin_cos();
+        Point2::new((c * dx + s * dy) / self.resolution, (-s * dx + c * dy) / self.resolution)
+    }
+
+    /// Converts continuous cell units to a world point (metres, map frame).
+    pub fn cell_to_world(&self, p: Point2) -> Point2 {
+        let (s, c) = self.origin.yaw.sin_cos();
+        let lx = p.x * self.resolution;
+        let ly = p.y * self.resolution;
+        Point2::new(self.origin.x + c * lx - s * ly, self.origin.y + s * lx + c * ly)
+    }
+
+    /// Converts a world pose to cell units (heading relative to the grid axes).
+    pub fn world_pose_to_cell(&self, p: Pose2) -> Pose2 {
+        let q = self.world_to_cell(p.point());
+        Pose2::new(q.x, q.y, crate::geometry::normalize_angle(p.yaw - self.origin.yaw))
+    }
+
+    /// Converts a pose in cell units to the world frame.
+    pub fn cell_pose_to_world(&self, p: Pose2) -> Pose2 {
+        let q = self.cell_to_world(p.point());
+        Pose2::new(q.x, q.y, crate::geometry::normalize_angle(p.yaw + self.origin.yaw))
+    }
+
+    /// The cell containing continuous cell point `p`, or `None` when it lies outside the map.
+    pub fn cell_of(&self, p: Point2) -> Option<(usize, usize)> {
+        if !p.is_finite() || p.x < 0.0 || p.y < 0.0 {
+            return None;
+        }
+        let (x, y) = (p.x.floor() as usize, p.y.floor() as usize);
+        (x < self.width && y < self.height).then_some((x, y))
+    }
+
+    /// Checks the geometry: positive sizes within `max_cells`, finite positive resolution, finite
+    /// origin.
+    pub fn validate(&self, max_cells: usize) -> Result<(), MapError> {
+        if self.width == 0 || self.height == 0 {
+            return Err(MapError::Invalid(format!("size {}x{} has a zero side", self.width, self.height)));
+        }
+        let cells = self.width.saturating_mul(self.height);
+        if cells > max_cells {
+            return Err(MapError::TooLarge { cells, cap: max_cells });
+        }
+        if !(self.resolution.is_finite() && self.resolution > 0.0) {
+            return Err(MapError::Invalid(format!("resolution {} is not a positive number", self.resolution)));
+        }
+        if !self.origin.is_finite() {
+            return Err(MapError::Invalid("origin is not finite".into()));
+        }
+        Ok(())
+    }
+}
+
+/// An occupancy grid as ROS publishes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OccupancyMap {
+    /// Geometry.
+    pub info: MapInfo,
+    /// Row-major cells: `-1` unknown, `0..=100` occupancy percent.
+    pub data: Vec<i8>,
+}
+
+/// How occupancy values become blocked / free cells.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Traversability {
+    /// Cells with a value at or above this (0..=100) are blocked.
+    pub occupied_threshold: i8,
+    /// Whether unknown (-1) cells may be entered.
+    pub allow_unknown: bool,
+}
+
+impl Default for Traversability {
+    fn default() -> Self {
+        Self { occupied_threshold: 65, allow_unknown: false }
+    }
+}
+
+impl Traversability {
+    /// True when a cell with occupancy value `v` is blocked under this rule. Values outside
+    /// `-1..=100` are treated as blocked (a malformed cell is never driven through).
+    #[inline]
+    pub fn is_blocked(&self, v: i8) -> bool {
+        match v {
+            -1 => !self.allow_unknown,
+            0..=100 => v >= self.occupied_threshold,
+            _ => true,
+        }
+    }
+}
+
+impl OccupancyMap {
+    /// Builds a map and validates it: the geometry (see [`MapInfo::validate`]) and
+    /// `data.len() == width * height`.
+    pub fn new(info: MapInfo, data: Vec<i8>, max_cells: usize) -> Result<Self, MapError> {
+        info.validate(max_cells)?;
+        if data.len() != info.width * info.height {
+            return Err(MapError::Invalid(format!(
+                "data has {} cells but the map is {}x{} = {}",
+                data.len(),
+                info.width,
+                info.height,
+                info.width * info.height
+            )));
+        }
+        Ok(Self { info, data })
+    }
+
+    /// The occupancy value of cell `(x, y)`, or `None` outside the map.
+    pub fn value(&self, x: usize, y: usize) -> Option<i8> {
+        (x < self.info.width && y < self.info.height).then(|| self.data[y * self.info.width + x])
+    }
+
+    /// The binary grid under `rule`.
+    pub fn to_grid(&self, rule: Traversability) -> Grid {
+        let blocked = self.data.iter().map(|&v| rule.is_blocked(v)).collect();
+        // Sizes were validated when the map was built.
+        Grid::from_blocked(self.info.width, self.info.height, blocked).expect("validated map size")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(yaw: f64) -> MapInfo {
+        MapInfo { width: 10, height: 5, resolution: 0.05, origin: Pose2::new(-1.0, 2.0, yaw), frame_id: "map".into() }
+    }
+
+    #[test]
+    fn world_cell_round_trip_with_rotated_origin() {
+        for yaw in [0.0, 0.3, -2.0] {
+            let i = info(yaw);
+            let w = Point2::new(0.37, 1.2);
+            let back = i.cell_to_world(i.world_to_cell(w));
+            assert!(w.distance(back) < 1e-12);
+        }
+        let i = info(0.0);
+        let c = i.world_to_cell(Point2::new(-1.0 + 0.075, 2.0 + 0.025));
+        assert!((c.x - 1.5).abs() < 1e-9 && (c.y - 0.5).abs() < 1e-9);
+        assert_eq!(i.cell_of(c), Some((1, 0)));
+        assert_eq!(i.cell_of(Point2::new(10.0, 0.0)), None);
+        assert_eq!(i.cell_of(Point2::new(f64::NAN, 0.0)), None);
+    }
+
+    #[test]
+    fn validation_rejects_bad_maps() {
+        let mut i = info(0.0);
+        assert!(OccupancyMap::new(i.clone(), vec![0; 49], 1000).is_err());
+        assert!(matches!(OccupancyMap::new(i.clone(), vec![0; 50], 10), Err(MapError::TooLarge { .. })));
+        i.resolution = f64::NAN;
+        assert!(OccupancyMap::new(i.clone(), vec![0; 50], 1000).is_err());
+        i.resolution = -0.1;
+        assert!(OccupancyMap::new(i, vec![0; 50], 1000).is_err());
+    }
+
+    #[test]
+    fn traversability_classes() {
+        let t = Traversability { occupied_threshold: 65, allow_unknown: false };
+        assert!(t.is_blocked(-1) && t.is_blocked(65) && t.is_blocked(100) && t.is_blocked(101));
+        assert!(!t.is_blocked(0) && !t.is_blocked(64));
+        let u = Traversability { allow_unknown: true, ..t };
+        assert!(!u.is_blocked(-1));
+    }
+}

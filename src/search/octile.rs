@@ -1,0 +1,117 @@
+//! 8-connected A* on cells (Moving AI convention): straight moves cost 1, diagonal moves cost
+//! sqrt 2 and are allowed only when both cells they cut past are free (no corner cutting).
+//! Returned lengths equal the `optimal_length` column of Moving AI scenario files.
+
+use super::OrdF64;
+use crate::grid::Grid;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+const SQRT2: f64 = std::f64::consts::SQRT_2;
+
+/// An 8-connected path between two cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellPath {
+    /// Cells from start to goal, both included.
+    pub cells: Vec<(usize, usize)>,
+    /// Octile length in cells.
+    pub length: f64,
+    /// Expanded nodes.
+    pub expansions: usize,
+}
+
+/// Octile distance between two cells (the admissible, consistent heuristic of this search).
+pub fn octile_distance(a: (usize, usize), b: (usize, usize)) -> f64 {
+    let dx = a.0.abs_diff(b.0) as f64;
+    let dy = a.1.abs_diff(b.1) as f64;
+    dx.max(dy) + (SQRT2 - 1.0) * dx.min(dy)
+}
+
+/// Shortest 8-connected path from `start` to `goal` on `grid`.
+///
+/// Returns `None` when either end is blocked or outside the grid, when no path exists, or when
+/// `should_stop()` (polled every 4096 expansions) returns true.
+pub fn octile_astar(
+    grid: &Grid,
+    start: (usize, usize),
+    goal: (usize, usize),
+    mut should_stop: impl FnMut() -> bool,
+) -> Option<CellPath> {
+    let w = grid.width();
+    let cells = w * grid.height();
+    let free = |x: usize, y: usize| grid.is_free(x as i64, y as i64);
+    if !free(start.0, start.1) || !free(goal.0, goal.1) {
+        return None;
+    }
+    let idx = |x: usize, y: usize| y * w + x;
+    let mut g = vec![f64::INFINITY; cells];
+    let mut parent = vec![u32::MAX; cells];
+    let mut closed = vec![false; cells];
+    let mut open = BinaryHeap::new();
+    g[idx(start.0, start.1)] = 0.0;
+    open.push((Reverse(OrdF64::new(octile_distance(start, goal))), idx(start.0, start.1) as u32));
+    let mut expansions = 0usize;
+    while let Some((_, i)) = open.pop() {
+        let i = i as usize;
+        if closed[i] {
+            continue;
+        }
+        closed[i] = true;
+        let (x, y) = (i % w, i / w);
+        if (x, y) == goal {
+            let mut route = vec![(x, y)];
+            let mut j = i;
+            while parent[j] != u32::MAX {
+                j = parent[j] as usize;
+                route.push((j % w, j / w));
+            }
+            route.reverse();
+            return Some(CellPath { cells: route, length: g[i], expansions });
+        }
+        expansions += 1;
+        if expansions % 4096 == 0 && should_stop() {
+            return None;
+        }
+        for (dx, dy) in [(1i64, 0i64), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)] {
+            let (nx, ny) = (x as i64 + dx, y as i64 + dy);
+            if grid.is_blocked(nx, ny) {
+                continue;
+            }
+            let diagonal = dx != 0 && dy != 0;
+            if diagonal && (grid.is_blocked(x as i64 + dx, y as i64) || grid.is_blocked(x as i64, y as i64 + dy)) {
+                continue;
+            }
+            let (nx, ny) = (nx as usize, ny as usize);
+            let j = idx(nx, ny);
+            let ng = g[i] + if diagonal { SQRT2 } else { 1.0 };
+            if ng < g[j] && !closed[j] {
+                g[j] = ng;
+                parent[j] = i as u32;
+                open.push((Reverse(OrdF64::new(ng + octile_distance((nx, ny), goal))), j as u32));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_corner_cutting() {
+        let g = Grid::from_rows(&["..", "@."]).unwrap();
+        // (0,0) -> (1,1): the diagonal cuts past the blocked (0,1), so it costs 2.
+        let p = octile_astar(&g, (0, 0), (1, 1), || false).unwrap();
+        assert_eq!(p.length, 2.0);
+        let open = Grid::from_rows(&["..", ".."]).unwrap();
+        assert!((octile_astar(&open, (0, 0), (1, 1), || false).unwrap().length - SQRT2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn blocked_ends_and_walls() {
+        let g = Grid::from_rows(&[".@.", ".@.", ".@."]).unwrap();
+        assert!(octile_astar(&g, (0, 0), (2, 0), || false).is_none());
+        assert!(octile_astar(&g, (1, 0), (0, 0), || false).is_none());
+    }
+}

@@ -1,0 +1,267 @@
+//! Arc-and-line trajectories: the exact output of the planner.
+//!
+//! A [`Trajectory`] is a sequence of [`Segment`]s, each a straight line or a circular arc given by
+//! its start pose, its length and its signed curvature. Consecutive segments join with equal
+//! position and heading (checked by [`Trajectory::check_continuity`]). Units are those of the
+//! caller (cell units inside the search, metres once converted with [`Trajectory::to_world`]).
+
+use crate::geometry::{normalize_angle, Point2, Pose2};
+use crate::map::MapInfo;
+use serde::{Deserialize, Serialize};
+
+/// Line or arc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SegmentKind {
+    /// Straight line (curvature 0).
+    Line,
+    /// Circular arc (curvature non-zero).
+    Arc,
+}
+
+/// Turn direction of an arc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Turn {
+    /// Counter-clockwise (positive curvature).
+    Left,
+    /// Clockwise (negative curvature).
+    Right,
+    /// No turn (a line).
+    Straight,
+}
+
+/// One piece of a trajectory.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Segment {
+    /// Pose at the segment's start.
+    pub start: Pose2,
+    /// Path length (>= 0), whatever the direction of travel.
+    pub length: f64,
+    /// Signed curvature (1 / radius): positive turns left (counter-clockwise) when driving
+    /// forward, zero is a straight line.
+    pub curvature: f64,
+    /// True when the vehicle drives backwards along this segment (heading stays the vehicle's
+    /// facing; the position moves opposite to it).
+    pub reverse: bool,
+}
+
+impl Segment {
+    /// A forward straight segment.
+    pub fn line(start: Pose2, length: f64) -> Self {
+        Self { start, length, curvature: 0.0, reverse: false }
+    }
+
+    /// A forward arc of `radius` (> 0) turning `turn` (Left or Right; Straight gives a line).
+    pub fn arc(start: Pose2, length: f64, radius: f64, turn: Turn) -> Self {
+        let curvature = match turn {
+            Turn::Left => 1.0 / radius,
+            Turn::Right => -1.0 / radius,
+            Turn::Straight => 0.0,
+        };
+        Self { start, length, curvature, reverse: false }
+    }
+
+    /// Line or arc.
+    pub fn kind(&self) -> SegmentKind {
+        if self.curvature == 0.0 {
+            SegmentKind::Line
+        } else {
+            SegmentKind::Arc
+        }
+    }
+
+    /// Turn direction.
+    pub fn turn(&self) -> Turn {
+        if self.curvature > 0.0 {
+            Turn::Left
+        } else if self.curvature < 0.0 {
+            Turn::Right
+        } else {
+            Turn::Straight
+        }
+    }
+
+    /// Radius of the arc, `f64::INFINITY` for a line.
+    pub fn radius(&self) -> f64 {
+        if self.curvature == 0.0 {
+            f64::INFINITY
+        } else {
+            1.0 / self.curvature.abs()
+        }
+    }
+
+    /// Centre of the arc's circle, `None` for a line.
+    pub fn center(&self) -> Option<Point2> {
+        (self.curvature != 0.0).then(|| {
+            let r = 1.0 / self.curvature;
+            Point2::new(self.start.x - r * self.start.yaw.sin(), self.start.y + r * self.start.yaw.cos())
+        })
+    }
+
+    /// Pose after travelling `s` (clamped to `0..=length`) along the segment (Pinter's
+    /// Listing 2 generalised to either turn direction and to reverse travel).
+    pub fn pose_at(&self, s: f64) -> Pose2 {
+        let s = s.clamp(0.0, self.length);
+        let t = if self.reverse { -s } else { s };
+        let Pose2 { x, y, yaw } = self.start;
+        if self.curvature == 0.0 {
+            Pose2::new(x + t * yaw.cos(), y + t * yaw.sin(), yaw)
+        } else {
+            let k = self.curvature;
+            let yaw2 = yaw + k * t;
+            Pose2::new(x + (yaw2.sin() - yaw.sin()) / k, y - (yaw2.cos() - yaw.cos()) / k, normalize_angle(yaw2))
+        }
+    }
+
+    /// Pose at the end of the segment.
+    pub fn end(&self) -> Pose2 {
+        self.pose_at(self.length)
+    }
+}
+
+/// A drivable path made of lines and arcs.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Trajectory {
+    /// The segments in driving order.
+    pub segments: Vec<Segment>,
+    /// The minimum turning radius the trajectory was built for (0 for a polyline).
+    pub min_turning_radius: f64,
+}
+
+impl Trajectory {
+    /// A polyline trajectory through `points` (headings along each line; no curvature limit).
+    /// Zero-length steps are skipped.
+    pub fn polyline(points: &[Point2]) -> Self {
+        let segments = points
+            .windows(2)
+            .filter(|w| w[0].distance(w[1]) > 0.0)
+            .map(|w| {
+                let yaw = (w[1].y - w[0].y).atan2(w[1].x - w[0].x);
+                Segment::line(Pose2::new(w[0].x, w[0].y, yaw), w[0].distance(w[1]))
+            })
+            .collect();
+        Self { segments, min_turning_radius: 0.0 }
+    }
+
+    /// Total length.
+    pub fn length(&self) -> f64 {
+        self.segments.iter().map(|s| s.length).sum()
+    }
+
+    /// True when there is no segment.
+    pub fn is_empty(&self) -> bool {
+        self.segments.is_empty()
+    }
+
+    /// Pose at arc length `s` from the start (clamped to the trajectory), `None` when empty.
+    pub fn pose_at(&self, s: f64) -> Option<Pose2> {
+        let mut rest = s.max(0.0);
+        for seg in &self.segments {
+            if rest <= seg.length {
+                return Some(seg.pose_at(rest));
+            }
+            rest -= seg.length;
+        }
+        self.segments.last().map(Segment::end)
+    }
+
+    /// Poses every `spacing` (> 0) along the trajectory, always including the first and the last
+    /// pose and every segment joint. Returns an empty list for an empty trajectory; a non-positive
+    /// or non-finite `spacing` is treated as "joints only".
+    pub fn sample(&self, spacing: f64) -> Vec<Pose2> {
+        let mut out = Vec::new();
+        let Some(first) = self.segments.first() else { return out };
+        out.push(first.start);
+        for seg in &self.segments {
+            if spacing.is_finite() && spacing > 0.0 {
+                let n = (seg.length / spacing).ceil() as usize;
+                for i in 1..n {
+                    out.push(seg.pose_at(seg.length * i as f64 / n as f64));
+                }
+            }
+            out.push(seg.end());
+        }
+        out
+    }
+
+    /// Largest position or heading jump between one segment's end and the next one's start.
+    pub fn check_continuity(&self) -> f64 {
+        self.segments
+            .windows(2)
+            .map(|w| {
+                let a = w[0].end();
+                let b = w[1].start;
+                a.point().distance(b.point()).max(normalize_angle(a.yaw - b.yaw).abs())
+            })
+            .fold(0.0, f64::max)
+    }
+
+    /// Converts a trajectory in cell units to the map frame (metres) of `info`.
+    pub fn to_world(&self, info: &MapInfo) -> Trajectory {
+        let r = info.resolution;
+        Trajectory {
+            segments: self
+                .segments
+                .iter()
+                .map(|s| Segment {
+                    start: info.cell_pose_to_world(s.start),
+                    length: s.length * r,
+                    curvature: s.curvature / r,
+                    reverse: s.reverse,
+                })
+                .collect(),
+            min_turning_radius: self.min_turning_radius * r,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::f64::consts::PI;
+
+    #[test]
+    fn half_circle_left_and_right() {
+        let left = Segment::arc(Pose2::new(0.0, 0.0, 0.0), PI, 1.0, Turn::Left);
+        let e = left.end();
+        assert!((e.x).abs() < 1e-12 && (e.y - 2.0).abs() < 1e-12 && (e.yaw.abs() - PI).abs() < 1e-12);
+        assert_eq!(left.center(), Some(Point2::new(0.0, 1.0)));
+        let right = Segment::arc(Pose2::new(0.0, 0.0, 0.0), PI / 2.0, 1.0, Turn::Right);
+        let e = right.end();
+        assert!((e.x - 1.0).abs() < 1e-12 && (e.y + 1.0).abs() < 1e-12 && (e.yaw + PI / 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn sampling_is_continuous_and_hits_joints() {
+        let a = Segment::arc(Pose2::new(0.0, 0.0, 0.0), PI / 2.0, 1.0, Turn::Left);
+        let b = Segment::line(a.end(), 2.0);
+        let t = Trajectory { segments: vec![a, b], min_turning_radius: 1.0 };
+        assert!(t.check_continuity() < 1e-12);
+        let poses = t.sample(0.1);
+        assert!(poses.windows(2).all(|w| w[0].point().distance(w[1].point()) <= 0.1 + 1e-9));
+        let last = *poses.last().unwrap();
+        assert!((last.x - 1.0).abs() < 1e-12 && (last.y - 3.0).abs() < 1e-12);
+        assert!((t.length() - (PI / 2.0 + 2.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn world_conversion_scales_curvature() {
+        let info = MapInfo {
+            width: 10,
+            height: 10,
+            resolution: 0.5,
+            origin: Pose2::new(1.0, 1.0, 0.0),
+            frame_id: "map".into(),
+        };
+        let t = Trajectory {
+            segments: vec![Segment::arc(Pose2::new(0.0, 0.0, 0.0), 1.0, 2.0, Turn::Left)],
+            min_turning_radius: 2.0,
+        };
+        let w = t.to_world(&info);
+        assert!((w.segments[0].radius() - 1.0).abs() < 1e-12);
+        assert!((w.min_turning_radius - 1.0).abs() < 1e-12);
+        let end_cells = info.cell_pose_to_world(t.segments[0].end());
+        assert!(end_cells.point().distance(w.segments[0].end().point()) < 1e-12);
+    }
+}
