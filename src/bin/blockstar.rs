@@ -1,6 +1,11 @@
 //! The `blockstar` command-line tool: plan on map files and benchmark, with no ROS needed.
 
+use clap::Parser;
+
 fn main() {
-    eprintln!("blockstar: no subcommands yet");
-    std::process::exit(2);
+    let cli = blockstar_planner::cli::Cli::parse();
+    if let Err(e) = blockstar_planner::cli::run(cli) {
+        eprintln!("blockstar: {e}");
+        std::process::exit(1);
+    }
 }

@@ -12,3 +12,35 @@ pub use movingai::{load_movingai_map, load_scenarios, parse_movingai_map, parse_
 /// Largest image side (pixels) a map file may declare; larger files are rejected before any
 /// allocation (a corrupted header must not allocate without bound).
 pub const MAX_IMAGE_SIDE: usize = 100_000;
+
+/// Loads a map file by its extension: `.yaml`/`.yml` as a `map_server` map (metres), `.map` as a
+/// Moving AI map (one cell = 1 unit, origin at 0, row `y` of the file is row `y`; blocked cells
+/// are 100, free cells 0).
+///
+/// Fails with [`crate::error::MapError`] on unreadable, malformed or oversized files.
+pub fn load_map_file(
+    path: &std::path::Path,
+    frame_id: &str,
+    max_cells: usize,
+) -> Result<crate::map::OccupancyMap, crate::error::MapError> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    match ext.as_str() {
+        "yaml" | "yml" => load_map_server_yaml(path, frame_id, max_cells),
+        "map" => {
+            let grid = load_movingai_map(path)?;
+            let info = crate::map::MapInfo {
+                width: grid.width(),
+                height: grid.height(),
+                resolution: 1.0,
+                origin: crate::geometry::Pose2::default(),
+                frame_id: frame_id.to_string(),
+            };
+            let data = grid.blocked_cells().iter().map(|&b| if b { 100 } else { 0 }).collect();
+            crate::map::OccupancyMap::new(info, data, max_cells)
+        }
+        _ => Err(crate::error::MapError::Format(format!(
+            "{}: unknown map type (expected .yaml, .yml or .map)",
+            path.display()
+        ))),
+    }
+}

@@ -1,0 +1,110 @@
+//! `blockstar plan`: one plan on a map file, printed as text or JSON.
+
+use super::{CliError, CliResult};
+use crate::geometry::Pose2;
+use crate::map_io::load_map_file;
+use crate::planner::{Budget, Planner, PlannerConfig};
+use std::path::PathBuf;
+
+/// Arguments of `blockstar plan`.
+#[derive(Debug, clap::Args)]
+pub struct PlanArgs {
+    /// Map file: a map_server YAML (metres) or a Moving AI `.map` (cells).
+    #[arg(long)]
+    pub map: PathBuf,
+    /// Start pose `X,Y,YAW` (map units, radians).
+    #[arg(long, value_parser = parse_pose, allow_hyphen_values = true)]
+    pub start: Pose2,
+    /// Goal `X,Y` or `X,Y,YAW`; without YAW the final heading is free.
+    #[arg(long, value_parser = parse_goal, allow_hyphen_values = true)]
+    pub goal: (Pose2, bool),
+    /// Robot radius (map units).
+    #[arg(long)]
+    pub robot_radius: Option<f64>,
+    /// Minimum turning radius (map units).
+    #[arg(long)]
+    pub min_turning_radius: Option<f64>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_numbers(s: &str) -> Result<Vec<f64>, String> {
+    s.split(',')
+        .map(|t| t.trim().parse::<f64>().map_err(|_| format!("{t:?} is not a number")))
+        .map(|r| r.and_then(|v| if v.is_finite() { Ok(v) } else { Err(format!("{v} is not finite")) }))
+        .collect()
+}
+
+/// Parses `X,Y,YAW`.
+pub fn parse_pose(s: &str) -> Result<Pose2, String> {
+    match parse_numbers(s)?.as_slice() {
+        [x, y, yaw] => Ok(Pose2::new(*x, *y, *yaw)),
+        _ => Err(format!("expected X,Y,YAW, got {s:?}")),
+    }
+}
+
+/// Parses `X,Y` (heading free) or `X,Y,YAW`; the flag is true when the heading is free.
+pub fn parse_goal(s: &str) -> Result<(Pose2, bool), String> {
+    match parse_numbers(s)?.as_slice() {
+        [x, y] => Ok((Pose2::new(*x, *y, 0.0), true)),
+        [x, y, yaw] => Ok((Pose2::new(*x, *y, *yaw), false)),
+        _ => Err(format!("expected X,Y or X,Y,YAW, got {s:?}")),
+    }
+}
+
+/// Runs `blockstar plan`.
+pub fn run(args: &PlanArgs) -> CliResult {
+    let mut config = PlannerConfig::default();
+    if let Some(r) = args.robot_radius {
+        config.robot_radius = r;
+    }
+    if let Some(r) = args.min_turning_radius {
+        config.min_turning_radius = r;
+    }
+    let map = load_map_file(&args.map, "map", config.max_map_cells)?;
+    let mut planner = Planner::new(config)?;
+    planner.set_map(map)?;
+    let budget = Budget::new(planner.config().max_planning_time, None);
+    let (goal, free) = args.goal;
+    let result = planner.plan(args.start, goal, free, &budget);
+    let out = match &result {
+        Ok(plan) => serde_json::json!({
+            "status": "SUCCESS",
+            "any_angle": {
+                "length": plan.stats.any_angle_length,
+                "waypoints": plan.any_angle.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>(),
+            },
+            "trajectory": {
+                "length": plan.trajectory.length(),
+                "min_turning_radius": plan.trajectory.min_turning_radius,
+                "segments": plan.trajectory.segments.iter().map(|s| serde_json::json!({
+                    "kind": s.kind(),
+                    "start": [s.start.x, s.start.y, s.start.yaw],
+                    "length": s.length,
+                    "radius": if s.radius().is_finite() { serde_json::json!(s.radius()) } else { serde_json::Value::Null },
+                    "center": s.center().map(|c| [c.x, c.y]),
+                    "direction": s.turn(),
+                })).collect::<Vec<_>>(),
+                "poses": plan.poses.iter().map(|p| [p.x, p.y, p.yaw]).collect::<Vec<_>>(),
+            },
+            "timing_ms": plan.stats.stage_ms.iter().map(|(k, v)| (k.clone(), serde_json::json!(v))).collect::<serde_json::Map<String, serde_json::Value>>(),
+        }),
+        Err(e) => serde_json::json!({ "status": e.code.name(), "message": e.message }),
+    };
+    if args.json {
+        println!("{out}");
+    } else {
+        match &result {
+            Ok(plan) => println!(
+                "SUCCESS: any-angle length {:.3}, trajectory length {:.3} in {} segments, {:.2} ms",
+                plan.stats.any_angle_length,
+                plan.trajectory.length(),
+                plan.trajectory.segments.len(),
+                plan.stats.planning_time * 1e3
+            ),
+            Err(e) => println!("{e}"),
+        }
+    }
+    result.map(|_| ()).map_err(|e| CliError(e.to_string()))
+}
