@@ -1,6 +1,7 @@
 //! Clearance annotations (placeholder header, replaced below).
 pub mod classes;
 pub mod distance;
+pub mod regions;
 pub mod true_clearance;
 
 /// Errors of the clearance module.
