@@ -11,16 +11,18 @@
 //! grown by `cap - 1` on each side and nothing else. Below the cap the values are exact (tested
 //! against brute force).
 //!
-//! Algorithm: the two-phase transform of Meijster, Roerdink and Hesselink (2000). Phase 1 keeps,
-//! per cell, the vertical distance `g` to the nearest blocked cell in its column (capped at `cap`,
-//! which only lowers values that are already `>= cap` and so leaves capped results unchanged).
-//! Phase 2 takes, per row, the lower envelope of the parabolas `(x - i)² + g(i)²`. `g` is kept
-//! between updates so a patch only redoes phase 1 in the patch's columns.
+//! Algorithm: the separable two-phase scheme of Meijster, Roerdink and Hesselink (2000). Phase 1
+//! keeps, per cell, the vertical distance `g` to the nearest blocked cell in its column (capped at
+//! `cap`, which only lowers values already `>= cap` and so leaves capped results unchanged).
+//! Phase 2 takes, per row, `min over i of (x - i)² + g(i)²`; with the cap this is a short,
+//! branch-free windowed minimum rather than a lower envelope of parabolas (see
+//! `DistanceField::envelope_pass`). `g` is kept between updates so a patch only redoes phase 1 in
+//! the patch's columns.
 
 use crate::grid::CellRect;
 
-/// Largest supported cap (squared distances then fit in a `u16`).
-pub const MAX_DISTANCE_CAP: u16 = 255;
+/// Largest supported cap: sums `dx² + g²` below `2 * 127²` fit the `i16` lanes of the row pass.
+pub const MAX_DISTANCE_CAP: u16 = 127;
 
 /// The capped squared obstacle distance of every cell, kept with its vertical-distance pass.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,60 +36,9 @@ pub struct DistanceField {
     distance_sq: Vec<u16>,
 }
 
-/// Reusable buffers for the lower-envelope pass (one row at a time).
-#[derive(Default)]
-struct Envelope {
-    /// Parabola apex values `g²` of the row's sites (index 0 is the site at the row's left end).
-    apex: Vec<i64>,
-    sites: Vec<i64>,
-    starts: Vec<i64>,
-}
-
-impl Envelope {
-    /// Lower envelope over sites `0..apex.len()`; calls `emit(index, value)` for every index in
-    /// `out_lo..out_hi` (in decreasing order).
-    fn run(&mut self, out_lo: usize, out_hi: usize, mut emit: impl FnMut(usize, i64)) {
-        let n = self.apex.len();
-        let apex = &self.apex;
-        let f = |x: i64, i: i64| (x - i) * (x - i) + apex[i as usize];
-        // Where site u starts to beat site i (i < u): floor division keeps it exact for negatives.
-        let sep = |i: i64, u: i64| (u * u - i * i + apex[u as usize] - apex[i as usize]).div_euclid(2 * (u - i));
-        self.sites.clear();
-        self.starts.clear();
-        self.sites.push(0);
-        self.starts.push(0);
-        for u in 1..n as i64 {
-            while let (Some(&s), Some(&t)) = (self.sites.last(), self.starts.last()) {
-                if f(t, s) > f(t, u) {
-                    self.sites.pop();
-                    self.starts.pop();
-                } else {
-                    break;
-                }
-            }
-            match self.sites.last() {
-                None => {
-                    self.sites.push(u);
-                    self.starts.push(0);
-                }
-                Some(&s) => {
-                    let w = 1 + sep(s, u);
-                    if w < n as i64 {
-                        self.sites.push(u);
-                        self.starts.push(w);
-                    }
-                }
-            }
-        }
-        let mut q = self.sites.len() - 1;
-        for x in (out_lo..out_hi).rev() {
-            while self.starts[q] > x as i64 {
-                q -= 1;
-            }
-            emit(x, f(x as i64, self.sites[q]));
-        }
-    }
-}
+/// Cells per block of the row pass: each block searches only as far as its largest vertical
+/// distance requires.
+const ROW_BLOCK: usize = 64;
 
 impl DistanceField {
     /// The field of a `width x height` grid whose row-major blocked flags are `blocked`, exact up
@@ -147,53 +98,95 @@ impl DistanceField {
         let (w, cap) = (self.width, self.cap.min(255) as u8);
         let (x0, x1) = (rect.x, rect.x + rect.width);
         let (y0, y1) = (rect.y, rect.y + rect.height);
-        // Forward (downwards in index terms): distance to the nearest blocked cell above.
+        // Forward (downwards in index terms): distance to the nearest blocked cell above. Whole row
+        // slices so the loops vectorise.
         for y in y0..y1 {
             let row = y * w;
-            for x in x0..x1 {
-                let above = if y == 0 { 0 } else { self.vertical[row - w + x] };
-                self.vertical[row + x] = if blocked[row + x] { 0 } else { above.saturating_add(1).min(cap) };
+            let (head, tail) = self.vertical.split_at_mut(row);
+            let cur = &mut tail[x0..x1];
+            let b = &blocked[row + x0..row + x1];
+            // `free_mask` is 0xff for a free cell and 0 for a blocked one (branch-free select).
+            let free_mask = |bb: bool| (bb as u8).wrapping_sub(1);
+            if y == 0 {
+                for (c, &bb) in cur.iter_mut().zip(b) {
+                    *c = free_mask(bb) & 1;
+                }
+            } else {
+                let above = &head[row - w + x0..row - w + x1];
+                for ((c, &a), &bb) in cur.iter_mut().zip(above).zip(b) {
+                    *c = free_mask(bb) & a.saturating_add(1).min(cap);
+                }
             }
         }
         // Backward: the nearest blocked cell below may be closer.
         for y in (y0..y1).rev() {
             let row = y * w;
-            for x in x0..x1 {
-                let below = if y + 1 == self.height { 0 } else { self.vertical[row + w + x] };
-                let v = &mut self.vertical[row + x];
-                *v = (*v).min(below.saturating_add(1).min(cap));
+            let (head, tail) = self.vertical.split_at_mut(row + w);
+            let cur = &mut head[row + x0..row + x1];
+            if y + 1 == self.height {
+                for c in cur.iter_mut() {
+                    *c = (*c).min(1);
+                }
+            } else {
+                let below = &tail[x0..x1];
+                // Stored values are at most `cap`, so `cap` needs no second application here.
+                for (c, &b) in cur.iter_mut().zip(below) {
+                    *c = (*c).min(b.saturating_add(1));
+                }
             }
         }
     }
 
-    /// Phase 2 for the cells of `rect`, using sites up to `cap - 1` columns beyond it (farther
-    /// sites cannot bring a value below the cap). Columns `-1` and `width` are virtual blocked
-    /// sites.
+    /// Phase 2 for the cells of `rect`: per cell, `min(g(x)², min over 0 < dx < cap of dx² +
+    /// min(g(x-dx)², g(x+dx)²))`, capped. Columns `-1` and `width` are virtual blocked sites.
+    ///
+    /// Why not a lower envelope: with a cap the search is short and branch-free. A cell's own
+    /// column already gives `g(x)²`, so only `dx < g(x)` can improve it; each block of cells
+    /// searches `dx` up to its largest `g` less one (at most `cap - 1`), in `i16` lanes that the
+    /// compiler vectorises. Exact: every site that can bring a value below the cap is examined.
     fn envelope_pass(&mut self, rect: CellRect) {
-        let cap = self.cap as i64;
-        let cap_sq = cap * cap;
-        let w = self.width as i64;
-        // Site columns lo..hi (may include the virtual columns -1 and w).
-        let lo = (rect.x as i64 - (cap - 1)).max(-1);
-        let hi = ((rect.x + rect.width) as i64 + (cap - 1)).min(w + 1);
-        let out_lo = (rect.x as i64 - lo) as usize;
-        let out_hi = out_lo + rect.width;
-        let mut env = Envelope::default();
+        let margin = self.cap as usize - 1;
+        let cap_sq = (self.cap * self.cap) as i16;
+        let (w, n) = (self.width, rect.width);
+        // padded[j] = g² of column rect.x - margin + j; columns -1 and w are blocked (0), farther
+        // ones never matter below the cap (cap²).
+        let mut padded = vec![cap_sq; n + 2 * margin];
+        let col0 = rect.x as i64 - margin as i64;
+        let map_lo = rect.x.saturating_sub(margin);
+        let map_hi = (rect.x + n + margin).min(w);
+        let mut best = [0i16; ROW_BLOCK];
         for y in rect.y..rect.y + rect.height {
-            let row = y * self.width;
-            env.apex.clear();
-            env.apex.extend((lo..hi).map(|c| {
-                if c < 0 || c >= w {
-                    0
-                } else {
-                    let g = self.vertical[row + c as usize] as i64;
-                    g * g
+            let row = y * w;
+            let g = &self.vertical[row..row + w];
+            for c in map_lo..map_hi {
+                let v = i16::from(g[c]);
+                padded[(c as i64 - col0) as usize] = v * v;
+            }
+            for border in [-1, w as i64] {
+                if (col0..col0 + padded.len() as i64).contains(&border) {
+                    padded[(border - col0) as usize] = 0;
                 }
-            }));
-            let out = &mut self.distance_sq[row..row + self.width];
-            env.run(out_lo, out_hi, |i, v| {
-                out[(lo + i as i64) as usize] = v.min(cap_sq) as u16;
-            });
+            }
+            for start in (0..n).step_by(ROW_BLOCK) {
+                let len = ROW_BLOCK.min(n - start);
+                let centre = margin + start;
+                let reach = g[rect.x + start..rect.x + start + len].iter().max().map_or(0, |&m| m as usize);
+                let reach = reach.saturating_sub(1).min(margin);
+                let best = &mut best[..len];
+                best.copy_from_slice(&padded[centre..centre + len]);
+                for dx in 1..=reach {
+                    let dx_sq = (dx * dx) as i16;
+                    let left = &padded[centre - dx..centre - dx + len];
+                    let right = &padded[centre + dx..centre + dx + len];
+                    for ((b, &l), &r) in best.iter_mut().zip(left).zip(right) {
+                        *b = (*b).min(l.min(r) + dx_sq);
+                    }
+                }
+                let out = &mut self.distance_sq[row + rect.x + start..row + rect.x + start + len];
+                for (o, &b) in out.iter_mut().zip(best.iter()) {
+                    *o = b.min(cap_sq) as u16;
+                }
+            }
         }
     }
 }

@@ -60,7 +60,7 @@ pub struct ClearanceConfig {
     /// Occupancy value -> cell class.
     pub classifier: Classifier,
     /// Obstacle distances are exact below this many cells and reported as the cap beyond
-    /// (`1..=255`). Must exceed the largest circle radius of interest; larger caps make patch
+    /// (`1..=127`). Must exceed the largest circle radius of interest; larger caps make patch
     /// updates cost more (the recomputed window grows by `cap - 1` on each side).
     pub distance_cap: u16,
     /// True clearance is capped at this many cells (`1..=255`); must be at least the largest
@@ -79,7 +79,7 @@ impl ClearanceConfig {
     pub fn validate(&self) -> Result<(), ClearanceError> {
         self.classifier.validate()?;
         if !(1..=distance::MAX_DISTANCE_CAP).contains(&self.distance_cap) {
-            return Err(ClearanceError::Config(format!("distance cap {} is not in 1..=255", self.distance_cap)));
+            return Err(ClearanceError::Config(format!("distance cap {} is not in 1..=127", self.distance_cap)));
         }
         if !(1..=true_clearance::MAX_CLEARANCE_CAP).contains(&self.clearance_cap) {
             return Err(ClearanceError::Config(format!("clearance cap {} is not in 1..=255", self.clearance_cap)));

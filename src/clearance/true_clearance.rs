@@ -73,18 +73,36 @@ impl TrueClearance {
     /// beyond it.
     fn sweep(&mut self, blocked: &[bool], rect: CellRect) {
         let (w, h, cap) = (self.width, self.height, self.cap);
-        let x1 = rect.x + rect.width;
+        let (x0, x1) = (rect.x, rect.x + rect.width);
         for y in (rect.y..rect.y + rect.height).rev() {
             let row = y * w;
-            // Value to the right of the current cell, in this row and the next.
-            let mut right = if x1 < w { self.values[row + x1] } else { 0 };
-            let mut diag = if x1 < w && y + 1 < h { self.values[row + w + x1] } else { 0 };
-            for x in (rect.x..x1).rev() {
-                let below = if y + 1 < h { self.values[row + w + x] } else { 0 };
-                let v = if blocked[row + x] { 0 } else { (1 + right.min(below).min(diag)).min(cap) };
-                self.values[row + x] = v;
-                right = v;
-                diag = below;
+            let (head, tail) = self.values.split_at_mut(row + w);
+            let cur = &mut head[row..row + w];
+            let b = &blocked[row..row + w];
+            // First the bound from the row below (vectorises): 1 + min(below, below-right).
+            // `free_mask` is 0xff for a free cell and 0 for a blocked one (branch-free select).
+            let free_mask = |bb: bool| (bb as u8).wrapping_sub(1);
+            if y + 1 < h {
+                let below = &tail[..w];
+                // The last column's below-right neighbour is outside the map (0).
+                let inner = if x1 == w { x1 - 1 } else { x1 };
+                let (c, bl, dg, bb) = (&mut cur[x0..inner], &below[x0..inner], &below[x0 + 1..inner + 1], &b[x0..inner]);
+                for (((c, &bl), &dg), &bb) in c.iter_mut().zip(bl).zip(dg).zip(bb) {
+                    *c = free_mask(bb) & bl.min(dg).saturating_add(1).min(cap);
+                }
+                if inner < x1 {
+                    cur[inner] = free_mask(b[inner]) & 1;
+                }
+            } else {
+                for x in x0..x1 {
+                    cur[x] = free_mask(b[x]) & 1;
+                }
+            }
+            // Then the serial bound from the right neighbour: 1 + right.
+            let mut right = if x1 < w { cur[x1] } else { 0 };
+            for c in cur[x0..x1].iter_mut().rev() {
+                right = (*c).min(right + 1);
+                *c = right;
             }
         }
     }

@@ -3,6 +3,8 @@
 
 use clap::{Parser, Subcommand};
 
+pub mod bench_clearance;
+pub mod clearance;
 pub mod plan;
 
 /// An error reported to the user by a subcommand (printed as `blockstar: <message>`, exit 1).
@@ -38,11 +40,17 @@ pub struct Cli {
 pub enum Command {
     /// Plan one path on a map file.
     Plan(plan::PlanArgs),
+    /// Time full clearance annotation against random patch updates.
+    BenchClearance(bench_clearance::BenchClearanceArgs),
+    /// Write a map's obstacle distance or true clearance as a PNG heat map.
+    Clearance(clearance::ClearanceArgs),
 }
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Plan(a) => plan::run(&a),
+        Command::BenchClearance(a) => bench_clearance::run(&a),
+        Command::Clearance(a) => clearance::run(&a),
     }
 }
