@@ -384,8 +384,15 @@ fn check_map(map: &OccupancyMap) -> Result<(), ClearanceError> {
 }
 
 fn build_mask(layer: &ClearanceLayer, footprint: Footprint, width: usize, height: usize) -> Grid {
-    let blocked = (0..height).flat_map(|y| (0..width).map(move |x| (x, y))).map(|(x, y)| !footprint.fits(layer, x, y));
-    Grid::from_blocked(width, height, blocked.collect()).expect("map size was validated")
+    // Straight from the value arrays (same rule as `Footprint::fits`), one pass over the map.
+    let blocked: Vec<bool> = match footprint {
+        Footprint::Circle { .. } => {
+            let t = footprint.distance_sq_threshold();
+            layer.distance().values().iter().map(|&d| u32::from(d) <= t).collect()
+        }
+        Footprint::Square { side } => layer.clearance().values().iter().map(|&c| u16::from(c) < side).collect(),
+    };
+    Grid::from_blocked(width, height, blocked).expect("map size was validated")
 }
 
 /// Re-evaluates the mask inside `rect`; returns the bounding box of the cells that flipped.

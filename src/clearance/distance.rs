@@ -38,7 +38,8 @@ pub struct DistanceField {
 
 /// Cells per block of the row pass: each block searches only as far as its largest vertical
 /// distance requires.
-const ROW_BLOCK: usize = 64;
+/// 16 `i16` lanes: small enough to stay in registers across the search.
+const ROW_BLOCK: usize = 16;
 
 impl DistanceField {
     /// The field of a `width x height` grid whose row-major blocked flags are `blocked`, exact up
@@ -150,11 +151,11 @@ impl DistanceField {
         let (w, n) = (self.width, rect.width);
         // padded[j] = g² of column rect.x - margin + j; columns -1 and w are blocked (0), farther
         // ones never matter below the cap (cap²).
-        let mut padded = vec![cap_sq; n + 2 * margin];
+        // ROW_BLOCK spare entries at the end let every block read whole arrays.
+        let mut padded = vec![cap_sq; n + 2 * margin + ROW_BLOCK];
         let col0 = rect.x as i64 - margin as i64;
         let map_lo = rect.x.saturating_sub(margin);
         let map_hi = (rect.x + n + margin).min(w);
-        let mut best = [0i16; ROW_BLOCK];
         for y in rect.y..rect.y + rect.height {
             let row = y * w;
             let g = &self.vertical[row..row + w];
@@ -167,19 +168,18 @@ impl DistanceField {
                     padded[(border - col0) as usize] = 0;
                 }
             }
+            let block = |at: usize| -> [i16; ROW_BLOCK] { padded[at..at + ROW_BLOCK].try_into().expect("block in range") };
             for start in (0..n).step_by(ROW_BLOCK) {
                 let len = ROW_BLOCK.min(n - start);
                 let centre = margin + start;
                 let reach = g[rect.x + start..rect.x + start + len].iter().max().map_or(0, |&m| m as usize);
                 let reach = reach.saturating_sub(1).min(margin);
-                let best = &mut best[..len];
-                best.copy_from_slice(&padded[centre..centre + len]);
+                let mut best = block(centre);
                 for dx in 1..=reach {
                     let dx_sq = (dx * dx) as i16;
-                    let left = &padded[centre - dx..centre - dx + len];
-                    let right = &padded[centre + dx..centre + dx + len];
-                    for ((b, &l), &r) in best.iter_mut().zip(left).zip(right) {
-                        *b = (*b).min(l.min(r) + dx_sq);
+                    let (left, right) = (block(centre - dx), block(centre + dx));
+                    for i in 0..ROW_BLOCK {
+                        best[i] = best[i].min(left[i].min(right[i]) + dx_sq);
                     }
                 }
                 let out = &mut self.distance_sq[row + rect.x + start..row + rect.x + start + len];
