@@ -36,7 +36,9 @@ pub fn grid_astar(
     goal: (usize, usize),
     mut should_stop: impl FnMut() -> bool,
 ) -> Option<CellPath> {
-    let ok = |x: i64, y: i64| x >= 0 && y >= 0 && (x as usize) < width && (y as usize) < height && admit(x as usize, y as usize);
+    let ok = |x: i64, y: i64| {
+        x >= 0 && y >= 0 && (x as usize) < width && (y as usize) < height && admit(x as usize, y as usize)
+    };
     if !ok(start.0 as i64, start.1 as i64) || !ok(goal.0 as i64, goal.1 as i64) {
         return None;
     }

@@ -91,7 +91,11 @@ impl ClearanceMap {
     ///
     /// Fails with [`ClearanceError::Config`] on an invalid configuration and
     /// [`ClearanceError::BadMap`] when the data length does not match the geometry.
-    pub fn new(map: &OccupancyMap, config: ClearanceConfig, capabilities: &[Capability]) -> Result<Self, ClearanceError> {
+    pub fn new(
+        map: &OccupancyMap,
+        config: ClearanceConfig,
+        capabilities: &[Capability],
+    ) -> Result<Self, ClearanceError> {
         config.validate()?;
         check_map(map)?;
         let class_table = config.classifier.table();

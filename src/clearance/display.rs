@@ -16,7 +16,11 @@ pub enum Annotation {
 /// Per cell, the annotation as a fraction of its cap in `0.0..=1.0`, or `None` for a cell the
 /// capability may not enter. Fails with [`ClearanceError::Config`] when the capability has no
 /// annotations in `map`.
-pub fn normalized(map: &ClearanceMap, capability: Capability, which: Annotation) -> Result<Vec<Option<f64>>, ClearanceError> {
+pub fn normalized(
+    map: &ClearanceMap,
+    capability: Capability,
+    which: Annotation,
+) -> Result<Vec<Option<f64>>, ClearanceError> {
     let layer = map
         .layer(capability)
         .ok_or_else(|| ClearanceError::Config(format!("capability {:#x} has no annotations", capability.0)))?;
@@ -41,7 +45,11 @@ pub fn normalized(map: &ClearanceMap, capability: Capability, which: Annotation)
 /// The annotation as an occupancy map with the held map's geometry, scaled for display in RViz:
 /// `100` where the capability may not enter (unknown cells stay `-1`), and for other cells
 /// `round(99 * (1 - value / cap))`, so cells near obstacles look dark and open space white.
-pub fn to_occupancy(map: &ClearanceMap, capability: Capability, which: Annotation) -> Result<OccupancyMap, ClearanceError> {
+pub fn to_occupancy(
+    map: &ClearanceMap,
+    capability: Capability,
+    which: Annotation,
+) -> Result<OccupancyMap, ClearanceError> {
     let values = normalized(map, capability, which)?;
     let classifier = &map.config().classifier;
     let data = values

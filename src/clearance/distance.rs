@@ -47,13 +47,8 @@ impl DistanceField {
     /// to `cap` cells (`1..=`[`MAX_DISTANCE_CAP`], checked by the caller).
     pub fn new(width: usize, height: usize, blocked: &[bool], cap: u16) -> Self {
         debug_assert!(blocked.len() == width * height && (1..=MAX_DISTANCE_CAP).contains(&cap));
-        let mut f = Self {
-            width,
-            height,
-            cap,
-            vertical: vec![0; width * height],
-            distance_sq: vec![0; width * height],
-        };
+        let mut f =
+            Self { width, height, cap, vertical: vec![0; width * height], distance_sq: vec![0; width * height] };
         let all = CellRect { x: 0, y: 0, width, height };
         f.vertical_pass(blocked, all);
         f.envelope_pass(all);
@@ -87,7 +82,8 @@ impl DistanceField {
     pub fn update(&mut self, blocked: &[bool], changed: CellRect) -> CellRect {
         let cap = self.cap as usize;
         // Vertical distances change only in the patch's columns, within cap - 1 rows of it.
-        let columns = CellRect { x: changed.x, width: changed.width, ..grow(changed, cap - 1, self.width, self.height) };
+        let columns =
+            CellRect { x: changed.x, width: changed.width, ..grow(changed, cap - 1, self.width, self.height) };
         self.vertical_pass(blocked, columns);
         let affected = self.affected(changed);
         self.envelope_pass(affected);
@@ -273,6 +269,16 @@ mod tests {
         assert_eq!(f.distance_sq(1, 1), Some(1));
         assert_eq!(f.distance_sq(0, 0), Some(1));
         assert_eq!(f.distance_sq(5, 0), None);
+    }
+
+    #[test]
+    fn largest_cap_is_exact() {
+        // Sums near 2 * 127² must not overflow the i16 lanes; long open rows reach the cap.
+        for (w, h) in [(300, 3), (3, 300), (60, 60)] {
+            let blocked: Vec<bool> = (0..w * h).map(|i| i % 997 == 500).collect();
+            let f = DistanceField::new(w, h, &blocked, MAX_DISTANCE_CAP);
+            assert_eq!(f.values(), &brute_force_distance_sq(w, h, &blocked, MAX_DISTANCE_CAP)[..]);
+        }
     }
 
     proptest! {

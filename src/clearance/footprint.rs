@@ -6,8 +6,8 @@
 //! - [`Footprint::Square`] of side `k` cells, anchored at its low corner cell, fits when the cell's
 //!   true clearance (see [`super::true_clearance`]) is at least `k`.
 
-use super::{ClearanceError, ClearanceLayer};
 use super::classes::Capability;
+use super::{ClearanceError, ClearanceLayer};
 
 /// The shape of a vehicle in cell units.
 #[derive(Debug, Clone, Copy, PartialEq)]

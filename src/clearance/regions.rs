@@ -192,9 +192,10 @@ impl Regions {
         let w = self.width;
         let mut removed_any = false;
         for y in changed.y..changed.y + changed.height {
-            for i in y * w + changed.x..y * w + changed.x + changed.width {
-                if blocked[i] && self.labels[i] != 0 {
-                    self.labels[i] = 0;
+            let span = y * w + changed.x..y * w + changed.x + changed.width;
+            for (label, &b) in self.labels[span.clone()].iter_mut().zip(&blocked[span]) {
+                if b && *label != 0 {
+                    *label = 0;
                     removed_any = true;
                 }
             }
@@ -290,7 +291,10 @@ mod tests {
             }
             for (dx, dy) in [(1i64, 0i64), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)] {
                 let (nx, ny) = (x as i64 + dx, y as i64 + dy);
-                if g.is_blocked(nx, ny) || g.is_blocked(x as i64 + dx, y as i64) || g.is_blocked(x as i64, y as i64 + dy) {
+                if g.is_blocked(nx, ny)
+                    || g.is_blocked(x as i64 + dx, y as i64)
+                    || g.is_blocked(x as i64, y as i64 + dy)
+                {
                     continue;
                 }
                 let j = ny as usize * g.width() + nx as usize;

@@ -35,7 +35,11 @@ fn vehicles() -> Vec<Vehicle> {
 }
 
 fn config() -> ClearanceConfig {
-    ClearanceConfig { classifier: Classifier { occupied_threshold: 65, cost_bands: vec![20] }, distance_cap: 5, clearance_cap: 4 }
+    ClearanceConfig {
+        classifier: Classifier { occupied_threshold: 65, cost_bands: vec![20] },
+        distance_cap: 5,
+        clearance_cap: 4,
+    }
 }
 
 /// Asserts that `a` (updated) and `b` (fresh) hold equal annotations, masks and partitions.
@@ -265,7 +269,7 @@ fn display_values_and_png() {
     let g = crate::grid::Grid::from_rows(&["......", "..@...", "......"]).unwrap();
     let m = ClearanceMap::from_grid(&g, ClearanceConfig::default()).unwrap();
     let o = display::to_occupancy(&m, Capability::FREE, display::Annotation::Clearance).unwrap();
-    assert_eq!(o.data[1 * 6 + 2], 100);
+    assert_eq!(o.data[6 + 2], 100);
     // Clearance 1 of 32 -> nearly black; the brighter the farther.
     let c = |x: usize, y: usize| o.data[y * 6 + x];
     assert_eq!(c(5, 2), (99.0f64 * (1.0 - 1.0 / 32.0)).round() as i8);
@@ -276,7 +280,13 @@ fn display_values_and_png() {
     let reader = decoder.read_info().unwrap();
     assert_eq!((reader.info().width, reader.info().height), (6, 3));
     std::fs::remove_file(&path).unwrap();
-    assert!(display::write_heat_map_png(Path::new("/nonexistent/dir/x.png"), &m, Capability::FREE, display::Annotation::Distance).is_err());
+    assert!(display::write_heat_map_png(
+        Path::new("/nonexistent/dir/x.png"),
+        &m,
+        Capability::FREE,
+        display::Annotation::Distance
+    )
+    .is_err());
     assert!(display::to_occupancy(&m, Capability::FREE_OR_UNKNOWN, display::Annotation::Distance).is_err());
 }
 

@@ -86,7 +86,8 @@ impl TrueClearance {
                 let below = &tail[..w];
                 // The last column's below-right neighbour is outside the map (0).
                 let inner = if x1 == w { x1 - 1 } else { x1 };
-                let (c, bl, dg, bb) = (&mut cur[x0..inner], &below[x0..inner], &below[x0 + 1..inner + 1], &b[x0..inner]);
+                let (c, bl, dg, bb) =
+                    (&mut cur[x0..inner], &below[x0..inner], &below[x0 + 1..inner + 1], &b[x0..inner]);
                 for (((c, &bl), &dg), &bb) in c.iter_mut().zip(bl).zip(dg).zip(bb) {
                     *c = free_mask(bb) & bl.min(dg).saturating_add(1).min(cap);
                 }
