@@ -228,45 +228,136 @@ impl Regions {
                 }
             }
         }
-        // A region that now shows up in two local components may have split.
-        let mut suspect: Vec<u32> = Vec::new();
-        if removed_any {
-            let mut seen: Vec<u32> = Vec::new();
-            for (_, roots) in &components {
-                for &r in roots {
-                    if seen.contains(&r) {
-                        if !suspect.contains(&r) {
-                            suspect.push(r);
-                        }
-                    } else {
-                        seen.push(r);
-                    }
-                }
-            }
-        }
-        let pass_start = self.parent.len() as u32;
-        for (first, roots) in &components {
-            if roots.iter().any(|r| suspect.contains(r)) && self.labels[*first] < pass_start {
-                let l = self.fresh_label();
-                self.flood(blocked, *first, l, None);
-            }
-        }
-        for (id, (first, roots)) in components.iter().enumerate() {
-            if self.labels[*first] >= pass_start && self.labels[*first] != 0 {
-                continue; // relabelled by a global fill above
-            }
+        // Join the regions each local component touches and label its new cells.
+        for (id, (_, roots)) in components.iter().enumerate() {
             let label = match roots.split_first() {
                 None => self.fresh_label(),
                 Some((&r0, rest)) => rest.iter().fold(r0, |acc, &r| self.union(acc, r)),
             };
             for ly in 0..window.height {
+                let i0 = (window.y + ly) * w + window.x;
                 for lx in 0..window.width {
-                    let i = (window.y + ly) * w + window.x + lx;
-                    if local[ly * window.width + lx] == id as u32 + 1 && self.labels[i] == 0 {
-                        self.labels[i] = label;
+                    if local[ly * window.width + lx] == id as u32 + 1 && self.labels[i0 + lx] == 0 {
+                        self.labels[i0 + lx] = label;
                     }
                 }
             }
+        }
+        if !removed_any {
+            return; // without removals nothing can split
+        }
+        // A region that now shows up in two or more local components may have split: search from
+        // those components together and relabel the pieces that turn out to be closed.
+        let mut by_root: Vec<(u32, Vec<usize>)> = Vec::new();
+        for (first, _) in &components {
+            let l = self.labels[*first];
+            let root = self.find_compress(l);
+            match by_root.iter_mut().find(|(r, _)| *r == root) {
+                Some((_, starts)) => starts.push(*first),
+                None => by_root.push((root, vec![*first])),
+            }
+        }
+        for (_, starts) in by_root {
+            if starts.len() >= 2 {
+                self.separate_pieces(blocked, &starts);
+            }
+        }
+    }
+
+    /// Breadth-first searches from every cell of `starts` (all in one region before a change), one
+    /// step each in turn. Searches that meet are joined; a joined group whose frontier runs out is
+    /// a closed piece and gets a fresh label. Stops when at most one group is still open, so the
+    /// cost is about the number of searches times the size of the smaller pieces (or of the detour
+    /// joining them), not the size of the region.
+    fn separate_pieces(&mut self, blocked: &[bool], starts: &[usize]) {
+        let (w, h) = (self.width, self.height);
+        let k = starts.len();
+        let mut owner: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+        let mut queues: Vec<std::collections::VecDeque<u32>> = vec![std::collections::VecDeque::new(); k];
+        let mut group: Vec<usize> = (0..k).collect();
+        fn root(group: &mut [usize], mut i: usize) -> usize {
+            while group[i] != i {
+                group[i] = group[group[i]];
+                i = group[i];
+            }
+            i
+        }
+        for (s, &c) in starts.iter().enumerate() {
+            match owner.get(&(c as u32)) {
+                Some(&o) => {
+                    let (a, b) = (root(&mut group, s), root(&mut group, o as usize));
+                    group[a] = b;
+                }
+                None => {
+                    owner.insert(c as u32, s as u32);
+                    queues[s].push_back(c as u32);
+                }
+            }
+        }
+        // Groups with a non-empty frontier in at least one member search.
+        let open_groups = |group: &mut Vec<usize>, queues: &[std::collections::VecDeque<u32>]| {
+            let mut open: Vec<usize> = Vec::new();
+            for (s, q) in queues.iter().enumerate() {
+                let r = root(group, s);
+                if !q.is_empty() && !open.contains(&r) {
+                    open.push(r);
+                }
+            }
+            open
+        };
+        let mut steps = 0usize;
+        loop {
+            // Checking which groups are open costs O(k); do it every k steps.
+            if steps % k == 0 && open_groups(&mut group, &queues).len() <= 1 {
+                break;
+            }
+            steps += 1;
+            let s = steps % k;
+            let Some(c) = queues[s].pop_front() else { continue };
+            let c = c as usize;
+            let (x, y) = (c % w, c / w);
+            let neighbours = [
+                (x > 0).then(|| c - 1),
+                (x + 1 < w).then(|| c + 1),
+                (y > 0).then(|| c - w),
+                (y + 1 < h).then(|| c + w),
+            ];
+            for n in neighbours.into_iter().flatten() {
+                if blocked[n] {
+                    continue;
+                }
+                match owner.get(&(n as u32)) {
+                    Some(&o) => {
+                        let (a, b) = (root(&mut group, s), root(&mut group, o as usize));
+                        if a != b {
+                            group[a] = b;
+                        }
+                    }
+                    None => {
+                        owner.insert(n as u32, s as u32);
+                        queues[s].push_back(n as u32);
+                    }
+                }
+            }
+        }
+        // Closed groups (every member queue empty) are separate pieces; the open one (if any)
+        // keeps the old label.
+        let open_roots = open_groups(&mut group, &queues);
+        let mut fresh: Vec<(usize, u32)> = Vec::new();
+        for (&cell, &s) in &owner {
+            let r = root(&mut group, s as usize);
+            if open_roots.contains(&r) {
+                continue;
+            }
+            let label = match fresh.iter().find(|(g, _)| *g == r) {
+                Some(&(_, l)) => l,
+                None => {
+                    let l = self.fresh_label();
+                    fresh.push((r, l));
+                    l
+                }
+            };
+            self.labels[cell as usize] = label;
         }
     }
 }

@@ -54,12 +54,17 @@ impl Xorshift {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+fn median(v: Vec<f64>) -> f64 {
+    quantile(v, 0.5)
+}
+
+/// The `q`-quantile (nearest rank) of `v`; NaN when empty.
+fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
     if v.is_empty() {
         return f64::NAN;
     }
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    v[((v.len() - 1) as f64 * q).round() as usize]
 }
 
 /// A point in time for the benchmark: this thread's CPU time where the system reports it
@@ -152,7 +157,11 @@ pub fn run(args: &BenchClearanceArgs) -> CliResult {
     let t = Stamp::now();
     map.track_vehicle(vehicle)?;
     let track_ms = ms_since(t);
-    let patch_vehicle_ms = median(time_patches(&mut map, args.patch_size, args.patches, args.seed + 1)?);
+    let vehicle_times = time_patches(&mut map, args.patch_size, args.patches, args.seed + 1)?;
+    let patch_vehicle_ms = median(vehicle_times.clone());
+    // Regions fall back to a global flood fill when a patch may split one: report the tail too.
+    let patch_vehicle_p95_ms = quantile(vehicle_times.clone(), 0.95);
+    let patch_vehicle_max_ms = quantile(vehicle_times, 1.0);
 
     // Region queries between random cells (most answers "unreachable" on a cluttered map).
     let mut rng = Xorshift(args.seed | 1);
@@ -181,6 +190,8 @@ pub fn run(args: &BenchClearanceArgs) -> CliResult {
         "track_vehicle_ms": track_ms,
         "patch_with_vehicle_ms": patch_vehicle_ms,
         "ratio_with_vehicle": patch_vehicle_ms / full_ms,
+        "patch_with_vehicle_p95_ms": patch_vehicle_p95_ms,
+        "patch_with_vehicle_max_ms": patch_vehicle_max_ms,
         "region_query_us": region_query_us,
         "region_pairs_connected": connected,
         "region_pairs": pairs.len(),
@@ -202,7 +213,7 @@ pub fn run(args: &BenchClearanceArgs) -> CliResult {
             100.0 * patch_ms / full_ms
         );
         println!(
-            "with a circle vehicle r={}: track {track_ms:.3} ms, patch {patch_vehicle_ms:.4} ms median (ratio {:.5})",
+            "with a circle vehicle r={}: track {track_ms:.3} ms, patch {patch_vehicle_ms:.4} ms median (ratio {:.5}), p95 {patch_vehicle_p95_ms:.4} ms, max {patch_vehicle_max_ms:.3} ms",
             args.radius,
             patch_vehicle_ms / full_ms
         );
