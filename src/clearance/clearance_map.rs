@@ -139,6 +139,11 @@ impl ClearanceMap {
         &self.info
     }
 
+    /// The cell holding world point `p` (metres, map frame), or `None` outside the map.
+    pub fn cell_of_world(&self, p: crate::geometry::Point2) -> Option<(usize, usize)> {
+        self.info.cell_of(self.info.world_to_cell(p))
+    }
+
     /// The held occupancy values (row-major, ROS convention).
     pub fn data(&self) -> &[i8] {
         &self.data

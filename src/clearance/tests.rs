@@ -86,13 +86,22 @@ proptest! {
             let (x, y) = (px % w, py % h);
             let (pw, ph) = (pw.min(w - x), ph.min(h - y));
             let patch = values(&pbytes[..pw * ph], d);
+            let before: Vec<crate::grid::Grid> = vehicles().iter().map(|v| m.vehicle_mask(v).unwrap().clone()).collect();
             let changed = m.apply_patch(PatchRect { x: x as i64, y: y as i64, width: pw as i64, height: ph as i64 }, &patch).unwrap();
             let reference = fresh(m.data().to_vec(), w, h);
             assert_same(&m, &reference)?;
-            // Every cell whose mask flipped lies in the reported rectangle.
-            for mc in &changed.masks {
-                let r = mc.rect;
-                prop_assert!(r.x + r.width <= w && r.y + r.height <= h);
+            // Every cell whose mask flipped lies in the rectangle reported for its vehicle.
+            for (v, old) in vehicles().iter().zip(&before) {
+                let new = m.vehicle_mask(v).unwrap();
+                let rect = changed.masks.iter().find(|c| c.vehicle == *v).map(|c| c.rect);
+                for yy in 0..h {
+                    for xx in 0..w {
+                        if old.is_blocked(xx as i64, yy as i64) != new.is_blocked(xx as i64, yy as i64) {
+                            let r = rect.expect("a flipped mask is reported");
+                            prop_assert!((r.x..r.x + r.width).contains(&xx) && (r.y..r.y + r.height).contains(&yy));
+                        }
+                    }
+                }
             }
         }
     }
@@ -291,3 +300,37 @@ fn display_values_and_png() {
 }
 
 use std::path::Path;
+
+#[test]
+fn replacement_with_new_geometry_rebuilds() {
+    let mut m = fresh(vec![0; 20 * 10], 20, 10);
+    let data: Vec<i8> = (0..15 * 12).map(|i| if i % 7 == 0 { 100 } else { 0 }).collect();
+    let changed = m.replace_map(&OccupancyMap { info: info(15, 12), data: data.clone() }).unwrap();
+    assert!(changed.rebuilt);
+    assert_eq!(changed.masks.len(), vehicles().len());
+    assert_same(&m, &fresh(data.clone(), 15, 12)).unwrap();
+    // The same map again changes nothing.
+    let again = m.replace_map(&OccupancyMap { info: info(15, 12), data }).unwrap();
+    assert_eq!(again, ChangedRegion::default());
+    assert_eq!(m.cell_of_world(crate::geometry::Point2::new(0.26, 0.11)), Some((5, 2)));
+    assert_eq!(m.cell_of_world(crate::geometry::Point2::new(-0.01, 0.11)), None);
+}
+
+#[test]
+fn changed_region_covers_every_flipped_mask_cell() {
+    let (w, h) = (40, 30);
+    let mut m = fresh(vec![0; w * h], w, h);
+    let v = vehicles()[1];
+    let before = m.vehicle_mask(&v).unwrap().clone();
+    let changed = m.apply_patch(PatchRect { x: 20, y: 10, width: 2, height: 3 }, &[100; 6]).unwrap();
+    let after = m.vehicle_mask(&v).unwrap();
+    let rect = changed.masks.iter().find(|c| c.vehicle == v).unwrap().rect;
+    for y in 0..h {
+        for x in 0..w {
+            let flipped = before.is_blocked(x as i64, y as i64) != after.is_blocked(x as i64, y as i64);
+            let inside = (rect.x..rect.x + rect.width).contains(&x) && (rect.y..rect.y + rect.height).contains(&y);
+            assert!(!flipped || inside, "({x}, {y}) flipped outside {rect:?}");
+        }
+    }
+    assert_eq!(changed.cells, Some(crate::grid::CellRect { x: 20, y: 10, width: 2, height: 3 }));
+}
