@@ -58,17 +58,34 @@ impl Regions {
         r
     }
 
-    /// Labels every component from scratch.
+    /// Labels every component from scratch in one row-major pass: a free cell joins the label of
+    /// its left or upper neighbour, and labels that meet are united (two-pass connected-component
+    /// labelling, with the second pass left to `find`).
     fn rebuild(&mut self, mask: &Grid) {
-        self.labels = vec![0; self.width * self.height];
+        let w = self.width;
+        self.labels = vec![0; w * self.height];
         self.parent = vec![0];
         self.rank = vec![0];
         let blocked = mask.blocked_cells();
-        for i in 0..blocked.len() {
-            if !blocked[i] && self.labels[i] == 0 {
-                let l = self.fresh_label();
-                self.flood(blocked, i, l, None);
+        for (i, &b) in blocked.iter().enumerate() {
+            if b {
+                continue;
             }
+            let left = if i % w > 0 { self.labels[i - 1] } else { 0 };
+            let up = if i >= w { self.labels[i - w] } else { 0 };
+            self.labels[i] = match (left, up) {
+                (0, 0) => self.fresh_label(),
+                (l, 0) | (0, l) => l,
+                (l, u) if l == u => l,
+                (l, u) => {
+                    self.union(l, u);
+                    l
+                }
+            };
+        }
+        // Point every label at its root so queries take one step.
+        for l in 1..self.parent.len() as u32 {
+            self.find_compress(l);
         }
     }
 
