@@ -14,6 +14,7 @@ pub mod error;
 pub mod geometry;
 pub mod grid;
 pub mod map;
+pub mod map_diff;
 pub mod map_io;
 pub mod planner;
 pub mod search;
