@@ -8,6 +8,7 @@ use super::regions::Regions;
 use super::{union_rect, ClearanceConfig, ClearanceError};
 use crate::grid::{CellRect, Grid};
 use crate::map::{MapInfo, OccupancyMap};
+use crate::map_diff::{changed_rects, MapChange};
 
 /// A rectangle of cells given with signed sizes, as map updates arrive (checked before use).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,9 +83,6 @@ pub struct ClearanceMap {
     layers: Vec<ClearanceLayer>,
     vehicles: Vec<TrackedVehicle>,
 }
-
-/// Tile side used to find the changed parts of a replacement map.
-const DIFF_TILE: usize = 64;
 
 impl ClearanceMap {
     /// Annotates `map` for each capability in `capabilities` (more can be added later).
@@ -315,9 +313,10 @@ impl ClearanceMap {
     }
 
     /// Replaces the held map with `map`. With the same geometry, only the changed parts are
-    /// updated (the map is compared in 64x64 tiles and each changed tile is applied as a patch;
-    /// when more than an eighth of the tiles changed, everything is rebuilt instead, which is then
-    /// cheaper). A different geometry rebuilds everything for the same capabilities and vehicles.
+    /// updated: [`crate::map_diff::changed_rects`] finds rectangles covering every changed cell
+    /// and each is applied as a patch. When they cover more than an eighth of the map, everything
+    /// is rebuilt instead, which is then cheaper. A different geometry rebuilds everything for the
+    /// same capabilities and vehicles.
     ///
     /// Fails, changing nothing, with [`ClearanceError::BadMap`] when the data length does not
     /// match the geometry.
@@ -325,29 +324,20 @@ impl ClearanceMap {
         check_map(map)?;
         let (w, h) = (map.info.width, map.info.height);
         let whole = CellRect { x: 0, y: 0, width: w, height: h };
-        if map.info != self.info {
-            return Ok(self.rebuild(map, whole));
-        }
-        let mut dirty = Vec::new();
-        for ty in (0..h).step_by(DIFF_TILE) {
-            for tx in (0..w).step_by(DIFF_TILE) {
-                let t = CellRect { x: tx, y: ty, width: DIFF_TILE.min(w - tx), height: DIFF_TILE.min(h - ty) };
-                let differs = (t.y..t.y + t.height).any(|y| {
-                    let s = y * w + t.x;
-                    self.data[s..s + t.width] != map.data[s..s + t.width]
-                });
-                if differs {
-                    dirty.push(t);
-                }
-            }
-        }
-        let tiles = w.div_ceil(DIFF_TILE) * h.div_ceil(DIFF_TILE);
-        if dirty.len() * 8 > tiles {
+        let held = OccupancyMap { info: self.info.clone(), data: std::mem::take(&mut self.data) };
+        let change = changed_rects(&held, map);
+        self.data = held.data;
+        let rects = match change {
+            MapChange::Unchanged => return Ok(ChangedRegion::default()),
+            MapChange::Geometry => return Ok(self.rebuild(map, whole)),
+            MapChange::Cells(rects) => rects,
+        };
+        if rects.iter().map(|r| r.width * r.height).sum::<usize>() * 8 > w * h {
             return Ok(self.rebuild(map, whole));
         }
         let mut out = ChangedRegion::default();
         let mut buf = Vec::new();
-        for t in dirty {
+        for t in rects {
             buf.clear();
             for y in t.y..t.y + t.height {
                 buf.extend_from_slice(&map.data[y * w + t.x..y * w + t.x + t.width]);
