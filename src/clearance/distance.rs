@@ -18,6 +18,12 @@
 //! branch-free windowed minimum rather than a lower envelope of parabolas (see
 //! `DistanceField::envelope_pass`). `g` is kept between updates so a patch only redoes phase 1 in
 //! the patch's columns.
+//!
+//! Relation to Brushfire: dynamic Brushfire updates a distance map by wavefronts spreading from
+//! changed cells, carrying nearest-obstacle references between neighbours; such propagation is not
+//! exact in every configuration. Here the same locality comes from the cap instead: a patch
+//! recomputes exactly the window it can affect with the same exact transform, so the incremental
+//! result is identical to a full recomputation (tested after long random patch sequences).
 
 use crate::grid::CellRect;
 

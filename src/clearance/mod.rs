@@ -16,7 +16,24 @@
 //! - [`display`]: clearance as `OccupancyGrid` values for RViz and as a PNG heat map.
 //!
 //! Coordinates are cells `(x, y)` as in [`crate::grid`] (row-major, row 0 at the map origin);
-//! convert world points with [`crate::map::MapInfo`]. Distances are in cell units.
+//! convert world points with [`crate::map::MapInfo`] (or [`ClearanceMap::cell_of_world`]).
+//! Distances are in cell units.
+//!
+//! # Using it from the planner
+//! 1. Build once per map: `ClearanceMap::new(&map, config, &[capability])`, with
+//!    [`Capability::from_traversability`] for the node's `allow_unknown` rule and caps above the
+//!    largest footprint (`distance_cap` > circle radius in cells, `clearance_cap` >= square side).
+//! 2. `track_vehicle(Vehicle { capability, footprint: Footprint::circle_metres(r, resolution)? })`.
+//!    [`ClearanceMap::vehicle_mask`] is then the [`crate::grid::Grid`] to search on: free exactly
+//!    where the footprint fits (a circle's cell is its centre; a square's cell is its low corner,
+//!    so its centre is `side / 2` further along +x and +y).
+//! 3. Per request: [`ClearanceMap::subsuming_cell`] for start and goal (plan between the returned
+//!    cells, report the offsets), then [`ClearanceMap::same_region`] to answer "unreachable"
+//!    without searching.
+//! 4. On a map update: [`ClearanceMap::apply_patch`] or [`ClearanceMap::replace_map`]. For every
+//!    [`MaskChange`] in the returned [`ChangedRegion`], recompute the Block A* pattern codes of the
+//!    blocks overlapping `rect` (no other mask cell changed); `rebuilt` means all of them.
+//! 5. For RViz: [`display::to_occupancy`] gives an `OccupancyGrid`-ready map of the clearance.
 //!
 //! ```
 //! use blockstar_planner::clearance::{Capability, ClearanceConfig, ClearanceMap, Footprint, PatchRect, Vehicle};
