@@ -73,7 +73,7 @@ struct TrackedVehicle {
 }
 
 /// Clearance annotations of one map (see the module documentation of [`super`]).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ClearanceMap {
     config: ClearanceConfig,
     info: MapInfo,
@@ -82,6 +82,19 @@ pub struct ClearanceMap {
     classes: Vec<u8>,
     layers: Vec<ClearanceLayer>,
     vehicles: Vec<TrackedVehicle>,
+}
+
+impl std::fmt::Debug for ClearanceMap {
+    /// A summary (the per-cell arrays of a large map would flood a log).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClearanceMap")
+            .field("width", &self.info.width)
+            .field("height", &self.info.height)
+            .field("config", &self.config)
+            .field("capabilities", &self.layers.iter().map(|l| l.capability()).collect::<Vec<_>>())
+            .field("vehicles", &self.vehicles.iter().map(|v| v.vehicle).collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 impl ClearanceMap {
