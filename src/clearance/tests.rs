@@ -334,3 +334,52 @@ fn changed_region_covers_every_flipped_mask_cell() {
     }
     assert_eq!(changed.cells, Some(crate::grid::CellRect { x: 20, y: 10, width: 2, height: 3 }));
 }
+
+#[test]
+fn real_map_patches_and_regions_agree_with_references() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/ros_maps/depot.yaml");
+    let map = crate::map_io::load_map_file(&path, "map", crate::map::DEFAULT_MAX_MAP_CELLS).unwrap();
+    let (w, h) = (map.info.width, map.info.height);
+    let car = Vehicle {
+        capability: Capability::FREE,
+        footprint: Footprint::circle_metres(0.3, map.info.resolution).unwrap(),
+    };
+    let mut m = ClearanceMap::new(&map, ClearanceConfig::default(), &[Capability::FREE]).unwrap();
+    m.track_vehicle(car).unwrap();
+    let mut s = 12345u64;
+    let mut next = |n: usize| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s % n as u64) as usize
+    };
+    for step in 0..40 {
+        let (x, y) = (next(w - 10), next(h - 10));
+        let data: Vec<i8> = (0..100).map(|_| if next(100) < 30 { 100 } else { 0 }).collect();
+        m.apply_patch(PatchRect { x: x as i64, y: y as i64, width: 10, height: 10 }, &data).unwrap();
+        if step % 10 == 9 {
+            let mut reference = ClearanceMap::new(
+                &OccupancyMap { info: map.info.clone(), data: m.data().to_vec() },
+                ClearanceConfig::default(),
+                &[Capability::FREE],
+            )
+            .unwrap();
+            reference.track_vehicle(car).unwrap();
+            assert_eq!(m.layer(Capability::FREE), reference.layer(Capability::FREE));
+            assert_eq!(m.vehicle_mask(&car).unwrap(), reference.vehicle_mask(&car).unwrap());
+        }
+    }
+    let layer = m.layer(Capability::FREE).unwrap();
+    let mut checked = 0;
+    while checked < 12 {
+        let (a, b) = ((next(w), next(h)), (next(w), next(h)));
+        if !layer.fits_circle(a.0, a.1, 0.3 / map.info.resolution)
+            || !layer.fits_circle(b.0, b.1, 0.3 / map.info.resolution)
+        {
+            continue;
+        }
+        checked += 1;
+        let found = annotated_astar(layer, car.footprint, a, b, || false).is_some();
+        assert_eq!(m.same_region(&car, a, b).unwrap(), found, "{a:?} -> {b:?}");
+    }
+}
