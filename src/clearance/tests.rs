@@ -383,3 +383,9 @@ fn real_map_patches_and_regions_agree_with_references() {
         assert_eq!(m.same_region(&car, a, b).unwrap(), found, "{a:?} -> {b:?}");
     }
 }
+
+#[test]
+fn clearance_map_can_be_shared_between_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<ClearanceMap>();
+}
