@@ -85,7 +85,9 @@ impl Footprint {
         }
     }
 
-    /// True when the footprint fits at cell `(x, y)` of `layer`; false outside the map.
+    /// True when the footprint fits at cell `(x, y)` of `layer`; false outside the map, and
+    /// (conservatively) always false for a footprint beyond the caps (see
+    /// [`Footprint::check_caps`]).
     #[inline]
     pub fn fits(&self, layer: &ClearanceLayer, x: usize, y: usize) -> bool {
         match *self {
