@@ -3,6 +3,7 @@
 
 pub mod astar;
 pub mod octile;
+pub mod los;
 
 /// A non-NaN `f64` with a total order, so costs can live in a [`std::collections::BinaryHeap`].
 ///
