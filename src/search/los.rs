@@ -113,6 +113,36 @@ impl CellMask {
         any_free && (rule == LosRule::MovingAi || !self.is_pinch(x, y))
     }
 
+    /// True when the unit move from vertex `(x, y)` to `(x + dx, y + dy)` (`dx, dy` in `-1..=1`,
+    /// not both 0) is unobstructed under `rule`; a fast special case of [`CellMask::los_vertices`].
+    #[inline(always)]
+    pub fn unit_move_ok(&self, rule: LosRule, x: i64, y: i64, dx: i64, dy: i64) -> bool {
+        if dx != 0 && dy != 0 {
+            return !self.blocked(x + dx.min(0), y + dy.min(0));
+        }
+        let (a, b) = if dx != 0 {
+            (self.blocked(x + dx.min(0), y - 1), self.blocked(x + dx.min(0), y))
+        } else {
+            (self.blocked(x - 1, y + dy.min(0)), self.blocked(x, y + dy.min(0)))
+        };
+        match rule {
+            LosRule::MovingAi => !(a && b),
+            LosRule::Conservative => !a && !b,
+        }
+    }
+
+    /// Checks that vertex `v` lies in `[0, width] x [0, height]` and can start or end a path
+    /// under `rule` (some surrounding cell is free).
+    pub fn check_vertex_endpoint(&self, v: (u32, u32)) -> Result<(), super::path::SearchFailure> {
+        if v.0 as usize > self.width || v.1 as usize > self.height {
+            return Err(super::path::SearchFailure::OutOfBounds);
+        }
+        if !self.vertex_passable(LosRule::MovingAi, i64::from(v.0), i64::from(v.1)) {
+            return Err(super::path::SearchFailure::BlockedEndpoint);
+        }
+        Ok(())
+    }
+
     /// True when the segment between vertices `a` and `b` (cell-corner coordinates, inside
     /// `[0, width] x [0, height]`) is unobstructed under `rule`.
     #[inline]
@@ -323,5 +353,24 @@ mod tests {
         let w = Grid::from_rows(&["@@", ".."]).unwrap();
         assert!(CellMask::from_grid(&w).los_vertices(LosRule::MovingAi, (0, 1), (2, 1)));
         assert!(!CellMask::from_grid(&w).los_vertices(LosRule::MovingAi, (1, 0), (1, 1)));
+    }
+
+    #[test]
+    fn unit_moves_agree_with_general_los() {
+        let g = Grid::from_rows(&["@..@", ".@..", "..@@", "@..."]).unwrap();
+        let m = CellMask::from_grid(&g);
+        for y in 0..=4i64 {
+            for x in 0..=4i64 {
+                for (dx, dy) in [(1i64, 0i64), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)] {
+                    let (nx, ny) = (x + dx, y + dy);
+                    if !(0..=4).contains(&nx) || !(0..=4).contains(&ny) {
+                        continue;
+                    }
+                    for rule in LosRule::ALL {
+                        assert_eq!(m.unit_move_ok(rule, x, y, dx, dy), m.los_vertices(rule, (x, y), (nx, ny)));
+                    }
+                }
+            }
+        }
     }
 }
