@@ -12,6 +12,7 @@ pub mod cli;
 pub mod error;
 pub mod geometry;
 pub mod grid;
+pub mod lddb;
 pub mod map;
 pub mod map_io;
 pub mod planner;
