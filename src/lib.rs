@@ -8,6 +8,7 @@
 //! for the data flow and which module owns what.
 #![warn(missing_docs)]
 
+pub mod block_astar;
 pub mod cli;
 pub mod error;
 pub mod geometry;

@@ -62,7 +62,8 @@ impl LazyThetaStar {
                         continue;
                     }
                     let v = node(nx, ny);
-                    if s.is_closed(v) {
+                    // Closed but unusable (pinch) vertices were never expanded: no parents.
+                    if s.is_closed(v) && (v == si || mask.vertex_passable(rule, nx, ny)) {
                         let c = s.g(v) + dist((nx, ny), (x, y));
                         if c < best.0 {
                             best = (c, v);

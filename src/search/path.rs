@@ -26,6 +26,9 @@ pub enum SearchFailure {
     /// Start or goal is blocked (a blocked cell, or a vertex no path can use).
     #[error("start or goal is blocked")]
     BlockedEndpoint,
+    /// The block grid and the database use different block sides.
+    #[error("block grid and LDDB use different block sides")]
+    BlockSideMismatch,
     /// Every reachable node was searched without reaching the goal.
     #[error("no path exists")]
     NoPath,
@@ -47,8 +50,16 @@ pub fn polyline_length(points: &[(u32, u32)]) -> f64 {
 }
 
 /// Removes repeated points and interior points collinear with their neighbours (the path's
-/// geometry is unchanged).
+/// geometry is unchanged). Valid for the Moving AI rule; under the conservative rule use
+/// [`remove_collinear_if`] with a line-of-sight check, since a straight run through a vertex
+/// touching a blocked corner is only valid as two segments.
 pub fn remove_collinear(points: &mut Vec<(u32, u32)>) {
+    remove_collinear_if(points, |_, _| true)
+}
+
+/// [`remove_collinear`], dropping a collinear point only when `merge_ok(a, c)` accepts the
+/// merged segment from its predecessor `a` to its successor `c`.
+pub fn remove_collinear_if(points: &mut Vec<(u32, u32)>, mut merge_ok: impl FnMut((u32, u32), (u32, u32)) -> bool) {
     points.dedup();
     if points.len() < 3 {
         return;
@@ -62,7 +73,7 @@ pub fn remove_collinear(points: &mut Vec<(u32, u32)>) {
             let dot = (i64::from(b.0) - i64::from(a.0)) * (i64::from(p.0) - i64::from(b.0))
                 + (i64::from(b.1) - i64::from(a.1)) * (i64::from(p.1) - i64::from(b.1));
             // Only drop b when the path goes straight on through it (not when it reverses).
-            if cross == 0 && dot > 0 {
+            if cross == 0 && dot > 0 && merge_ok(a, p) {
                 out.pop();
             } else {
                 break;
