@@ -3,6 +3,8 @@
 
 use clap::{Parser, Subcommand};
 
+pub mod bench;
+pub mod lddb;
 pub mod plan;
 
 /// An error reported to the user by a subcommand (printed as `blockstar: <message>`, exit 1).
@@ -38,11 +40,17 @@ pub struct Cli {
 pub enum Command {
     /// Plan one path on a map file.
     Plan(plan::PlanArgs),
+    /// Benchmark search algorithms side by side on Moving AI scenarios.
+    Bench(bench::BenchArgs),
+    /// Build or inspect the Local Distance Database cache.
+    Lddb(lddb::LddbArgs),
 }
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Plan(a) => plan::run(&a),
+        Command::Bench(a) => bench::run(&a),
+        Command::Lddb(a) => lddb::run(&a),
     }
 }
