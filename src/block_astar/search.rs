@@ -24,6 +24,10 @@ const NONE: u32 = u32::MAX;
 /// `parent_block` value of a node reached by a single move, not through a block's table.
 const STEP: u32 = u32::MAX - 1;
 const SQRT2: f64 = std::f64::consts::SQRT_2;
+/// Smallest any-angle improvement that counts. Table entries are rounded to 1/1024, so smaller
+/// "improvements" are mostly rounding noise between equally long routes, and each one would
+/// re-expand blocks for nothing.
+const AA_EPS: f64 = 1e-3;
 const MOVES8: [(i64, i64); 8] = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)];
 
 /// Per-block node layout for one metric and block side.
@@ -90,7 +94,7 @@ impl Query<'_> {
     fn h(&self, x: i64, y: i64) -> f64 {
         let (dx, dy) = ((x - self.goal.0).abs() as f64, (y - self.goal.1).abs() as f64);
         match self.metric {
-            Metric::AnyAngle => dx.hypot(dy),
+            Metric::AnyAngle => (dx * dx + dy * dy).sqrt(),
             Metric::Octile => dx.max(dy) + (SQRT2 - 1.0) * dx.min(dy),
             Metric::Tile => dx + dy,
         }
@@ -192,9 +196,15 @@ impl BlockAStar {
     /// and (re)queues the block when its heap value drops.
     #[inline(always)]
     fn mark_dirty(&mut self, b: u32, pos: usize, f: f64) {
+        self.mark_dirty_bits(b, 1 << pos, f)
+    }
+
+    /// [`Self::mark_dirty`] for several boundary positions with least f-value `f`.
+    #[inline(always)]
+    fn mark_dirty_bits(&mut self, b: u32, bits: u32, f: f64) {
         let bi = b as usize;
         self.block_touch(bi);
-        self.dirty[bi] |= 1 << pos;
+        self.dirty[bi] |= bits;
         if f < self.block_key[bi] {
             self.block_key[bi] = f;
             self.heap.push((Reverse(f.to_bits()), b));
@@ -355,30 +365,37 @@ impl BlockAStar {
                 }
             }
         }
-        // Relax all boundary nodes from the ingress nodes.
-        let mut improved = 0u32;
-        for i in 0..nbd {
-            if ids[i] == NONE {
-                continue;
+        // Relax all boundary nodes from the ingress nodes, with a table lookup specialised per
+        // metric (the hot loop of the search).
+        let nn = n * n;
+        let improved = match q.metric {
+            Metric::AnyAngle => {
+                let table = q.lddb.any_angle_class(q.rule, c);
+                self.relax(q, b, n, nbd, &ids, &cls, &mut gs, &ys[..ny], best, AA_EPS, |a, z| {
+                    let v = table[a * nn + z];
+                    if v == u16::MAX {
+                        f64::INFINITY
+                    } else {
+                        f64::from(v) * (1.0 / 1024.0)
+                    }
+                })
             }
-            let mut bestg = gs[i];
-            let mut from = NONE;
-            for &(cy, g, id) in &ys[..ny] {
-                let v = g + q.dist(c, cy, cls[i]);
-                if v < bestg {
-                    bestg = v;
-                    from = id;
-                }
+            Metric::Octile => {
+                let (table, lens) = (q.lddb.cell_class(Metric::Octile, c), q.lddb.octile_lengths());
+                self.relax(q, b, n, nbd, &ids, &cls, &mut gs, &ys[..ny], best, 0.0, |a, z| lens[table[a * nn + z] as usize])
             }
-            if from != NONE {
-                self.set_g(ids[i], bestg, from, b as u32);
-                gs[i] = bestg;
-                improved |= 1 << i;
-                if ids[i] == q.goal_id && bestg < best.0 {
-                    *best = (bestg, from, b as u32);
-                }
+            Metric::Tile => {
+                let table = q.lddb.cell_class(Metric::Tile, c);
+                self.relax(q, b, n, nbd, &ids, &cls, &mut gs, &ys[..ny], best, 0.0, |a, z| {
+                    let v = table[a * nn + z];
+                    if v == u8::MAX {
+                        f64::INFINITY
+                    } else {
+                        f64::from(v)
+                    }
+                })
             }
-        }
+        };
         if q.metric == Metric::AnyAngle {
             self.pass_on_vertices(q, b, improved, &ids, &gs, best);
         } else {
@@ -397,6 +414,51 @@ impl BlockAStar {
         }
     }
 
+    /// Relaxes every boundary node from the ingress list `ys` (class-frame index, g, id) with
+    /// `dist(a, b)` on class-frame indices; an improvement must exceed `eps`. Returns the mask
+    /// of improved boundary positions.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn relax(
+        &mut self,
+        q: &Query<'_>,
+        b: usize,
+        _n: usize,
+        nbd: usize,
+        ids: &[u32; 16],
+        cls: &[usize; 16],
+        gs: &mut [f64; 16],
+        ys: &[(usize, f64, u32)],
+        best: &mut (f64, u32, u32),
+        eps: f64,
+        dist: impl Fn(usize, usize) -> f64,
+    ) -> u32 {
+        let mut improved = 0u32;
+        for i in 0..nbd {
+            if ids[i] == NONE {
+                continue;
+            }
+            let mut bestg = gs[i] - eps;
+            let mut from = NONE;
+            for &(cy, g, id) in ys {
+                let v = g + dist(cy, cls[i]);
+                if v < bestg {
+                    bestg = v;
+                    from = id;
+                }
+            }
+            if from != NONE {
+                self.set_g(ids[i], bestg, from, b as u32);
+                gs[i] = bestg;
+                improved |= 1 << i;
+                if ids[i] == q.goal_id && bestg < best.0 {
+                    *best = (bestg, from, b as u32);
+                }
+            }
+        }
+        improved
+    }
+
     /// Any-angle: improved boundary vertices become ingress vertices of the other blocks that
     /// share them; under the conservative rule, runs along this block's boundary lines are
     /// relaxed as unit moves checked on the map.
@@ -405,6 +467,9 @@ impl BlockAStar {
         let conservative = q.rule == LosRule::Conservative;
         let mut blocks = [0u32; 4];
         let mut work: Vec<(u32, f64)> = Vec::new();
+        // Neighbouring blocks to mark: (block, boundary bits, least f); at most 8 neighbours.
+        let mut pending = [(0u32, 0u32, 0f64); 8];
+        let mut np = 0usize;
         let mut m = improved;
         while m != 0 {
             let i = m.trailing_zeros() as usize;
@@ -417,13 +482,30 @@ impl BlockAStar {
                 work.push((ids[i], gs[i]));
             }
             let f = gs[i] + q.h(x, y);
+            if f >= best.0 {
+                // Cannot lead to a shorter goal path (h is admissible).
+                continue;
+            }
             let k = q.blocks_of(x, y, &mut blocks);
             for &ob in &blocks[..k] {
                 if ob as usize != b {
                     let pos = self.boundary_pos_in(q, ob as usize, x, y);
-                    self.mark_dirty(ob, pos, f);
+                    // Coalesce: one heap push per neighbouring block and expansion.
+                    match pending[..np].iter_mut().find(|e| e.0 == ob) {
+                        Some(e) => {
+                            e.1 |= 1 << pos;
+                            e.2 = e.2.min(f);
+                        }
+                        None => {
+                            pending[np] = (ob, 1 << pos, f);
+                            np += 1;
+                        }
+                    }
                 }
             }
+        }
+        for &(ob, bits, f) in &pending[..np] {
+            self.mark_dirty_bits(ob, bits, f);
         }
         if !conservative {
             return;

@@ -238,6 +238,22 @@ impl Lddb {
         (v != build::NO_HOP).then_some(v as usize)
     }
 
+    /// Raw any-angle distances of class `c` (`[a * nodes + b]`, fixed point 1/1024, 0xFFFF =
+    /// unreachable).
+    #[inline(always)]
+    pub fn any_angle_class(&self, rule: LosRule, c: usize) -> &[u16] {
+        let n = self.nodes(Metric::AnyAngle);
+        &self.aa_dist[rule.index()][c * n * n..(c + 1) * n * n]
+    }
+
+    /// Raw octile (packed) or tile entries of class `c` (`[a * nodes + b]`, 0xFF = unreachable).
+    #[inline(always)]
+    pub fn cell_class(&self, metric: Metric, c: usize) -> &[u8] {
+        let n = self.side * self.side;
+        let t = if metric == Metric::Tile { &self.tile } else { &self.oct };
+        &t[c * n * n..(c + 1) * n * n]
+    }
+
     /// Lookup table from a packed octile entry to its length (`+inf` for 0xFF).
     #[inline(always)]
     pub fn octile_lengths(&self) -> &[f64; 256] {

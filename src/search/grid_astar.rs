@@ -63,7 +63,7 @@ impl GridAStar {
             let (dx, dy) = ((x - i64::from(goal.0)) as f64, (y - i64::from(goal.1)) as f64);
             match heuristic {
                 CellHeuristic::Octile => octile(dx, dy),
-                CellHeuristic::Euclidean => dx.hypot(dy),
+                CellHeuristic::Euclidean => (dx * dx + dy * dy).sqrt(),
             }
         };
         let s = &mut self.scratch;

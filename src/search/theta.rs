@@ -12,7 +12,9 @@ pub(crate) const MOVES: [(i64, i64); 8] = [(1, 0), (-1, 0), (0, 1), (0, -1), (1,
 /// Euclidean distance between two vertices.
 #[inline(always)]
 pub(crate) fn dist(a: (i64, i64), b: (i64, i64)) -> f64 {
-    ((a.0 - b.0) as f64).hypot((a.1 - b.1) as f64)
+    // Exact enough for integer coordinates, and much cheaper than `hypot`.
+    let (dx, dy) = ((a.0 - b.0) as f64, (a.1 - b.1) as f64);
+    (dx * dx + dy * dy).sqrt()
 }
 
 /// Follows parent links from `goal` to the start and returns the waypoints start first.
