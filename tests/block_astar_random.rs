@@ -207,3 +207,21 @@ fn edits_through_update_rect_match_a_fresh_grid() {
     assert_eq!(block.find_path(db, &other, (0, 0), (1, 1), Metric::Octile, LosRule::MovingAi, || false), Err(SearchFailure::BlockSideMismatch));
     assert_eq!(block.find_path(db, &bg, (0, 0), (41, 1), Metric::AnyAngle, LosRule::MovingAi, || false), Err(SearchFailure::OutOfBounds));
 }
+
+#[test]
+fn one_searcher_serves_all_metrics_in_turn() {
+    // Switching metrics changes the node count, which reallocates part of the scratch memory;
+    // results must not depend on what ran before.
+    let mut r = Rng(4242);
+    let db = lddb(4);
+    let g = random_grid(&mut r, 33, 29, 25);
+    let bg = BlockGrid::new(&g, 4).unwrap();
+    let mut shared = BlockAStar::new();
+    for _ in 0..200 {
+        let (s, t) = ((r.next(33) as u32, r.next(29) as u32), (r.next(33) as u32, r.next(29) as u32));
+        for metric in [Metric::Octile, Metric::AnyAngle, Metric::Tile] {
+            let fresh = BlockAStar::new().find_path(db, &bg, s, t, metric, LosRule::MovingAi, || false);
+            assert_eq!(shared.find_path(db, &bg, s, t, metric, LosRule::MovingAi, || false), fresh);
+        }
+    }
+}

@@ -128,6 +128,18 @@ impl Query<'_> {
         k
     }
 
+    /// True when some free cell of block `b` has vertex `(x, y)` as a corner: otherwise no
+    /// in-block path of `b` starts at the vertex and handing it to `b` would waste an expansion.
+    #[inline(always)]
+    fn vertex_touches_free_cell_of(&self, b: usize, x: i64, y: i64) -> bool {
+        let s = self.side as i64;
+        let (bx, by) = ((b % self.grid.blocks_x()) as i64, (b / self.grid.blocks_x()) as i64);
+        let mask = self.grid.mask();
+        [(x - 1, y - 1), (x, y - 1), (x - 1, y), (x, y)]
+            .into_iter()
+            .any(|(cx, cy)| cx.div_euclid(s) == bx && cy.div_euclid(s) == by && !mask.blocked(cx, cy))
+    }
+
     /// Distance between block-frame local nodes `a` and `b` of a block with class `c`, where
     /// `perm` maps block frame to class frame.
     #[inline(always)]
@@ -148,14 +160,14 @@ impl BlockAStar {
             self.g = vec![f64::INFINITY; nodes];
             self.parent = vec![NONE; nodes];
             self.parent_block = vec![NONE; nodes];
-            self.generation = 0;
         }
         if self.block_stamp.len() != blocks {
             self.block_stamp = vec![0; blocks];
             self.block_key = vec![f64::INFINITY; blocks];
             self.dirty = vec![0; blocks];
-            self.generation = 0;
         }
+        // Fresh arrays carry stamp 0, which never equals a live generation; the generation is
+        // never reset here, since the other arrays may still hold stamps of earlier queries.
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             self.node_stamp.iter_mut().for_each(|s| *s = 0);
@@ -488,7 +500,7 @@ impl BlockAStar {
             }
             let k = q.blocks_of(x, y, &mut blocks);
             for &ob in &blocks[..k] {
-                if ob as usize != b {
+                if ob as usize != b && q.vertex_touches_free_cell_of(ob as usize, x, y) {
                     let pos = self.boundary_pos_in(q, ob as usize, x, y);
                     // Coalesce: one heap push per neighbouring block and expansion.
                     match pending[..np].iter_mut().find(|e| e.0 == ob) {

@@ -217,8 +217,10 @@ impl Lddb {
             off += n;
             s
         };
-        let u32s = |s: &[u8]| s.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect::<Vec<u32>>();
-        let u16s = |s: &[u8]| s.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect::<Vec<u16>>();
+        // Conversions run on all rayon threads: loading must stay well under the 50 ms budget.
+        let u32s =
+            |s: &[u8]| s.par_chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect::<Vec<u32>>();
+        let u16s = |s: &[u8]| s.par_chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect::<Vec<u16>>();
         let canon_of = u32s(take(patterns * 4));
         let canon = u32s(take(k * 4));
         let d0 = u16s(take(k * nv * nv * 2));
@@ -227,10 +229,11 @@ impl Lddb {
         let n1 = take(k * nv * nv).to_vec();
         let oct = take(k * nc * nc).to_vec();
         let tile = take(k * nc * nc).to_vec();
-        if canon_of.iter().any(|&v| (v >> 3) as usize >= k) || canon.iter().any(|&p| p as usize >= patterns) {
+        if canon_of.par_iter().any(|&v| (v >> 3) as usize >= k) || canon.iter().any(|&p| p as usize >= patterns) {
             return Err("class index out of range".into());
         }
-        if n0.iter().chain(&n1).any(|&h| h != build::NO_HOP && h as usize >= nv) {
+        let bad_hop = |h: &u8| *h != build::NO_HOP && *h as usize >= nv;
+        if n0.par_iter().any(bad_hop) || n1.par_iter().any(bad_hop) {
             return Err("next hop out of range".into());
         }
         let db = Lddb::assemble(side, canon_of, canon, [d0, d1], [n0, n1], oct, tile);

@@ -27,7 +27,6 @@ impl NodeScratch {
             self.g = vec![f64::INFINITY; nodes];
             self.parent = vec![NO_PARENT; nodes];
             self.closed = vec![false; nodes];
-            self.generation = 0;
         }
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
