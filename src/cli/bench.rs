@@ -20,6 +20,14 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+/// `println!` that ignores a closed stdout (e.g. piped into `head`) instead of panicking.
+macro_rules! emit {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
 /// Arguments of `blockstar bench`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
@@ -201,14 +209,14 @@ pub fn run(args: &BenchArgs) -> CliResult {
             "threads": args.threads,
             "algorithms": all,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        emit!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        println!(
+        emit!(
             "{:<16} {:>7} {:>7} {:>9} {:>9} {:>9} {:>11} {:>11} {:>11} {:>9}",
             "algorithm", "queries", "solved", "mean_ms", "median_ms", "p95_ms", "mean_expans", "mean_length", "max_abs_err", "q/s"
         );
         for s in &all {
-            println!(
+            emit!(
                 "{:<16} {:>7} {:>7} {:>9.4} {:>9.4} {:>9.4} {:>11.1} {:>11.4} {:>11} {:>9.0}",
                 s.name,
                 s.queries,

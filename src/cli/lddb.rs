@@ -7,6 +7,14 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// `println!` that ignores a closed stdout (e.g. piped into `head`) instead of panicking.
+macro_rules! emit {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
 /// Arguments of `blockstar lddb`.
 #[derive(Debug, clap::Args)]
 pub struct LddbArgs {
@@ -59,7 +67,7 @@ pub fn run(args: &LddbArgs) -> CliResult {
             let db = Lddb::build(c.side, &progress_bar)?;
             let built = t.elapsed();
             db.save(&path)?;
-            println!(
+            emit!(
                 "built LDDB side {} ({} pattern classes, {:.1} MiB) in {:.3} s on {} threads; saved to {}",
                 db.side(),
                 db.classes(),
@@ -75,14 +83,14 @@ pub fn run(args: &LddbArgs) -> CliResult {
             let (db, report) = Lddb::load_or_build(c.cache.as_deref(), c.side, &progress_bar)?;
             let ms = t.elapsed().as_secs_f64() * 1e3;
             match report {
-                LoadReport::Loaded { path } => println!("loaded {} in {ms:.1} ms", path.display()),
-                LoadReport::Built { path, reason, saved } => println!(
+                LoadReport::Loaded { path } => emit!("loaded {} in {ms:.1} ms", path.display()),
+                LoadReport::Built { path, reason, saved } => emit!(
                     "built in {ms:.1} ms ({reason}); cache {}: {}",
                     path.display(),
                     saved.map_or_else(|e| format!("not saved ({e})"), |_| "saved".into())
                 ),
             }
-            println!("{db:?}");
+            emit!("{db:?}");
             Ok(())
         }
     }

@@ -13,12 +13,13 @@
 use super::{build, Lddb, Metric};
 use crate::search::los::LosRule;
 use rayon::prelude::*;
-use std::io::Write;
+use std::borrow::Cow;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 8] = b"BSLDDB\r\n";
 /// Version of the file layout and of the table semantics; bump it whenever either changes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 const HEADER: usize = 40;
 
 /// Errors of building, loading or saving the database.
@@ -149,23 +150,16 @@ impl Lddb {
     /// directory when needed.
     pub fn save(&self, path: &Path) -> Result<(), LddbError> {
         let io = |source| LddbError::Io { path: path.display().to_string(), source };
-        let mut payload = Vec::with_capacity(self.memory_bytes());
-        self.canon_of.iter().for_each(|v| payload.extend_from_slice(&v.to_le_bytes()));
-        self.canon.iter().for_each(|v| payload.extend_from_slice(&v.to_le_bytes()));
-        for r in 0..2 {
-            self.aa_dist[r].iter().for_each(|v| payload.extend_from_slice(&v.to_le_bytes()));
-            payload.extend_from_slice(&self.aa_next[r]);
-        }
-        payload.extend_from_slice(&self.oct);
-        payload.extend_from_slice(&self.tile);
+        let sections = self.sections_le();
+        let payload_len: usize = sections.iter().map(|s| s.len()).sum();
         let mut header = Vec::with_capacity(HEADER);
         header.extend_from_slice(MAGIC);
         header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
         header.extend_from_slice(&(self.side as u32).to_le_bytes());
         header.extend_from_slice(&(self.canon.len() as u32).to_le_bytes());
         header.extend_from_slice(&0u32.to_le_bytes());
-        header.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        header.extend_from_slice(&checksum(&payload).to_le_bytes());
+        header.extend_from_slice(&(payload_len as u64).to_le_bytes());
+        header.extend_from_slice(&checksum_sections(&sections).to_le_bytes());
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
@@ -173,7 +167,9 @@ impl Lddb {
         let write = || -> std::io::Result<()> {
             let mut f = std::fs::File::create(&tmp)?;
             f.write_all(&header)?;
-            f.write_all(&payload)?;
+            for section in &sections {
+                f.write_all(section)?;
+            }
             f.sync_all()?;
             std::fs::rename(&tmp, path)
         };
@@ -183,74 +179,115 @@ impl Lddb {
         })
     }
 
-    /// Reads and validates the cache file at `path` for blocks of `side` cells.
-    pub fn load(path: &Path, side: usize) -> Result<Lddb, LddbError> {
-        let bytes = std::fs::read(path).map_err(|source| LddbError::Io { path: path.display().to_string(), source })?;
-        Self::from_bytes(&bytes, side).map_err(|reason| LddbError::Corrupt { path: path.display().to_string(), reason })
+    /// The payload sections in file order, as little-endian bytes (borrowed on little-endian
+    /// machines).
+    fn sections_le(&self) -> Vec<Cow<'_, [u8]>> {
+        vec![
+            le_bytes(&self.canon_of),
+            le_bytes(&self.canon),
+            le_bytes(&self.aa_dist[0]),
+            Cow::Borrowed(&self.aa_next[0][..]),
+            le_bytes(&self.aa_dist[1]),
+            Cow::Borrowed(&self.aa_next[1][..]),
+            Cow::Borrowed(&self.oct[..]),
+            Cow::Borrowed(&self.tile[..]),
+        ]
     }
 
-    fn from_bytes(bytes: &[u8], side: usize) -> Result<Lddb, String> {
-        if bytes.len() < HEADER || &bytes[..8] != MAGIC {
-            return Err("not an LDDB file (bad magic or too short)".into());
+    /// Reads and validates the cache file at `path` for blocks of `side` cells. The sections are
+    /// read straight into their final arrays (one pass over the data, no intermediate copy).
+    pub fn load(path: &Path, side: usize) -> Result<Lddb, LddbError> {
+        let shown = || path.display().to_string();
+        let io = |source| LddbError::Io { path: shown(), source };
+        let corrupt = |reason: String| LddbError::Corrupt { path: shown(), reason };
+        let mut f = std::fs::File::open(path).map_err(io)?;
+        let file_len = f.metadata().map_err(io)?.len();
+        let mut header = [0u8; HEADER];
+        f.read_exact(&mut header).map_err(|_| corrupt("not an LDDB file (shorter than its header)".into()))?;
+        let u32_at = |o: usize| u32::from_le_bytes([header[o], header[o + 1], header[o + 2], header[o + 3]]);
+        let u64_at = |o: usize| u64::from_le_bytes(header[o..o + 8].try_into().unwrap_or([0; 8]));
+        if &header[..8] != MAGIC {
+            return Err(corrupt("not an LDDB file (bad magic)".into()));
         }
-        let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap_or([0; 4]));
-        let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap_or([0; 8]));
         if u32_at(8) != FORMAT_VERSION {
-            return Err(format!("format version {} (expected {FORMAT_VERSION})", u32_at(8)));
+            return Err(corrupt(format!("format version {} (expected {FORMAT_VERSION})", u32_at(8))));
         }
-        if u32_at(12) as usize != side {
-            return Err(format!("block side {} (expected {side})", u32_at(12)));
+        if u32_at(12) as usize != side || !Self::SIDES.contains(&side) {
+            return Err(corrupt(format!("block side {} (expected {side})", u32_at(12))));
         }
-        let k = u32_at(16) as usize;
         let (patterns, nv, nc) = (1usize << (side * side), (side + 1) * (side + 1), side * side);
+        // The class count is bounded by the pattern count; check before allocating anything.
+        let k = u32_at(16) as usize;
+        if k == 0 || k > patterns {
+            return Err(corrupt(format!("class count {k} out of range")));
+        }
         let expected = patterns * 4 + k * 4 + 2 * k * nv * nv * 3 + 2 * k * nc * nc;
-        let payload = &bytes[HEADER..];
-        if u64_at(24) as usize != expected || payload.len() != expected {
-            return Err(format!("payload is {} bytes, header says {}, expected {expected}", payload.len(), u64_at(24)));
+        if u64_at(24) != expected as u64 || file_len != (HEADER + expected) as u64 {
+            return Err(corrupt(format!(
+                "payload is {} bytes, header says {}, expected {expected}",
+                file_len.saturating_sub(HEADER as u64),
+                u64_at(24)
+            )));
         }
-        if checksum(payload) != u64_at(32) {
-            return Err("checksum mismatch".into());
+        let mut canon_of = vec![0u32; patterns];
+        let mut canon = vec![0u32; k];
+        let mut aa_dist = [vec![0u16; k * nv * nv], vec![0u16; k * nv * nv]];
+        let mut aa_next = [vec![0u8; k * nv * nv], vec![0u8; k * nv * nv]];
+        let mut oct = vec![0u8; k * nc * nc];
+        let mut tile = vec![0u8; k * nc * nc];
+        {
+            let [d0, d1] = &mut aa_dist;
+            let [n0, n1] = &mut aa_next;
+            let sections: [&mut [u8]; 8] = [
+                bytemuck::cast_slice_mut(&mut canon_of[..]),
+                bytemuck::cast_slice_mut(&mut canon[..]),
+                bytemuck::cast_slice_mut(&mut d0[..]),
+                &mut n0[..],
+                bytemuck::cast_slice_mut(&mut d1[..]),
+                &mut n1[..],
+                &mut oct[..],
+                &mut tile[..],
+            ];
+            for section in sections {
+                f.read_exact(section).map_err(|e| corrupt(format!("truncated: {e}")))?;
+            }
         }
-        let mut off = 0usize;
-        let mut take = |n: usize| {
-            let s = &payload[off..off + n];
-            off += n;
-            s
-        };
-        // Conversions run on all rayon threads: loading must stay well under the 50 ms budget.
-        let u32s =
-            |s: &[u8]| s.par_chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect::<Vec<u32>>();
-        let u16s = |s: &[u8]| s.par_chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect::<Vec<u16>>();
-        let canon_of = u32s(take(patterns * 4));
-        let canon = u32s(take(k * 4));
-        let d0 = u16s(take(k * nv * nv * 2));
-        let n0 = take(k * nv * nv).to_vec();
-        let d1 = u16s(take(k * nv * nv * 2));
-        let n1 = take(k * nv * nv).to_vec();
-        let oct = take(k * nc * nc).to_vec();
-        let tile = take(k * nc * nc).to_vec();
-        if canon_of.par_iter().any(|&v| (v >> 3) as usize >= k) || canon.iter().any(|&p| p as usize >= patterns) {
+        from_le_in_place(&mut canon_of);
+        from_le_in_place(&mut canon);
+        aa_dist.iter_mut().for_each(|d| from_le_in_place(d));
+        let db = Lddb::assemble(side, canon_of, canon, aa_dist, aa_next, oct, tile);
+        if checksum_sections(&db.sections_le()) != u64_at(32) {
+            return Err(corrupt("checksum mismatch".into()));
+        }
+        db.validate().map_err(corrupt)?;
+        Ok(db)
+    }
+
+    /// Semantic checks of loaded tables: index ranges, the pattern-to-class map, and a fresh
+    /// recomputation of sample classes (a file written by an older or buggy builder is not
+    /// trusted even when its checksum matches).
+    fn validate(&self) -> Result<(), String> {
+        let side = self.side;
+        let (patterns, nv, k) = (1usize << (side * side), (side + 1) * (side + 1), self.canon.len());
+        if self.canon_of.par_iter().any(|&v| (v >> 3) as usize >= k) || self.canon.iter().any(|&p| p as usize >= patterns) {
             return Err("class index out of range".into());
         }
         let bad_hop = |h: &u8| *h != build::NO_HOP && *h as usize >= nv;
-        if n0.par_iter().any(bad_hop) || n1.par_iter().any(bad_hop) {
+        if self.aa_next[0].par_iter().any(bad_hop) || self.aa_next[1].par_iter().any(bad_hop) {
             return Err("next hop out of range".into());
         }
-        let db = Lddb::assemble(side, canon_of, canon, [d0, d1], [n0, n1], oct, tile);
-        // The canonical map must be consistent, and sample classes must recompute identically:
-        // a file written by a different (buggy or older) builder is not trusted.
         for p in (0..patterns as u32).step_by((patterns / 64).max(1)) {
-            let (c, t) = db.class_of(p);
-            if symmetry_image(side, p, t) != db.canon[c] {
+            let (c, t) = self.class_of(p);
+            if symmetry_image(side, p, t) != self.canon[c] {
                 return Err(format!("pattern {p} maps to the wrong class"));
             }
         }
         for c in (0..k).step_by((k / 8).max(1)) {
-            if !db.class_matches_fresh_build(c) {
+            if !self.class_matches_fresh_build(c) {
                 return Err(format!("class {c} differs from a fresh computation"));
             }
         }
-        Ok(db)
+        Ok(())
     }
 
     /// True when the stored tables of class `c` equal a fresh computation.
@@ -271,6 +308,51 @@ impl Lddb {
         let oct_ok = t[..] == self.oct[c * nc * nc..(c + 1) * nc * nc];
         build::tile_table(side, p, &mut t);
         oct_ok && t[..] == self.tile[c * nc * nc..(c + 1) * nc * nc] && self.nodes(Metric::Tile) == nc
+    }
+}
+
+/// Checksum of the payload sections, in order.
+fn checksum_sections(sections: &[Cow<'_, [u8]>]) -> u64 {
+    sections.iter().fold(FORMAT_VERSION as u64, |h, s| (h ^ checksum(s)).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17))
+}
+
+/// Little-endian bytes of a slice of integers (borrowed on little-endian machines).
+fn le_bytes<T: bytemuck::Pod + LittleEndian>(v: &[T]) -> Cow<'_, [u8]> {
+    if cfg!(target_endian = "little") {
+        Cow::Borrowed(bytemuck::cast_slice(v))
+    } else {
+        Cow::Owned(v.iter().flat_map(|x| x.le_vec()).collect())
+    }
+}
+
+/// Converts integers read as little-endian bytes to native order (a no-op on little-endian).
+fn from_le_in_place<T: LittleEndian>(v: &mut [T]) {
+    if cfg!(target_endian = "big") {
+        v.iter_mut().for_each(|x| *x = x.from_le());
+    }
+}
+
+/// Byte-order conversions of the table integer types.
+trait LittleEndian: Copy {
+    fn le_vec(self) -> Vec<u8>;
+    fn from_le(self) -> Self;
+}
+
+impl LittleEndian for u16 {
+    fn le_vec(self) -> Vec<u8> {
+        self.to_le_bytes().to_vec()
+    }
+    fn from_le(self) -> Self {
+        u16::from_le(self)
+    }
+}
+
+impl LittleEndian for u32 {
+    fn le_vec(self) -> Vec<u8> {
+        self.to_le_bytes().to_vec()
+    }
+    fn from_le(self) -> Self {
+        u32::from_le(self)
     }
 }
 
