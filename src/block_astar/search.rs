@@ -39,6 +39,8 @@ struct Layout {
     boundary: Vec<u8>,
     /// Local index -> position in `boundary` (0xFF for interior nodes).
     boundary_pos: Vec<u8>,
+    /// Local coordinates of the boundary nodes (saves divisions in the hot loop).
+    boundary_xy: Vec<(i64, i64)>,
 }
 
 impl Layout {
@@ -52,7 +54,8 @@ impl Layout {
                 boundary.push(l as u8);
             }
         }
-        Self { n, boundary, boundary_pos }
+        let boundary_xy = boundary.iter().map(|&l| ((l as usize % n) as i64, (l as usize / n) as i64)).collect();
+        Self { n, boundary, boundary_pos, boundary_xy }
     }
 }
 
@@ -339,21 +342,22 @@ impl BlockAStar {
         let mut cls = [0usize; 16];
         let mut gs = [f64::INFINITY; 16];
         for i in 0..nbd {
-            let l = self.layout.boundary[i] as usize;
-            let (x, y) = (ox + (l % n) as i64, oy + (l / n) as i64);
+            let (lx, ly) = self.layout.boundary_xy[i];
+            let (x, y) = (ox + lx, oy + ly);
             if x as usize <= q.max_x && y as usize <= q.max_y {
                 ids[i] = (y as usize * q.stride + x as usize) as u32;
-                cls[i] = perm[l] as usize;
+                cls[i] = perm[self.layout.boundary[i] as usize] as usize;
                 gs[i] = self.g(ids[i]);
             }
         }
-        // Ingress list: (class-frame index, g, id).
+        // Ingress list: (row offset of its class-frame index in the table, g, id).
+        let nn = n * n;
         let mut ys: [(usize, f64, u32); 16] = [(0, 0.0, NONE); 16];
         let mut ny = 0;
         if let Some(s) = source {
             let (sx, sy) = q.xy(s);
             let l = ((sy - oy) as usize) * n + (sx - ox) as usize;
-            ys[0] = (perm[l] as usize, 0.0, s);
+            ys[0] = (perm[l] as usize * nn, 0.0, s);
             ny = 1;
         } else {
             let mut m = ingress;
@@ -361,7 +365,7 @@ impl BlockAStar {
                 let i = m.trailing_zeros() as usize;
                 m &= m - 1;
                 if ids[i] != NONE {
-                    ys[ny] = (cls[i], gs[i], ids[i]);
+                    ys[ny] = (cls[i] * nn, gs[i], ids[i]);
                     ny += 1;
                 }
             }
@@ -370,8 +374,8 @@ impl BlockAStar {
         let (gx, gy) = (q.goal.0 - ox, q.goal.1 - oy);
         if gx >= 0 && gy >= 0 && (gx as usize) < n && (gy as usize) < n {
             let cg = perm[gy as usize * n + gx as usize] as usize;
-            for &(cy, g, id) in &ys[..ny] {
-                let l = g + q.dist(c, cy, cg);
+            for &(row, g, id) in &ys[..ny] {
+                let l = g + q.dist(c, row / nn, cg);
                 if l < best.0 {
                     *best = (l, id, b as u32);
                 }
@@ -379,12 +383,11 @@ impl BlockAStar {
         }
         // Relax all boundary nodes from the ingress nodes, with a table lookup specialised per
         // metric (the hot loop of the search).
-        let nn = n * n;
         let improved = match q.metric {
             Metric::AnyAngle => {
                 let table = q.lddb.any_angle_class(q.rule, c);
                 self.relax(q, b, n, nbd, &ids, &cls, &mut gs, &ys[..ny], best, AA_EPS, |a, z| {
-                    let v = table[a * nn + z];
+                    let v = table[a + z];
                     if v == u16::MAX {
                         f64::INFINITY
                     } else {
@@ -394,12 +397,12 @@ impl BlockAStar {
             }
             Metric::Octile => {
                 let (table, lens) = (q.lddb.cell_class(Metric::Octile, c), q.lddb.octile_lengths());
-                self.relax(q, b, n, nbd, &ids, &cls, &mut gs, &ys[..ny], best, 0.0, |a, z| lens[table[a * nn + z] as usize])
+                self.relax(q, b, n, nbd, &ids, &cls, &mut gs, &ys[..ny], best, 0.0, |a, z| lens[table[a + z] as usize])
             }
             Metric::Tile => {
                 let table = q.lddb.cell_class(Metric::Tile, c);
                 self.relax(q, b, n, nbd, &ids, &cls, &mut gs, &ys[..ny], best, 0.0, |a, z| {
-                    let v = table[a * nn + z];
+                    let v = table[a + z];
                     if v == u8::MAX {
                         f64::INFINITY
                     } else {
@@ -426,8 +429,8 @@ impl BlockAStar {
         }
     }
 
-    /// Relaxes every boundary node from the ingress list `ys` (class-frame index, g, id) with
-    /// `dist(a, b)` on class-frame indices; an improvement must exceed `eps`. Returns the mask
+    /// Relaxes every boundary node from the ingress list `ys` (table row offset, g, id) with
+    /// `dist(row, b)` on class-frame indices; an improvement must exceed `eps`. Returns the mask
     /// of improved boundary positions.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
@@ -452,8 +455,9 @@ impl BlockAStar {
             }
             let mut bestg = gs[i] - eps;
             let mut from = NONE;
+            let ci = cls[i];
             for &(cy, g, id) in ys {
-                let v = g + dist(cy, cls[i]);
+                let v = g + dist(cy, ci);
                 if v < bestg {
                     bestg = v;
                     from = id;
