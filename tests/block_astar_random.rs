@@ -76,7 +76,11 @@ fn check_any_angle(name: &str, m: &CellMask, rule: LosRule, p: &GridPath, s: (u3
         assert!(m.los_vertices(rule, a, b), "{name} {rule:?}: no line of sight {a:?} -> {b:?}");
     }
     for v in p.points.iter().skip(1).take(p.points.len().saturating_sub(2)) {
-        assert!(m.vertex_passable(rule, v.0 as i64, v.1 as i64), "{name} {rule:?}: waypoint {v:?} squeezes in {:?}\n{m:?}", p.points);
+        assert!(
+            m.vertex_passable(rule, v.0 as i64, v.1 as i64),
+            "{name} {rule:?}: waypoint {v:?} squeezes in {:?}\n{m:?}",
+            p.points
+        );
     }
 }
 
@@ -100,7 +104,12 @@ fn block_octile_and_tile_are_exact_on_random_maps() {
                 let got = block.find_path(db, &bg, s, t, Metric::Octile, LosRule::MovingAi, || false);
                 match (&want, &got) {
                     (Ok(a), Ok(b)) => {
-                        assert!((a.length - b.length).abs() < 1e-9, "side {side} {s:?}->{t:?}: {} vs {}\n{g:?}", b.length, a.length);
+                        assert!(
+                            (a.length - b.length).abs() < 1e-9,
+                            "side {side} {s:?}->{t:?}: {} vs {}\n{g:?}",
+                            b.length,
+                            a.length
+                        );
                         check_cell_path(&g, b, true);
                     }
                     (Err(a), Err(b)) => assert_eq!(a, b),
@@ -108,7 +117,11 @@ fn block_octile_and_tile_are_exact_on_random_maps() {
                 }
                 let tile = block.find_path(db, &bg, s, t, Metric::Tile, LosRule::MovingAi, || false);
                 if g.is_free(s.0 as i64, s.1 as i64) && g.is_free(t.0 as i64, t.1 as i64) {
-                    assert_eq!(tile.as_ref().ok().map(|p| p.length), bfs(&g, s, t), "tile side {side} {s:?}->{t:?}\n{g:?}");
+                    assert_eq!(
+                        tile.as_ref().ok().map(|p| p.length),
+                        bfs(&g, s, t),
+                        "tile side {side} {s:?}->{t:?}\n{g:?}"
+                    );
                     if let Ok(p) = &tile {
                         check_cell_path(&g, p, false);
                     }
@@ -182,7 +195,12 @@ fn edits_through_update_rect_match_a_fresh_grid() {
     let mut bg = BlockGrid::new(&g, 4).unwrap();
     let mut block = BlockAStar::new();
     for _ in 0..20 {
-        let rect = CellRect { x: r.next(30) as usize, y: r.next(20) as usize, width: 1 + r.next(10) as usize, height: 1 + r.next(10) as usize };
+        let rect = CellRect {
+            x: r.next(30) as usize,
+            y: r.next(20) as usize,
+            width: 1 + r.next(10) as usize,
+            height: 1 + r.next(10) as usize,
+        };
         for y in rect.y..rect.y + rect.height {
             for x in rect.x..rect.x + rect.width {
                 g.set_blocked(x, y, r.next(100) < 30).unwrap();
@@ -204,8 +222,14 @@ fn edits_through_update_rect_match_a_fresh_grid() {
     assert!(bg.update_rect(&g, CellRect { x: 35, y: 0, width: 10, height: 1 }).is_err());
     assert_eq!(bg, before);
     let other = BlockGrid::new(&g, 3).unwrap();
-    assert_eq!(block.find_path(db, &other, (0, 0), (1, 1), Metric::Octile, LosRule::MovingAi, || false), Err(SearchFailure::BlockSideMismatch));
-    assert_eq!(block.find_path(db, &bg, (0, 0), (41, 1), Metric::AnyAngle, LosRule::MovingAi, || false), Err(SearchFailure::OutOfBounds));
+    assert_eq!(
+        block.find_path(db, &other, (0, 0), (1, 1), Metric::Octile, LosRule::MovingAi, || false),
+        Err(SearchFailure::BlockSideMismatch)
+    );
+    assert_eq!(
+        block.find_path(db, &bg, (0, 0), (41, 1), Metric::AnyAngle, LosRule::MovingAi, || false),
+        Err(SearchFailure::OutOfBounds)
+    );
 }
 
 #[test]

@@ -77,10 +77,14 @@ fn all_movingai_scenarios_are_reproduced() {
                         Ok(p) => {
                             let straight = f64::from(s.0.abs_diff(t.0)).hypot(f64::from(s.1.abs_diff(t.1)));
                             if p.length < straight - 1e-9 || p.length > q.optimal_length + tol {
-                                errs.push(format!("block-aa {s:?}->{t:?}: length {} outside [{straight}, octile]", p.length));
+                                errs.push(format!(
+                                    "block-aa {s:?}->{t:?}: length {} outside [{straight}, octile]",
+                                    p.length
+                                ));
                             }
                             for w in p.points.windows(2) {
-                                let (u, v) = ((i64::from(w[0].0), i64::from(w[0].1)), (i64::from(w[1].0), i64::from(w[1].1)));
+                                let (u, v) =
+                                    ((i64::from(w[0].0), i64::from(w[0].1)), (i64::from(w[1].0), i64::from(w[1].1)));
                                 if !mask.los_vertices(LosRule::MovingAi, u, v) {
                                     errs.push(format!("block-aa {s:?}->{t:?}: segment {u:?}->{v:?} is blocked"));
                                 }

@@ -28,7 +28,8 @@ impl BlockGrid {
         }
         let (w, h) = (grid.width(), grid.height());
         let (blocks_x, blocks_y) = (w.div_ceil(side), h.div_ceil(side));
-        let mut g = Self { side, blocks_x, blocks_y, mask: CellMask::from_grid(grid), patterns: vec![0; blocks_x * blocks_y] };
+        let mut g =
+            Self { side, blocks_x, blocks_y, mask: CellMask::from_grid(grid), patterns: vec![0; blocks_x * blocks_y] };
         g.recompute(0, 0, blocks_x, blocks_y);
         Ok(g)
     }

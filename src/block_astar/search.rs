@@ -47,10 +47,10 @@ impl Layout {
     fn new(n: usize) -> Self {
         let mut boundary = vec![];
         let mut boundary_pos = vec![0xFF; n * n];
-        for l in 0..n * n {
+        for (l, pos) in boundary_pos.iter_mut().enumerate() {
             let (x, y) = (l % n, l / n);
             if x == 0 || y == 0 || x == n - 1 || y == n - 1 {
-                boundary_pos[l] = boundary.len() as u8;
+                *pos = boundary.len() as u8;
                 boundary.push(l as u8);
             }
         }
@@ -478,7 +478,15 @@ impl BlockAStar {
     /// Any-angle: improved boundary vertices become ingress vertices of the other blocks that
     /// share them; under the conservative rule, runs along this block's boundary lines are
     /// relaxed as unit moves checked on the map.
-    fn pass_on_vertices(&mut self, q: &Query<'_>, b: usize, improved: u32, ids: &[u32; 16], gs: &[f64; 16], best: &mut (f64, u32, u32)) {
+    fn pass_on_vertices(
+        &mut self,
+        q: &Query<'_>,
+        b: usize,
+        improved: u32,
+        ids: &[u32; 16],
+        gs: &[f64; 16],
+        best: &mut (f64, u32, u32),
+    ) {
         let mask = q.grid.mask();
         let conservative = q.rule == LosRule::Conservative;
         let mut blocks = [0u32; 4];

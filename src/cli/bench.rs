@@ -185,7 +185,10 @@ pub fn run(args: &BenchArgs) -> CliResult {
         match report {
             LoadReport::Loaded { path } => eprintln!("LDDB loaded from {} in {ms:.1} ms", path.display()),
             LoadReport::Built { reason, saved, .. } => {
-                eprintln!("LDDB built in {ms:.1} ms ({reason}); cache {}", if saved.is_ok() { "saved" } else { "not saved" })
+                eprintln!(
+                    "LDDB built in {ms:.1} ms ({reason}); cache {}",
+                    if saved.is_ok() { "saved" } else { "not saved" }
+                )
             }
         }
         Some(db)
@@ -213,7 +216,16 @@ pub fn run(args: &BenchArgs) -> CliResult {
     } else {
         emit!(
             "{:<16} {:>7} {:>7} {:>9} {:>9} {:>9} {:>11} {:>11} {:>11} {:>9}",
-            "algorithm", "queries", "solved", "mean_ms", "median_ms", "p95_ms", "mean_expans", "mean_length", "max_abs_err", "q/s"
+            "algorithm",
+            "queries",
+            "solved",
+            "mean_ms",
+            "median_ms",
+            "p95_ms",
+            "mean_expans",
+            "mean_length",
+            "max_abs_err",
+            "q/s"
         );
         for s in &all {
             emit!(
@@ -234,12 +246,15 @@ pub fn run(args: &BenchArgs) -> CliResult {
     Ok(())
 }
 
+/// One answered query: its index, elapsed milliseconds and (length, expansions) when solved.
+type Timed = (usize, f64, Option<(f64, usize)>);
+
 fn bench_one(name: &str, algo: Algo, smooth: bool, sh: &Shared<'_>, scens: &[Scenario], threads: usize) -> Stats {
     // Per query: (elapsed ms, result).
     let mut results: Vec<(f64, Option<(f64, usize)>)> = vec![(0.0, None); scens.len()];
     let next = AtomicUsize::new(0);
     let wall = Instant::now();
-    let chunks: Vec<Vec<(usize, f64, Option<(f64, usize)>)>> = std::thread::scope(|scope| {
+    let chunks: Vec<Vec<Timed>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
@@ -268,14 +283,11 @@ fn bench_one(name: &str, algo: Algo, smooth: bool, sh: &Shared<'_>, scens: &[Sce
     times.sort_by(f64::total_cmp);
     let n = scens.len().max(1);
     let pct = |p: f64| times.get(((times.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
-    let solved: Vec<(usize, f64, usize)> = results.iter().enumerate().filter_map(|(i, r)| r.1.map(|(l, e)| (i, l, e))).collect();
+    let solved: Vec<(usize, f64, usize)> =
+        results.iter().enumerate().filter_map(|(i, r)| r.1.map(|(l, e)| (i, l, e))).collect();
     let ns = solved.len().max(1) as f64;
-    let max_abs_err = (algo.octile() && !smooth).then(|| {
-        solved
-            .iter()
-            .map(|&(i, l, _)| (l - scens[i].optimal_length).abs())
-            .fold(0.0, f64::max)
-    });
+    let max_abs_err = (algo.octile() && !smooth)
+        .then(|| solved.iter().map(|&(i, l, _)| (l - scens[i].optimal_length).abs()).fold(0.0, f64::max));
     Stats {
         name: name.to_string(),
         queries: scens.len(),

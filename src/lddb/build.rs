@@ -47,10 +47,15 @@ pub fn octile_table(side: usize, pattern: u32, out: &mut [u8]) {
 
 fn cell_table(side: usize, pattern: u32, diagonal: bool, out: &mut [u8]) {
     let nc = side * side;
-    let free = |x: i64, y: i64| x >= 0 && y >= 0 && x < side as i64 && y < side as i64 && pattern >> (y as usize * side + x as usize) & 1 == 0;
+    let free = |x: i64, y: i64| {
+        x >= 0 && y >= 0 && x < side as i64 && y < side as i64 && pattern >> (y as usize * side + x as usize) & 1 == 0
+    };
     out.fill(UNREACHABLE_U8);
-    let moves: &[(i64, i64)] =
-        if diagonal { &[(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)] } else { &[(1, 0), (-1, 0), (0, 1), (0, -1)] };
+    let moves: &[(i64, i64)] = if diagonal {
+        &[(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)]
+    } else {
+        &[(1, 0), (-1, 0), (0, 1), (0, -1)]
+    };
     for s in 0..nc {
         let (sx, sy) = ((s % side) as i64, (s / side) as i64);
         if !free(sx, sy) {

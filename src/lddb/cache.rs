@@ -269,7 +269,9 @@ impl Lddb {
     fn validate(&self) -> Result<(), String> {
         let side = self.side;
         let (patterns, nv, k) = (1usize << (side * side), (side + 1) * (side + 1), self.canon.len());
-        if self.canon_of.par_iter().any(|&v| (v >> 3) as usize >= k) || self.canon.iter().any(|&p| p as usize >= patterns) {
+        if self.canon_of.par_iter().any(|&v| (v >> 3) as usize >= k)
+            || self.canon.iter().any(|&p| p as usize >= patterns)
+        {
             return Err("class index out of range".into());
         }
         let bad_hop = |h: &u8| *h != build::NO_HOP && *h as usize >= nv;
@@ -299,7 +301,9 @@ impl Lddb {
         for rule in LosRule::ALL {
             build::any_angle_table(side, p, rule, &mut d, &mut n);
             let r = rule.index();
-            if d[..] != self.aa_dist[r][c * nv * nv..(c + 1) * nv * nv] || n[..] != self.aa_next[r][c * nv * nv..(c + 1) * nv * nv] {
+            if d[..] != self.aa_dist[r][c * nv * nv..(c + 1) * nv * nv]
+                || n[..] != self.aa_next[r][c * nv * nv..(c + 1) * nv * nv]
+            {
                 return false;
             }
         }
@@ -313,7 +317,9 @@ impl Lddb {
 
 /// Checksum of the payload sections, in order.
 fn checksum_sections(sections: &[Cow<'_, [u8]>]) -> u64 {
-    sections.iter().fold(FORMAT_VERSION as u64, |h, s| (h ^ checksum(s)).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17))
+    sections
+        .iter()
+        .fold(FORMAT_VERSION as u64, |h, s| (h ^ checksum(s)).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17))
 }
 
 /// Little-endian bytes of a slice of integers (borrowed on little-endian machines).
@@ -328,21 +334,21 @@ fn le_bytes<T: bytemuck::Pod + LittleEndian>(v: &[T]) -> Cow<'_, [u8]> {
 /// Converts integers read as little-endian bytes to native order (a no-op on little-endian).
 fn from_le_in_place<T: LittleEndian>(v: &mut [T]) {
     if cfg!(target_endian = "big") {
-        v.iter_mut().for_each(|x| *x = x.from_le());
+        v.iter_mut().for_each(|x| *x = x.le_to_native());
     }
 }
 
 /// Byte-order conversions of the table integer types.
 trait LittleEndian: Copy {
     fn le_vec(self) -> Vec<u8>;
-    fn from_le(self) -> Self;
+    fn le_to_native(self) -> Self;
 }
 
 impl LittleEndian for u16 {
     fn le_vec(self) -> Vec<u8> {
         self.to_le_bytes().to_vec()
     }
-    fn from_le(self) -> Self {
+    fn le_to_native(self) -> Self {
         u16::from_le(self)
     }
 }
@@ -351,7 +357,7 @@ impl LittleEndian for u32 {
     fn le_vec(self) -> Vec<u8> {
         self.to_le_bytes().to_vec()
     }
-    fn from_le(self) -> Self {
+    fn le_to_native(self) -> Self {
         u32::from_le(self)
     }
 }

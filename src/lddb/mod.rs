@@ -90,10 +90,12 @@ impl Lddb {
         let mut aa_dist = [vec![0u16; k * nv * nv], vec![0u16; k * nv * nv]];
         let mut aa_next = [vec![0u8; k * nv * nv], vec![0u8; k * nv * nv]];
         for (r, rule) in LosRule::ALL.into_iter().enumerate() {
-            aa_dist[r].par_chunks_mut(nv * nv).zip(aa_next[r].par_chunks_mut(nv * nv)).enumerate().for_each(|(c, (d, n))| {
-                build::any_angle_table(side, canon[c], rule, d, n);
-                tick(1);
-            });
+            aa_dist[r].par_chunks_mut(nv * nv).zip(aa_next[r].par_chunks_mut(nv * nv)).enumerate().for_each(
+                |(c, (d, n))| {
+                    build::any_angle_table(side, canon[c], rule, d, n);
+                    tick(1);
+                },
+            );
         }
         let mut oct = vec![0u8; k * nc * nc];
         oct.par_chunks_mut(nc * nc).enumerate().for_each(|(c, out)| {

@@ -106,9 +106,12 @@ mod tests {
                 for x in 0..4 {
                     // The cell's four corners map to the corners of the image cell.
                     let (cx, cy) = map_point(t, 3, x, y);
-                    let corners: Vec<(usize, usize)> =
-                        [(x, y), (x + 1, y), (x, y + 1), (x + 1, y + 1)].iter().map(|&(a, b)| map_point(t, 4, a, b)).collect();
-                    let (minx, miny) = (corners.iter().map(|c| c.0).min().unwrap(), corners.iter().map(|c| c.1).min().unwrap());
+                    let corners: Vec<(usize, usize)> = [(x, y), (x + 1, y), (x, y + 1), (x + 1, y + 1)]
+                        .iter()
+                        .map(|&(a, b)| map_point(t, 4, a, b))
+                        .collect();
+                    let (minx, miny) =
+                        (corners.iter().map(|c| c.0).min().unwrap(), corners.iter().map(|c| c.1).min().unwrap());
                     assert_eq!((minx, miny), (cx, cy));
                 }
             }

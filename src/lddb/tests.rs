@@ -70,8 +70,9 @@ fn entries_match_brute_force_on_random_patterns() {
         let mask = CellMask::from_grid(&grid);
         for a in 0..side * side {
             for b in 0..side * side {
-                let want = crate::search::octile::octile_astar(&grid, (a % side, a / side), (b % side, b / side), || false)
-                    .map_or(f64::INFINITY, |p| p.length);
+                let want =
+                    crate::search::octile::octile_astar(&grid, (a % side, a / side), (b % side, b / side), || false)
+                        .map_or(f64::INFINITY, |p| p.length);
                 let got = db.distance(Metric::Octile, LosRule::MovingAi, pattern, a, b);
                 assert!(got == want || (got - want).abs() < 1e-9, "octile {pattern:#x} {a}->{b}: {got} vs {want}");
                 assert_eq!(db.distance(Metric::Tile, LosRule::MovingAi, pattern, a, b), bfs(side, pattern, a, b));
@@ -84,7 +85,10 @@ fn entries_match_brute_force_on_random_patterns() {
                     let want = visibility_shortest_path(&mask, rule, va, vb).map_or(f64::INFINITY, |p| p.length);
                     let got = db.distance(Metric::AnyAngle, rule, pattern, a, b);
                     if want.is_finite() {
-                        assert!((got - want).abs() <= 0.5 / 1024.0 + 1e-9, "{rule:?} {pattern:#x} {a}->{b}: {got} vs {want}");
+                        assert!(
+                            (got - want).abs() <= 0.5 / 1024.0 + 1e-9,
+                            "{rule:?} {pattern:#x} {a}->{b}: {got} vs {want}"
+                        );
                         // The stored path is valid and as long as the entry.
                         let path = db.any_angle_path(rule, pattern, a, b).expect("reachable pair has a path");
                         let pts: Vec<(i64, i64)> = path.iter().map(|&i| ((i % n) as i64, (i / n) as i64)).collect();

@@ -135,7 +135,10 @@ mod tests {
                 assert_eq!(got.ok().map(|p| p.length), want);
             }
         }
-        assert_eq!(a.find_path(&m, (1, 1), (0, 0), CellHeuristic::Octile, || false), Err(SearchFailure::BlockedEndpoint));
+        assert_eq!(
+            a.find_path(&m, (1, 1), (0, 0), CellHeuristic::Octile, || false),
+            Err(SearchFailure::BlockedEndpoint)
+        );
         assert_eq!(a.find_path(&m, (8, 0), (0, 0), CellHeuristic::Octile, || false), Err(SearchFailure::OutOfBounds));
     }
 }

@@ -106,10 +106,8 @@ impl CellMask {
     /// at least one surrounding cell is free, and under [`LosRule::Conservative`] it is no pinch.
     #[inline]
     pub fn vertex_passable(&self, rule: LosRule, x: i64, y: i64) -> bool {
-        let any_free = !(self.blocked(x - 1, y - 1)
-            && self.blocked(x, y - 1)
-            && self.blocked(x - 1, y)
-            && self.blocked(x, y));
+        let any_free =
+            !(self.blocked(x - 1, y - 1) && self.blocked(x, y - 1) && self.blocked(x - 1, y) && self.blocked(x, y));
         any_free && (rule == LosRule::MovingAi || !self.is_pinch(x, y))
     }
 
@@ -215,7 +213,8 @@ impl CellMask {
     /// Axis-parallel segment at `line` (half units) from `lo` to `hi` along the other axis.
     /// `vertical` means the segment runs along y at x = `line`.
     fn los_axis(&self, rule: LosRule, line: i64, lo: i64, hi: i64, vertical: bool) -> bool {
-        let cell = |along: i64, across: i64| if vertical { self.blocked(across, along) } else { self.blocked(along, across) };
+        let cell =
+            |along: i64, across: i64| if vertical { self.blocked(across, along) } else { self.blocked(along, across) };
         // Cells along the run overlapped with positive length: floor(lo/2) ..= ceil(hi/2) - 1.
         let (first, last) = (lo >> 1, ((hi + 1) >> 1) - 1);
         if line & 1 == 1 {
@@ -244,7 +243,9 @@ mod tests {
         let (x0, y0) = (a.0 as f64 / 2.0, a.1 as f64 / 2.0);
         let (dx, dy) = ((b.0 - a.0) as f64 / 2.0, (b.1 - a.1) as f64 / 2.0);
         let (mut t0, mut t1) = (0.0f64, 1.0f64);
-        for (p, q) in [(-dx, x0 - cx as f64), (dx, cx as f64 + 1.0 - x0), (-dy, y0 - cy as f64), (dy, cy as f64 + 1.0 - y0)] {
+        for (p, q) in
+            [(-dx, x0 - cx as f64), (dx, cx as f64 + 1.0 - x0), (-dy, y0 - cy as f64), (dy, cy as f64 + 1.0 - y0)]
+        {
             if p == 0.0 {
                 if q < 0.0 || (!closed && q == 0.0) {
                     return None;

@@ -2,10 +2,10 @@
 //! file.
 
 pub mod astar;
-pub mod octile;
 pub mod grid_astar;
 pub mod lazy_theta;
 pub mod los;
+pub mod octile;
 pub mod path;
 pub mod scratch;
 pub mod smoothing;
