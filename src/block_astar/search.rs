@@ -41,6 +41,10 @@ struct Layout {
     boundary_pos: Vec<u8>,
     /// Local coordinates of the boundary nodes (saves divisions in the hot loop).
     boundary_xy: Vec<(i64, i64)>,
+    /// Vertex layouts only: for each boundary position, the other blocks sharing that vertex as
+    /// (block offset dx, dy, position in that block, bit set of the vertex's surrounding cells
+    /// that lie in that block: bit 0 = (-1,-1), 1 = (0,-1), 2 = (-1,0), 3 = (0,0)).
+    shared: Vec<Vec<(i64, i64, u8, u8)>>,
 }
 
 impl Layout {
@@ -54,8 +58,34 @@ impl Layout {
                 boundary.push(l as u8);
             }
         }
-        let boundary_xy = boundary.iter().map(|&l| ((l as usize % n) as i64, (l as usize / n) as i64)).collect();
-        Self { n, boundary, boundary_pos, boundary_xy }
+        let boundary_xy: Vec<(i64, i64)> =
+            boundary.iter().map(|&l| ((l as usize % n) as i64, (l as usize / n) as i64)).collect();
+        // Shared vertices exist only when nodes are vertices (n = side + 1).
+        let side = n as i64 - 1;
+        let shared = boundary_xy
+            .iter()
+            .map(|&(lx, ly)| {
+                let mut out = vec![];
+                for (dx, dy) in [(-1i64, -1i64), (0, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (0, 1), (1, 1)] {
+                    // The vertex in the neighbour's frame must lie on its node grid.
+                    let (nx, ny) = (lx - dx * side, ly - dy * side);
+                    if nx < 0 || ny < 0 || nx > side || ny > side {
+                        continue;
+                    }
+                    let mut cells = 0u8;
+                    for (bit, (cx, cy)) in [(-1i64, -1i64), (0, -1), (-1, 0), (0, 0)].into_iter().enumerate() {
+                        let (ux, uy) = (nx + cx, ny + cy);
+                        if (0..side).contains(&ux) && (0..side).contains(&uy) {
+                            cells |= 1 << bit;
+                        }
+                    }
+                    let pos = (ny * n as i64 + nx) as usize;
+                    out.push((dx, dy, boundary_pos[pos], cells));
+                }
+                out
+            })
+            .collect();
+        Self { n, boundary, boundary_pos, boundary_xy, shared }
     }
 }
 
@@ -129,18 +159,6 @@ impl Query<'_> {
             }
         }
         k
-    }
-
-    /// True when some free cell of block `b` has vertex `(x, y)` as a corner: otherwise no
-    /// in-block path of `b` starts at the vertex and handing it to `b` would waste an expansion.
-    #[inline(always)]
-    fn vertex_touches_free_cell_of(&self, b: usize, x: i64, y: i64) -> bool {
-        let s = self.side as i64;
-        let (bx, by) = ((b % self.grid.blocks_x()) as i64, (b / self.grid.blocks_x()) as i64);
-        let mask = self.grid.mask();
-        [(x - 1, y - 1), (x, y - 1), (x - 1, y), (x, y)]
-            .into_iter()
-            .any(|(cx, cy)| cx.div_euclid(s) == bx && cy.div_euclid(s) == by && !mask.blocked(cx, cy))
     }
 
     /// Distance between block-frame local nodes `a` and `b` of a block with class `c`, where
@@ -491,6 +509,9 @@ impl BlockAStar {
         let conservative = q.rule == LosRule::Conservative;
         let mut blocks = [0u32; 4];
         let mut work: Vec<(u32, f64)> = Vec::new();
+        let (bw, bh) = (q.grid.blocks_x() as i64, q.grid.blocks_y() as i64);
+        let (bx, by) = ((b % q.grid.blocks_x()) as i64, (b / q.grid.blocks_x()) as i64);
+        let (ox, oy) = (bx * q.side as i64, by * q.side as i64);
         // Neighbouring blocks to mark: (block, boundary bits, least f); at most 8 neighbours.
         let mut pending = [(0u32, 0u32, 0f64); 8];
         let mut np = 0usize;
@@ -498,7 +519,8 @@ impl BlockAStar {
         while m != 0 {
             let i = m.trailing_zeros() as usize;
             m &= m - 1;
-            let (x, y) = q.xy(ids[i]);
+            let (lx, ly) = self.layout.boundary_xy[i];
+            let (x, y) = (ox + lx, oy + ly);
             if conservative {
                 if mask.is_pinch(x, y) {
                     continue;
@@ -510,20 +532,28 @@ impl BlockAStar {
                 // Cannot lead to a shorter goal path (h is admissible).
                 continue;
             }
-            let k = q.blocks_of(x, y, &mut blocks);
-            for &ob in &blocks[..k] {
-                if ob as usize != b && q.vertex_touches_free_cell_of(ob as usize, x, y) {
-                    let pos = self.boundary_pos_in(q, ob as usize, x, y);
-                    // Coalesce: one heap push per neighbouring block and expansion.
-                    match pending[..np].iter_mut().find(|e| e.0 == ob) {
-                        Some(e) => {
-                            e.1 |= 1 << pos;
-                            e.2 = e.2.min(f);
-                        }
-                        None => {
-                            pending[np] = (ob, 1 << pos, f);
-                            np += 1;
-                        }
+            // Surrounding cells that are free: bit 0 = (x-1,y-1), 1 = (x,y-1), 2 = (x-1,y), 3 = (x,y).
+            let free = u8::from(!mask.blocked(x - 1, y - 1))
+                | u8::from(!mask.blocked(x, y - 1)) << 1
+                | u8::from(!mask.blocked(x - 1, y)) << 2
+                | u8::from(!mask.blocked(x, y)) << 3;
+            for &(dx, dy, pos, cells) in &self.layout.shared[i] {
+                let (nbx, nby) = (bx + dx, by + dy);
+                // Skip blocks off the map and blocks with no free cell at the vertex: no in-block
+                // path of theirs starts there, so handing the vertex over would waste an expansion.
+                if nbx < 0 || nby < 0 || nbx >= bw || nby >= bh || free & cells == 0 {
+                    continue;
+                }
+                let ob = (nby * bw + nbx) as u32;
+                // Coalesce: one heap push per neighbouring block and expansion.
+                match pending[..np].iter_mut().find(|e| e.0 == ob) {
+                    Some(e) => {
+                        e.1 |= 1 << pos;
+                        e.2 = e.2.min(f);
+                    }
+                    None => {
+                        pending[np] = (ob, 1 << pos, f);
+                        np += 1;
                     }
                 }
             }
