@@ -466,28 +466,32 @@ impl BlockAStar {
         eps: f64,
         dist: impl Fn(usize, usize) -> f64,
     ) -> u32 {
+        // Ingress-major order: the 16 targets are independent lanes, so the inner loop has no
+        // dependency chain through a running minimum.
+        let mut cand = [f64::INFINITY; 16];
+        let mut from = [NONE; 16];
+        for i in 0..nbd {
+            cand[i] = gs[i] - eps;
+        }
+        for &(row, g, id) in ys {
+            for i in 0..nbd {
+                let v = g + dist(row, cls[i]);
+                if v < cand[i] {
+                    cand[i] = v;
+                    from[i] = id;
+                }
+            }
+        }
         let mut improved = 0u32;
         for i in 0..nbd {
-            if ids[i] == NONE {
+            if from[i] == NONE || ids[i] == NONE {
                 continue;
             }
-            let mut bestg = gs[i] - eps;
-            let mut from = NONE;
-            let ci = cls[i];
-            for &(cy, g, id) in ys {
-                let v = g + dist(cy, ci);
-                if v < bestg {
-                    bestg = v;
-                    from = id;
-                }
-            }
-            if from != NONE {
-                self.set_g(ids[i], bestg, from, b as u32);
-                gs[i] = bestg;
-                improved |= 1 << i;
-                if ids[i] == q.goal_id && bestg < best.0 {
-                    *best = (bestg, from, b as u32);
-                }
+            self.set_g(ids[i], cand[i], from[i], b as u32);
+            gs[i] = cand[i];
+            improved |= 1 << i;
+            if ids[i] == q.goal_id && cand[i] < best.0 {
+                *best = (cand[i], from[i], b as u32);
             }
         }
         improved
