@@ -8,11 +8,13 @@
 //! for the data flow and which module owns what.
 #![warn(missing_docs)]
 
+pub mod block_astar;
 pub mod clearance;
 pub mod cli;
 pub mod error;
 pub mod geometry;
 pub mod grid;
+pub mod lddb;
 pub mod map;
 pub mod map_diff;
 pub mod map_io;

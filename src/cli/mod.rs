@@ -3,8 +3,10 @@
 
 use clap::{Parser, Subcommand};
 
+pub mod bench;
 pub mod bench_clearance;
 pub mod clearance;
+pub mod lddb;
 pub mod plan;
 
 /// An error reported to the user by a subcommand (printed as `blockstar: <message>`, exit 1).
@@ -44,6 +46,10 @@ pub enum Command {
     BenchClearance(bench_clearance::BenchClearanceArgs),
     /// Write a map's obstacle distance or true clearance as a PNG heat map.
     Clearance(clearance::ClearanceArgs),
+    /// Benchmark search algorithms side by side on Moving AI scenarios.
+    Bench(bench::BenchArgs),
+    /// Build or inspect the Local Distance Database cache.
+    Lddb(lddb::LddbArgs),
 }
 
 /// Runs the parsed command line.
@@ -52,5 +58,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Plan(a) => plan::run(&a),
         Command::BenchClearance(a) => bench_clearance::run(&a),
         Command::Clearance(a) => clearance::run(&a),
+        Command::Bench(a) => bench::run(&a),
+        Command::Lddb(a) => lddb::run(&a),
     }
 }

@@ -2,7 +2,15 @@
 //! file.
 
 pub mod astar;
+pub mod grid_astar;
+pub mod lazy_theta;
+pub mod los;
 pub mod octile;
+pub mod path;
+pub mod scratch;
+pub mod smoothing;
+pub mod theta;
+pub mod visibility;
 
 /// A non-NaN `f64` with a total order, so costs can live in a [`std::collections::BinaryHeap`].
 ///

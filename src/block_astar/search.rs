@@ -1,0 +1,764 @@
+//! Block A* (Yap, Burch, Holte, Schaeffer, AAAI 2011, Algorithms 1 and 2): A* whose open list
+//! holds blocks; expanding a block relaxes all of its boundary nodes at once from the boundary
+//! nodes whose g-values improved since its last expansion (its ingress nodes), using LDDB
+//! distances, and hands the improved (egress) nodes on to the neighbouring blocks.
+//!
+//! Nodes are cells for the octile and tile metrics (blocks are disjoint; a path leaves a block
+//! by one legal move into a neighbouring block) and vertices for the any-angle metric (blocks
+//! share their boundary vertices; under the conservative rule, runs along block boundary lines,
+//! which neither block's table can certify, are added as unit moves checked on the map).
+//!
+//! The heap value of a block is the least `g + h` over its ingress nodes. The search stops only
+//! when the least heap value is no less than the best goal length found, so octile and tile
+//! lengths are optimal; any-angle paths are the shortest through the block structure (not
+//! always the true any-angle optimum).
+
+use super::BlockGrid;
+use crate::lddb::{Lddb, Metric};
+use crate::search::los::LosRule;
+use crate::search::path::{polyline_length, remove_collinear_if, GridPath, SearchFailure};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+const NONE: u32 = u32::MAX;
+/// `parent_block` value of a node reached by a single move, not through a block's table.
+const STEP: u32 = u32::MAX - 1;
+const SQRT2: f64 = std::f64::consts::SQRT_2;
+/// Smallest any-angle improvement that counts. Table entries are rounded to 1/1024, so smaller
+/// "improvements" are mostly rounding noise between equally long routes, and each one would
+/// re-expand blocks for nothing.
+const AA_EPS: f64 = 1e-3;
+const MOVES8: [(i64, i64); 8] = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)];
+
+/// Per-block node layout for one metric and block side.
+#[derive(Debug, Clone, Default)]
+struct Layout {
+    /// Nodes per block side (side + 1 vertices or side cells).
+    n: usize,
+    /// Boundary nodes as block-frame local indices.
+    boundary: Vec<u8>,
+    /// Local index -> position in `boundary` (0xFF for interior nodes).
+    boundary_pos: Vec<u8>,
+    /// Local coordinates of the boundary nodes (saves divisions in the hot loop).
+    boundary_xy: Vec<(i64, i64)>,
+    /// Vertex layouts only: for each boundary position, the other blocks sharing that vertex as
+    /// (block offset dx, dy, position in that block, bit set of the vertex's surrounding cells
+    /// that lie in that block: bit 0 = (-1,-1), 1 = (0,-1), 2 = (-1,0), 3 = (0,0)).
+    shared: Vec<Vec<(i64, i64, u8, u8)>>,
+}
+
+impl Layout {
+    fn new(n: usize) -> Self {
+        let mut boundary = vec![];
+        let mut boundary_pos = vec![0xFF; n * n];
+        for (l, pos) in boundary_pos.iter_mut().enumerate() {
+            let (x, y) = (l % n, l / n);
+            if x == 0 || y == 0 || x == n - 1 || y == n - 1 {
+                *pos = boundary.len() as u8;
+                boundary.push(l as u8);
+            }
+        }
+        let boundary_xy: Vec<(i64, i64)> =
+            boundary.iter().map(|&l| ((l as usize % n) as i64, (l as usize / n) as i64)).collect();
+        // Shared vertices exist only when nodes are vertices (n = side + 1).
+        let side = n as i64 - 1;
+        let shared = boundary_xy
+            .iter()
+            .map(|&(lx, ly)| {
+                let mut out = vec![];
+                for (dx, dy) in [(-1i64, -1i64), (0, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (0, 1), (1, 1)] {
+                    // The vertex in the neighbour's frame must lie on its node grid.
+                    let (nx, ny) = (lx - dx * side, ly - dy * side);
+                    if nx < 0 || ny < 0 || nx > side || ny > side {
+                        continue;
+                    }
+                    let mut cells = 0u8;
+                    for (bit, (cx, cy)) in [(-1i64, -1i64), (0, -1), (-1, 0), (0, 0)].into_iter().enumerate() {
+                        let (ux, uy) = (nx + cx, ny + cy);
+                        if (0..side).contains(&ux) && (0..side).contains(&uy) {
+                            cells |= 1 << bit;
+                        }
+                    }
+                    let pos = (ny * n as i64 + nx) as usize;
+                    out.push((dx, dy, boundary_pos[pos], cells));
+                }
+                out
+            })
+            .collect();
+        Self { n, boundary, boundary_pos, boundary_xy, shared }
+    }
+}
+
+/// Block A* with reusable scratch memory. Keep one per thread; any number of them may share
+/// one [`Lddb`] and one [`BlockGrid`].
+#[derive(Debug, Default, Clone)]
+pub struct BlockAStar {
+    generation: u32,
+    node_stamp: Vec<u32>,
+    g: Vec<f64>,
+    parent: Vec<u32>,
+    parent_block: Vec<u32>,
+    block_stamp: Vec<u32>,
+    block_key: Vec<f64>,
+    dirty: Vec<u32>,
+    heap: BinaryHeap<(Reverse<u64>, u32)>,
+    layout: Layout,
+    layout_key: (usize, bool),
+}
+
+/// Everything fixed during one query.
+struct Query<'a> {
+    lddb: &'a Lddb,
+    grid: &'a BlockGrid,
+    metric: Metric,
+    rule: LosRule,
+    side: usize,
+    /// Node-grid stride: width + 1 for vertices, width for cells.
+    stride: usize,
+    /// Largest node coordinates.
+    max_x: usize,
+    max_y: usize,
+    goal: (i64, i64),
+    goal_id: u32,
+}
+
+impl Query<'_> {
+    #[inline(always)]
+    fn h(&self, x: i64, y: i64) -> f64 {
+        let (dx, dy) = ((x - self.goal.0).abs() as f64, (y - self.goal.1).abs() as f64);
+        match self.metric {
+            Metric::AnyAngle => (dx * dx + dy * dy).sqrt(),
+            Metric::Octile => dx.max(dy) + (SQRT2 - 1.0) * dx.min(dy),
+            Metric::Tile => dx + dy,
+        }
+    }
+
+    #[inline(always)]
+    fn xy(&self, id: u32) -> (i64, i64) {
+        ((id as usize % self.stride) as i64, (id as usize / self.stride) as i64)
+    }
+
+    /// Blocks whose node set contains node `(x, y)` (up to 4 for vertices, 1 for cells).
+    #[inline(always)]
+    fn blocks_of(&self, x: i64, y: i64, out: &mut [u32; 4]) -> usize {
+        let (s, bw, bh) = (self.side as i64, self.grid.blocks_x() as i64, self.grid.blocks_y() as i64);
+        let (bx, by) = (x / s, y / s);
+        if self.metric != Metric::AnyAngle {
+            out[0] = (by * bw + bx) as u32;
+            return 1;
+        }
+        let xs: &[i64] = if x % s == 0 && bx > 0 { &[bx - 1, bx] } else { &[bx] };
+        let ys: &[i64] = if y % s == 0 && by > 0 { &[by - 1, by] } else { &[by] };
+        let mut k = 0;
+        for &cy in ys {
+            for &cx in xs {
+                if cx < bw && cy < bh {
+                    out[k] = (cy * bw + cx) as u32;
+                    k += 1;
+                }
+            }
+        }
+        k
+    }
+
+    /// Distance between block-frame local nodes `a` and `b` of a block with class `c`, where
+    /// `perm` maps block frame to class frame.
+    #[inline(always)]
+    fn dist(&self, c: usize, ca: usize, cb: usize) -> f64 {
+        self.lddb.class_distance(self.metric, self.rule, c, ca, cb)
+    }
+}
+
+impl BlockAStar {
+    /// An empty searcher (memory is sized on the first query and reused afterwards).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn begin(&mut self, nodes: usize, blocks: usize) {
+        if self.node_stamp.len() != nodes {
+            self.node_stamp = vec![0; nodes];
+            self.g = vec![f64::INFINITY; nodes];
+            self.parent = vec![NONE; nodes];
+            self.parent_block = vec![NONE; nodes];
+        }
+        if self.block_stamp.len() != blocks {
+            self.block_stamp = vec![0; blocks];
+            self.block_key = vec![f64::INFINITY; blocks];
+            self.dirty = vec![0; blocks];
+        }
+        // Fresh arrays carry stamp 0, which never equals a live generation; the generation is
+        // never reset here, since the other arrays may still hold stamps of earlier queries.
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.node_stamp.iter_mut().for_each(|s| *s = 0);
+            self.block_stamp.iter_mut().for_each(|s| *s = 0);
+            self.generation = 1;
+        }
+        self.heap.clear();
+    }
+
+    #[inline(always)]
+    fn g(&self, id: u32) -> f64 {
+        if self.node_stamp[id as usize] == self.generation {
+            self.g[id as usize]
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    #[inline(always)]
+    fn set_g(&mut self, id: u32, g: f64, parent: u32, via: u32) {
+        let i = id as usize;
+        self.node_stamp[i] = self.generation;
+        self.g[i] = g;
+        self.parent[i] = parent;
+        self.parent_block[i] = via;
+    }
+
+    #[inline(always)]
+    fn block_touch(&mut self, b: usize) {
+        if self.block_stamp[b] != self.generation {
+            self.block_stamp[b] = self.generation;
+            self.block_key[b] = f64::INFINITY;
+            self.dirty[b] = 0;
+        }
+    }
+
+    /// Marks boundary position `pos` of block `b` as an improved ingress node with f-value `f`
+    /// and (re)queues the block when its heap value drops.
+    #[inline(always)]
+    fn mark_dirty(&mut self, b: u32, pos: usize, f: f64) {
+        self.mark_dirty_bits(b, 1 << pos, f)
+    }
+
+    /// [`Self::mark_dirty`] for several boundary positions with least f-value `f`.
+    #[inline(always)]
+    fn mark_dirty_bits(&mut self, b: u32, bits: u32, f: f64) {
+        let bi = b as usize;
+        self.block_touch(bi);
+        self.dirty[bi] |= bits;
+        if f < self.block_key[bi] {
+            self.block_key[bi] = f;
+            self.heap.push((Reverse(f.to_bits()), b));
+        }
+    }
+
+    /// Shortest path from `start` to `goal` through the block structure of `grid`, for `metric`
+    /// (octile and tile: cells, optimal lengths; any-angle: vertices, segments valid under
+    /// `rule`, which only matters for any-angle). `should_stop()` is polled every 64 block
+    /// expansions.
+    ///
+    /// Fails with [`SearchFailure::BlockSideMismatch`] when `lddb` and `grid` use different
+    /// block sides, [`SearchFailure::OutOfBounds`] / [`SearchFailure::BlockedEndpoint`] for bad
+    /// endpoints (a blocked cell, or a vertex with no free cell around it),
+    /// [`SearchFailure::NoPath`] or [`SearchFailure::Stopped`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn find_path(
+        &mut self,
+        lddb: &Lddb,
+        grid: &BlockGrid,
+        start: (u32, u32),
+        goal: (u32, u32),
+        metric: Metric,
+        rule: LosRule,
+        mut should_stop: impl FnMut() -> bool,
+    ) -> Result<GridPath, SearchFailure> {
+        if lddb.side() != grid.side() {
+            return Err(SearchFailure::BlockSideMismatch);
+        }
+        let side = grid.side();
+        let aa = metric == Metric::AnyAngle;
+        let (w, h) = (grid.width(), grid.height());
+        let (max_x, max_y) = if aa { (w, h) } else { (w - 1, h - 1) };
+        let mask = grid.mask();
+        for p in [start, goal] {
+            if p.0 as usize > max_x || p.1 as usize > max_y {
+                return Err(SearchFailure::OutOfBounds);
+            }
+            let (x, y) = (i64::from(p.0), i64::from(p.1));
+            let usable = if aa { mask.vertex_passable(LosRule::MovingAi, x, y) } else { !mask.blocked(x, y) };
+            if !usable {
+                return Err(SearchFailure::BlockedEndpoint);
+            }
+        }
+        if start == goal {
+            return Ok(GridPath { points: vec![start], length: 0.0, expansions: 0 });
+        }
+        let stride = max_x + 1;
+        if self.layout_key != (side, aa) {
+            self.layout = Layout::new(if aa { side + 1 } else { side });
+            self.layout_key = (side, aa);
+        }
+        let q = Query {
+            lddb,
+            grid,
+            metric,
+            rule,
+            side,
+            stride,
+            max_x,
+            max_y,
+            goal: (i64::from(goal.0), i64::from(goal.1)),
+            goal_id: goal.1 * stride as u32 + goal.0,
+        };
+        self.begin(stride * (max_y + 1), grid.blocks_x() * grid.blocks_y());
+        let start_id = start.1 * stride as u32 + start.0;
+        self.set_g(start_id, 0.0, NONE, NONE);
+
+        // Best goal length found so far and the hop that reaches the goal.
+        let mut best = (f64::INFINITY, NONE, NONE);
+        let mut blocks = [0u32; 4];
+        let nb = q.blocks_of(i64::from(start.0), i64::from(start.1), &mut blocks);
+        for &b in &blocks[..nb] {
+            // Start-block initialisation: Y = {start}.
+            self.expand(&q, b as usize, Some(start_id), &mut best);
+        }
+        let mut expansions = 0usize;
+        while let Some(&(Reverse(key), b)) = self.heap.peek() {
+            let key = f64::from_bits(key);
+            if key >= best.0 {
+                break;
+            }
+            self.heap.pop();
+            let bi = b as usize;
+            if self.block_key[bi].to_bits() != key.to_bits() || self.dirty[bi] == 0 {
+                continue;
+            }
+            expansions += 1;
+            if expansions % 64 == 0 && should_stop() {
+                return Err(SearchFailure::Stopped);
+            }
+            self.expand(&q, bi, None, &mut best);
+        }
+        if !best.0.is_finite() {
+            return Err(SearchFailure::NoPath);
+        }
+        let mut path = self.reconstruct(&q, start_id, best.1, best.2);
+        path.expansions = expansions;
+        Ok(path)
+    }
+
+    /// Algorithm 2: relaxes every boundary node of block `b` from its ingress nodes (the dirty
+    /// boundary nodes, or the single `source` node for start-block initialisation), updates the
+    /// goal length when `b` holds the goal, and passes improved nodes on to neighbouring blocks.
+    fn expand(&mut self, q: &Query<'_>, b: usize, source: Option<u32>, best: &mut (f64, u32, u32)) {
+        self.block_touch(b);
+        // Start-block initialisation leaves whatever other blocks' expansions queued here.
+        let ingress = if source.is_none() { std::mem::take(&mut self.dirty[b]) } else { 0 };
+        if source.is_none() {
+            self.block_key[b] = f64::INFINITY;
+        }
+        let (bx, by) = (b % q.grid.blocks_x(), b / q.grid.blocks_x());
+        let (ox, oy) = ((bx * q.side) as i64, (by * q.side) as i64);
+        let (c, t) = q.lddb.class_of(q.grid.pattern(b));
+        let perm = q.lddb.perm(q.metric, t);
+        let n = self.layout.n;
+        let nbd = self.layout.boundary.len();
+        // Boundary nodes of this block: ids (NONE off the map), class-frame indices, g-values.
+        let mut ids = [NONE; 16];
+        let mut cls = [0usize; 16];
+        let mut gs = [f64::INFINITY; 16];
+        for i in 0..nbd {
+            let (lx, ly) = self.layout.boundary_xy[i];
+            let (x, y) = (ox + lx, oy + ly);
+            if x as usize <= q.max_x && y as usize <= q.max_y {
+                ids[i] = (y as usize * q.stride + x as usize) as u32;
+                cls[i] = perm[self.layout.boundary[i] as usize] as usize;
+                gs[i] = self.g(ids[i]);
+            }
+        }
+        // Ingress list: (row offset of its class-frame index in the table, g, id).
+        let nn = n * n;
+        let mut ys: [(usize, f64, u32); 16] = [(0, 0.0, NONE); 16];
+        let mut ny = 0;
+        if let Some(s) = source {
+            let (sx, sy) = q.xy(s);
+            let l = ((sy - oy) as usize) * n + (sx - ox) as usize;
+            ys[0] = (perm[l] as usize * nn, 0.0, s);
+            ny = 1;
+        } else {
+            let mut m = ingress;
+            while m != 0 {
+                let i = m.trailing_zeros() as usize;
+                m &= m - 1;
+                if ids[i] != NONE {
+                    ys[ny] = (cls[i] * nn, gs[i], ids[i]);
+                    ny += 1;
+                }
+            }
+        }
+        // Goal in this block: the best ingress-to-goal length.
+        let (gx, gy) = (q.goal.0 - ox, q.goal.1 - oy);
+        if gx >= 0 && gy >= 0 && (gx as usize) < n && (gy as usize) < n {
+            let cg = perm[gy as usize * n + gx as usize] as usize;
+            for &(row, g, id) in &ys[..ny] {
+                let l = g + q.dist(c, row / nn, cg);
+                if l < best.0 {
+                    *best = (l, id, b as u32);
+                }
+            }
+        }
+        // Relax all boundary nodes from the ingress nodes, with a table lookup specialised per
+        // metric (the hot loop of the search).
+        let improved = match q.metric {
+            Metric::AnyAngle => {
+                let table = q.lddb.any_angle_class(q.rule, c);
+                self.relax(q, b, n, nbd, &ids, &cls, &mut gs, &ys[..ny], best, AA_EPS, |a, z| {
+                    let v = table[a + z];
+                    if v == u16::MAX {
+                        f64::INFINITY
+                    } else {
+                        f64::from(v) * (1.0 / 1024.0)
+                    }
+                })
+            }
+            Metric::Octile => {
+                let (table, lens) = (q.lddb.cell_class(Metric::Octile, c), q.lddb.octile_lengths());
+                self.relax(q, b, n, nbd, &ids, &cls, &mut gs, &ys[..ny], best, 0.0, |a, z| lens[table[a + z] as usize])
+            }
+            Metric::Tile => {
+                let table = q.lddb.cell_class(Metric::Tile, c);
+                self.relax(q, b, n, nbd, &ids, &cls, &mut gs, &ys[..ny], best, 0.0, |a, z| {
+                    let v = table[a + z];
+                    if v == u8::MAX {
+                        f64::INFINITY
+                    } else {
+                        f64::from(v)
+                    }
+                })
+            }
+        };
+        if q.metric == Metric::AnyAngle {
+            self.pass_on_vertices(q, b, improved, &ids, &gs, best);
+        } else {
+            // Cross moves start from every improved node and from the ingress nodes themselves,
+            // which arrived by a move from another block and have not left through this one.
+            let mut sources = improved | if source.is_none() { ingress } else { 0 };
+            if let Some(s) = source {
+                let (sx, sy) = q.xy(s);
+                let l = ((sy - oy) as usize) * n + (sx - ox) as usize;
+                let pos = self.layout.boundary_pos[l];
+                if pos != 0xFF {
+                    sources |= 1 << pos;
+                }
+            }
+            self.cross_moves(q, b, sources, &ids, best);
+        }
+    }
+
+    /// Relaxes every boundary node from the ingress list `ys` (table row offset, g, id) with
+    /// `dist(row, b)` on class-frame indices; an improvement must exceed `eps`. Returns the mask
+    /// of improved boundary positions.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn relax(
+        &mut self,
+        q: &Query<'_>,
+        b: usize,
+        _n: usize,
+        nbd: usize,
+        ids: &[u32; 16],
+        cls: &[usize; 16],
+        gs: &mut [f64; 16],
+        ys: &[(usize, f64, u32)],
+        best: &mut (f64, u32, u32),
+        eps: f64,
+        dist: impl Fn(usize, usize) -> f64,
+    ) -> u32 {
+        // Ingress-major order: the 16 targets are independent lanes, so the inner loop has no
+        // dependency chain through a running minimum.
+        let mut cand = [f64::INFINITY; 16];
+        let mut from = [NONE; 16];
+        for i in 0..nbd {
+            cand[i] = gs[i] - eps;
+        }
+        for &(row, g, id) in ys {
+            for i in 0..nbd {
+                let v = g + dist(row, cls[i]);
+                if v < cand[i] {
+                    cand[i] = v;
+                    from[i] = id;
+                }
+            }
+        }
+        let mut improved = 0u32;
+        for i in 0..nbd {
+            if from[i] == NONE || ids[i] == NONE {
+                continue;
+            }
+            self.set_g(ids[i], cand[i], from[i], b as u32);
+            gs[i] = cand[i];
+            improved |= 1 << i;
+            if ids[i] == q.goal_id && cand[i] < best.0 {
+                *best = (cand[i], from[i], b as u32);
+            }
+        }
+        improved
+    }
+
+    /// Any-angle: improved boundary vertices become ingress vertices of the other blocks that
+    /// share them; under the conservative rule, runs along this block's boundary lines are
+    /// relaxed as unit moves checked on the map.
+    fn pass_on_vertices(
+        &mut self,
+        q: &Query<'_>,
+        b: usize,
+        improved: u32,
+        ids: &[u32; 16],
+        gs: &[f64; 16],
+        best: &mut (f64, u32, u32),
+    ) {
+        let mask = q.grid.mask();
+        let conservative = q.rule == LosRule::Conservative;
+        let mut blocks = [0u32; 4];
+        let mut work: Vec<(u32, f64)> = Vec::new();
+        let (bw, bh) = (q.grid.blocks_x() as i64, q.grid.blocks_y() as i64);
+        let (bx, by) = ((b % q.grid.blocks_x()) as i64, (b / q.grid.blocks_x()) as i64);
+        let (ox, oy) = (bx * q.side as i64, by * q.side as i64);
+        // Neighbouring blocks to mark: (block, boundary bits, least f); at most 8 neighbours.
+        let mut pending = [(0u32, 0u32, 0f64); 8];
+        let mut np = 0usize;
+        let mut m = improved;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let (lx, ly) = self.layout.boundary_xy[i];
+            let (x, y) = (ox + lx, oy + ly);
+            if conservative {
+                if mask.is_pinch(x, y) {
+                    continue;
+                }
+                work.push((ids[i], gs[i]));
+            }
+            let f = gs[i] + q.h(x, y);
+            if f >= best.0 {
+                // Cannot lead to a shorter goal path (h is admissible).
+                continue;
+            }
+            // Surrounding cells that are free: bit 0 = (x-1,y-1), 1 = (x,y-1), 2 = (x-1,y), 3 = (x,y).
+            let free = u8::from(!mask.blocked(x - 1, y - 1))
+                | u8::from(!mask.blocked(x, y - 1)) << 1
+                | u8::from(!mask.blocked(x - 1, y)) << 2
+                | u8::from(!mask.blocked(x, y)) << 3;
+            for &(dx, dy, pos, cells) in &self.layout.shared[i] {
+                let (nbx, nby) = (bx + dx, by + dy);
+                // Skip blocks off the map and blocks with no free cell at the vertex: no in-block
+                // path of theirs starts there, so handing the vertex over would waste an expansion.
+                if nbx < 0 || nby < 0 || nbx >= bw || nby >= bh || free & cells == 0 {
+                    continue;
+                }
+                let ob = (nby * bw + nbx) as u32;
+                // Coalesce: one heap push per neighbouring block and expansion.
+                match pending[..np].iter_mut().find(|e| e.0 == ob) {
+                    Some(e) => {
+                        e.1 |= 1 << pos;
+                        e.2 = e.2.min(f);
+                    }
+                    None => {
+                        pending[np] = (ob, 1 << pos, f);
+                        np += 1;
+                    }
+                }
+            }
+        }
+        for &(ob, bits, f) in &pending[..np] {
+            self.mark_dirty_bits(ob, bits, f);
+        }
+        if !conservative {
+            return;
+        }
+        let (bx, by) = (b % q.grid.blocks_x(), b / q.grid.blocks_x());
+        let (ox, oy) = ((bx * q.side) as i64, (by * q.side) as i64);
+        let s = q.side as i64;
+        while let Some((id, g)) = work.pop() {
+            if g > self.g(id) {
+                continue;
+            }
+            let (x, y) = q.xy(id);
+            let (lx, ly) = (x - ox, y - oy);
+            for (dx, dy) in [(1i64, 0i64), (-1, 0), (0, 1), (0, -1)] {
+                let on_line = if dx != 0 { ly == 0 || ly == s } else { lx == 0 || lx == s };
+                let (nlx, nly) = (lx + dx, ly + dy);
+                if !on_line || nlx < 0 || nly < 0 || nlx > s || nly > s {
+                    continue;
+                }
+                let (nx, ny) = (x + dx, y + dy);
+                if nx as usize > q.max_x || ny as usize > q.max_y || !mask.unit_move_ok(q.rule, x, y, dx, dy) {
+                    continue;
+                }
+                let nid = (ny as usize * q.stride + nx as usize) as u32;
+                let ng = g + 1.0;
+                if ng < self.g(nid) {
+                    self.set_g(nid, ng, id, STEP);
+                    if nid == q.goal_id && ng < best.0 {
+                        *best = (ng, id, STEP);
+                    }
+                    let f = ng + q.h(nx, ny);
+                    let k = q.blocks_of(nx, ny, &mut blocks);
+                    for &ob in &blocks[..k] {
+                        let pos = self.boundary_pos_in(q, ob as usize, nx, ny);
+                        self.mark_dirty(ob, pos, f);
+                    }
+                    if !mask.is_pinch(nx, ny) {
+                        work.push((nid, ng));
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn boundary_pos_in(&self, q: &Query<'_>, b: usize, x: i64, y: i64) -> usize {
+        let (bx, by) = (b % q.grid.blocks_x(), b / q.grid.blocks_x());
+        let (lx, ly) = ((x - (bx * q.side) as i64) as usize, (y - (by * q.side) as i64) as usize);
+        self.layout.boundary_pos[ly * self.layout.n + lx] as usize
+    }
+
+    /// Octile / tile: one legal move from each source boundary cell into neighbouring blocks.
+    fn cross_moves(&mut self, q: &Query<'_>, b: usize, sources: u32, ids: &[u32; 16], best: &mut (f64, u32, u32)) {
+        let mask = q.grid.mask();
+        let s = q.side as i64;
+        let (bx, by) = ((b % q.grid.blocks_x()) as i64, (b / q.grid.blocks_x()) as i64);
+        let moves: &[(i64, i64)] = if q.metric == Metric::Octile { &MOVES8 } else { &MOVES8[..4] };
+        let mut m = sources;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if ids[i] == NONE {
+                continue;
+            }
+            let (x, y) = q.xy(ids[i]);
+            let g = self.g(ids[i]);
+            for &(dx, dy) in moves {
+                let (nx, ny) = (x + dx, y + dy);
+                if (nx.div_euclid(s), ny.div_euclid(s)) == (bx, by) || mask.blocked(nx, ny) {
+                    continue;
+                }
+                let diagonal = dx != 0 && dy != 0;
+                if diagonal && (mask.blocked(nx, y) || mask.blocked(x, ny)) {
+                    continue;
+                }
+                let nid = (ny as usize * q.stride + nx as usize) as u32;
+                let ng = g + if diagonal { SQRT2 } else { 1.0 };
+                if ng < self.g(nid) {
+                    self.set_g(nid, ng, ids[i], STEP);
+                    if nid == q.goal_id && ng < best.0 {
+                        *best = (ng, ids[i], STEP);
+                    }
+                    let nbi = ((ny / s) as usize) * q.grid.blocks_x() + (nx / s) as usize;
+                    let pos = self.boundary_pos_in(q, nbi, nx, ny);
+                    self.mark_dirty(nbi as u32, pos, ng + q.h(nx, ny));
+                }
+            }
+        }
+    }
+
+    /// Follows the hops back from the goal and expands each in-block hop into its stored
+    /// inflection points (any-angle) or moves (octile, tile).
+    fn reconstruct(&self, q: &Query<'_>, start_id: u32, last_from: u32, last_via: u32) -> GridPath {
+        // Hops (from, to, via) from the goal back to the start.
+        let mut hops = vec![(last_from, q.goal_id, last_via)];
+        let mut cur = last_from;
+        while cur != start_id {
+            let i = cur as usize;
+            hops.push((self.parent[i], cur, self.parent_block[i]));
+            cur = self.parent[i];
+        }
+        hops.reverse();
+        let mut pts: Vec<(u32, u32)> = vec![self.point(q, start_id)];
+        for &(from, to, via) in &hops {
+            if via == STEP {
+                pts.push(self.point(q, to));
+            } else {
+                self.expand_hop(q, from, to, via as usize, &mut pts);
+            }
+        }
+        let length = if q.metric == Metric::AnyAngle {
+            let mask = q.grid.mask();
+            remove_collinear_if(&mut pts, |a, c| {
+                q.rule == LosRule::MovingAi
+                    || mask.los_vertices(q.rule, (i64::from(a.0), i64::from(a.1)), (i64::from(c.0), i64::from(c.1)))
+            });
+            polyline_length(&pts)
+        } else {
+            pts.dedup();
+            pts.windows(2).map(|w| if w[0].0 != w[1].0 && w[0].1 != w[1].1 { SQRT2 } else { 1.0 }).sum()
+        };
+        GridPath { points: pts, length, expansions: 0 }
+    }
+
+    fn point(&self, q: &Query<'_>, id: u32) -> (u32, u32) {
+        (id % q.stride as u32, id / q.stride as u32)
+    }
+
+    /// Appends the in-block path from `from` to `to` through block `b` (excluding `from`).
+    fn expand_hop(&self, q: &Query<'_>, from: u32, to: u32, b: usize, pts: &mut Vec<(u32, u32)>) {
+        let n = self.layout.n;
+        let (bx, by) = (b % q.grid.blocks_x(), b / q.grid.blocks_x());
+        let (ox, oy) = ((bx * q.side) as u32, (by * q.side) as u32);
+        let local = |id: u32| {
+            let (x, y) = self.point(q, id);
+            ((y - oy) as usize) * n + (x - ox) as usize
+        };
+        let global = |l: usize| (ox + (l % n) as u32, oy + (l / n) as u32);
+        let (la, lb) = (local(from), local(to));
+        let pattern = q.grid.pattern(b);
+        if q.metric == Metric::AnyAngle {
+            if let Some(path) = q.lddb.any_angle_path(q.rule, pattern, la, lb) {
+                pts.extend(path.into_iter().skip(1).map(global));
+            } else {
+                pts.push(global(lb));
+            }
+            return;
+        }
+        // Cells: walk downhill on the exact table entries.
+        let (c, t) = q.lddb.class_of(pattern);
+        let perm = q.lddb.perm(q.metric, t);
+        let side = n as i64;
+        let free = |x: i64, y: i64| x >= 0 && y >= 0 && x < side && y < side && pattern >> (y * side + x) & 1 == 0;
+        let raw = |a: usize| {
+            let (ca, cb) = (perm[a] as usize, perm[lb] as usize);
+            if q.metric == Metric::Octile {
+                q.lddb.octile_packed(c, ca, cb)
+            } else {
+                q.lddb.tile_raw(c, ca, cb)
+            }
+        };
+        let moves: &[(i64, i64)] = if q.metric == Metric::Octile { &MOVES8 } else { &MOVES8[..4] };
+        let mut cur = la;
+        for _ in 0..n * n {
+            if cur == lb {
+                break;
+            }
+            let here = raw(cur);
+            let (x, y) = ((cur % n) as i64, (cur / n) as i64);
+            let mut next = None;
+            for &(dx, dy) in moves {
+                let (nx, ny) = (x + dx, y + dy);
+                let diagonal = dx != 0 && dy != 0;
+                if !free(nx, ny) || (diagonal && (!free(nx, y) || !free(x, ny))) {
+                    continue;
+                }
+                let nl = (ny * side + nx) as usize;
+                let there = raw(nl);
+                if there == 0xFF {
+                    continue;
+                }
+                // Packed octile entries: straight in the low nibble, diagonal in the high one.
+                let step = if diagonal { 0x10 } else { 0x01 };
+                if u16::from(there) + step == u16::from(here) {
+                    next = Some(nl);
+                    break;
+                }
+            }
+            match next {
+                Some(nl) => {
+                    pts.push(global(nl));
+                    cur = nl;
+                }
+                None => break,
+            }
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! The Local Distance Database (Yap, Burch, Holte, Schaeffer, AAAI 2011): for every obstacle
+//! pattern of a square block of cells, the shortest in-block distance between every pair of
+//! nodes for three metrics (tile and octile between cells, any-angle between vertices under both
+//! [`LosRule`]s), plus next hops so found paths can be rebuilt through their inflection points.
+//!
+//! Only one pattern per symmetry class of the square is stored (8548 instead of 65536 for 4x4
+//! cells); a lookup maps the pattern to its class and the node indices through the transform.
+//! The database is computed in parallel (rayon) and cached on disk (see [`cache`]): build it
+//! once per process with [`Lddb::load_or_build`] and share it (`Lddb` is `Send + Sync`).
+//!
+//! Local indices: cell `(x, y)` of a block is `y * side + x`; vertex `(x, y)` is
+//! `y * (side + 1) + x`, with `(0, 0)` the block's low corner.
+
+pub mod build;
+pub mod cache;
+pub mod symmetry;
+
+use crate::search::los::LosRule;
+use build::{AA_SCALE, UNREACHABLE_U16, UNREACHABLE_U8};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+pub use cache::{default_cache_dir, LddbError, LoadReport};
+
+/// A search metric of the database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Metric {
+    /// 4-connected moves between cells, cost 1.
+    Tile,
+    /// 8-connected moves between cells (diagonal sqrt 2, no corner cutting).
+    Octile,
+    /// Straight segments between vertices with line of sight.
+    AnyAngle,
+}
+
+/// The Local Distance Database for blocks of `side x side` cells.
+#[derive(Clone, PartialEq)]
+pub struct Lddb {
+    pub(crate) side: usize,
+    /// pattern -> (canonical index << 3) | transform.
+    pub(crate) canon_of: Vec<u32>,
+    /// Canonical patterns, ascending.
+    pub(crate) canon: Vec<u32>,
+    /// Per rule: any-angle distances, `[c][a][b]`, fixed point.
+    pub(crate) aa_dist: [Vec<u16>; 2],
+    /// Per rule: any-angle next hops, `[c][a][b]`.
+    pub(crate) aa_next: [Vec<u8>; 2],
+    /// Octile distances `[c][a][b]`, packed straight | diagonal << 4.
+    pub(crate) oct: Vec<u8>,
+    /// Tile distances `[c][a][b]`.
+    pub(crate) tile: Vec<u8>,
+    vperm: Vec<Vec<u8>>,
+    vinv: Vec<Vec<u8>>,
+    cperm: Vec<Vec<u8>>,
+    cinv: Vec<Vec<u8>>,
+    oct_len: [f64; 256],
+}
+
+impl std::fmt::Debug for Lddb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Lddb {{ side: {}, classes: {}, bytes: {} }}", self.side, self.canon.len(), self.memory_bytes())
+    }
+}
+
+impl Lddb {
+    /// Block sides (cells) the database supports: 2, 3 and 4 (3x3, 4x4 and 5x5 vertices).
+    pub const SIDES: [usize; 3] = [2, 3, 4];
+
+    /// Computes the database for blocks of `side` cells (2, 3 or 4) on all rayon threads,
+    /// calling `progress(done, total)` now and then with the number of pattern classes finished.
+    ///
+    /// Fails with [`LddbError::BadSide`] for other sides.
+    pub fn build(side: usize, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Self, LddbError> {
+        if !Self::SIDES.contains(&side) {
+            return Err(LddbError::BadSide(side));
+        }
+        let (canon_of, canon) = symmetry::canonical_classes(side);
+        let (nv, nc) = ((side + 1) * (side + 1), side * side);
+        let k = canon.len();
+        // Four table kinds per class; progress counts class-kinds.
+        let total = 4 * k;
+        let done = AtomicUsize::new(0);
+        let tick = |n: usize| {
+            let before = done.fetch_add(n, Ordering::Relaxed);
+            let step = (total / 50).max(1);
+            if (before + n) / step != before / step || before + n == total {
+                progress(before + n, total);
+            }
+        };
+        let mut aa_dist = [vec![0u16; k * nv * nv], vec![0u16; k * nv * nv]];
+        let mut aa_next = [vec![0u8; k * nv * nv], vec![0u8; k * nv * nv]];
+        for (r, rule) in LosRule::ALL.into_iter().enumerate() {
+            aa_dist[r].par_chunks_mut(nv * nv).zip(aa_next[r].par_chunks_mut(nv * nv)).enumerate().for_each(
+                |(c, (d, n))| {
+                    build::any_angle_table(side, canon[c], rule, d, n);
+                    tick(1);
+                },
+            );
+        }
+        let mut oct = vec![0u8; k * nc * nc];
+        oct.par_chunks_mut(nc * nc).enumerate().for_each(|(c, out)| {
+            build::octile_table(side, canon[c], out);
+            tick(1);
+        });
+        let mut tile = vec![0u8; k * nc * nc];
+        tile.par_chunks_mut(nc * nc).enumerate().for_each(|(c, out)| {
+            build::tile_table(side, canon[c], out);
+            tick(1);
+        });
+        Ok(Self::assemble(side, canon_of, canon, aa_dist, aa_next, oct, tile))
+    }
+
+    pub(crate) fn assemble(
+        side: usize,
+        canon_of: Vec<u32>,
+        canon: Vec<u32>,
+        aa_dist: [Vec<u16>; 2],
+        aa_next: [Vec<u8>; 2],
+        oct: Vec<u8>,
+        tile: Vec<u8>,
+    ) -> Self {
+        let vperm: Vec<Vec<u8>> = (0..8).map(|t| symmetry::permutation(t, side + 1)).collect();
+        let cperm: Vec<Vec<u8>> = (0..8).map(|t| symmetry::permutation(t, side)).collect();
+        let vinv = vperm.iter().map(|p| symmetry::inverse(p)).collect();
+        let cinv = cperm.iter().map(|p| symmetry::inverse(p)).collect();
+        let mut oct_len = [f64::INFINITY; 256];
+        for (v, l) in oct_len.iter_mut().enumerate() {
+            if v as u8 != UNREACHABLE_U8 {
+                *l = (v & 15) as f64 + (v >> 4) as f64 * std::f64::consts::SQRT_2;
+            }
+        }
+        Self { side, canon_of, canon, aa_dist, aa_next, oct, tile, vperm, vinv, cperm, cinv, oct_len }
+    }
+
+    /// Cells per block side.
+    #[inline]
+    pub fn side(&self) -> usize {
+        self.side
+    }
+
+    /// Number of stored pattern classes.
+    pub fn classes(&self) -> usize {
+        self.canon.len()
+    }
+
+    /// Bytes of table memory held.
+    pub fn memory_bytes(&self) -> usize {
+        self.canon_of.len() * 4
+            + self.canon.len() * 4
+            + self.aa_dist.iter().map(|v| v.len() * 2).sum::<usize>()
+            + self.aa_next.iter().map(Vec::len).sum::<usize>()
+            + self.oct.len()
+            + self.tile.len()
+    }
+
+    /// Nodes per block for `metric`: `(side+1)^2` vertices or `side^2` cells.
+    #[inline]
+    pub fn nodes(&self, metric: Metric) -> usize {
+        match metric {
+            Metric::AnyAngle => (self.side + 1) * (self.side + 1),
+            _ => self.side * self.side,
+        }
+    }
+
+    /// Class index and transform of `pattern` (bit `y * side + x` = cell `(x, y)` blocked).
+    /// Patterns must be below `2^(side^2)`.
+    #[inline(always)]
+    pub fn class_of(&self, pattern: u32) -> (usize, usize) {
+        let v = self.canon_of[pattern as usize];
+        ((v >> 3) as usize, (v & 7) as usize)
+    }
+
+    /// Local-index permutation (block frame to class frame) of transform `t` for `metric`.
+    #[inline(always)]
+    pub fn perm(&self, metric: Metric, t: usize) -> &[u8] {
+        if metric == Metric::AnyAngle {
+            &self.vperm[t]
+        } else {
+            &self.cperm[t]
+        }
+    }
+
+    /// Inverse of [`Lddb::perm`] (class frame to block frame).
+    #[inline(always)]
+    pub fn perm_inv(&self, metric: Metric, t: usize) -> &[u8] {
+        if metric == Metric::AnyAngle {
+            &self.vinv[t]
+        } else {
+            &self.cinv[t]
+        }
+    }
+
+    /// Distance in class `c` between class-frame nodes `a` and `b`, `+inf` when unreachable.
+    /// Any-angle values carry a fixed-point error of at most 1/2048.
+    #[inline(always)]
+    pub fn class_distance(&self, metric: Metric, rule: LosRule, c: usize, a: usize, b: usize) -> f64 {
+        let n = self.nodes(metric);
+        let i = (c * n + a) * n + b;
+        match metric {
+            Metric::AnyAngle => {
+                let v = self.aa_dist[rule.index()][i];
+                if v == UNREACHABLE_U16 {
+                    f64::INFINITY
+                } else {
+                    f64::from(v) / AA_SCALE
+                }
+            }
+            Metric::Octile => self.oct_len[self.oct[i] as usize],
+            Metric::Tile => {
+                let v = self.tile[i];
+                if v == UNREACHABLE_U8 {
+                    f64::INFINITY
+                } else {
+                    f64::from(v)
+                }
+            }
+        }
+    }
+
+    /// Raw octile entry (packed straight | diagonal << 4, 0xFF unreachable) in class `c`.
+    #[inline(always)]
+    pub fn octile_packed(&self, c: usize, a: usize, b: usize) -> u8 {
+        let n = self.side * self.side;
+        self.oct[(c * n + a) * n + b]
+    }
+
+    /// Raw tile entry (moves, 0xFF unreachable) in class `c`.
+    #[inline(always)]
+    pub fn tile_raw(&self, c: usize, a: usize, b: usize) -> u8 {
+        let n = self.side * self.side;
+        self.tile[(c * n + a) * n + b]
+    }
+
+    /// First waypoint after class-frame vertex `a` on the stored shortest any-angle path to `b`
+    /// in class `c` (`None` when unreachable or `a == b`).
+    #[inline(always)]
+    pub fn next_hop(&self, rule: LosRule, c: usize, a: usize, b: usize) -> Option<usize> {
+        let n = self.nodes(Metric::AnyAngle);
+        let v = self.aa_next[rule.index()][(c * n + a) * n + b];
+        (v != build::NO_HOP).then_some(v as usize)
+    }
+
+    /// Raw any-angle distances of class `c` (`[a * nodes + b]`, fixed point 1/1024, 0xFFFF =
+    /// unreachable).
+    #[inline(always)]
+    pub fn any_angle_class(&self, rule: LosRule, c: usize) -> &[u16] {
+        let n = self.nodes(Metric::AnyAngle);
+        &self.aa_dist[rule.index()][c * n * n..(c + 1) * n * n]
+    }
+
+    /// Raw octile (packed) or tile entries of class `c` (`[a * nodes + b]`, 0xFF = unreachable).
+    #[inline(always)]
+    pub fn cell_class(&self, metric: Metric, c: usize) -> &[u8] {
+        let n = self.side * self.side;
+        let t = if metric == Metric::Tile { &self.tile } else { &self.oct };
+        &t[c * n * n..(c + 1) * n * n]
+    }
+
+    /// Lookup table from a packed octile entry to its length (`+inf` for 0xFF).
+    #[inline(always)]
+    pub fn octile_lengths(&self) -> &[f64; 256] {
+        &self.oct_len
+    }
+
+    /// Shortest in-block distance between block-frame nodes `a` and `b` of a block with
+    /// `pattern`, for `metric` (rule matters for any-angle only); `+inf` when unreachable.
+    pub fn distance(&self, metric: Metric, rule: LosRule, pattern: u32, a: usize, b: usize) -> f64 {
+        let (c, t) = self.class_of(pattern);
+        let p = self.perm(metric, t);
+        self.class_distance(metric, rule, c, p[a] as usize, p[b] as usize)
+    }
+
+    /// The in-block any-angle path from block-frame vertex `a` to `b` of a block with `pattern`
+    /// under `rule`, as block-frame vertex indices from `a` to `b` (only `a` when `a == b`);
+    /// `None` when unreachable.
+    pub fn any_angle_path(&self, rule: LosRule, pattern: u32, a: usize, b: usize) -> Option<Vec<usize>> {
+        let (c, t) = self.class_of(pattern);
+        let (p, inv) = (self.perm(Metric::AnyAngle, t), self.perm_inv(Metric::AnyAngle, t));
+        let (ca, cb) = (p[a] as usize, p[b] as usize);
+        let mut out = vec![a];
+        let mut cur = ca;
+        while cur != cb {
+            cur = self.next_hop(rule, c, cur, cb)?;
+            out.push(inv[cur] as usize);
+            if out.len() > self.nodes(Metric::AnyAngle) {
+                return None;
+            }
+        }
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,123 @@
+//! Reusable search memory: generation-stamped node arrays and a min-heap on non-negative `f64`
+//! keys, so a query touches only the nodes it reaches instead of clearing whole-map arrays.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Node value reported for a node not reached in the current query.
+pub const NO_PARENT: u32 = u32::MAX;
+
+/// Per-node g-values, parents and closed flags, valid only when stamped with the current
+/// generation. [`NodeScratch::begin`] starts a new query in O(1) (amortised).
+#[derive(Debug, Default, Clone)]
+pub struct NodeScratch {
+    stamp: Vec<u32>,
+    g: Vec<f64>,
+    parent: Vec<u32>,
+    closed: Vec<bool>,
+    generation: u32,
+    heap: BinaryHeap<(Reverse<u64>, u32)>,
+}
+
+impl NodeScratch {
+    /// Prepares for a query over `nodes` nodes: forgets every value of the previous query.
+    pub fn begin(&mut self, nodes: usize) {
+        if self.stamp.len() != nodes {
+            self.stamp = vec![0; nodes];
+            self.g = vec![f64::INFINITY; nodes];
+            self.parent = vec![NO_PARENT; nodes];
+            self.closed = vec![false; nodes];
+        }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            // After 2^32 queries the stamps wrap: clear them once.
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.generation = 1;
+        }
+        self.heap.clear();
+    }
+
+    #[inline(always)]
+    fn touch(&mut self, i: usize) {
+        if self.stamp[i] != self.generation {
+            self.stamp[i] = self.generation;
+            self.g[i] = f64::INFINITY;
+            self.parent[i] = NO_PARENT;
+            self.closed[i] = false;
+        }
+    }
+
+    /// g-value of node `i` (`+inf` when not reached).
+    #[inline(always)]
+    pub fn g(&self, i: usize) -> f64 {
+        if self.stamp[i] == self.generation {
+            self.g[i]
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// Parent of node `i` ([`NO_PARENT`] when none).
+    #[inline(always)]
+    pub fn parent(&self, i: usize) -> u32 {
+        if self.stamp[i] == self.generation {
+            self.parent[i]
+        } else {
+            NO_PARENT
+        }
+    }
+
+    /// True when node `i` was closed in this query.
+    #[inline(always)]
+    pub fn is_closed(&self, i: usize) -> bool {
+        self.stamp[i] == self.generation && self.closed[i]
+    }
+
+    /// Sets g and parent of node `i`.
+    #[inline(always)]
+    pub fn set(&mut self, i: usize, g: f64, parent: u32) {
+        self.touch(i);
+        self.g[i] = g;
+        self.parent[i] = parent;
+    }
+
+    /// Marks node `i` closed.
+    #[inline(always)]
+    pub fn close(&mut self, i: usize) {
+        self.touch(i);
+        self.closed[i] = true;
+    }
+
+    /// Pushes node `i` with priority `f` (negative values are treated as 0).
+    #[inline(always)]
+    pub fn push(&mut self, i: usize, f: f64) {
+        self.heap.push((Reverse(f.max(0.0).to_bits()), i as u32));
+    }
+
+    /// Pops the node with the smallest priority, with that priority.
+    #[inline(always)]
+    pub fn pop(&mut self) -> Option<(usize, f64)> {
+        self.heap.pop().map(|(Reverse(k), i)| (i as usize, f64::from_bits(k)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generations_forget_old_values() {
+        let mut s = NodeScratch::default();
+        s.begin(4);
+        s.set(2, 1.5, 0);
+        s.close(2);
+        s.push(2, 3.0);
+        s.push(1, 1.0);
+        assert_eq!(s.pop(), Some((1, 1.0)));
+        s.begin(4);
+        assert_eq!(s.g(2), f64::INFINITY);
+        assert!(!s.is_closed(2));
+        assert_eq!(s.parent(2), NO_PARENT);
+        assert_eq!(s.pop(), None);
+    }
+}

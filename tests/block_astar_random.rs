@@ -1,0 +1,251 @@
+//! Block A* on random maps against independent references: octile A* for block-oct, BFS for
+//! block-tile, the visibility-graph optimum (lower bound) and line of sight for block-aa, Theta*
+//! and Lazy Theta*, under both line-of-sight rules; and map edits through the block grid.
+
+use blockstar_planner::block_astar::{BlockAStar, BlockGrid};
+use blockstar_planner::grid::{CellRect, Grid};
+use blockstar_planner::lddb::{Lddb, Metric};
+use blockstar_planner::search::grid_astar::{CellHeuristic, GridAStar};
+use blockstar_planner::search::lazy_theta::LazyThetaStar;
+use blockstar_planner::search::los::{CellMask, LosRule};
+use blockstar_planner::search::path::{GridPath, SearchFailure};
+use blockstar_planner::search::theta::ThetaStar;
+use blockstar_planner::search::visibility::visibility_shortest_path;
+use std::collections::VecDeque;
+use std::sync::OnceLock;
+
+fn lddb(side: usize) -> &'static Lddb {
+    static DBS: [OnceLock<Lddb>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    DBS[side - 2].get_or_init(|| Lddb::build(side, &|_, _| {}).unwrap())
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+fn random_grid(r: &mut Rng, w: usize, h: usize, percent: u64) -> Grid {
+    Grid::from_blocked(w, h, (0..w * h).map(|_| r.next(100) < percent).collect()).unwrap()
+}
+
+fn bfs(g: &Grid, s: (u32, u32), t: (u32, u32)) -> Option<f64> {
+    let w = g.width();
+    let mut d = vec![usize::MAX; w * g.height()];
+    d[s.1 as usize * w + s.0 as usize] = 0;
+    let mut q = VecDeque::from([(s.0 as i64, s.1 as i64)]);
+    while let Some((x, y)) = q.pop_front() {
+        for (dx, dy) in [(1, 0), (-1, 0), (0, 1), (0, -1)] {
+            let (nx, ny) = (x + dx, y + dy);
+            if g.is_free(nx, ny) && d[ny as usize * w + nx as usize] == usize::MAX {
+                d[ny as usize * w + nx as usize] = d[y as usize * w + x as usize] + 1;
+                q.push_back((nx, ny));
+            }
+        }
+    }
+    let v = d[t.1 as usize * w + t.0 as usize];
+    (v != usize::MAX).then_some(v as f64)
+}
+
+fn check_cell_path(g: &Grid, p: &GridPath, diagonal: bool) {
+    let mut len = 0.0;
+    for w in p.points.windows(2) {
+        let (dx, dy) = (w[1].0 as i64 - w[0].0 as i64, w[1].1 as i64 - w[0].1 as i64);
+        assert!(dx.abs() <= 1 && dy.abs() <= 1 && (dx, dy) != (0, 0), "not a move: {w:?}");
+        assert!(g.is_free(w[1].0 as i64, w[1].1 as i64));
+        if dx != 0 && dy != 0 {
+            assert!(diagonal);
+            assert!(g.is_free(w[0].0 as i64 + dx, w[0].1 as i64) && g.is_free(w[0].0 as i64, w[0].1 as i64 + dy));
+            len += std::f64::consts::SQRT_2;
+        } else {
+            len += 1.0;
+        }
+    }
+    assert!((len - p.length).abs() < 1e-9);
+}
+
+fn check_any_angle(name: &str, m: &CellMask, rule: LosRule, p: &GridPath, s: (u32, u32), t: (u32, u32)) {
+    assert_eq!(p.points.first(), Some(&s));
+    assert_eq!(p.points.last(), Some(&t));
+    for w in p.points.windows(2) {
+        let (a, b) = ((w[0].0 as i64, w[0].1 as i64), (w[1].0 as i64, w[1].1 as i64));
+        assert!(m.los_vertices(rule, a, b), "{name} {rule:?}: no line of sight {a:?} -> {b:?}");
+    }
+    for v in p.points.iter().skip(1).take(p.points.len().saturating_sub(2)) {
+        assert!(
+            m.vertex_passable(rule, v.0 as i64, v.1 as i64),
+            "{name} {rule:?}: waypoint {v:?} squeezes in {:?}\n{m:?}",
+            p.points
+        );
+    }
+}
+
+#[test]
+fn block_octile_and_tile_are_exact_on_random_maps() {
+    let mut r = Rng(0xDEAD_BEEF_1234_5678);
+    let mut block = BlockAStar::new();
+    let mut astar = GridAStar::new();
+    for side in [2usize, 3, 4] {
+        let db = lddb(side);
+        for _ in 0..25 {
+            let (w, h) = (5 + r.next(30) as usize, 5 + r.next(30) as usize);
+            let pct = r.next(40);
+            let g = random_grid(&mut r, w, h, pct);
+            let bg = BlockGrid::new(&g, side).unwrap();
+            let m = CellMask::from_grid(&g);
+            for _ in 0..20 {
+                let s = (r.next(w as u64) as u32, r.next(h as u64) as u32);
+                let t = (r.next(w as u64) as u32, r.next(h as u64) as u32);
+                let want = astar.find_path(&m, s, t, CellHeuristic::Octile, || false);
+                let got = block.find_path(db, &bg, s, t, Metric::Octile, LosRule::MovingAi, || false);
+                match (&want, &got) {
+                    (Ok(a), Ok(b)) => {
+                        assert!(
+                            (a.length - b.length).abs() < 1e-9,
+                            "side {side} {s:?}->{t:?}: {} vs {}\n{g:?}",
+                            b.length,
+                            a.length
+                        );
+                        check_cell_path(&g, b, true);
+                    }
+                    (Err(a), Err(b)) => assert_eq!(a, b),
+                    _ => panic!("side {side} {s:?}->{t:?}: {want:?} vs {got:?}\n{g:?}"),
+                }
+                let tile = block.find_path(db, &bg, s, t, Metric::Tile, LosRule::MovingAi, || false);
+                if g.is_free(s.0 as i64, s.1 as i64) && g.is_free(t.0 as i64, t.1 as i64) {
+                    assert_eq!(
+                        tile.as_ref().ok().map(|p| p.length),
+                        bfs(&g, s, t),
+                        "tile side {side} {s:?}->{t:?}\n{g:?}"
+                    );
+                    if let Ok(p) = &tile {
+                        check_cell_path(&g, p, false);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn any_angle_paths_are_valid_and_bounded_by_the_visibility_optimum() {
+    let mut r = Rng(0x0123_4567_89AB_CDEF);
+    let mut block = BlockAStar::new();
+    let (mut theta, mut lazy) = (ThetaStar::new(), LazyThetaStar::new());
+    let db = lddb(4);
+    // Suboptimality against the exact optimum, reported (not asserted beyond validity).
+    let mut ratios: Vec<(&str, LosRule, f64, usize)> = vec![];
+    for rule in LosRule::ALL {
+        let mut sums = [0.0f64; 3];
+        let mut count = 0usize;
+        for _ in 0..30 {
+            let (w, h) = (4 + r.next(14) as usize, 4 + r.next(14) as usize);
+            let pct = r.next(35);
+            let g = random_grid(&mut r, w, h, pct);
+            let bg = BlockGrid::new(&g, 4).unwrap();
+            let m = CellMask::from_grid(&g);
+            for _ in 0..8 {
+                let s = (r.next(w as u64 + 1) as u32, r.next(h as u64 + 1) as u32);
+                let t = (r.next(w as u64 + 1) as u32, r.next(h as u64 + 1) as u32);
+                let exact = visibility_shortest_path(&m, rule, s, t);
+                let b = block.find_path(db, &bg, s, t, Metric::AnyAngle, rule, || false);
+                let th = theta.find_path(&m, rule, s, t, || false);
+                let lz = lazy.find_path(&m, rule, s, t, || false);
+                match &exact {
+                    Ok(e) => {
+                        for (name, p) in [("block-aa", &b), ("theta", &th), ("lazy-theta", &lz)] {
+                            let p = p.as_ref().unwrap_or_else(|f| panic!("{name} {rule:?} {s:?}->{t:?}: {f:?}\n{g:?}"));
+                            check_any_angle(name, &m, rule, p, s, t);
+                            assert!(p.length >= e.length - 1e-9, "{name} beats the optimum");
+                        }
+                        if e.length > 0.0 {
+                            sums[0] += b.as_ref().unwrap().length / e.length;
+                            sums[1] += th.as_ref().unwrap().length / e.length;
+                            sums[2] += lz.as_ref().unwrap().length / e.length;
+                            count += 1;
+                        }
+                    }
+                    Err(f) => {
+                        assert_eq!(b.as_ref().err(), Some(f), "block-aa {rule:?} {s:?}->{t:?}\n{g:?}");
+                        assert_eq!(th.as_ref().err(), Some(f));
+                        assert_eq!(lz.as_ref().err(), Some(f));
+                    }
+                }
+            }
+        }
+        for (i, name) in ["block-aa", "theta", "lazy-theta"].into_iter().enumerate() {
+            ratios.push((name, rule, sums[i] / count as f64, count));
+        }
+    }
+    for (name, rule, mean, n) in &ratios {
+        println!("{name:>10} {rule:?}: mean length / optimum = {mean:.5} over {n} queries");
+        assert!(*mean < 1.05, "{name} {rule:?} suboptimality {mean}");
+    }
+}
+
+#[test]
+fn edits_through_update_rect_match_a_fresh_grid() {
+    let mut r = Rng(77);
+    let db = lddb(4);
+    let mut g = random_grid(&mut r, 40, 30, 20);
+    let mut bg = BlockGrid::new(&g, 4).unwrap();
+    let mut block = BlockAStar::new();
+    for _ in 0..20 {
+        let rect = CellRect {
+            x: r.next(30) as usize,
+            y: r.next(20) as usize,
+            width: 1 + r.next(10) as usize,
+            height: 1 + r.next(10) as usize,
+        };
+        for y in rect.y..rect.y + rect.height {
+            for x in rect.x..rect.x + rect.width {
+                g.set_blocked(x, y, r.next(100) < 30).unwrap();
+            }
+        }
+        bg.update_rect(&g, rect).unwrap();
+        assert_eq!(bg, BlockGrid::new(&g, 4).unwrap());
+        let (s, t) = ((r.next(40) as u32, r.next(30) as u32), (r.next(40) as u32, r.next(30) as u32));
+        let m = CellMask::from_grid(&g);
+        let want = GridAStar::new().find_path(&m, s, t, CellHeuristic::Octile, || false).map(|p| p.length);
+        let got = block.find_path(db, &bg, s, t, Metric::Octile, LosRule::MovingAi, || false).map(|p| p.length);
+        assert_eq!(want.is_ok(), got.is_ok());
+        if let (Ok(a), Ok(b)) = (want, got) {
+            assert!((a - b).abs() < 1e-9);
+        }
+    }
+    // Bad input is refused and changes nothing.
+    let before = bg.clone();
+    assert!(bg.update_rect(&g, CellRect { x: 35, y: 0, width: 10, height: 1 }).is_err());
+    assert_eq!(bg, before);
+    let other = BlockGrid::new(&g, 3).unwrap();
+    assert_eq!(
+        block.find_path(db, &other, (0, 0), (1, 1), Metric::Octile, LosRule::MovingAi, || false),
+        Err(SearchFailure::BlockSideMismatch)
+    );
+    assert_eq!(
+        block.find_path(db, &bg, (0, 0), (41, 1), Metric::AnyAngle, LosRule::MovingAi, || false),
+        Err(SearchFailure::OutOfBounds)
+    );
+}
+
+#[test]
+fn one_searcher_serves_all_metrics_in_turn() {
+    // Switching metrics changes the node count, which reallocates part of the scratch memory;
+    // results must not depend on what ran before.
+    let mut r = Rng(4242);
+    let db = lddb(4);
+    let g = random_grid(&mut r, 33, 29, 25);
+    let bg = BlockGrid::new(&g, 4).unwrap();
+    let mut shared = BlockAStar::new();
+    for _ in 0..200 {
+        let (s, t) = ((r.next(33) as u32, r.next(29) as u32), (r.next(33) as u32, r.next(29) as u32));
+        for metric in [Metric::Octile, Metric::AnyAngle, Metric::Tile] {
+            let fresh = BlockAStar::new().find_path(db, &bg, s, t, metric, LosRule::MovingAi, || false);
+            assert_eq!(shared.find_path(db, &bg, s, t, metric, LosRule::MovingAi, || false), fresh);
+        }
+    }
+}
