@@ -9,6 +9,8 @@
 #![warn(missing_docs)]
 
 pub mod cli;
+pub mod curves;
+pub mod directional;
 pub mod error;
 pub mod geometry;
 pub mod grid;
