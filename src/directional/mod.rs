@@ -1,1 +1,11 @@
-//! placeholder
+//! Directional A* (Pinter 2001) and the hybrid refinement pipeline: turning an any-angle path
+//! into a trajectory of arcs and lines that a vehicle with a minimum turning radius can drive,
+//! verified against the map before it is returned.
+//!
+//! Everything here works in **cell units** on a [`crate::grid::Grid`] whose blocked cells are the
+//! cells the vehicle may not enter (its footprint, a disk, must not touch them). The caller
+//! converts radii from metres with the map resolution.
+
+pub mod footprint;
+pub mod lattice;
+pub mod tables;
