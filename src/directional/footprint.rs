@@ -103,6 +103,19 @@ impl CollisionMap {
         ok
     }
 
+    /// The cells whose centre the vehicle (footprint `radius` cells, sampled radius plus
+    /// `margin`) may not occupy: the traversability mask an any-angle planner should run on so
+    /// its path stays where the footprint fits.
+    pub fn centre_mask(&self, radius: f64, margin: f64) -> Grid {
+        let rho = sampled_radius(radius) + margin;
+        let (w, h) = (self.width, self.height);
+        let blocked: Vec<bool> = (0..w * h)
+            .map(|k| !self.disk_free(Point2::new((k % w) as f64 + 0.5, (k / w) as f64 + 0.5), rho))
+            .collect();
+        // Same size as the map this was built from, which was a valid grid.
+        Grid::from_blocked(w, h, blocked).expect("same size as a valid grid")
+    }
+
     /// True when the footprint of radius `radius` (cells) swept along `segments` touches no
     /// blocked cell, with the sampling rule of this module plus `margin` extra radius.
     pub fn sweep_free(&self, segments: &[Segment], radius: f64, margin: f64) -> bool {

@@ -9,3 +9,17 @@
 pub mod footprint;
 pub mod lattice;
 pub mod tables;
+pub mod chain;
+pub mod verify;
+pub mod params;
+pub mod search;
+pub mod pipeline;
+pub(crate) mod temp_any_angle;
+#[cfg(test)]
+mod tests;
+
+pub use footprint::CollisionMap;
+pub use lattice::{HeadingBins, Neighbourhood};
+pub use params::{Directional, RefineParams};
+pub use pipeline::{refine, RefineError, RefineStats, Refined};
+pub use verify::{verify_trajectory, VerifyError};
