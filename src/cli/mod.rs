@@ -3,6 +3,7 @@
 
 use clap::{Parser, Subcommand};
 
+pub mod bench_nav;
 pub mod plan;
 
 /// An error reported to the user by a subcommand (printed as `blockstar: <message>`, exit 1).
@@ -38,11 +39,14 @@ pub struct Cli {
 pub enum Command {
     /// Plan one path on a map file.
     Plan(plan::PlanArgs),
+    /// Benchmark the turning-radius-legal planners on random pose pairs of one map.
+    BenchNav(bench_nav::BenchNavArgs),
 }
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Plan(a) => plan::run(&a),
+        Command::BenchNav(a) => bench_nav::run(&a),
     }
 }

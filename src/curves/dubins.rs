@@ -174,25 +174,36 @@ fn normalised(word: DubinsWord, alpha: f64, beta: f64, d: f64) -> Option<[f64; 3
     }
 }
 
-/// The curve of `word` from `start` to `goal` with turning radius `radius`, when that word
-/// joins them. Returns `None` when the word has no solution, when `radius` is not finite and
-/// positive, or when a pose is not finite.
-pub fn dubins_word(start: Pose2, goal: Pose2, radius: f64, word: DubinsWord) -> Option<DubinsCurve> {
-    if !(radius.is_finite() && radius > 0.0 && start.is_finite() && goal.is_finite()) {
-        return None;
-    }
+fn unchecked(start: Pose2, goal: Pose2, radius: f64, word: DubinsWord) -> Option<DubinsCurve> {
     let (dx, dy) = (goal.x - start.x, goal.y - start.y);
     let d = dx.hypot(dy) / radius;
     let theta = if d > 0.0 { mod2pi(dy.atan2(dx)) } else { 0.0 };
     let alpha = mod2pi(start.yaw - theta);
     let beta = mod2pi(goal.yaw - theta);
     let n = normalised(word, alpha, beta, d)?;
-    let curve = DubinsCurve { start, radius, word, lengths: n.map(|v| v * radius) };
-    // Guard against the closed forms' branch cuts: the curve must really end at the goal.
+    Some(DubinsCurve { start, radius, word, lengths: n.map(|v| v * radius) })
+}
+
+/// Guards against the closed forms' branch cuts: the curve must really end at the goal.
+fn ends_at(curve: &DubinsCurve, goal: Pose2) -> bool {
     let end = curve.end();
-    let tol = 1e-6 * (1.0 + radius + dx.abs() + dy.abs());
-    let ok = end.point().distance(goal.point()) <= tol && normalize_angle(end.yaw - goal.yaw).abs() <= 1e-6;
-    ok.then_some(curve)
+    let s = curve.start;
+    let tol = 1e-6 * (1.0 + curve.radius + (goal.x - s.x).abs() + (goal.y - s.y).abs());
+    end.point().distance(goal.point()) <= tol && normalize_angle(end.yaw - goal.yaw).abs() <= 1e-6
+}
+
+fn valid_inputs(start: Pose2, goal: Pose2, radius: f64) -> bool {
+    radius.is_finite() && radius > 0.0 && start.is_finite() && goal.is_finite()
+}
+
+/// The curve of `word` from `start` to `goal` with turning radius `radius`, when that word
+/// joins them. Returns `None` when the word has no solution, when `radius` is not finite and
+/// positive, or when a pose is not finite.
+pub fn dubins_word(start: Pose2, goal: Pose2, radius: f64, word: DubinsWord) -> Option<DubinsCurve> {
+    if !valid_inputs(start, goal, radius) {
+        return None;
+    }
+    unchecked(start, goal, radius, word).filter(|c| ends_at(c, goal))
 }
 
 /// The shortest Dubins curve from `start` to `goal` with minimum turning radius `radius`
@@ -201,10 +212,13 @@ pub fn dubins_word(start: Pose2, goal: Pose2, radius: f64, word: DubinsWord) -> 
 /// Returns `None` only when `radius` is not finite and positive or a pose is not finite (some
 /// word always exists otherwise).
 pub fn dubins_shortest(start: Pose2, goal: Pose2, radius: f64) -> Option<DubinsCurve> {
-    DubinsWord::ALL
-        .iter()
-        .filter_map(|&w| dubins_word(start, goal, radius, w))
-        .min_by(|a, b| a.length().total_cmp(&b.length()))
+    if !valid_inputs(start, goal, radius) {
+        return None;
+    }
+    let mut words: Vec<DubinsCurve> = DubinsWord::ALL.iter().filter_map(|&w| unchecked(start, goal, radius, w)).collect();
+    words.sort_by(|a, b| a.length().total_cmp(&b.length()));
+    // Only the winner is rebuilt and checked; the others are checked only if it fails.
+    words.into_iter().find(|c| ends_at(c, goal))
 }
 
 #[cfg(test)]

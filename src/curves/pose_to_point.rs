@@ -134,9 +134,9 @@ mod tests {
             // Brute force over 720 headings: no Dubins curve to the point is much shorter when the
             // target lies outside both circles (then arc-then-line is optimal).
             let (s, co) = start.yaw.sin_cos();
-            let outside = [1.0, -1.0].iter().all(|side| {
-                Point2::new(start.x - side * 1.5 * s, start.y + side * 1.5 * co).distance(target) >= 1.5
-            });
+            let outside = [1.0, -1.0]
+                .iter()
+                .all(|side| Point2::new(start.x - side * 1.5 * s, start.y + side * 1.5 * co).distance(target) >= 1.5);
             if !outside {
                 continue;
             }

@@ -15,6 +15,15 @@ pub fn link(a: Pose2, b: Pose2, to_point: bool, radius: f64) -> Option<Vec<Segme
     }
 }
 
+/// Cost of the curve [`link`] would build, computed without building it.
+pub fn link_cost_estimate(a: Pose2, b: Pose2, to_point: bool, radius: f64, turn_penalty: f64) -> Option<f64> {
+    if to_point {
+        pose_to_point(a, b.point(), radius).map(|c| c.length() + turn_penalty * c.arc_length / radius)
+    } else {
+        dubins_shortest(a, b, radius).map(|c| c.length() + turn_penalty * c.turning())
+    }
+}
+
 /// Cost of a curve: its length plus `turn_penalty` per radian turned.
 pub fn curve_cost(segments: &[Segment], turn_penalty: f64) -> f64 {
     segments.iter().map(|s| s.length * (1.0 + turn_penalty * s.curvature.abs())).sum()

@@ -148,7 +148,12 @@ impl LatticeRect {
         if i0 > i1 {
             return Self { i0: 0, j0: 0, i1: 0, j1: 0 };
         }
-        Self { i0: (i0 - margin).max(0), j0: (j0 - margin).max(0), i1: (i1 + margin + 1).min(l.cols), j1: (j1 + margin + 1).min(l.rows) }
+        Self {
+            i0: (i0 - margin).max(0),
+            j0: (j0 - margin).max(0),
+            i1: (i1 + margin + 1).min(l.cols),
+            j1: (j1 + margin + 1).min(l.rows),
+        }
     }
 
     /// True when `(i, j)` lies inside.

@@ -6,20 +6,20 @@
 //! cells the vehicle may not enter (its footprint, a disk, must not touch them). The caller
 //! converts radii from metres with the map resolution.
 
+pub mod chain;
 pub mod footprint;
 pub mod lattice;
-pub mod tables;
-pub mod chain;
-pub mod verify;
 pub mod params;
-pub mod search;
 pub mod pipeline;
+pub mod search;
+pub mod tables;
 pub(crate) mod temp_any_angle;
 #[cfg(test)]
 mod tests;
+pub mod verify;
 
 pub use footprint::CollisionMap;
 pub use lattice::{HeadingBins, Neighbourhood};
 pub use params::{Directional, RefineParams};
-pub use pipeline::{refine, RefineError, RefineStats, Refined};
+pub use pipeline::{full_search, refine, RefineError, RefineStats, Refined};
 pub use verify::{verify_trajectory, VerifyError};

@@ -16,8 +16,9 @@ pub struct RefineParams {
     pub lattice_spacing: Option<i64>,
     /// Heading bins per lattice cell.
     pub heading_bins: HeadingBins,
-    /// How many path cells ahead Smoothing may hop (>= 1); `None` picks at least 3 (Pinter's
-    /// Smoothing-48) and enough to span 2.5 turning radii, so a right-angle bend fits in one hop.
+    /// How many path points ahead Smoothing may hop (>= 1; path points are `lattice_spacing`
+    /// apart); `None` picks at least 3 (Pinter's Smoothing-48) and enough to span 2.5 turning
+    /// radii, so a right-angle bend fits in one hop.
     pub smoothing_hops: Option<usize>,
     /// Neighbourhood of the window repair search.
     pub repair_neighbourhood: Neighbourhood,
@@ -122,8 +123,7 @@ impl Directional {
     pub fn new(params: RefineParams) -> Result<Self, String> {
         params.validate()?;
         let key = params.table_key();
-        let reach = (params.hops() as i64).max(Neighbourhood::Directional48.reach());
-        let edges = EdgeTable::new(key, reach);
+        let edges = EdgeTable::new(key, Neighbourhood::Directional48.reach());
         let heuristic = HeuristicTable::new(key.turning_radius, key.spacing, key.bins, params.heuristic_window);
         Ok(Self { params, edges, heuristic })
     }
@@ -133,7 +133,6 @@ impl Directional {
     pub fn set_params(&mut self, params: RefineParams) -> Result<(), String> {
         params.validate()?;
         let same_tables = params.table_key() == self.params.table_key()
-            && params.hops() == self.params.hops()
             && params.heuristic_window == self.params.heuristic_window;
         if same_tables {
             self.params = params;

@@ -1,15 +1,21 @@
 //! The hybrid refinement pipeline: Pinter's six steps, made robust.
 //!
-//! 1. The any-angle path (input) is walked into a chain of lattice cells ("path cells").
-//! 2. Smoothing: a directional search restricted to the path cells, hopping one to `hops` path
-//!    cells ahead (Pinter's Smoothing-48 hops up to three). Because hops only go forward the
-//!    search space is a DAG, so it runs as an exact dynamic programme over (path cell, heading);
-//!    it fails when no state beyond some path cell is reachable.
+//! 1. The any-angle path (input) is walked into "path points": the centres of the grid cells it
+//!    crosses every `lattice_spacing` cells (Pinter's path cells, on the path itself so they keep
+//!    its clearance).
+//! 2. Smoothing: a directional search restricted to the path points, hopping one to `hops` points
+//!    ahead (Pinter's Smoothing-48 hops up to three cells). Because hops only go forward the
+//!    search space is a DAG, so it runs as an exact dynamic programme over (path point, heading);
+//!    the start may link to every point within reach of a loop, and every point within that reach
+//!    of the goal may link to it. Each state's incoming curves are ranked by cost and swept in
+//!    that order, so a state usually costs one sweep. (Path points are not lattice-aligned, so
+//!    their curves are swept directly rather than looked up.) It fails when no state beyond some
+//!    point is reachable.
 //! 3. On failure the same programme runs from the goal backwards; the furthest forward state and
 //!    the earliest backward state bound a failure window.
-//! 4. Directional A* (Directional-24 by default) inside the window, from the forward states to the
-//!    backward states (whose costs to go are known), spliced into the chain; the window is
-//!    doubled when that fails.
+//! 4. Directional A* (Directional-24 by default) inside the window, from the best forward states
+//!    at the failure to the best backward states (whose costs to go are known), spliced into the
+//!    chain; the window is doubled when that fails.
 //! 5. If every repair fails, a full Directional A* from the exact start to the exact goal, within
 //!    the time budget.
 //! 6. Final smoothing: a pose is dropped wherever the curve between its neighbours is
@@ -18,21 +24,20 @@
 //!
 //! The result is then verified ([`super::verify`]); a trajectory that fails is never returned.
 
-use super::chain::{curve_cost, link, PoseChain};
+use super::chain::{curve_cost, link, link_cost_estimate, PoseChain};
 use super::footprint::{sampled_radius, CollisionMap, SEARCH_MARGIN};
 use super::lattice::{Lattice, LatticeRect};
 use super::params::Directional;
-use super::search::{directional_astar, Outcome, Source, State, Target};
+use super::search::{directional_astar, Outcome, Source, Target, TargetPose};
 use super::verify::{verify_trajectory, VerifyError};
 use crate::geometry::{Point2, Pose2};
 use crate::trajectory::Trajectory;
-use std::collections::HashMap;
 use std::time::Instant;
 
 /// Time and outcome of one pipeline stage.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct StageStat {
-    /// Stage name (`path_cells`, `smoothing_forward`, `smoothing_backward`, `window_repair`,
+    /// Stage name (`path_points`, `smoothing_forward`, `smoothing_backward`, `window_repair`,
     /// `full_search`, `final_smoothing`, `verify`).
     pub name: &'static str,
     /// Wall-clock time (ms).
@@ -46,8 +51,8 @@ pub struct StageStat {
 pub struct RefineStats {
     /// Stages in the order they ran.
     pub stages: Vec<StageStat>,
-    /// Path cells the any-angle path was walked into.
-    pub path_cells: usize,
+    /// Path points the any-angle path was walked into.
+    pub path_points: usize,
     /// Directional A* expansions (window repairs and full search).
     pub expansions: usize,
     /// Which stage produced the chain: `smoothing`, `window_repair` or `full_search`.
@@ -92,73 +97,136 @@ pub enum RefineError {
     VerificationFailed(VerifyError),
 }
 
-/// The lattice cells an any-angle polyline passes through, in order, consecutive cells distinct
-/// and 8-adjacent.
-pub fn path_cells(points: &[Point2], lattice: &Lattice) -> Vec<(i64, i64)> {
+/// Points every `spacing` cells along the polyline `points` (the last point included), each
+/// snapped to the centre of its grid cell, consecutive duplicates removed.
+pub fn path_points(points: &[Point2], spacing: f64) -> Vec<(i64, i64)> {
     let mut out: Vec<(i64, i64)> = Vec::new();
-    let step = lattice.spacing as f64 / 2.0;
-    let push = |c: (i64, i64), out: &mut Vec<(i64, i64)>| {
-        if out.last() != Some(&c) && lattice.contains(c.0, c.1) {
+    let mut push = |p: Point2| {
+        let c = (p.x.floor() as i64, p.y.floor() as i64);
+        if out.last() != Some(&c) {
             out.push(c);
         }
     };
+    let mut carried = 0.0;
     for w in points.windows(2) {
         let len = w[0].distance(w[1]);
-        let n = (len / step).ceil().max(1.0) as usize;
-        for k in 0..=n {
-            let t = k as f64 / n as f64;
-            push(lattice.cell_of(Point2::new(w[0].x + t * (w[1].x - w[0].x), w[0].y + t * (w[1].y - w[0].y))), &mut out);
+        let mut d = carried;
+        while d < len {
+            let t = d / len;
+            push(Point2::new(w[0].x + t * (w[1].x - w[0].x), w[0].y + t * (w[1].y - w[0].y)));
+            d += spacing;
         }
+        carried = d - len;
     }
-    if let [p] = points {
-        push(lattice.cell_of(*p), &mut out);
+    if let Some(&last) = points.last() {
+        push(last);
     }
     out
 }
 
-/// Dynamic programme over (path cell, heading) states: index 0 is the start, `1..=m` the path
-/// cells, `m + 1` the goal.
+/// Dynamic programme over (path point, heading) states: index 0 is the start, `1..=m` the path
+/// points, `m + 1` the goal.
 struct PathDp<'a> {
     ctx: &'a Directional,
     map: &'a CollisionMap,
-    lattice: Lattice,
-    cells: &'a [(i64, i64)],
+    points: &'a [(i64, i64)],
     start: Pose2,
     goal: Pose2,
     goal_free: bool,
     hops: usize,
     nb: usize,
+    /// Last point index the start may link to.
+    start_reach: usize,
+    /// First point index that may link to the goal.
+    goal_reach: usize,
 }
 
 const NO_PARENT: (usize, usize) = (usize::MAX, usize::MAX);
 
-impl PathDp<'_> {
+impl<'a> PathDp<'a> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        ctx: &'a Directional,
+        map: &'a CollisionMap,
+        points: &'a [(i64, i64)],
+        start: Pose2,
+        goal: Pose2,
+        goal_free: bool,
+    ) -> Self {
+        let p = ctx.params();
+        let hops = p.hops();
+        let m = points.len();
+        // Ends link to every point within reach of a loop (or of `hops` points).
+        let reach = (hops as f64 * p.spacing() as f64).max(4.0 * p.turning_radius);
+        let centre = |t: usize| Point2::new(points[t].0 as f64 + 0.5, points[t].1 as f64 + 0.5);
+        let mut along = 0.0;
+        let mut start_reach = 0;
+        let mut prev = start.point();
+        for t in 0..m {
+            along += prev.distance(centre(t));
+            prev = centre(t);
+            if along > reach && t + 1 > hops {
+                break;
+            }
+            start_reach = t + 1;
+        }
+        let mut along = 0.0;
+        let mut goal_reach = m + 1;
+        let mut prev = goal.point();
+        for t in (0..m).rev() {
+            along += prev.distance(centre(t));
+            prev = centre(t);
+            if along > reach && m - t > hops {
+                break;
+            }
+            goal_reach = t + 1;
+        }
+        Self { ctx, map, points, start, goal, goal_free, hops, nb: p.heading_bins.count(), start_reach, goal_reach }
+    }
+
     fn m(&self) -> usize {
-        self.cells.len()
+        self.points.len()
     }
 
     fn pose(&self, t: usize, h: usize) -> Pose2 {
-        let (i, j) = self.cells[t - 1];
-        self.lattice.pose(i, j, self.ctx.params().heading_bins, h)
-    }
-
-    /// Cost of the tabulated edge between path states, `None` when blocked or out of the table.
-    fn edge(&self, t: usize, h: usize, u: usize, h1: usize, budget: f64) -> Option<f64> {
-        let (i, j) = self.cells[t - 1];
-        let (ni, nj) = self.cells[u - 1];
-        let e = self.ctx.edges().edge(h, h1, ni - i, nj - j)?;
-        let c = e.length + self.ctx.params().turn_penalty * e.turning;
-        if c >= budget {
-            return None;
-        }
-        let s = self.lattice.spacing;
-        self.map.spans_free(&e.spans, i * s, j * s).then_some(c)
+        let (i, j) = self.points[t - 1];
+        Pose2::new(i as f64 + 0.5, j as f64 + 0.5, self.ctx.params().heading_bins.yaw(h))
     }
 
     fn link_cost(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<f64> {
         let p = self.ctx.params();
         let segs = link(a, b, to_point, p.turning_radius)?;
         self.map.sweep_free(&segs, p.footprint_radius, SEARCH_MARGIN).then(|| curve_cost(&segs, p.turn_penalty))
+    }
+
+    fn link_estimate(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<f64> {
+        let p = self.ctx.params();
+        link_cost_estimate(a, b, to_point, p.turning_radius, p.turn_penalty)
+    }
+
+    /// The pose of index `t` (`0` the start, `m + 1` the goal).
+    fn any_pose(&self, t: usize, h: usize) -> Pose2 {
+        if t == 0 {
+            self.start
+        } else if t == self.m() + 1 {
+            self.goal
+        } else {
+            self.pose(t, h)
+        }
+    }
+
+    /// Picks the cheapest candidate `(cost, t, h)` whose link from `from(t, h)` to `to(t, h)` is
+    /// collision-free: links are only swept in order of cost, so most states cost one sweep.
+    fn cheapest_free(
+        &self,
+        cands: &mut [(f64, usize, usize)],
+        ends: impl Fn(usize, usize) -> (Pose2, Pose2, bool),
+    ) -> Option<(f64, usize, usize)> {
+        cands.sort_by(|a, b| a.0.total_cmp(&b.0));
+        cands.iter().copied().find(|&(_, t, h)| {
+            let (a, b, to_point) = ends(t, h);
+            self.link_cost(a, b, to_point).is_some()
+        })
     }
 
     /// Forward costs `fwd[t][h]` with parents; the goal's best (cost, parent) if reached.
@@ -170,60 +238,42 @@ impl PathDp<'_> {
         let (m, nb, hops) = (self.m(), self.nb, self.hops);
         let mut cost = vec![f64::INFINITY; (m + 1) * nb];
         let mut parent = vec![NO_PARENT; (m + 1) * nb];
-        let mut goal_cands: Vec<(f64, usize, usize)> = Vec::new();
-        let tp = self.ctx.params().turn_penalty;
-        let radius = self.ctx.params().turning_radius;
-        for u in 1..=hops.min(m + 1) {
-            if u == m + 1 {
-                if let Some(segs) = link(self.start, self.goal, self.goal_free, radius) {
-                    goal_cands.push((curve_cost(&segs, tp), 0, 0));
-                }
-                continue;
-            }
-            for h1 in 0..nb {
-                if let Some(c) = self.link_cost(self.start, self.pose(u, h1), false) {
-                    cost[u * nb + h1] = c;
-                    parent[u * nb + h1] = (0, 0);
-                }
-            }
-        }
-        for t in 1..=m {
+        let mut cands = Vec::new();
+        for u in 1..=m + 1 {
             if should_stop() {
                 return None;
             }
-            for h in 0..nb {
-                let g = cost[t * nb + h];
-                if !g.is_finite() {
-                    continue;
+            let is_goal = u == m + 1;
+            for h1 in 0..if is_goal { 1 } else { nb } {
+                cands.clear();
+                let to = self.any_pose(u, h1);
+                let to_point = is_goal && self.goal_free;
+                if u <= self.start_reach || is_goal {
+                    if let Some(c) = self.link_estimate(self.start, to, to_point) {
+                        cands.push((c, 0, 0));
+                    }
                 }
-                for u in t + 1..=(t + hops).min(m + 1) {
-                    if u == m + 1 {
-                        if let Some(segs) = link(self.pose(t, h), self.goal, self.goal_free, radius) {
-                            goal_cands.push((g + curve_cost(&segs, tp), t, h));
-                        }
-                        continue;
-                    }
-                    for h1 in 0..nb {
-                        let k = u * nb + h1;
-                        if let Some(c) = self.edge(t, h, u, h1, cost[k] - g) {
-                            cost[k] = g + c;
-                            parent[k] = (t, h);
+                let first = if is_goal { self.goal_reach } else { u.saturating_sub(hops).max(1) };
+                for t in first..u {
+                    for h in 0..nb {
+                        let g = cost[t * nb + h];
+                        if g.is_finite() {
+                            if let Some(c) = self.link_estimate(self.pose(t, h), to, to_point) {
+                                cands.push((g + c, t, h));
+                            }
                         }
                     }
+                }
+                if let Some((c, t, h)) = self.cheapest_free(&mut cands, |t, h| (self.any_pose(t, h), to, to_point)) {
+                    if is_goal {
+                        return Some((cost, parent, Some((c, (t, h)))));
+                    }
+                    cost[u * nb + h1] = c;
+                    parent[u * nb + h1] = (t, h);
                 }
             }
         }
-        // Goal links are checked cheapest first, so the first free one is the optimum.
-        goal_cands.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mut goal = None;
-        for (c, t, h) in goal_cands {
-            let from = if t == 0 { self.start } else { self.pose(t, h) };
-            if self.link_cost(from, self.goal, self.goal_free).is_some() {
-                goal = Some((c, (t, h)));
-                break;
-            }
-        }
-        Some((cost, parent, goal))
+        Some((cost, parent, None))
     }
 
     /// Backward costs to go `bwd[t][h]` (to the goal) with successors.
@@ -232,39 +282,42 @@ impl PathDp<'_> {
         let (m, nb, hops) = (self.m(), self.nb, self.hops);
         let mut cost = vec![f64::INFINITY; (m + 2) * nb];
         let mut next = vec![NO_PARENT; (m + 2) * nb];
+        let mut cands = Vec::new();
         for t in (1..=m).rev() {
             if should_stop() {
                 return None;
             }
             for h in 0..nb {
-                let k = t * nb + h;
-                for u in t + 1..=(t + hops).min(m + 1) {
-                    if u == m + 1 {
-                        if let Some(c) = self.link_cost(self.pose(t, h), self.goal, self.goal_free) {
-                            if c < cost[k] {
-                                cost[k] = c;
-                                next[k] = (m + 1, 0);
-                            }
-                        }
-                        continue;
+                cands.clear();
+                let from = self.pose(t, h);
+                if t >= self.goal_reach {
+                    if let Some(c) = self.link_estimate(from, self.goal, self.goal_free) {
+                        cands.push((c, m + 1, 0));
                     }
+                }
+                for u in t + 1..=(t + hops).min(m) {
                     for h1 in 0..nb {
                         let rest = cost[u * nb + h1];
-                        if !rest.is_finite() {
-                            continue;
-                        }
-                        if let Some(c) = self.edge(t, h, u, h1, cost[k] - rest) {
-                            cost[k] = c + rest;
-                            next[k] = (u, h1);
+                        if rest.is_finite() {
+                            if let Some(c) = self.link_estimate(from, self.pose(u, h1), false) {
+                                cands.push((c + rest, u, h1));
+                            }
                         }
                     }
+                }
+                let goal_free = self.goal_free;
+                if let Some((c, u, h1)) =
+                    self.cheapest_free(&mut cands, |u, h1| (from, self.any_pose(u, h1), goal_free && u == m + 1))
+                {
+                    cost[t * nb + h] = c;
+                    next[t * nb + h] = (u, h1);
                 }
             }
         }
         Some((cost, next))
     }
 
-    /// Poses from the start to forward state `(t, h)`.
+    /// Poses from the start to forward state `(t, h)` (just the start for `t == 0`).
     fn forward_chain(&self, parent: &[(usize, usize)], mut t: usize, mut h: usize) -> Vec<Pose2> {
         let mut out = Vec::new();
         while t != 0 {
@@ -276,7 +329,7 @@ impl PathDp<'_> {
         out
     }
 
-    /// Poses from backward state `(t, h)` to the goal.
+    /// Poses from backward state `(t, h)` to the goal (just the goal for `t == m + 1`).
     fn backward_chain(&self, next: &[(usize, usize)], mut t: usize, mut h: usize) -> Vec<Pose2> {
         let mut out = Vec::new();
         while t != self.m() + 1 {
@@ -286,11 +339,23 @@ impl PathDp<'_> {
         out.push(self.goal);
         out
     }
+
+    /// The `keep` cheapest headings of point `t` under `cost`, with their costs.
+    fn best_headings(&self, cost: &[f64], t: usize, keep: usize) -> Vec<(usize, f64)> {
+        let mut v: Vec<(usize, f64)> =
+            (0..self.nb).map(|h| (h, cost[t * self.nb + h])).filter(|(_, c)| c.is_finite()).collect();
+        v.sort_by(|a, b| a.1.total_cmp(&b.1));
+        v.truncate(keep);
+        v
+    }
 }
 
 fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
+
+/// How many headings per point the window repair starts from or aims at.
+const REPAIR_HEADINGS: usize = 4;
 
 /// Refines an any-angle path into a verified turning-radius-legal trajectory (cell units).
 ///
@@ -336,108 +401,86 @@ pub fn refine(
     guide.push(start.point());
     guide.extend_from_slice(waypoints);
     guide.push(goal.point());
-    let cells = path_cells(&guide, &lattice);
-    stats.path_cells = cells.len();
-    stage(&mut stats, "path_cells", t, format!("{} cells", cells.len()));
+    let mut points = path_points(&guide, p.spacing() as f64);
+    // The start and goal are linked exactly; points on their own cells add nothing.
+    let cell = |q: Pose2| (q.x.floor() as i64, q.y.floor() as i64);
+    points.retain(|&c| c != cell(start) && c != cell(goal));
+    stats.path_points = points.len();
+    stage(&mut stats, "path_points", t, format!("{} points", points.len()));
 
-    let dp = PathDp {
-        ctx,
-        map,
-        lattice,
-        cells: &cells,
-        start,
-        goal,
-        goal_free: goal_heading_free,
-        hops: p.hops(),
-        nb: p.heading_bins.count(),
-    };
-    let (m, nb) = (dp.m(), dp.nb);
+    let dp = PathDp::new(ctx, map, &points, start, goal, goal_heading_free);
+    let (m, hops) = (dp.m(), dp.hops);
 
     let mut chain: Option<(Vec<Pose2>, &'static str)> = None;
     let t = Instant::now();
     let (fwd, fwd_parent, fwd_goal) = dp.forward(should_stop).ok_or(RefineError::Stopped)?;
     if let Some((c, (t_last, h_last))) = fwd_goal {
-        let mut poses = if t_last == 0 { vec![start] } else { dp.forward_chain(&fwd_parent, t_last, h_last) };
+        let mut poses = dp.forward_chain(&fwd_parent, t_last, h_last);
         poses.push(goal);
         chain = Some((poses, "smoothing"));
         stage(&mut stats, "smoothing_forward", t, format!("reached the goal, cost {c:.2}"));
     } else {
+        let nb = dp.nb;
         let f = (1..=m).rev().find(|&t| (0..nb).any(|h| fwd[t * nb + h].is_finite())).unwrap_or(0);
-        stage(&mut stats, "smoothing_forward", t, format!("stuck after path cell {f} of {m}"));
+        stage(&mut stats, "smoothing_forward", t, format!("stuck after path point {f} of {m}"));
 
         let t = Instant::now();
         let (bwd, bwd_next) = dp.backward(should_stop).ok_or(RefineError::Stopped)?;
         let b = (1..=m).find(|&t| (0..nb).any(|h| bwd[t * nb + h].is_finite())).unwrap_or(m + 1);
-        stage(&mut stats, "smoothing_backward", t, format!("reached back to path cell {b}"));
+        stage(&mut stats, "smoothing_backward", t, format!("reached back to path point {b}"));
 
-        // Window repair: forward states near the failure to backward states near it.
+        // Window repair: the best forward states just before the failure to the best backward
+        // states just after it; the exact start or goal join when the window reaches them.
         let t = Instant::now();
-        let reach = 2 * p.hops();
-        let lo = f.saturating_sub(reach);
         let mut sources = Vec::new();
-        let mut source_cells = Vec::new();
-        if lo == 0 {
-            sources.push(Source::Pose(start));
-            source_cells.push(lattice.cell_of(start.point()));
+        let mut source_of = Vec::new();
+        let lo = f.saturating_sub(hops - 1).max(1);
+        if f < hops {
+            sources.push(Source { pose: start, g: 0.0, wide: true });
+            source_of.push((0, 0));
         }
-        for tt in lo.max(1)..=f {
-            for h in 0..nb {
-                let g = fwd[tt * nb + h];
-                if g.is_finite() {
-                    let (i, j) = cells[tt - 1];
-                    sources.push(Source::State((i, j, h), g));
-                    source_cells.push((i, j));
-                }
+        for tt in lo..=f {
+            for (h, g) in dp.best_headings(&fwd, tt, REPAIR_HEADINGS) {
+                sources.push(Source { pose: dp.pose(tt, h), g, wide: false });
+                source_of.push((tt, h));
             }
         }
-        let hi = (b + reach).min(m + 1);
-        let mut targets: HashMap<State, f64> = HashMap::new();
-        let mut target_index: HashMap<State, (usize, usize)> = HashMap::new();
-        for tt in b..=hi.min(m) {
-            for h in 0..nb {
-                let c = bwd[tt * nb + h];
-                if c.is_finite() {
-                    let (i, j) = cells[tt - 1];
-                    let st = (i, j, h);
-                    if targets.get(&st).is_none_or(|&old| c < old) {
-                        targets.insert(st, c);
-                        target_index.insert(st, (tt, h));
-                    }
-                }
+        let hi = (b + hops - 1).min(m);
+        let mut targets = Vec::new();
+        let mut target_of = Vec::new();
+        for tt in b..=hi {
+            for (h, c) in dp.best_headings(&bwd, tt, REPAIR_HEADINGS) {
+                targets.push(TargetPose { pose: dp.pose(tt, h), cost_to_go: c, free: false });
+                target_of.push((tt, h));
             }
         }
-        let target = if targets.is_empty() {
-            Target::Pose { pose: goal, free: goal_heading_free }
-        } else {
-            Target::States(&targets)
+        if b + hops > m + 1 || targets.is_empty() {
+            targets.push(TargetPose { pose: goal, cost_to_go: 0.0, free: goal_heading_free });
+            target_of.push((m + 1, 0));
+        }
+        let mut window_cells: Vec<(i64, i64)> = sources.iter().map(|s| lattice.cell_of(s.pose.point())).collect();
+        window_cells.extend(targets.iter().map(|s| lattice.cell_of(s.pose.point())));
+        let grid_cells = |range: std::ops::RangeInclusive<usize>| {
+            range.filter(|&tt| tt >= 1 && tt <= m).map(|tt| {
+                let (i, j) = points[tt - 1];
+                lattice.cell_of(Point2::new(i as f64 + 0.5, j as f64 + 0.5))
+            })
         };
-        let mut window_cells: Vec<(i64, i64)> = source_cells.clone();
-        window_cells.extend(cells[lo.max(1) - 1..hi.min(m)].iter().copied());
-        if targets.is_empty() {
-            window_cells.push(lattice.cell_of(goal.point()));
-        }
+        window_cells.extend(grid_cells(lo..=hi.max(lo)));
         let mut margin = p.margin();
         let mut outcome = String::from("no window");
         for attempt in 0..=p.window_widenings {
             let window = LatticeRect::around(window_cells.iter().copied(), margin, &lattice);
-            match directional_astar(ctx, map, window, p.repair_neighbourhood, &sources, target, should_stop) {
+            match directional_astar(ctx, map, window, p.repair_neighbourhood, &sources, Target::Poses(&targets), should_stop) {
                 Outcome::Found(found) => {
                     stats.expansions += found.expansions;
-                    let mut poses = match sources[found.source] {
-                        Source::Pose(_) => Vec::new(),
-                        Source::State(_, _) => {
-                            let (tt, h) = find_state(&cells, &fwd, nb, &sources[found.source]);
-                            let mut c = dp.forward_chain(&fwd_parent, tt, h);
-                            c.pop();
-                            c
-                        }
-                    };
+                    let (st, sh) = source_of[found.source];
+                    let mut poses = dp.forward_chain(&fwd_parent, st, sh);
+                    poses.pop();
                     poses.extend_from_slice(&found.poses);
-                    if let Some(st) = found.target_state {
-                        let (tt, h) = target_index[&st];
-                        poses.pop();
-                        poses.extend(dp.backward_chain(&bwd_next, tt, h));
-                    }
+                    let (tt, th) = target_of[found.target];
+                    poses.pop();
+                    poses.extend(dp.backward_chain(&bwd_next, tt, th));
                     chain = Some((poses, "window_repair"));
                     outcome = format!("found on attempt {} (window {}x{})", attempt + 1, window.width(), window.height());
                     break;
@@ -470,8 +513,8 @@ pub fn refine(
             let t = Instant::now();
             let window = LatticeRect::all(&lattice);
             let target = Target::Pose { pose: goal, free: goal_heading_free };
-            match directional_astar(ctx, map, window, p.fallback_neighbourhood, &[Source::Pose(start)], target, should_stop)
-            {
+            let src = [Source { pose: start, g: 0.0, wide: true }];
+            match directional_astar(ctx, map, window, p.fallback_neighbourhood, &src, target, should_stop) {
                 Outcome::Found(found) => {
                     stats.expansions += found.expansions;
                     stage(&mut stats, "full_search", t, format!("found after {} expansions", found.expansions));
@@ -513,11 +556,6 @@ pub fn refine(
     }
 }
 
-fn find_state(cells: &[(i64, i64)], fwd: &[f64], nb: usize, src: &Source) -> (usize, usize) {
-    let Source::State((i, j, h), g) = *src else { return (0, 0) };
-    (1..=cells.len()).find(|&t| cells[t - 1] == (i, j) && fwd[t * nb + h] == g).map_or((0, 0), |t| (t, h))
-}
-
 /// Step 6: greedily keeps, from each kept pose, the farthest later pose whose direct curve is
 /// collision-free (probing 1, 2, 4, 8... poses ahead, then bisecting), and only when that curve
 /// is not longer than the chain it replaces.
@@ -532,7 +570,8 @@ pub fn final_smoothing(ctx: &Directional, map: &CollisionMap, chain: &PoseChain)
     let mut prefix = vec![0.0; n];
     for k in 1..n {
         let to_point = chain.goal_free && k == n - 1;
-        let len = link(q[k - 1], q[k], to_point, p.turning_radius).map_or(f64::INFINITY, |s| crate::curves::segments_length(&s));
+        let len = link(q[k - 1], q[k], to_point, p.turning_radius)
+            .map_or(f64::INFINITY, |s| crate::curves::segments_length(&s));
         prefix[k] = prefix[k - 1] + len;
     }
     let ok = |a: usize, b: usize| -> bool {
@@ -578,4 +617,73 @@ pub fn final_smoothing(ctx: &Directional, map: &CollisionMap, chain: &PoseChain)
         k = good;
     }
     PoseChain { poses: kept, goal_free: chain.goal_free }
+}
+
+/// A full Directional A* (the references of `bench-nav`: Directional-8/-24/-48) from the exact
+/// `start` to `goal` over the whole lattice, followed by the same final smoothing and
+/// verification as [`refine`]. Same contract and errors as [`refine`].
+pub fn full_search(
+    ctx: &Directional,
+    map: &CollisionMap,
+    start: Pose2,
+    goal: Pose2,
+    goal_heading_free: bool,
+    neighbourhood: super::lattice::Neighbourhood,
+    should_stop: &mut dyn FnMut() -> bool,
+) -> Result<Refined, RefineError> {
+    let p = ctx.params();
+    let goal = if goal_heading_free { Pose2::new(goal.x, goal.y, 0.0) } else { goal };
+    if !start.is_finite() || !goal.is_finite() {
+        return Err(RefineError::InvalidInput("a pose is not finite".into()));
+    }
+    let rho = sampled_radius(p.footprint_radius) + SEARCH_MARGIN;
+    if !map.disk_free(start.point(), rho) {
+        return Err(RefineError::StartBlocked);
+    }
+    if !map.disk_free(goal.point(), rho) {
+        return Err(RefineError::GoalBlocked);
+    }
+    let mut stats = RefineStats::default();
+    let t = Instant::now();
+    let lattice = Lattice::new(map.width(), map.height(), p.spacing());
+    let target = Target::Pose { pose: goal, free: goal_heading_free };
+    let found = match directional_astar(
+        ctx,
+        map,
+        LatticeRect::all(&lattice),
+        neighbourhood,
+        &[Source { pose: start, g: 0.0, wide: true }],
+        target,
+        should_stop,
+    ) {
+        Outcome::Found(f) => f,
+        Outcome::Stopped => return Err(RefineError::Stopped),
+        Outcome::NoPath(e) => {
+            return Err(RefineError::NoPath(format!("{} found nothing after {e} expansions", neighbourhood.name())))
+        }
+    };
+    stats.expansions = found.expansions;
+    stats.stages.push(StageStat {
+        name: "full_search",
+        ms: ms_since(t),
+        outcome: format!("{} expansions", found.expansions),
+    });
+    let raw = PoseChain { poses: found.poses, goal_free: goal_heading_free };
+    let t = Instant::now();
+    let smooth = final_smoothing(ctx, map, &raw);
+    stats.poses_before_smoothing = raw.poses.len();
+    stats.poses_after_smoothing = smooth.poses.len();
+    stats.stages.push(StageStat { name: "final_smoothing", ms: ms_since(t), outcome: String::new() });
+    let mut last = None;
+    for c in [smooth, raw] {
+        let traj = c.trajectory(p.turning_radius);
+        match verify_trajectory(map, &traj, p.footprint_radius, p.turning_radius, start, goal, goal_heading_free) {
+            Ok(()) => {
+                stats.solved_by = "full_search";
+                return Ok(Refined { trajectory: traj, chain: c, stats });
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(RefineError::VerificationFailed(last.expect("two candidates were verified")))
 }

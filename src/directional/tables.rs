@@ -52,7 +52,11 @@ impl EdgeTable {
     pub fn new(key: TableKey, max_offset: i64) -> Self {
         let n = key.bins.count();
         let side = (2 * max_offset + 1) as usize;
-        Self { key, max_offset: max_offset.max(1), entries: (0..n * n * side * side).map(|_| OnceLock::new()).collect() }
+        Self {
+            key,
+            max_offset: max_offset.max(1),
+            entries: (0..n * n * side * side).map(|_| OnceLock::new()).collect(),
+        }
     }
 
     /// What the table was built for.
@@ -90,6 +94,21 @@ impl EdgeTable {
             length: curve.length(),
             turning: curve.turning(),
             spans: swept_spans(&curve.segments(), k.footprint_radius, SEARCH_MARGIN).into_boxed_slice(),
+        }
+    }
+
+    /// Computes every entry now (benchmarks do this so that no search pays for filling).
+    pub fn fill_all(&self) {
+        let n = self.key.bins.count();
+        let m = self.max_offset;
+        for h0 in 0..n {
+            for h1 in 0..n {
+                for dy in -m..=m {
+                    for dx in -m..=m {
+                        let _ = self.edge(h0, h1, dx, dy);
+                    }
+                }
+            }
         }
     }
 

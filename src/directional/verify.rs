@@ -76,7 +76,9 @@ pub fn verify_trajectory(
         }
     }
     let s0 = first.start;
-    if s0.point().distance(start.point()) > JOINT_TOLERANCE || normalize_angle(s0.yaw - start.yaw).abs() > JOINT_TOLERANCE {
+    if s0.point().distance(start.point()) > JOINT_TOLERANCE
+        || normalize_angle(s0.yaw - start.yaw).abs() > JOINT_TOLERANCE
+    {
         return Err(VerifyError::WrongStart);
     }
     let e = last.end();
@@ -109,7 +111,10 @@ mod tests {
         assert_eq!(verify_trajectory(&m0, &t, 1.0, 4.0, a, b, false), Ok(()));
         assert!(matches!(verify_trajectory(&m0, &t, 1.0, 5.0, a, b, false), Err(VerifyError::Curvature { .. })));
         assert_eq!(verify_trajectory(&m0, &t, 1.0, 4.0, b, b, false), Err(VerifyError::WrongStart));
-        assert_eq!(verify_trajectory(&m0, &t, 1.0, 4.0, a, Pose2::new(25.5, 15.5, 0.0), false), Err(VerifyError::WrongGoal));
+        assert_eq!(
+            verify_trajectory(&m0, &t, 1.0, 4.0, a, Pose2::new(25.5, 15.5, 0.0), false),
+            Err(VerifyError::WrongGoal)
+        );
         assert_eq!(verify_trajectory(&m0, &t, 1.0, 4.0, a, Pose2::new(25.5, 15.5, 0.0), true), Ok(()));
         let mut broken = t.clone();
         broken.segments.remove(1);
