@@ -222,7 +222,11 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                         (g.x, g.y, g.yaw),
                         r.trajectory.length() * res,
                         r.stats.solved_by,
-                        r.stats.stages.iter().map(|st| format!("{} {:.2}ms {}", st.name, st.ms, st.outcome)).collect::<Vec<_>>()
+                        r.stats
+                            .stages
+                            .iter()
+                            .map(|st| format!("{} {:.2}ms {}", st.name, st.ms, st.outcome))
+                            .collect::<Vec<_>>()
                     ),
                     Err(e) => eprintln!("{} {:?}->{:?}: {e}", a.name(), (s.x, s.y, s.yaw), (g.x, g.y, g.yaw)),
                 }

@@ -92,7 +92,17 @@ impl DubinsCurve {
 
     /// The end pose.
     pub fn end(&self) -> Pose2 {
-        self.segments().last().map_or(self.start, Segment::end)
+        let mut pose = self.start;
+        for (turn, len) in self.word.turns().into_iter().zip(self.lengths) {
+            if len > 0.0 {
+                pose = match turn {
+                    Turn::Straight => Segment::line(pose, len),
+                    t => Segment::arc(pose, len, self.radius, t),
+                }
+                .end();
+            }
+        }
+        pose
     }
 }
 
@@ -215,10 +225,15 @@ pub fn dubins_shortest(start: Pose2, goal: Pose2, radius: f64) -> Option<DubinsC
     if !valid_inputs(start, goal, radius) {
         return None;
     }
-    let mut words: Vec<DubinsCurve> = DubinsWord::ALL.iter().filter_map(|&w| unchecked(start, goal, radius, w)).collect();
-    words.sort_by(|a, b| a.length().total_cmp(&b.length()));
-    // Only the winner is rebuilt and checked; the others are checked only if it fails.
-    words.into_iter().find(|c| ends_at(c, goal))
+    let words = DubinsWord::ALL.map(|w| unchecked(start, goal, radius, w));
+    let best = words.iter().flatten().min_by(|a, b| a.length().total_cmp(&b.length()))?;
+    // Only the winner is rebuilt and checked; the others only if it fails (never seen).
+    if ends_at(best, goal) {
+        return Some(*best);
+    }
+    let mut rest: Vec<DubinsCurve> = words.into_iter().flatten().collect();
+    rest.sort_by(|a, b| a.length().total_cmp(&b.length()));
+    rest.into_iter().find(|c| ends_at(c, goal))
 }
 
 #[cfg(test)]

@@ -77,7 +77,9 @@ impl CollisionMap {
         // Any point of a cell lies within half a diagonal of its centre.
         let outer = rho + std::f64::consts::FRAC_1_SQRT_2;
         let w = m.width;
-        m.safe = (0..w * m.height).map(|k| m.disk_free(Point2::new((k % w) as f64 + 0.5, (k / w) as f64 + 0.5), outer)).collect();
+        m.safe = (0..w * m.height)
+            .map(|k| m.disk_free(Point2::new((k % w) as f64 + 0.5, (k / w) as f64 + 0.5), outer))
+            .collect();
         m.safe_radius = rho;
         m
     }

@@ -132,8 +132,8 @@ impl Directional {
     /// On invalid parameters nothing changes.
     pub fn set_params(&mut self, params: RefineParams) -> Result<(), String> {
         params.validate()?;
-        let same_tables = params.table_key() == self.params.table_key()
-            && params.heuristic_window == self.params.heuristic_window;
+        let same_tables =
+            params.table_key() == self.params.table_key() && params.heuristic_window == self.params.heuristic_window;
         if same_tables {
             self.params = params;
         } else {

@@ -30,8 +30,11 @@ use super::lattice::{Lattice, LatticeRect};
 use super::params::Directional;
 use super::search::{directional_astar, Outcome, Source, Target, TargetPose};
 use super::verify::{verify_trajectory, VerifyError};
-use crate::geometry::{Point2, Pose2};
+use crate::geometry::{normalize_angle, Point2, Pose2};
+use crate::search::OrdF64;
 use crate::trajectory::Trajectory;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::time::Instant;
 
 /// Time and outcome of one pipeline stage.
@@ -139,6 +142,10 @@ struct PathDp<'a> {
     start_reach: usize,
     /// First point index that may link to the goal.
     goal_reach: usize,
+    /// `allowed[t * nb + h]`: heading `h` at point `t` is within a right angle of the path's
+    /// direction there (Pinter's heuristic favouring the path's direction, as a hard filter:
+    /// facing back along the path is only useful inside a loop, which one curve already makes).
+    allowed: Vec<bool>,
 }
 
 const NO_PARENT: (usize, usize) = (usize::MAX, usize::MAX);
@@ -181,7 +188,18 @@ impl<'a> PathDp<'a> {
             }
             goal_reach = t + 1;
         }
-        Self { ctx, map, points, start, goal, goal_free, hops, nb: p.heading_bins.count(), start_reach, goal_reach }
+        let nb = p.heading_bins.count();
+        let mut allowed = vec![false; (m + 2) * nb];
+        for t in 1..=m {
+            let before = if t == 1 { start.point() } else { centre(t - 2) };
+            let after = if t == m { goal.point() } else { centre(t) };
+            let dir = (after.y - before.y).atan2(after.x - before.x);
+            for h in 0..nb {
+                allowed[t * nb + h] =
+                    normalize_angle(p.heading_bins.yaw(h) - dir).abs() <= std::f64::consts::FRAC_PI_2 + 1e-9;
+            }
+        }
+        Self { ctx, map, points, start, goal, goal_free, hops, nb, start_reach, goal_reach, allowed }
     }
 
     fn m(&self) -> usize {
@@ -215,18 +233,36 @@ impl<'a> PathDp<'a> {
         }
     }
 
-    /// Picks the cheapest candidate `(cost, t, h)` whose link from `from(t, h)` to `to(t, h)` is
-    /// collision-free: links are only swept in order of cost, so most states cost one sweep.
+    /// Picks the cheapest candidate whose link is collision-free. Candidates are `(lower bound,
+    /// cost so far, t, h)`; exact curve costs are computed in lower-bound order only while they
+    /// can still win, and links are swept in exact-cost order, so a state usually costs a few
+    /// curve evaluations and one sweep.
     fn cheapest_free(
         &self,
-        cands: &mut [(f64, usize, usize)],
+        cands: &mut [(f64, f64, usize, usize)],
         ends: impl Fn(usize, usize) -> (Pose2, Pose2, bool),
     ) -> Option<(f64, usize, usize)> {
         cands.sort_by(|a, b| a.0.total_cmp(&b.0));
-        cands.iter().copied().find(|&(_, t, h)| {
+        let mut ranked: BinaryHeap<Reverse<(OrdF64, usize)>> = BinaryHeap::new();
+        let mut next = 0;
+        loop {
+            let top = ranked.peek().map(|Reverse((c, _))| c.get());
+            if next < cands.len() && top.is_none_or(|c| cands[next].0 < c) {
+                let (_, g, t, h) = cands[next];
+                let (a, b, to_point) = ends(t, h);
+                if let Some(c) = self.link_estimate(a, b, to_point) {
+                    ranked.push(Reverse((OrdF64::new(g + c), next)));
+                }
+                next += 1;
+                continue;
+            }
+            let Reverse((c, i)) = ranked.pop()?;
+            let (_, _, t, h) = cands[i];
             let (a, b, to_point) = ends(t, h);
-            self.link_cost(a, b, to_point).is_some()
-        })
+            if self.link_cost(a, b, to_point).is_some() {
+                return Some((c.get(), t, h));
+            }
+        }
     }
 
     /// Forward costs `fwd[t][h]` with parents; the goal's best (cost, parent) if reached.
@@ -245,22 +281,22 @@ impl<'a> PathDp<'a> {
             }
             let is_goal = u == m + 1;
             for h1 in 0..if is_goal { 1 } else { nb } {
+                if !is_goal && !self.allowed[u * nb + h1] {
+                    continue;
+                }
                 cands.clear();
                 let to = self.any_pose(u, h1);
                 let to_point = is_goal && self.goal_free;
                 if u <= self.start_reach || is_goal {
-                    if let Some(c) = self.link_estimate(self.start, to, to_point) {
-                        cands.push((c, 0, 0));
-                    }
+                    cands.push((self.start.point().distance(to.point()), 0.0, 0, 0));
                 }
                 let first = if is_goal { self.goal_reach } else { u.saturating_sub(hops).max(1) };
                 for t in first..u {
+                    let d = self.pose(t, 0).point().distance(to.point());
                     for h in 0..nb {
                         let g = cost[t * nb + h];
                         if g.is_finite() {
-                            if let Some(c) = self.link_estimate(self.pose(t, h), to, to_point) {
-                                cands.push((g + c, t, h));
-                            }
+                            cands.push((g + d, g, t, h));
                         }
                     }
                 }
@@ -288,20 +324,20 @@ impl<'a> PathDp<'a> {
                 return None;
             }
             for h in 0..nb {
+                if !self.allowed[t * nb + h] {
+                    continue;
+                }
                 cands.clear();
                 let from = self.pose(t, h);
                 if t >= self.goal_reach {
-                    if let Some(c) = self.link_estimate(from, self.goal, self.goal_free) {
-                        cands.push((c, m + 1, 0));
-                    }
+                    cands.push((from.point().distance(self.goal.point()), 0.0, m + 1, 0));
                 }
                 for u in t + 1..=(t + hops).min(m) {
+                    let d = self.pose(u, 0).point().distance(from.point());
                     for h1 in 0..nb {
                         let rest = cost[u * nb + h1];
                         if rest.is_finite() {
-                            if let Some(c) = self.link_estimate(from, self.pose(u, h1), false) {
-                                cands.push((c + rest, u, h1));
-                            }
+                            cands.push((rest + d, rest, u, h1));
                         }
                     }
                 }
@@ -355,7 +391,7 @@ fn ms_since(t: Instant) -> f64 {
 }
 
 /// How many headings per point the window repair starts from or aims at.
-const REPAIR_HEADINGS: usize = 4;
+const REPAIR_HEADINGS: usize = 3;
 
 /// Refines an any-angle path into a verified turning-radius-legal trajectory (cell units).
 ///
@@ -412,12 +448,14 @@ pub fn refine(
     let (m, hops) = (dp.m(), dp.hops);
 
     let mut chain: Option<(Vec<Pose2>, &'static str)> = None;
+    let mut chain_cost = f64::INFINITY;
     let t = Instant::now();
     let (fwd, fwd_parent, fwd_goal) = dp.forward(should_stop).ok_or(RefineError::Stopped)?;
     if let Some((c, (t_last, h_last))) = fwd_goal {
         let mut poses = dp.forward_chain(&fwd_parent, t_last, h_last);
         poses.push(goal);
         chain = Some((poses, "smoothing"));
+        chain_cost = c;
         stage(&mut stats, "smoothing_forward", t, format!("reached the goal, cost {c:.2}"));
     } else {
         let nb = dp.nb;
@@ -435,7 +473,8 @@ pub fn refine(
         let mut sources = Vec::new();
         let mut source_of = Vec::new();
         let lo = f.saturating_sub(hops - 1).max(1);
-        if f < hops {
+        let start_near = f < 2 * hops || start.point().distance(dp.pose(f.max(1), 0).point()) < 4.0 * p.turning_radius;
+        if start_near {
             sources.push(Source { pose: start, g: 0.0, wide: true });
             source_of.push((0, 0));
         }
@@ -454,7 +493,9 @@ pub fn refine(
                 target_of.push((tt, h));
             }
         }
-        if b + hops > m + 1 || targets.is_empty() {
+        let goal_near =
+            b + 2 * hops > m + 1 || goal.point().distance(dp.pose(b.min(m).max(1), 0).point()) < 4.0 * p.turning_radius;
+        if goal_near || targets.is_empty() {
             targets.push(TargetPose { pose: goal, cost_to_go: 0.0, free: goal_heading_free });
             target_of.push((m + 1, 0));
         }
@@ -471,7 +512,15 @@ pub fn refine(
         let mut outcome = String::from("no window");
         for attempt in 0..=p.window_widenings {
             let window = LatticeRect::around(window_cells.iter().copied(), margin, &lattice);
-            match directional_astar(ctx, map, window, p.repair_neighbourhood, &sources, Target::Poses(&targets), should_stop) {
+            match directional_astar(
+                ctx,
+                map,
+                window,
+                p.repair_neighbourhood,
+                &sources,
+                Target::Poses(&targets),
+                should_stop,
+            ) {
                 Outcome::Found(found) => {
                     stats.expansions += found.expansions;
                     let (st, sh) = source_of[found.source];
@@ -482,7 +531,9 @@ pub fn refine(
                     poses.pop();
                     poses.extend(dp.backward_chain(&bwd_next, tt, th));
                     chain = Some((poses, "window_repair"));
-                    outcome = format!("found on attempt {} (window {}x{})", attempt + 1, window.width(), window.height());
+                    chain_cost = found.cost;
+                    outcome =
+                        format!("found on attempt {} (window {}x{})", attempt + 1, window.width(), window.height());
                     break;
                 }
                 Outcome::Stopped => return Err(RefineError::Stopped),
@@ -497,6 +548,39 @@ pub fn refine(
             margin *= 2;
         }
         stage(&mut stats, "window_repair", t, outcome);
+    }
+
+    // A cost well above the guide's length means the chain holds a loop, usually because a
+    // start or goal heading fights the guide's direction. On a short path a windowed search
+    // from start to goal may then find a better way (for example, swinging out first).
+    let guide_len: f64 = guide.windows(2).map(|w| w[0].distance(w[1])).sum();
+    let c = chain_cost;
+    if chain.is_some() && c > guide_len + std::f64::consts::PI * p.turning_radius && m <= 8 * hops {
+        let t = Instant::now();
+        let mut cells: Vec<(i64, i64)> =
+            points.iter().map(|&(i, j)| lattice.cell_of(Point2::new(i as f64 + 0.5, j as f64 + 0.5))).collect();
+        cells.push(lattice.cell_of(start.point()));
+        cells.push(lattice.cell_of(goal.point()));
+        let window = LatticeRect::around(cells, p.margin(), &lattice);
+        let src = [Source { pose: start, g: 0.0, wide: true }];
+        let target = Target::Pose { pose: goal, free: goal_heading_free };
+        let outcome = match directional_astar(ctx, map, window, p.repair_neighbourhood, &src, target, should_stop) {
+            Outcome::Found(found) => {
+                stats.expansions += found.expansions;
+                if found.cost < c {
+                    chain = Some((found.poses, "loop_repair"));
+                    format!("cost {:.2} instead of {c:.2}", found.cost)
+                } else {
+                    format!("no better (cost {:.2})", found.cost)
+                }
+            }
+            Outcome::Stopped => return Err(RefineError::Stopped),
+            Outcome::NoPath(e) => {
+                stats.expansions += e;
+                "nothing in the window".to_string()
+            }
+        };
+        stage(&mut stats, "loop_repair", t, outcome);
     }
 
     let mut candidates = Vec::new();

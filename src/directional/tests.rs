@@ -31,7 +31,15 @@ fn full(grid: &Grid, c: &Directional, n: Neighbourhood, start: Pose2, goal: Pose
     let map = CollisionMap::new(grid);
     let l = lattice::Lattice::new(grid.width(), grid.height(), c.params().spacing());
     let target = Target::Pose { pose: goal, free };
-    match directional_astar(c, &map, LatticeRect::all(&l), n, &[Source { pose: start, g: 0.0, wide: true }], target, &mut || false) {
+    match directional_astar(
+        c,
+        &map,
+        LatticeRect::all(&l),
+        n,
+        &[Source { pose: start, g: 0.0, wide: true }],
+        target,
+        &mut || false,
+    ) {
         Outcome::Found(f) => {
             Some(chain::PoseChain { poses: f.poses, goal_free: free }.trajectory(c.params().turning_radius))
         }
@@ -60,7 +68,9 @@ fn open_field_is_one_dubins_curve() {
 #[test]
 #[ignore]
 fn debug_tb3() {
-    let map = crate::map_io::load_map_file(std::path::Path::new("../shared/data/ros_maps/tb3_sandbox.yaml"), "map", 1 << 30).unwrap();
+    let map =
+        crate::map_io::load_map_file(std::path::Path::new("../shared/data/ros_maps/tb3_sandbox.yaml"), "map", 1 << 30)
+            .unwrap();
     let grid = map.to_grid(crate::map::Traversability { occupied_threshold: 65, allow_unknown: false });
     let cm = CollisionMap::new(&grid);
     let c = ctx(10.0, 4.0);
@@ -70,8 +80,12 @@ fn debug_tb3() {
     println!("any-angle {wp:?}");
     let r = refine(&c, &cm, &wp, start, goal, false, &mut || false).unwrap();
     println!("pipeline len {} {:?}", r.trajectory.length(), r.stats);
-    for p in &r.chain.poses { println!("  {:.1} {:.1} {:.2}", p.x, p.y, p.yaw); }
+    for p in &r.chain.poses {
+        println!("  {:.1} {:.1} {:.2}", p.x, p.y, p.yaw);
+    }
     let f = full_search(&c, &cm, start, goal, false, Neighbourhood::Directional24, &mut || false).unwrap();
     println!("d24 len {}", f.trajectory.length());
-    for p in &f.chain.poses { println!("  {:.1} {:.1} {:.2}", p.x, p.y, p.yaw); }
+    for p in &f.chain.poses {
+        println!("  {:.1} {:.1} {:.2}", p.x, p.y, p.yaw);
+    }
 }
