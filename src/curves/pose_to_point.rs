@@ -121,7 +121,7 @@ mod tests {
             (seed >> 11) as f64 / (1u64 << 53) as f64
         };
         for _ in 0..500 {
-            let start = Pose2::new(next() * 10.0, next() * 10.0, next() * 6.28);
+            let start = Pose2::new(next() * 10.0, next() * 10.0, next() * std::f64::consts::TAU);
             let target = Point2::new(next() * 10.0, next() * 10.0);
             let Some(c) = pose_to_point(start, target, 1.5) else { continue };
             assert!(c.end().point().distance(target) < 1e-6);
