@@ -100,29 +100,44 @@ pub enum RefineError {
     VerificationFailed(VerifyError),
 }
 
-/// Points every `spacing` cells along the polyline `points` (the last point included), each
+/// A point of the guide path: the centre of grid cell `cell`, and the direction of the guide's
+/// segment through it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PathPoint {
+    /// The grid cell whose centre is the point.
+    pub cell: (i64, i64),
+    /// Direction of the guide there (radians).
+    pub dir: f64,
+}
+
+/// Points along the polyline `points`: every `near` cells within `near_radius` of a vertex
+/// (where the turning happens) and every `far` cells elsewhere; the last point included. Each is
 /// snapped to the centre of its grid cell, consecutive duplicates removed.
-pub fn path_points(points: &[Point2], spacing: f64) -> Vec<(i64, i64)> {
-    let mut out: Vec<(i64, i64)> = Vec::new();
-    let mut push = |p: Point2| {
+pub fn path_points(points: &[Point2], near: f64, far: f64, near_radius: f64) -> Vec<PathPoint> {
+    let mut out: Vec<PathPoint> = Vec::new();
+    let mut push = |p: Point2, dir: f64| {
         let c = (p.x.floor() as i64, p.y.floor() as i64);
-        if out.last() != Some(&c) {
-            out.push(c);
+        if out.last().map(|q| q.cell) != Some(c) {
+            out.push(PathPoint { cell: c, dir });
         }
     };
-    let mut carried = 0.0;
+    let mut dir = 0.0;
     for w in points.windows(2) {
         let len = w[0].distance(w[1]);
-        let mut d = carried;
+        if len <= 0.0 {
+            continue;
+        }
+        dir = (w[1].y - w[0].y).atan2(w[1].x - w[0].x);
+        let mut d = 0.0;
         while d < len {
             let t = d / len;
-            push(Point2::new(w[0].x + t * (w[1].x - w[0].x), w[0].y + t * (w[1].y - w[0].y)));
-            d += spacing;
+            push(Point2::new(w[0].x + t * (w[1].x - w[0].x), w[0].y + t * (w[1].y - w[0].y)), dir);
+            let to_vertex = d.min(len - d);
+            d += if to_vertex < near_radius { near } else { far.min((len - near_radius - d).max(near)) };
         }
-        carried = d - len;
     }
     if let Some(&last) = points.last() {
-        push(last);
+        push(last, dir);
     }
     out
 }
@@ -132,7 +147,7 @@ pub fn path_points(points: &[Point2], spacing: f64) -> Vec<(i64, i64)> {
 struct PathDp<'a> {
     ctx: &'a Directional,
     map: &'a CollisionMap,
-    points: &'a [(i64, i64)],
+    points: &'a [PathPoint],
     start: Pose2,
     goal: Pose2,
     goal_free: bool,
@@ -155,7 +170,7 @@ impl<'a> PathDp<'a> {
     fn new(
         ctx: &'a Directional,
         map: &'a CollisionMap,
-        points: &'a [(i64, i64)],
+        points: &'a [PathPoint],
         start: Pose2,
         goal: Pose2,
         goal_free: bool,
@@ -165,7 +180,7 @@ impl<'a> PathDp<'a> {
         let m = points.len();
         // Ends link to every point within reach of a loop (or of `hops` points).
         let reach = (hops as f64 * p.spacing() as f64).max(4.0 * p.turning_radius);
-        let centre = |t: usize| Point2::new(points[t].0 as f64 + 0.5, points[t].1 as f64 + 0.5);
+        let centre = |t: usize| Point2::new(points[t].cell.0 as f64 + 0.5, points[t].cell.1 as f64 + 0.5);
         let mut along = 0.0;
         let mut start_reach = 0;
         let mut prev = start.point();
@@ -188,16 +203,20 @@ impl<'a> PathDp<'a> {
             }
             goal_reach = t + 1;
         }
-        let nb = p.heading_bins.count();
+        // Heading slots: the bins, plus the guide's own direction (so a straight run of the guide
+        // is followed exactly, whatever its angle).
+        let bins = p.heading_bins.count();
+        let nb = bins + 1;
         let mut allowed = vec![false; (m + 2) * nb];
         for t in 1..=m {
             let before = if t == 1 { start.point() } else { centre(t - 2) };
             let after = if t == m { goal.point() } else { centre(t) };
             let dir = (after.y - before.y).atan2(after.x - before.x);
-            for h in 0..nb {
+            for h in 0..bins {
                 allowed[t * nb + h] =
                     normalize_angle(p.heading_bins.yaw(h) - dir).abs() <= std::f64::consts::FRAC_PI_2 + 1e-9;
             }
+            allowed[t * nb + bins] = true;
         }
         Self { ctx, map, points, start, goal, goal_free, hops, nb, start_reach, goal_reach, allowed }
     }
@@ -207,8 +226,10 @@ impl<'a> PathDp<'a> {
     }
 
     fn pose(&self, t: usize, h: usize) -> Pose2 {
-        let (i, j) = self.points[t - 1];
-        Pose2::new(i as f64 + 0.5, j as f64 + 0.5, self.ctx.params().heading_bins.yaw(h))
+        let pt = self.points[t - 1];
+        let bins = self.ctx.params().heading_bins;
+        let yaw = if h < bins.count() { bins.yaw(h) } else { pt.dir };
+        Pose2::new(pt.cell.0 as f64 + 0.5, pt.cell.1 as f64 + 0.5, yaw)
     }
 
     fn link_cost(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<f64> {
@@ -437,10 +458,12 @@ pub fn refine(
     guide.push(start.point());
     guide.extend_from_slice(waypoints);
     guide.push(goal.point());
-    let mut points = path_points(&guide, p.spacing() as f64);
+    let near = p.spacing() as f64;
+    let far = (2.0 * p.turning_radius).min(4.0 * near).max(near);
+    let mut points = path_points(&guide, near, far, 2.5 * p.turning_radius);
     // The start and goal are linked exactly; points on their own cells add nothing.
     let cell = |q: Pose2| (q.x.floor() as i64, q.y.floor() as i64);
-    points.retain(|&c| c != cell(start) && c != cell(goal));
+    points.retain(|q| q.cell != cell(start) && q.cell != cell(goal));
     stats.path_points = points.len();
     stage(&mut stats, "path_points", t, format!("{} points", points.len()));
 
@@ -503,7 +526,7 @@ pub fn refine(
         window_cells.extend(targets.iter().map(|s| lattice.cell_of(s.pose.point())));
         let grid_cells = |range: std::ops::RangeInclusive<usize>| {
             range.filter(|&tt| tt >= 1 && tt <= m).map(|tt| {
-                let (i, j) = points[tt - 1];
+                let (i, j) = points[tt - 1].cell;
                 lattice.cell_of(Point2::new(i as f64 + 0.5, j as f64 + 0.5))
             })
         };
@@ -558,7 +581,7 @@ pub fn refine(
     if chain.is_some() && c > guide_len + std::f64::consts::PI * p.turning_radius && m <= 8 * hops {
         let t = Instant::now();
         let mut cells: Vec<(i64, i64)> =
-            points.iter().map(|&(i, j)| lattice.cell_of(Point2::new(i as f64 + 0.5, j as f64 + 0.5))).collect();
+            points.iter().map(|q| lattice.cell_of(Point2::new(q.cell.0 as f64 + 0.5, q.cell.1 as f64 + 0.5))).collect();
         cells.push(lattice.cell_of(start.point()));
         cells.push(lattice.cell_of(goal.point()));
         let window = LatticeRect::around(cells, p.margin(), &lattice);
