@@ -16,6 +16,10 @@
 //! 4. Directional A* (Directional-24 by default) inside the window, from the best forward states
 //!    at the failure to the best backward states (whose costs to go are known), spliced into the
 //!    chain; the window is doubled when that fails.
+//!    Beyond Pinter: on a short guide (at most 8 hops), when smoothing fails or its cost shows a
+//!    loop (more than half a turning circle over the guide's length, typically a start or goal
+//!    heading against the guide), one windowed Directional A* from the exact start to the exact
+//!    goal around the whole guide replaces steps 3-4 (`loop_repair`); it is kept only if cheaper.
 //! 5. If every repair fails, a full Directional A* from the exact start to the exact goal, within
 //!    the time budget.
 //! 6. Final smoothing: a pose is dropped wherever the curve between its neighbours is
@@ -41,7 +45,7 @@ use std::time::Instant;
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct StageStat {
     /// Stage name (`path_points`, `smoothing_forward`, `smoothing_backward`, `window_repair`,
-    /// `full_search`, `final_smoothing`, `verify`).
+    /// `loop_repair`, `full_search`, `final_smoothing`, `verify`).
     pub name: &'static str,
     /// Wall-clock time (ms).
     pub ms: f64,
@@ -58,7 +62,8 @@ pub struct RefineStats {
     pub path_points: usize,
     /// Directional A* expansions (window repairs and full search).
     pub expansions: usize,
-    /// Which stage produced the chain: `smoothing`, `window_repair` or `full_search`.
+    /// Which stage produced the chain: `smoothing`, `window_repair`, `loop_repair` or
+    /// `full_search`.
     pub solved_by: &'static str,
     /// Poses in the chain before and after final smoothing.
     pub poses_before_smoothing: usize,
@@ -414,6 +419,10 @@ fn ms_since(t: Instant) -> f64 {
 /// How many headings per point the window repair starts from or aims at.
 const REPAIR_HEADINGS: usize = 3;
 
+/// A guide of at most this many hops counts as short: its repairs search one window holding
+/// the whole of it.
+const SHORT_PATH_HOPS: usize = 8;
+
 /// Refines an any-angle path into a verified turning-radius-legal trajectory (cell units).
 ///
 /// `waypoints` is the any-angle path in cell units (from any any-angle planner; start and goal
@@ -480,6 +489,10 @@ pub fn refine(
         chain = Some((poses, "smoothing"));
         chain_cost = c;
         stage(&mut stats, "smoothing_forward", t, format!("reached the goal, cost {c:.2}"));
+    } else if m <= SHORT_PATH_HOPS * hops {
+        // A short guide: the windowed start-to-goal search below covers it all, cheaper than
+        // splicing a repair between partial chains.
+        stage(&mut stats, "smoothing_forward", t, "stuck; short path, searching the whole window".into());
     } else {
         let nb = dp.nb;
         let f = (1..=m).rev().find(|&t| (0..nb).any(|h| fwd[t * nb + h].is_finite())).unwrap_or(0);
@@ -578,7 +591,8 @@ pub fn refine(
     // from start to goal may then find a better way (for example, swinging out first).
     let guide_len: f64 = guide.windows(2).map(|w| w[0].distance(w[1])).sum();
     let c = chain_cost;
-    if chain.is_some() && c > guide_len + std::f64::consts::PI * p.turning_radius && m <= 8 * hops {
+    let loopy = chain.is_some() && c > guide_len + std::f64::consts::PI * p.turning_radius;
+    if (loopy || chain.is_none()) && m <= SHORT_PATH_HOPS * hops {
         let t = Instant::now();
         let mut cells: Vec<(i64, i64)> =
             points.iter().map(|q| lattice.cell_of(Point2::new(q.cell.0 as f64 + 0.5, q.cell.1 as f64 + 0.5))).collect();
