@@ -8,6 +8,7 @@
 //! for the data flow and which module owns what.
 #![warn(missing_docs)]
 
+pub mod clearance;
 pub mod cli;
 pub mod curves;
 pub mod directional;
@@ -15,6 +16,7 @@ pub mod error;
 pub mod geometry;
 pub mod grid;
 pub mod map;
+pub mod map_diff;
 pub mod map_io;
 pub mod planner;
 pub mod search;

@@ -4,6 +4,8 @@
 use clap::{Parser, Subcommand};
 
 pub mod bench_nav;
+pub mod bench_clearance;
+pub mod clearance;
 pub mod plan;
 
 /// An error reported to the user by a subcommand (printed as `blockstar: <message>`, exit 1).
@@ -41,6 +43,10 @@ pub enum Command {
     Plan(plan::PlanArgs),
     /// Benchmark the turning-radius-legal planners on random pose pairs of one map.
     BenchNav(bench_nav::BenchNavArgs),
+    /// Time full clearance annotation against random patch updates.
+    BenchClearance(bench_clearance::BenchClearanceArgs),
+    /// Write a map's obstacle distance or true clearance as a PNG heat map.
+    Clearance(clearance::ClearanceArgs),
 }
 
 /// Runs the parsed command line.
@@ -48,5 +54,7 @@ pub fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Plan(a) => plan::run(&a),
         Command::BenchNav(a) => bench_nav::run(&a),
+        Command::BenchClearance(a) => bench_clearance::run(&a),
+        Command::Clearance(a) => clearance::run(&a),
     }
 }
