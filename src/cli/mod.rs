@@ -3,8 +3,8 @@
 
 use clap::{Parser, Subcommand};
 
-pub mod bench_nav;
 pub mod bench_clearance;
+pub mod bench_nav;
 pub mod clearance;
 pub mod plan;
 
