@@ -53,6 +53,16 @@ impl Default for RefineParams {
 }
 
 impl RefineParams {
+    /// Defaults for a vehicle of footprint radius `robot_radius` and minimum turning radius
+    /// `min_turning_radius` (both metres) on a map of `resolution` metres per cell.
+    pub fn from_metres(robot_radius: f64, min_turning_radius: f64, resolution: f64) -> Self {
+        Self {
+            turning_radius: min_turning_radius / resolution,
+            footprint_radius: robot_radius / resolution,
+            ..Self::default()
+        }
+    }
+
     /// Checks ranges; the message names the offending field.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.turning_radius.is_finite() && self.turning_radius > 0.0) {

@@ -679,7 +679,7 @@ pub fn refine(
 
 /// Step 6: greedily keeps, from each kept pose, the farthest later pose whose direct curve is
 /// collision-free (probing 1, 2, 4, 8... poses ahead, then bisecting), and only when that curve
-/// is not longer than the chain it replaces.
+/// costs no more (length plus turn penalty) than the chain it replaces.
 pub fn final_smoothing(ctx: &Directional, map: &CollisionMap, chain: &PoseChain) -> PoseChain {
     let p = ctx.params();
     let q = &chain.poses;
@@ -687,18 +687,18 @@ pub fn final_smoothing(ctx: &Directional, map: &CollisionMap, chain: &PoseChain)
     if n <= 2 {
         return chain.clone();
     }
-    // Prefix lengths of the links.
+    // Prefix costs of the links.
     let mut prefix = vec![0.0; n];
     for k in 1..n {
         let to_point = chain.goal_free && k == n - 1;
-        let len = link(q[k - 1], q[k], to_point, p.turning_radius)
-            .map_or(f64::INFINITY, |s| crate::curves::segments_length(&s));
+        let len =
+            link(q[k - 1], q[k], to_point, p.turning_radius).map_or(f64::INFINITY, |s| curve_cost(&s, p.turn_penalty));
         prefix[k] = prefix[k - 1] + len;
     }
     let ok = |a: usize, b: usize| -> bool {
         let to_point = chain.goal_free && b == n - 1;
         let Some(segs) = link(q[a], q[b], to_point, p.turning_radius) else { return false };
-        crate::curves::segments_length(&segs) <= prefix[b] - prefix[a] + 1e-9
+        curve_cost(&segs, p.turn_penalty) <= prefix[b] - prefix[a] + 1e-9
             && map.sweep_free(&segs, p.footprint_radius, SEARCH_MARGIN)
     };
     let mut kept = vec![q[0]];

@@ -247,3 +247,21 @@ fn random_maps_every_trajectory_verifies_and_the_pipeline_solves_what_directiona
     );
     assert!(pipeline_solved >= both);
 }
+
+#[test]
+fn sixteen_bins_and_directional_48_on_an_open_field() {
+    let g = grid_from(90, 90, |x, y| !(1..89).contains(&x) || !(1..89).contains(&y));
+    let params = RefineParams { heading_bins: HeadingBins::Sixteen, ..RefineParams::from_metres(0.1, 0.4, 0.05) };
+    assert_eq!((params.turning_radius, params.footprint_radius), (8.0, 2.0));
+    let c = Directional::new(params).unwrap();
+    let map = CollisionMap::with_footprint(&g, 2.0);
+    let (s, e) = (Pose2::new(15.3, 20.7, 0.4), Pose2::new(70.2, 65.9, 2.5));
+    for n in [Neighbourhood::Directional8, Neighbourhood::Directional24, Neighbourhood::Directional48] {
+        let r = full_search(&c, &map, s, e, false, n, &mut || false).unwrap();
+        check(&g, &r.trajectory, 8.0, 2.0, s, e, false);
+        // Final smoothing finds the direct curve in an open field: the Dubins optimum.
+        let best = crate::curves::dubins_shortest(s, e, 8.0).unwrap().length();
+        assert!((r.trajectory.length() - best).abs() < 1e-6, "{}: {} vs {best}", n.name(), r.trajectory.length());
+        assert!(r.stats.expansions > 0);
+    }
+}
