@@ -11,6 +11,8 @@
 pub mod block_astar;
 pub mod clearance;
 pub mod cli;
+pub mod curves;
+pub mod directional;
 pub mod error;
 pub mod geometry;
 pub mod grid;

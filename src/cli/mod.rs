@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 pub mod bench;
 pub mod bench_clearance;
+pub mod bench_nav;
 pub mod clearance;
 pub mod lddb;
 pub mod plan;
@@ -42,6 +43,8 @@ pub struct Cli {
 pub enum Command {
     /// Plan one path on a map file.
     Plan(plan::PlanArgs),
+    /// Benchmark the turning-radius-legal planners on random pose pairs of one map.
+    BenchNav(bench_nav::BenchNavArgs),
     /// Time full clearance annotation against random patch updates.
     BenchClearance(bench_clearance::BenchClearanceArgs),
     /// Write a map's obstacle distance or true clearance as a PNG heat map.
@@ -56,6 +59,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Plan(a) => plan::run(&a),
+        Command::BenchNav(a) => bench_nav::run(&a),
         Command::BenchClearance(a) => bench_clearance::run(&a),
         Command::Clearance(a) => clearance::run(&a),
         Command::Bench(a) => bench::run(&a),
