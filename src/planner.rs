@@ -5,11 +5,16 @@
 //! It is the single entry point used by the ROS node and the CLI, so both behave identically.
 //! World quantities are metres and radians in the map frame; the search works in cell units.
 
+use crate::block_astar::{BlockAStar, BlockGrid};
+use crate::clearance::{Capability, ClearanceConfig, ClearanceMap, Footprint, Vehicle};
+use crate::directional::{self, CollisionMap, Directional, HeadingBins, Neighbourhood, RefineError, RefineParams};
 use crate::error::MapError;
 use crate::geometry::{Point2, Pose2};
 use crate::grid::Grid;
+use crate::lddb::{Lddb, Metric};
 use crate::map::{OccupancyMap, Traversability, DEFAULT_MAX_MAP_CELLS};
-use crate::search::octile::octile_astar;
+use crate::search::los::LosRule;
+use crate::search::path::SearchFailure;
 use crate::trajectory::Trajectory;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -104,6 +109,12 @@ pub struct PlannerConfig {
     pub max_planning_time: f64,
     /// Largest map accepted (cells).
     pub max_map_cells: usize,
+    /// Heading bins of Directional A* (8 as Pinter, or 16).
+    pub heading_bins: usize,
+    /// Neighbourhood of the Directional A* window repair (8, 24 or 48).
+    pub neighbourhood: usize,
+    /// Extra cost per radian turned, in metres (0 = shortest path).
+    pub turn_penalty: f64,
 }
 
 impl Default for PlannerConfig {
@@ -116,6 +127,9 @@ impl Default for PlannerConfig {
             path_spacing: 0.05,
             max_planning_time: 2.0,
             max_map_cells: DEFAULT_MAX_MAP_CELLS,
+            heading_bins: 8,
+            neighbourhood: 24,
+            turn_penalty: 0.0,
         }
     }
 }
@@ -142,7 +156,32 @@ impl PlannerConfig {
         if self.max_map_cells == 0 {
             return bad("max_map_cells must be > 0".into());
         }
+        if !matches!(self.heading_bins, 8 | 16) {
+            return bad(format!("heading_bins must be 8 or 16, got {}", self.heading_bins));
+        }
+        if !matches!(self.neighbourhood, 8 | 24 | 48) {
+            return bad(format!("neighbourhood must be 8, 24 or 48, got {}", self.neighbourhood));
+        }
+        if !(self.turn_penalty.is_finite() && self.turn_penalty >= 0.0) {
+            return bad(format!("turn_penalty must be >= 0, got {}", self.turn_penalty));
+        }
         Ok(())
+    }
+
+    /// The Directional A* parameters for a map of `resolution` metres per cell (`None` when the
+    /// turning radius is 0: the any-angle path is then the trajectory).
+    pub fn refine_params(&self, resolution: f64) -> Option<RefineParams> {
+        (self.min_turning_radius > 0.0).then(|| RefineParams {
+            heading_bins: if self.heading_bins == 16 { HeadingBins::Sixteen } else { HeadingBins::Eight },
+            repair_neighbourhood: match self.neighbourhood {
+                8 => Neighbourhood::Directional8,
+                48 => Neighbourhood::Directional48,
+                _ => Neighbourhood::Directional24,
+            },
+            // Per radian turned: metres of penalty become cells of penalty.
+            turn_penalty: self.turn_penalty / resolution,
+            ..RefineParams::from_metres(self.robot_radius, self.min_turning_radius, resolution)
+        })
     }
 
     fn traversability(&self) -> Traversability {
@@ -197,6 +236,12 @@ pub struct PlanStats {
     pub trajectory_length: f64,
     /// Time per stage (stage name, milliseconds), in pipeline order.
     pub stage_ms: Vec<(String, f64)>,
+    /// How the trajectory was obtained (`any_angle` when the turning radius is 0, else the
+    /// refinement stage that solved it).
+    pub solved_by: String,
+    /// When the start or goal cell could not hold the vehicle and a covering cell was used
+    /// instead (the "subsumed by a clearance square" rule): a note with the offsets, in metres.
+    pub note: Option<String>,
 }
 
 /// A successful plan, in the map frame (metres, radians).
@@ -204,7 +249,7 @@ pub struct PlanStats {
 pub struct Plan {
     /// Waypoints of the any-angle path, start and goal included.
     pub any_angle: Vec<Point2>,
-    /// The drivable trajectory.
+    /// The drivable trajectory, verified on the map it was planned on.
     pub trajectory: Trajectory,
     /// The trajectory sampled every `path_spacing`, with headings along the curve.
     pub poses: Vec<Pose2>,
@@ -217,60 +262,126 @@ pub struct Plan {
 pub struct PreparedMap {
     /// The occupancy map as received.
     pub map: OccupancyMap,
-    /// Cells the vehicle's centre may occupy (the obstacle grid inflated by the footprint).
-    pub vehicle_grid: Grid,
+    /// Obstacle distance, true clearance, regions and the vehicle mask, kept current.
+    pub clearance: ClearanceMap,
+    /// The vehicle the clearance map tracks (capability and footprint in cells).
+    pub vehicle: Vehicle,
+    /// Cells the vehicle's footprint may not touch (what the capability may not enter).
+    pub collision: CollisionMap,
+    /// Block A* pattern codes of the vehicle mask.
+    pub blocks: BlockGrid,
+    /// Directional A* parameters and tables for this map's resolution (`None`: turning radius 0).
+    pub directional: Option<Arc<Directional>>,
+}
+
+/// Extra radius (cells) of the vehicle mask over the footprint, so the footprint fits at every
+/// point of a mask cell, not just its centre: half a cell diagonal plus the sampling allowance of
+/// the trajectory check. Any-angle paths through mask cells are then collision-free.
+fn mask_margin() -> f64 {
+    std::f64::consts::FRAC_1_SQRT_2
+        + directional::footprint::sampled_radius(0.0)
+        + 2.0 * directional::footprint::SEARCH_MARGIN
 }
 
 impl PreparedMap {
-    /// Derives the vehicle grid from `map` under `config`.
-    pub fn new(map: OccupancyMap, config: &PlannerConfig) -> Self {
+    /// Derives everything from `map` under `config`, reusing `previous` tables when they still
+    /// apply. Fails with `INVALID_INPUT` when the footprint does not suit the map (for example a
+    /// robot radius beyond the clearance cap at this resolution).
+    pub fn new(
+        map: OccupancyMap,
+        config: &PlannerConfig,
+        lddb: &Lddb,
+        previous: Option<&PreparedMap>,
+    ) -> Result<Self, PlanError> {
+        let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
+        let res = map.info.resolution;
+        let capability = Capability::from_traversability(config.traversability());
+        let radius_cells = config.robot_radius / res + mask_margin();
+        let cap = (radius_cells.floor() as u16 + 2).max(crate::clearance::DEFAULT_CAP);
+        let clearance_config = ClearanceConfig { distance_cap: cap.min(127), ..ClearanceConfig::default() };
+        let mut clearance = ClearanceMap::new(&map, clearance_config, &[capability])
+            .map_err(|e| invalid(format!("map rejected: {e}")))?;
+        let vehicle = Vehicle {
+            capability,
+            footprint: Footprint::circle(radius_cells).map_err(|e| invalid(format!("robot_radius: {e}")))?,
+        };
+        clearance
+            .track_vehicle(vehicle)
+            .map_err(|e| invalid(format!("robot_radius {} m: {e}", config.robot_radius)))?;
         let obstacles = map.to_grid(config.traversability());
-        let radius_cells = config.robot_radius / map.info.resolution;
-        let vehicle_grid = inflate(&obstacles, radius_cells);
-        Self { map, vehicle_grid }
+        let collision = CollisionMap::with_footprint(&obstacles, config.robot_radius / res);
+        let mask = clearance.vehicle_mask(&vehicle).map_err(|e| invalid(e.to_string()))?;
+        let blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
+        let directional = match config.refine_params(res) {
+            None => None,
+            Some(params) => match previous.and_then(|p| p.directional.clone()) {
+                Some(d) if *d.params() == params => Some(d),
+                _ => Some(Arc::new(Directional::new(params).map_err(invalid)?)),
+            },
+        };
+        Ok(Self { map, clearance, vehicle, collision, blocks, directional })
+    }
+
+    /// The grid the any-angle search runs on: free where the vehicle fits.
+    pub fn vehicle_mask(&self) -> &Grid {
+        // The vehicle was tracked when this map was prepared.
+        self.clearance.vehicle_mask(&self.vehicle).expect("vehicle tracked at construction")
     }
 }
 
-/// Blocks every cell whose centre lies within `radius` (cells) of a blocked cell's centre.
-fn inflate(grid: &Grid, radius: f64) -> Grid {
-    let r = radius.ceil() as i64;
-    if r <= 0 {
-        return grid.clone();
-    }
-    let offsets: Vec<(i64, i64)> = (-r..=r)
-        .flat_map(|dy| (-r..=r).map(move |dx| (dx, dy)))
-        .filter(|&(dx, dy)| ((dx * dx + dy * dy) as f64).sqrt() <= radius + 1e-9)
-        .collect();
-    let (w, h) = (grid.width() as i64, grid.height() as i64);
-    let mut out = grid.clone();
-    for y in 0..h {
-        for x in 0..w {
-            if grid.is_blocked(x, y) {
-                for &(dx, dy) in &offsets {
-                    let (nx, ny) = (x + dx, y + dy);
-                    if nx >= 0 && ny >= 0 && nx < w && ny < h {
-                        // In bounds by the check above.
-                        let _ = out.set_blocked(nx as usize, ny as usize, true);
-                    }
-                }
-            }
-        }
-    }
-    out
+/// Stage timings of one plan: each stage's time since the previous mark.
+struct StageClock {
+    lap: Instant,
+    stages: Vec<(String, f64)>,
 }
+
+impl StageClock {
+    fn new() -> Self {
+        Self { lap: Instant::now(), stages: Vec::new() }
+    }
+
+    /// Records the time since the last mark under `name`.
+    fn mark(&mut self, name: &str) {
+        self.stages.push((name.to_string(), self.lap.elapsed().as_secs_f64() * 1e3));
+        self.lap = Instant::now();
+    }
+
+    /// Records stages timed elsewhere, in place of the time since the last mark.
+    fn extend(&mut self, stages: impl Iterator<Item = (String, f64)>) {
+        self.stages.extend(stages);
+        self.lap = Instant::now();
+    }
+}
+
+/// Block side (cells) of the LDDB the planner uses: 4x4 cells (5x5 vertices), the paper's choice.
+pub const LDDB_BLOCK_SIDE: usize = 4;
 
 /// The planner: holds the current map and answers plan requests.
 #[derive(Debug, Clone)]
 pub struct Planner {
     config: PlannerConfig,
+    lddb: Arc<Lddb>,
     map: Option<Arc<PreparedMap>>,
 }
 
 impl Planner {
-    /// A planner with no map. Fails when `config` is out of range.
+    /// A planner with no map. Loads the LDDB from its cache (building and caching it when the file
+    /// is missing or corrupt; see [`Lddb::load_or_build`]). Fails when `config` is out of range
+    /// or the LDDB can be neither loaded nor built.
     pub fn new(config: PlannerConfig) -> Result<Self, PlanError> {
         config.validate()?;
-        Ok(Self { config, map: None })
+        let (lddb, _report) = Lddb::load_or_build(None, LDDB_BLOCK_SIDE, &|_, _| {})
+            .map_err(|e| PlanError::new(StatusCode::InvalidInput, format!("local distance database: {e}")))?;
+        Ok(Self { config, lddb: Arc::new(lddb), map: None })
+    }
+
+    /// A planner sharing an already loaded LDDB (for several planners in one process).
+    pub fn with_lddb(config: PlannerConfig, lddb: Arc<Lddb>) -> Result<Self, PlanError> {
+        config.validate()?;
+        if lddb.side() != LDDB_BLOCK_SIDE {
+            return Err(PlanError::new(StatusCode::InvalidInput, format!("LDDB block side must be {LDDB_BLOCK_SIDE}")));
+        }
+        Ok(Self { config, lddb, map: None })
     }
 
     /// The parameters in force.
@@ -278,13 +389,19 @@ impl Planner {
         &self.config
     }
 
+    /// The shared LDDB.
+    pub fn lddb(&self) -> &Arc<Lddb> {
+        &self.lddb
+    }
+
     /// The map in force, if any.
     pub fn map(&self) -> Option<&Arc<PreparedMap>> {
         self.map.as_ref()
     }
 
-    /// Replaces the map. On error (invalid geometry, wrong data length, over the cell cap) the
-    /// previous map is kept and an `INVALID_INPUT` error says why.
+    /// Replaces the map. On error (invalid geometry, wrong data length, over the cell cap, a
+    /// footprint the map cannot annotate) the previous map is kept and an `INVALID_INPUT` error
+    /// says why.
     pub fn set_map(&mut self, map: OccupancyMap) -> Result<(), PlanError> {
         map.info.validate(self.config.max_map_cells)?;
         if map.data.len() != map.info.width * map.info.height {
@@ -293,15 +410,30 @@ impl Planner {
                 format!("map data has {} cells but the map is {}x{}", map.data.len(), map.info.width, map.info.height),
             ));
         }
-        self.map = Some(Arc::new(PreparedMap::new(map, &self.config)));
+        let prepared = PreparedMap::new(map, &self.config, &self.lddb, self.map.as_deref())?;
+        self.map = Some(Arc::new(prepared));
         Ok(())
     }
 
-    /// Plans from `start` to `goal` (map frame). `goal.yaw` is the requested final heading;
-    /// pass `goal_heading_free = true` when the goal's orientation is unset.
+    /// Replaces the parameters and re-derives the held map under them. On error nothing changes.
+    pub fn set_config(&mut self, config: PlannerConfig) -> Result<(), PlanError> {
+        config.validate()?;
+        let map = match &self.map {
+            Some(m) => Some(Arc::new(PreparedMap::new(m.map.clone(), &config, &self.lddb, Some(m))?)),
+            None => None,
+        };
+        self.config = config;
+        self.map = map;
+        Ok(())
+    }
+
+    /// Plans from `start` to `goal` (map frame, metres and radians). `goal.yaw` is the requested
+    /// final heading; pass `goal_heading_free = true` when the goal's orientation is unset.
     ///
     /// Fails with the matching [`StatusCode`]: `NO_MAP`, `INVALID_INPUT` (non-finite pose),
-    /// `START/GOAL_OUTSIDE_MAP`, `START/GOAL_OCCUPIED`, `NO_VALID_PATH`, `TIMEOUT`, `SUPERSEDED`.
+    /// `START/GOAL_OUTSIDE_MAP`, `START/GOAL_OCCUPIED` (the vehicle fits neither at the pose nor in
+    /// a covering cell), `NO_VALID_PATH` (unreachable, or no trajectory passed verification),
+    /// `TIMEOUT`, `SUPERSEDED`.
     pub fn plan(&self, start: Pose2, goal: Pose2, goal_heading_free: bool, budget: &Budget) -> Result<Plan, PlanError> {
         let t0 = Instant::now();
         let prepared =
@@ -313,67 +445,159 @@ impl Planner {
         if !goal_usable {
             return Err(PlanError::new(StatusCode::InvalidInput, "goal pose is not finite"));
         }
+        let goal = if goal_heading_free { Pose2::new(goal.x, goal.y, 0.0) } else { goal };
         let info = &prepared.map.info;
-        let grid = &prepared.vehicle_grid;
-        let s = info.world_to_cell(start.point());
-        let g = info.world_to_cell(goal.point());
-        let start_cell = info.cell_of(s).ok_or_else(|| {
+        let mut clock = StageClock::new();
+
+        // 1. Endpoints in cells, and where the vehicle can stand for them.
+        let s = info.world_pose_to_cell(start);
+        let g = info.world_pose_to_cell(goal);
+        let start_cell = info.cell_of(s.point()).ok_or_else(|| {
             PlanError::new(
                 StatusCode::StartOutsideMap,
                 format!("start ({:.3}, {:.3}) is outside the map", start.x, start.y),
             )
         })?;
-        let goal_cell = info.cell_of(g).ok_or_else(|| {
+        let goal_cell = info.cell_of(g.point()).ok_or_else(|| {
             PlanError::new(
                 StatusCode::GoalOutsideMap,
                 format!("goal ({:.3}, {:.3}) is outside the map", goal.x, goal.y),
             )
         })?;
-        if grid.is_blocked(start_cell.0 as i64, start_cell.1 as i64) {
+        let mut notes = Vec::new();
+        let (s, start_cell) = self.standing_place(prepared, s, start_cell, "start", &mut notes)?;
+        let (g, goal_cell) = self.standing_place(prepared, g, goal_cell, "goal", &mut notes)?;
+        // 2. Regions answer "unreachable" without a search.
+        let reachable = prepared.clearance.same_region(&prepared.vehicle, start_cell, goal_cell).unwrap_or(false);
+        if !reachable {
             return Err(PlanError::new(
-                StatusCode::StartOccupied,
-                format!("the vehicle does not fit at the start cell {start_cell:?}"),
+                StatusCode::NoValidPath,
+                "no path: start and goal lie in different connected regions for this vehicle",
             ));
         }
-        if grid.is_blocked(goal_cell.0 as i64, goal_cell.1 as i64) {
-            return Err(PlanError::new(
-                StatusCode::GoalOccupied,
-                format!("the vehicle does not fit at the goal cell {goal_cell:?}"),
-            ));
-        }
-        let search = octile_astar(grid, start_cell, goal_cell, || budget.should_stop());
-        let path = match search {
-            Some(p) => p,
-            None if budget.should_stop() => return Err(budget.stop_error()),
-            None => {
-                return Err(PlanError::new(
-                    StatusCode::NoValidPath,
-                    "no path: the goal is not reachable for this vehicle",
-                ))
+        clock.mark("regions");
+        // 3. Any-angle path on the vehicle mask (Block A*, conservative line of sight).
+        let corner = |p: Point2, cell: (usize, usize)| -> (u32, u32) {
+            let x = if p.x - cell.0 as f64 >= 0.5 { cell.0 + 1 } else { cell.0 };
+            let y = if p.y - cell.1 as f64 >= 0.5 { cell.1 + 1 } else { cell.1 };
+            (x as u32, y as u32)
+        };
+        let (sv, gv) = (corner(s.point(), start_cell), corner(g.point(), goal_cell));
+        let mut search = BlockAStar::new();
+        let found =
+            search.find_path(&self.lddb, &prepared.blocks, sv, gv, Metric::AnyAngle, LosRule::Conservative, || {
+                budget.should_stop()
+            });
+        let path = match found {
+            Ok(p) => p,
+            Err(SearchFailure::Stopped) => return Err(budget.stop_error()),
+            Err(e) => return Err(PlanError::new(StatusCode::NoValidPath, format!("no any-angle path: {e}"))),
+        };
+        clock.mark("block_astar");
+        let mut guide: Vec<Point2> = Vec::with_capacity(path.points.len() + 2);
+        guide.push(s.point());
+        guide.extend(path.points.iter().map(|&(x, y)| Point2::new(f64::from(x), f64::from(y))));
+        guide.push(g.point());
+        guide.dedup_by(|a, b| a.distance(*b) < 1e-9);
+
+        // 4-5. Turning-radius-legal trajectory, verified on this map.
+        let (trajectory, solved_by, expansions) = if s.point().distance(g.point()) < 1e-9 {
+            (
+                Trajectory {
+                    segments: Vec::new(),
+                    min_turning_radius: self.config.min_turning_radius / info.resolution,
+                },
+                "at_goal".to_string(),
+                0,
+            )
+        } else {
+            match &prepared.directional {
+                None => {
+                    let t = Trajectory::polyline(&guide);
+                    directional::verify_trajectory(
+                        &prepared.collision,
+                        &t,
+                        self.config.robot_radius / info.resolution,
+                        0.0,
+                        s,
+                        g,
+                        true,
+                    )
+                    .map_err(|e| {
+                        PlanError::new(StatusCode::NoValidPath, format!("the any-angle path failed verification: {e}"))
+                    })?;
+                    (t, "any_angle".to_string(), path.expansions)
+                }
+                Some(ctx) => {
+                    let inner = &guide[1..guide.len().saturating_sub(1)];
+                    let mut stop = || budget.should_stop();
+                    let refined =
+                        directional::refine(ctx, &prepared.collision, inner, s, g, goal_heading_free, &mut stop)
+                            .map_err(|e| match e {
+                                RefineError::Stopped => budget.stop_error(),
+                                RefineError::StartBlocked => PlanError::new(StatusCode::StartOccupied, e.to_string()),
+                                RefineError::GoalBlocked => PlanError::new(StatusCode::GoalOccupied, e.to_string()),
+                                RefineError::InvalidInput(m) => PlanError::new(StatusCode::InvalidInput, m),
+                                other => PlanError::new(StatusCode::NoValidPath, other.to_string()),
+                            })?;
+                    clock.extend(refined.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
+                    (
+                        refined.trajectory,
+                        refined.stats.solved_by.to_string(),
+                        path.expansions + refined.stats.expansions,
+                    )
+                }
             }
         };
-        let search_ms = t0.elapsed().as_secs_f64() * 1e3;
-        // Cell centres between the exact start and goal points.
-        let mut pts = Vec::with_capacity(path.cells.len() + 2);
-        pts.push(s);
-        pts.extend(
-            path.cells
-                .iter()
-                .skip(1)
-                .take(path.cells.len().saturating_sub(2))
-                .map(|&(x, y)| Point2::new(x as f64 + 0.5, y as f64 + 0.5)),
-        );
-        pts.push(g);
-        let any_angle: Vec<Point2> = pts.iter().map(|&p| info.cell_to_world(p)).collect();
-        let trajectory = Trajectory::polyline(&pts).to_world(info);
-        let poses = trajectory.sample(self.config.path_spacing);
+        clock.mark("to_world");
+        let to_world = |p: Point2| info.cell_to_world(p);
+        let any_angle: Vec<Point2> = guide.iter().map(|&p| to_world(p)).collect();
+        let trajectory = trajectory.to_world(info);
+        let mut poses = trajectory.sample(self.config.path_spacing);
+        if poses.is_empty() {
+            poses.push(info.cell_pose_to_world(s));
+        }
         let stats = PlanStats {
             planning_time: t0.elapsed().as_secs_f64(),
-            expansions: path.expansions,
+            expansions,
             any_angle_length: any_angle.windows(2).map(|w| w[0].distance(w[1])).sum(),
             trajectory_length: trajectory.length(),
-            stage_ms: vec![("octile_astar".into(), search_ms)],
+            stage_ms: clock.stages,
+            solved_by,
+            note: (!notes.is_empty()).then(|| notes.join("; ")),
         };
         Ok(Plan { any_angle, trajectory, poses, stats })
+    }
+
+    /// Where the vehicle stands for an endpoint `p` (cells) in `cell`: `p` itself when the
+    /// vehicle fits in that cell, else the centre of the nearest covering cell (the subsumed
+    /// rule, noted in `notes`), else `START_OCCUPIED` / `GOAL_OCCUPIED`.
+    fn standing_place(
+        &self,
+        prepared: &PreparedMap,
+        p: Pose2,
+        cell: (usize, usize),
+        what: &str,
+        notes: &mut Vec<String>,
+    ) -> Result<(Pose2, (usize, usize)), PlanError> {
+        let occupied = || {
+            let code = if what == "start" { StatusCode::StartOccupied } else { StatusCode::GoalOccupied };
+            let r = self.config.robot_radius;
+            PlanError::new(code, format!("the vehicle (radius {r} m) does not fit at the {what} cell {cell:?}"))
+        };
+        if prepared.vehicle_mask().is_free(cell.0 as i64, cell.1 as i64) {
+            return Ok((p, cell));
+        }
+        let sub = prepared.clearance.subsuming_cell(&prepared.vehicle, cell.0, cell.1).map_err(|_| occupied())?;
+        let sub = sub.ok_or_else(occupied)?;
+        let q = Pose2::new(sub.cell.0 as f64 + 0.5, sub.cell.1 as f64 + 0.5, p.yaw);
+        let res = prepared.map.info.resolution;
+        notes.push(format!(
+            "the vehicle does not fit at the {what}; planned from the covering cell {:?}, offset ({:.3}, {:.3}) m",
+            sub.cell,
+            (q.x - p.x) * res,
+            (q.y - p.y) * res
+        ));
+        Ok((q, sub.cell))
     }
 }
