@@ -9,12 +9,16 @@
 #![warn(missing_docs)]
 
 pub mod block_astar;
+pub mod clearance;
 pub mod cli;
+pub mod curves;
+pub mod directional;
 pub mod error;
 pub mod geometry;
 pub mod grid;
 pub mod lddb;
 pub mod map;
+pub mod map_diff;
 pub mod map_io;
 pub mod planner;
 pub mod search;

@@ -4,6 +4,9 @@
 use clap::{Parser, Subcommand};
 
 pub mod bench;
+pub mod bench_clearance;
+pub mod bench_nav;
+pub mod clearance;
 pub mod lddb;
 pub mod plan;
 
@@ -40,6 +43,12 @@ pub struct Cli {
 pub enum Command {
     /// Plan one path on a map file.
     Plan(plan::PlanArgs),
+    /// Benchmark the turning-radius-legal planners on random pose pairs of one map.
+    BenchNav(bench_nav::BenchNavArgs),
+    /// Time full clearance annotation against random patch updates.
+    BenchClearance(bench_clearance::BenchClearanceArgs),
+    /// Write a map's obstacle distance or true clearance as a PNG heat map.
+    Clearance(clearance::ClearanceArgs),
     /// Benchmark search algorithms side by side on Moving AI scenarios.
     Bench(bench::BenchArgs),
     /// Build or inspect the Local Distance Database cache.
@@ -50,6 +59,9 @@ pub enum Command {
 pub fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Plan(a) => plan::run(&a),
+        Command::BenchNav(a) => bench_nav::run(&a),
+        Command::BenchClearance(a) => bench_clearance::run(&a),
+        Command::Clearance(a) => clearance::run(&a),
         Command::Bench(a) => bench::run(&a),
         Command::Lddb(a) => lddb::run(&a),
     }

@@ -169,13 +169,16 @@ fn from_gray(img: GrayImage) -> Pixels {
     }
 }
 
-fn decode_png(bytes: &[u8]) -> Result<Pixels, MapError> {
+fn decode_png(bytes: &[u8], max_pixels: usize) -> Result<Pixels, MapError> {
     let mut decoder = png::Decoder::new(bytes);
     decoder.set_transformations(png::Transformations::EXPAND);
     let mut reader = decoder.read_info().map_err(|e| fmt(format!("PNG: {e}")))?;
     let (w, h) = (reader.info().width as usize, reader.info().height as usize);
     if w == 0 || h == 0 || w > super::MAX_IMAGE_SIDE || h > super::MAX_IMAGE_SIDE {
         return Err(fmt(format!("PNG size {w}x{h} is out of range")));
+    }
+    if w * h > max_pixels {
+        return Err(MapError::TooLarge { cells: w * h, cap: max_pixels });
     }
     let mut buf = vec![0; reader.output_buffer_size()];
     let frame = reader.next_frame(&mut buf).map_err(|e| fmt(format!("PNG: {e}")))?;
@@ -224,9 +227,9 @@ pub fn map_from_image_bytes(
     max_cells: usize,
 ) -> Result<OccupancyMap, MapError> {
     let px = if bytes.starts_with(b"\x89PNG") {
-        decode_png(bytes)?
+        decode_png(bytes, max_cells)?
     } else if bytes.starts_with(b"P5") || bytes.starts_with(b"P2") {
-        from_gray(decode_pgm(bytes)?)
+        from_gray(decode_pgm(bytes, max_cells)?)
     } else {
         return Err(fmt(format!("{}: unsupported image format (PGM or PNG)", params.image.display())));
     };

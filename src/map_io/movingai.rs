@@ -34,6 +34,11 @@ pub fn parse_movingai_map(text: &str) -> Result<Grid, MapError> {
     if w == 0 || h == 0 || w > super::MAX_IMAGE_SIDE || h > super::MAX_IMAGE_SIDE {
         return Err(fmt(format!("map size {w}x{h} is out of range")));
     }
+    // Every row needs at least `w` bytes: a header promising more than the text holds is rejected
+    // before allocating for it.
+    if w * h > text.len() {
+        return Err(fmt(format!("map header says {w}x{h} but the file holds only {} bytes", text.len())));
+    }
     let mut blocked = Vec::with_capacity(w * h);
     for y in 0..h {
         let row = lines.next().ok_or_else(|| fmt(format!("map has {y} rows, expected {h}")))?;
@@ -128,6 +133,7 @@ mod tests {
         assert!(parse_movingai_map("height x\n").is_err());
         assert!(parse_movingai_map("type octile\nheight 0\nwidth 3\nmap\n").is_err());
         assert!(parse_movingai_map("").is_err());
+        assert!(parse_movingai_map("type octile\nheight 99999\nwidth 99999\nmap\n..\n").is_err());
     }
 
     #[test]

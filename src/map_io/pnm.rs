@@ -49,8 +49,8 @@ fn header_tokens(bytes: &[u8], count: usize) -> Result<(Vec<u64>, usize), MapErr
     }
 }
 
-/// Decodes a PGM file.
-pub(crate) fn decode_pgm(bytes: &[u8]) -> Result<GrayImage, MapError> {
+/// Decodes a PGM file of at most `max_pixels` pixels (checked before any allocation).
+pub(crate) fn decode_pgm(bytes: &[u8], max_pixels: usize) -> Result<GrayImage, MapError> {
     let binary = match bytes.get(..2) {
         Some(b"P5") => true,
         Some(b"P2") => false,
@@ -65,6 +65,9 @@ pub(crate) fn decode_pgm(bytes: &[u8]) -> Result<GrayImage, MapError> {
         return Err(fmt(format!("PGM maxval {maxval} is out of range 1..=65535")));
     }
     let n = width * height;
+    if n > max_pixels {
+        return Err(MapError::TooLarge { cells: n, cap: max_pixels });
+    }
     let pixels: Vec<u16> = if binary {
         let bpp = if maxval > 255 { 2 } else { 1 };
         let data = &bytes[data_start..];
@@ -78,7 +81,7 @@ pub(crate) fn decode_pgm(bytes: &[u8]) -> Result<GrayImage, MapError> {
         }
     } else {
         let text = std::str::from_utf8(&bytes[data_start..]).map_err(|_| fmt("ASCII PGM data is not text"))?;
-        let mut px = Vec::with_capacity(n);
+        let mut px = Vec::with_capacity(n.min(text.len() / 2 + 1));
         for line in text.lines() {
             let line = line.split('#').next().unwrap_or("");
             for tok in line.split_ascii_whitespace() {
@@ -108,21 +111,21 @@ mod tests {
     fn decodes_binary_and_ascii_with_comments() {
         let mut b = b"P5\n# made by hand\n3 2\n255\n".to_vec();
         b.extend_from_slice(&[0, 128, 255, 10, 20, 30]);
-        let img = decode_pgm(&b).unwrap();
+        let img = decode_pgm(&b, 100).unwrap();
         assert_eq!((img.width, img.height, img.maxval), (3, 2, 255));
         assert_eq!(img.pixels, vec![0, 128, 255, 10, 20, 30]);
-        let a = decode_pgm(b"P2 2 2 15\n0 15 # c\n7 3\n").unwrap();
+        let a = decode_pgm(b"P2 2 2 15\n0 15 # c\n7 3\n", 100).unwrap();
         assert_eq!(a.pixels, vec![0, 15, 7, 3]);
     }
 
     #[test]
     fn rejects_malformed() {
-        assert!(decode_pgm(b"P6\n1 1\n255\n\0").is_err());
-        assert!(decode_pgm(b"P5\n3 2\n255\n\0\0").is_err());
-        assert!(decode_pgm(b"P5\n0 2\n255\n").is_err());
-        assert!(decode_pgm(b"P5\n99999999999 99999999999\n255\n").is_err());
-        assert!(decode_pgm(b"P5\n1 1\n0\n\0").is_err());
-        assert!(decode_pgm(b"P2 1 1 5\n9\n").is_err());
-        assert!(decode_pgm(b"P5").is_err());
+        assert!(decode_pgm(b"P6\n1 1\n255\n\0", 100).is_err());
+        assert!(decode_pgm(b"P5\n3 2\n255\n\0\0", 100).is_err());
+        assert!(decode_pgm(b"P5\n0 2\n255\n", 100).is_err());
+        assert!(decode_pgm(b"P5\n99999999999 99999999999\n255\n", 100).is_err());
+        assert!(decode_pgm(b"P5\n1 1\n0\n\0", 100).is_err());
+        assert!(decode_pgm(b"P2 1 1 5\n9\n", 100).is_err());
+        assert!(decode_pgm(b"P5", 100).is_err());
     }
 }

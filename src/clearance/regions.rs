@@ -1,0 +1,500 @@
+//! Regions: connected components of a traversability mask, kept current under local changes.
+//!
+//! Two traversable cells are in the same region when a path of 4-connected traversable cells joins
+//! them. This is exactly reachability for 8-connected moves that may not cut a blocked corner
+//! (a diagonal step needs both orthogonal neighbours traversable), the move rule of the planners
+//! in this crate, so "different regions" answers "unreachable" without a search (Pinter's region
+//! table).
+//!
+//! Representation: a label per cell (0 = not traversable) and a union-find forest over labels, so
+//! joining two regions is a union and a query is a label lookup plus a short `find`.
+//!
+//! Update after the mask changed inside a rectangle: the rectangle grown by a margin is flood
+//! filled locally. Cells that became traversable take the labels of their local component (unions
+//! join regions that now touch). When cells were removed, a region can only have split if it now
+//! appears in two or more local components (every piece of a split region touches the removed
+//! cells); only then are those components relabelled by a global flood fill. So a small patch
+//! costs a small window unless it really cuts (or nearly cuts, beyond the margin) a region.
+
+use super::distance::grow;
+use crate::grid::{CellRect, Grid};
+
+/// Margin (cells) around a change inside which connectivity is checked locally before falling
+/// back to a global flood fill.
+const LOCAL_MARGIN: usize = 16;
+
+/// Connected regions of a mask (see the module documentation).
+#[derive(Debug, Clone)]
+pub struct Regions {
+    width: usize,
+    height: usize,
+    labels: Vec<u32>,
+    parent: Vec<u32>,
+    rank: Vec<u8>,
+    stack: Vec<u32>,
+    /// Margin of the local check (tests shrink it to exercise the split search).
+    margin: usize,
+}
+
+impl Regions {
+    /// The regions of `mask` (traversable = not blocked).
+    pub fn new(mask: &Grid) -> Self {
+        Self::with_margin(mask, LOCAL_MARGIN)
+    }
+
+    /// As [`Regions::new`] with the margin of the local connectivity check set to `margin` cells
+    /// (at least 1).
+    pub(crate) fn with_margin(mask: &Grid, margin: usize) -> Self {
+        let mut r = Self {
+            margin: margin.max(1),
+            width: mask.width(),
+            height: mask.height(),
+            labels: Vec::new(),
+            parent: Vec::new(),
+            rank: Vec::new(),
+            stack: Vec::new(),
+        };
+        r.rebuild(mask);
+        r
+    }
+
+    /// Labels every component from scratch in one row-major pass: a free cell joins the label of
+    /// its left or upper neighbour, and labels that meet are united (two-pass connected-component
+    /// labelling, with the second pass left to `find`).
+    fn rebuild(&mut self, mask: &Grid) {
+        let w = self.width;
+        self.labels = vec![0; w * self.height];
+        self.parent = vec![0];
+        self.rank = vec![0];
+        let blocked = mask.blocked_cells();
+        for (i, &b) in blocked.iter().enumerate() {
+            if b {
+                continue;
+            }
+            let left = if i % w > 0 { self.labels[i - 1] } else { 0 };
+            let up = if i >= w { self.labels[i - w] } else { 0 };
+            self.labels[i] = match (left, up) {
+                (0, 0) => self.fresh_label(),
+                (l, 0) | (0, l) => l,
+                (l, u) if l == u => l,
+                (l, u) => {
+                    self.union(l, u);
+                    l
+                }
+            };
+        }
+        // Point every label at its root so queries take one step.
+        for l in 1..self.parent.len() as u32 {
+            self.find_compress(l);
+        }
+    }
+
+    fn fresh_label(&mut self) -> u32 {
+        let l = self.parent.len() as u32;
+        self.parent.push(l);
+        self.rank.push(0);
+        l
+    }
+
+    /// Labels every traversable cell 4-connected to `start` with `label`. With `window`, the fill
+    /// stays inside it and writes into `local` (indexed within the window) instead of the labels.
+    fn flood(&mut self, blocked: &[bool], start: usize, label: u32, mut window: Option<(CellRect, &mut [u32])>) {
+        let w = self.width;
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.clear();
+        stack.push(start as u32);
+        let (wx0, wy0, wx1, wy1) = match &window {
+            Some((r, _)) => (r.x, r.y, r.x + r.width, r.y + r.height),
+            None => (0, 0, w, self.height),
+        };
+        let mut mark = |i: usize, this: &mut Self| -> bool {
+            match &mut window {
+                Some((r, local)) => {
+                    let li = (i / w - r.y) * r.width + (i % w - r.x);
+                    if local[li] != 0 {
+                        return false;
+                    }
+                    local[li] = label;
+                }
+                None => {
+                    if this.labels[i] == label {
+                        return false;
+                    }
+                    this.labels[i] = label;
+                }
+            }
+            true
+        };
+        mark(start, self);
+        while let Some(i) = stack.pop() {
+            let i = i as usize;
+            let (x, y) = (i % w, i / w);
+            let mut visit = |j: usize, this: &mut Self, stack: &mut Vec<u32>| {
+                if !blocked[j] && mark(j, this) {
+                    stack.push(j as u32);
+                }
+            };
+            if x > wx0 {
+                visit(i - 1, self, &mut stack);
+            }
+            if x + 1 < wx1 {
+                visit(i + 1, self, &mut stack);
+            }
+            if y > wy0 {
+                visit(i - w, self, &mut stack);
+            }
+            if y + 1 < wy1 {
+                visit(i + w, self, &mut stack);
+            }
+        }
+        self.stack = stack;
+    }
+
+    #[inline]
+    fn find(&self, mut l: u32) -> u32 {
+        while self.parent[l as usize] != l {
+            l = self.parent[l as usize];
+        }
+        l
+    }
+
+    fn find_compress(&mut self, l: u32) -> u32 {
+        let root = self.find(l);
+        let mut l = l;
+        while self.parent[l as usize] != root {
+            let next = self.parent[l as usize];
+            self.parent[l as usize] = root;
+            l = next;
+        }
+        root
+    }
+
+    fn union(&mut self, a: u32, b: u32) -> u32 {
+        let (a, b) = (self.find_compress(a), self.find_compress(b));
+        if a == b {
+            return a;
+        }
+        let (hi, lo) = if self.rank[a as usize] >= self.rank[b as usize] { (a, b) } else { (b, a) };
+        self.parent[lo as usize] = hi;
+        if self.rank[hi as usize] == self.rank[lo as usize] {
+            self.rank[hi as usize] += 1;
+        }
+        hi
+    }
+
+    /// The region of cell `(x, y)`: an id equal for exactly the cells of one region, or `None`
+    /// when the cell is outside the map or not traversable. Ids are valid until the next update.
+    #[inline]
+    pub fn region_of(&self, x: usize, y: usize) -> Option<u32> {
+        if x >= self.width || y >= self.height {
+            return None;
+        }
+        match self.labels[y * self.width + x] {
+            0 => None,
+            l => Some(self.find(l)),
+        }
+    }
+
+    /// True when both cells are traversable and in the same region (so a path joins them).
+    #[inline]
+    pub fn same_region(&self, a: (usize, usize), b: (usize, usize)) -> bool {
+        match (self.region_of(a.0, a.1), self.region_of(b.0, b.1)) {
+            (Some(p), Some(q)) => p == q,
+            _ => false,
+        }
+    }
+
+    /// Brings the regions up to date after `mask` changed inside `changed` only.
+    pub fn update(&mut self, mask: &Grid, changed: CellRect) {
+        if changed.is_empty() {
+            return;
+        }
+        // Labels only grow; relabel from scratch once they outnumber the cells (amortised O(1)).
+        if self.parent.len() > 2 * self.labels.len() + 1024 {
+            self.rebuild(mask);
+            return;
+        }
+        let blocked = mask.blocked_cells();
+        let w = self.width;
+        let mut removed_any = false;
+        for y in changed.y..changed.y + changed.height {
+            let span = y * w + changed.x..y * w + changed.x + changed.width;
+            for (label, &b) in self.labels[span.clone()].iter_mut().zip(&blocked[span]) {
+                if b && *label != 0 {
+                    *label = 0;
+                    removed_any = true;
+                }
+            }
+        }
+        let window = grow(changed, self.margin, w, self.height);
+        let mut local = vec![0u32; window.width * window.height];
+        // Local components: (first cell, roots of the labelled cells in it).
+        let mut components: Vec<(usize, Vec<u32>)> = Vec::new();
+        for ly in 0..window.height {
+            for lx in 0..window.width {
+                let i = (window.y + ly) * w + window.x + lx;
+                if blocked[i] || local[ly * window.width + lx] != 0 {
+                    continue;
+                }
+                let id = components.len() as u32 + 1;
+                self.flood(blocked, i, id, Some((window, &mut local)));
+                components.push((i, Vec::new()));
+            }
+        }
+        for ly in 0..window.height {
+            for lx in 0..window.width {
+                let id = local[ly * window.width + lx];
+                let l = self.labels[(window.y + ly) * w + window.x + lx];
+                if id != 0 && l != 0 {
+                    let root = self.find_compress(l);
+                    let roots = &mut components[id as usize - 1].1;
+                    if !roots.contains(&root) {
+                        roots.push(root);
+                    }
+                }
+            }
+        }
+        // Join the regions each local component touches and label its new cells.
+        for (id, (_, roots)) in components.iter().enumerate() {
+            let label = match roots.split_first() {
+                None => self.fresh_label(),
+                Some((&r0, rest)) => rest.iter().fold(r0, |acc, &r| self.union(acc, r)),
+            };
+            for ly in 0..window.height {
+                let i0 = (window.y + ly) * w + window.x;
+                for lx in 0..window.width {
+                    if local[ly * window.width + lx] == id as u32 + 1 && self.labels[i0 + lx] == 0 {
+                        self.labels[i0 + lx] = label;
+                    }
+                }
+            }
+        }
+        if !removed_any {
+            return; // without removals nothing can split
+        }
+        // A region that now shows up in two or more local components may have split: search from
+        // those components together and relabel the pieces that turn out to be closed.
+        let mut by_root: Vec<(u32, Vec<usize>)> = Vec::new();
+        for (first, _) in &components {
+            let l = self.labels[*first];
+            let root = self.find_compress(l);
+            match by_root.iter_mut().find(|(r, _)| *r == root) {
+                Some((_, starts)) => starts.push(*first),
+                None => by_root.push((root, vec![*first])),
+            }
+        }
+        for (_, starts) in by_root {
+            if starts.len() >= 2 {
+                self.separate_pieces(blocked, &starts);
+            }
+        }
+    }
+
+    /// Breadth-first searches from every cell of `starts` (all in one region before a change), one
+    /// step each in turn. Searches that meet are joined; a joined group whose frontier runs out is
+    /// a closed piece and gets a fresh label. Stops when at most one group is still open, so the
+    /// cost is about the number of searches times the size of the smaller pieces (or of the detour
+    /// joining them), not the size of the region.
+    fn separate_pieces(&mut self, blocked: &[bool], starts: &[usize]) {
+        let (w, h) = (self.width, self.height);
+        let k = starts.len();
+        let mut owner: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+        let mut queues: Vec<std::collections::VecDeque<u32>> = vec![std::collections::VecDeque::new(); k];
+        let mut group: Vec<usize> = (0..k).collect();
+        fn root(group: &mut [usize], mut i: usize) -> usize {
+            while group[i] != i {
+                group[i] = group[group[i]];
+                i = group[i];
+            }
+            i
+        }
+        for (s, &c) in starts.iter().enumerate() {
+            match owner.get(&(c as u32)) {
+                Some(&o) => {
+                    let (a, b) = (root(&mut group, s), root(&mut group, o as usize));
+                    group[a] = b;
+                }
+                None => {
+                    owner.insert(c as u32, s as u32);
+                    queues[s].push_back(c as u32);
+                }
+            }
+        }
+        // Groups with a non-empty frontier in at least one member search.
+        let open_groups = |group: &mut Vec<usize>, queues: &[std::collections::VecDeque<u32>]| {
+            let mut open: Vec<usize> = Vec::new();
+            for (s, q) in queues.iter().enumerate() {
+                let r = root(group, s);
+                if !q.is_empty() && !open.contains(&r) {
+                    open.push(r);
+                }
+            }
+            open
+        };
+        let mut steps = 0usize;
+        loop {
+            // Checking which groups are open costs O(k); do it every k steps.
+            if steps % k == 0 && open_groups(&mut group, &queues).len() <= 1 {
+                break;
+            }
+            steps += 1;
+            let s = steps % k;
+            let Some(c) = queues[s].pop_front() else { continue };
+            let c = c as usize;
+            let (x, y) = (c % w, c / w);
+            let neighbours = [
+                (x > 0).then(|| c - 1),
+                (x + 1 < w).then(|| c + 1),
+                (y > 0).then(|| c - w),
+                (y + 1 < h).then(|| c + w),
+            ];
+            for n in neighbours.into_iter().flatten() {
+                if blocked[n] {
+                    continue;
+                }
+                match owner.get(&(n as u32)) {
+                    Some(&o) => {
+                        let (a, b) = (root(&mut group, s), root(&mut group, o as usize));
+                        if a != b {
+                            group[a] = b;
+                        }
+                    }
+                    None => {
+                        owner.insert(n as u32, s as u32);
+                        queues[s].push_back(n as u32);
+                    }
+                }
+            }
+        }
+        // Closed groups (every member queue empty) are separate pieces; the open one (if any)
+        // keeps the old label.
+        let open_roots = open_groups(&mut group, &queues);
+        let mut fresh: Vec<(usize, u32)> = Vec::new();
+        for (&cell, &s) in &owner {
+            let r = root(&mut group, s as usize);
+            if open_roots.contains(&r) {
+                continue;
+            }
+            let label = match fresh.iter().find(|(g, _)| *g == r) {
+                Some(&(_, l)) => l,
+                None => {
+                    let l = self.fresh_label();
+                    fresh.push((r, l));
+                    l
+                }
+            };
+            self.labels[cell as usize] = label;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::VecDeque;
+
+    /// Breadth-first reachability with 8-connected moves that do not cut blocked corners.
+    fn reachable(g: &Grid, a: (usize, usize), b: (usize, usize)) -> bool {
+        if g.is_blocked(a.0 as i64, a.1 as i64) || g.is_blocked(b.0 as i64, b.1 as i64) {
+            return false;
+        }
+        let mut seen = vec![false; g.width() * g.height()];
+        let mut q = VecDeque::from([a]);
+        seen[a.1 * g.width() + a.0] = true;
+        while let Some((x, y)) = q.pop_front() {
+            if (x, y) == b {
+                return true;
+            }
+            for (dx, dy) in [(1i64, 0i64), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)] {
+                let (nx, ny) = (x as i64 + dx, y as i64 + dy);
+                if g.is_blocked(nx, ny)
+                    || g.is_blocked(x as i64 + dx, y as i64)
+                    || g.is_blocked(x as i64, y as i64 + dy)
+                {
+                    continue;
+                }
+                let j = ny as usize * g.width() + nx as usize;
+                if !seen[j] {
+                    seen[j] = true;
+                    q.push_back((nx as usize, ny as usize));
+                }
+            }
+        }
+        false
+    }
+
+    /// True when two region maps induce the same partition of the cells.
+    fn same_partition(a: &Regions, b: &Regions) -> bool {
+        let mut ab = std::collections::HashMap::new();
+        let mut ba = std::collections::HashMap::new();
+        for y in 0..a.height {
+            for x in 0..a.width {
+                let (p, q) = (a.region_of(x, y), b.region_of(x, y));
+                if p.is_some() != q.is_some() {
+                    return false;
+                }
+                if let (Some(p), Some(q)) = (p, q) {
+                    if *ab.entry(p).or_insert(q) != q || *ba.entry(q).or_insert(p) != p {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    fn grid_from(w: usize, h: usize, cells: &[u8], density: u8) -> Grid {
+        Grid::from_blocked(w, h, cells[..w * h].iter().map(|&v| v < density).collect()).unwrap()
+    }
+
+    proptest! {
+        #[test]
+        fn region_answers_equal_search_answers(w in 1usize..16, h in 1usize..16, cells in proptest::collection::vec(0u8..100, 256), density in 0u8..60,
+                                               pairs in proptest::collection::vec((0usize..16, 0usize..16, 0usize..16, 0usize..16), 20)) {
+            let g = grid_from(w, h, &cells, density);
+            let r = Regions::new(&g);
+            for (ax, ay, bx, by) in pairs {
+                let (a, b) = ((ax % w, ay % h), (bx % w, by % h));
+                prop_assert_eq!(r.same_region(a, b), reachable(&g, a, b));
+            }
+        }
+
+        #[test]
+        fn updates_equal_full_recomputation(w in 1usize..48, h in 1usize..48, density in 0u8..60, margin in 1usize..20,
+                                            patches in proptest::collection::vec((0usize..48, 0usize..48, 1usize..6, 1usize..40, 0u8..100, any::<u64>()), 1..30)) {
+            let start: Vec<bool> = (0..w * h).map(|i| (i * 7919 + i / w * 13) % 100 < density as usize).collect();
+            let mut g = Grid::from_blocked(w, h, start).unwrap();
+            let mut r = Regions::with_margin(&g, margin);
+            prop_assert!(same_partition(&r, &Regions::new(&g)));
+            for (px, py, pw, ph, d, seed) in patches {
+                let rect = CellRect { x: px % w, y: py % h, width: pw.min(w - px % w), height: ph.min(h - py % h) };
+                let mut s = seed | 1;
+                for y in rect.y..rect.y + rect.height {
+                    for x in rect.x..rect.x + rect.width {
+                        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+                        g.set_blocked(x, y, (s % 100) < d as u64).unwrap();
+                    }
+                }
+                r.update(&g, rect);
+                prop_assert!(same_partition(&r, &Regions::new(&g)), "after patch {:?} density {}", rect, density);
+            }
+        }
+    }
+
+    #[test]
+    fn a_wall_splits_and_a_gap_joins() {
+        let mut g = Grid::new_free(60, 60).unwrap();
+        let mut r = Regions::new(&g);
+        assert!(r.same_region((0, 0), (59, 59)));
+        for y in 0..60 {
+            g.set_blocked(30, y, true).unwrap();
+        }
+        r.update(&g, CellRect { x: 30, y: 0, width: 1, height: 60 });
+        assert!(!r.same_region((0, 0), (59, 59)));
+        assert!(r.same_region((0, 0), (29, 59)));
+        g.set_blocked(30, 45, false).unwrap();
+        r.update(&g, CellRect { x: 30, y: 45, width: 1, height: 1 });
+        assert!(r.same_region((0, 0), (59, 59)));
+    }
+}

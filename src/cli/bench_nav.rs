@@ -1,0 +1,317 @@
+//! `blockstar bench-nav`: the turning-radius-legal planners side by side on random start/goal
+//! poses of one map (the protocol of Navigation2's planner benchmark: random free poses at least
+//! `--min-separation` apart with random headings, every algorithm on the same pairs, one process).
+
+use super::{CliError, CliResult};
+use crate::directional::pipeline::full_search;
+use crate::directional::{refine, verify_trajectory, CollisionMap, Directional, Neighbourhood, RefineParams};
+use crate::geometry::{Point2, Pose2};
+use crate::grid::Grid;
+use crate::map::{Traversability, DEFAULT_MAX_MAP_CELLS};
+use crate::map_io::load_map_file;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Arguments of `blockstar bench-nav`.
+#[derive(Debug, clap::Args)]
+pub struct BenchNavArgs {
+    /// Map file: a map_server YAML (metres) or a Moving AI `.map` (cells, resolution 1).
+    #[arg(long)]
+    pub map: PathBuf,
+    /// Number of start/goal pairs.
+    #[arg(long, default_value_t = 100)]
+    pub pairs: usize,
+    /// Seed of the pair generator.
+    #[arg(long, default_value_t = 33)]
+    pub seed: u64,
+    /// Smallest start-goal distance (map units).
+    #[arg(long, default_value_t = 3.0)]
+    pub min_separation: f64,
+    /// Comma-separated algorithms: pipeline, directional-8, directional-24, directional-48.
+    #[arg(long, default_value = "pipeline,directional-24")]
+    pub algo: String,
+    /// Robot radius (map units).
+    #[arg(long, default_value_t = 0.2)]
+    pub robot_radius: f64,
+    /// Minimum turning radius (map units).
+    #[arg(long, default_value_t = 0.5)]
+    pub min_turning_radius: f64,
+    /// Time budget per plan (s).
+    #[arg(long, default_value_t = 5.0)]
+    pub max_planning_time: f64,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also print every pair's outcome and stage times (to stderr).
+    #[arg(long)]
+    pub verbose: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Algo {
+    Pipeline,
+    Full(Neighbourhood),
+}
+
+impl Algo {
+    fn parse(s: &str) -> Result<Self, CliError> {
+        Ok(match s.trim() {
+            "pipeline" => Algo::Pipeline,
+            "directional-8" => Algo::Full(Neighbourhood::Directional8),
+            "directional-24" => Algo::Full(Neighbourhood::Directional24),
+            "directional-48" => Algo::Full(Neighbourhood::Directional48),
+            other => {
+                return Err(CliError(format!(
+                    "unknown algorithm {other:?} (expected pipeline, directional-8, directional-24, directional-48)"
+                )))
+            }
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Algo::Pipeline => "pipeline",
+            Algo::Full(n) => n.name(),
+        }
+    }
+}
+
+/// The any-angle source of the pipeline. TEMPORARY: octile A* plus string pulling until Block A*
+/// lands; replace this one call to switch.
+fn any_angle_path(mask: &Grid, start: Point2, goal: Point2, stop: &mut dyn FnMut() -> bool) -> Option<Vec<Point2>> {
+    crate::directional::temp_any_angle::octile_string_pulled(mask, start, goal, stop)
+}
+
+/// splitmix64: a small, reproducible generator (the pairs must not depend on a crate's version).
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next_f64(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Random start/goal poses (cell units) whose footprint fits (by `mask`, the centre mask, and the
+/// exact disk test), at least `min_sep` cells apart, with uniform random headings.
+fn random_pairs(
+    map: &CollisionMap,
+    mask: &Grid,
+    rho: f64,
+    n: usize,
+    seed: u64,
+    min_sep: f64,
+) -> Result<Vec<(Pose2, Pose2)>, CliError> {
+    let mut rng = SplitMix(seed);
+    let (w, h) = (map.width() as f64, map.height() as f64);
+    let draw = |rng: &mut SplitMix| -> Option<Pose2> {
+        for _ in 0..1_000_000 {
+            let p = Point2::new(rng.next_f64() * w, rng.next_f64() * h);
+            if mask.is_free(p.x as i64, p.y as i64) && map.disk_free(p, rho) {
+                let yaw = (rng.next_f64() * 2.0 - 1.0) * std::f64::consts::PI;
+                return Some(Pose2::new(p.x, p.y, yaw));
+            }
+        }
+        None
+    };
+    let mut out = Vec::with_capacity(n);
+    let mut starts = 0;
+    while out.len() < n {
+        starts += 1;
+        if starts > 100 * n + 1000 {
+            return Err(CliError(format!("could not find {n} pairs of free poses {min_sep:.1} cells apart")));
+        }
+        let s = draw(&mut rng).ok_or_else(|| CliError("the map has no room for the vehicle".into()))?;
+        // A start in a small pocket gets no partner; draw another start then.
+        for _ in 0..1000 {
+            let g = draw(&mut rng).ok_or_else(|| CliError("the map has no room for the vehicle".into()))?;
+            if s.point().distance(g.point()) >= min_sep {
+                out.push((s, g));
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let k = ((sorted.len() - 1) as f64 * q).round() as usize;
+    sorted[k]
+}
+
+/// Runs `blockstar bench-nav`.
+pub fn run(args: &BenchNavArgs) -> CliResult {
+    let algos: Vec<Algo> =
+        args.algo.split(',').filter(|s| !s.trim().is_empty()).map(Algo::parse).collect::<Result<_, _>>()?;
+    if algos.is_empty() {
+        return Err(CliError("--algo lists no algorithm".into()));
+    }
+    for (name, v) in [("robot-radius", args.robot_radius), ("min-separation", args.min_separation)] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(CliError(format!("--{name} must be >= 0, got {v}")));
+        }
+    }
+    if !(args.min_turning_radius.is_finite() && args.min_turning_radius > 0.0) {
+        return Err(CliError(format!("--min-turning-radius must be > 0, got {}", args.min_turning_radius)));
+    }
+    if !(args.max_planning_time.is_finite() && args.max_planning_time > 0.0) {
+        return Err(CliError("--max-planning-time must be > 0".into()));
+    }
+    let map = load_map_file(&args.map, "map", DEFAULT_MAX_MAP_CELLS)?;
+    let res = map.info.resolution;
+    let grid = map.to_grid(Traversability { occupied_threshold: 65, allow_unknown: false });
+    let fp = args.robot_radius / res;
+    let radius = args.min_turning_radius / res;
+    let t_prep = Instant::now();
+    let cmap = CollisionMap::with_footprint(&grid, fp);
+    // The any-angle path runs on the centre mask with half a cell of slack, so it keeps clear of
+    // the obstacles by a little more than the footprint.
+    let mask = cmap.centre_mask(fp, 0.5);
+    let ctx = Directional::new(RefineParams { turning_radius: radius, footprint_radius: fp, ..Default::default() })
+        .map_err(CliError)?;
+    ctx.edges().fill_all();
+    let prep_ms = t_prep.elapsed().as_secs_f64() * 1e3;
+    let rho = crate::directional::footprint::sampled_radius(fp) + 1e-6;
+    let pairs = random_pairs(&cmap, &mask, rho, args.pairs, args.seed, args.min_separation / res)?;
+    let budget = Duration::from_secs_f64(args.max_planning_time);
+
+    struct Row {
+        ms: Vec<f64>,
+        aa_ms: Vec<f64>,
+        lengths: Vec<Option<f64>>,
+        verified: usize,
+    }
+    let mut rows: Vec<Row> =
+        algos.iter().map(|_| Row { ms: vec![], aa_ms: vec![], lengths: vec![], verified: 0 }).collect();
+    for &(s, g) in &pairs {
+        for (a, row) in algos.iter().zip(rows.iter_mut()) {
+            let t0 = Instant::now();
+            let deadline = t0 + budget;
+            let mut stop = || Instant::now() >= deadline;
+            let result = match a {
+                Algo::Pipeline => {
+                    let wp = any_angle_path(&mask, s.point(), g.point(), &mut stop);
+                    let aa = t0.elapsed().as_secs_f64() * 1e3;
+                    row.aa_ms.push(aa);
+                    let t1 = Instant::now();
+                    let r = match wp {
+                        Some(wp) => refine(&ctx, &cmap, &wp, s, g, false, &mut stop),
+                        None => Err(crate::directional::RefineError::NoPath("no any-angle path".into())),
+                    };
+                    row.ms.push(t1.elapsed().as_secs_f64() * 1e3);
+                    r
+                }
+                Algo::Full(n) => {
+                    let r = full_search(&ctx, &cmap, s, g, false, *n, &mut stop);
+                    row.ms.push(t0.elapsed().as_secs_f64() * 1e3);
+                    r
+                }
+            };
+            if args.verbose {
+                match &result {
+                    Ok(r) => eprintln!(
+                        "{} {:?}->{:?}: len {:.3} by {} {:?}",
+                        a.name(),
+                        (s.x, s.y, s.yaw),
+                        (g.x, g.y, g.yaw),
+                        r.trajectory.length() * res,
+                        r.stats.solved_by,
+                        r.stats
+                            .stages
+                            .iter()
+                            .map(|st| format!("{} {:.2}ms {}", st.name, st.ms, st.outcome))
+                            .collect::<Vec<_>>()
+                    ),
+                    Err(e) => eprintln!("{} {:?}->{:?}: {e}", a.name(), (s.x, s.y, s.yaw), (g.x, g.y, g.yaw)),
+                }
+            }
+            match result {
+                Ok(r) => {
+                    // Independent re-verification of what the algorithm returned.
+                    if verify_trajectory(&cmap, &r.trajectory, fp, radius, s, g, false).is_ok() {
+                        row.verified += 1;
+                    }
+                    row.lengths.push(Some(r.trajectory.length() * res));
+                }
+                Err(_) => row.lengths.push(None),
+            }
+        }
+    }
+    let common: Vec<usize> = (0..pairs.len()).filter(|&k| rows.iter().all(|r| r.lengths[k].is_some())).collect();
+    let mut out = Vec::new();
+    for (a, row) in algos.iter().zip(&rows) {
+        let mut ms = row.ms.clone();
+        ms.sort_by(f64::total_cmp);
+        let solved: Vec<f64> = row.lengths.iter().flatten().copied().collect();
+        let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
+        let common_lengths: Vec<f64> = common.iter().filter_map(|&k| row.lengths[k]).collect();
+        let mut with_aa: Vec<f64> =
+            row.ms.iter().zip(row.aa_ms.iter().chain(std::iter::repeat(&0.0))).map(|(a, b)| a + b).collect();
+        with_aa.sort_by(f64::total_cmp);
+        out.push(serde_json::json!({
+            "name": a.name(),
+            "pairs": pairs.len(),
+            "solved": solved.len(),
+            "median_ms": percentile(&ms, 0.5),
+            "p95_ms": percentile(&ms, 0.95),
+            "mean_length": mean(&solved),
+            "verified": row.verified,
+            "mean_length_common": mean(&common_lengths),
+            "median_ms_with_any_angle": percentile(&with_aa, 0.5),
+            "p95_ms_with_any_angle": percentile(&with_aa, 0.95),
+        }));
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "map": args.map.display().to_string(),
+                "pairs": pairs.len(),
+                "seed": args.seed,
+                "min_separation": args.min_separation,
+                "robot_radius": args.robot_radius,
+                "min_turning_radius": args.min_turning_radius,
+                "commonly_solved": common.len(),
+                "prepare_ms": prep_ms,
+                "algorithms": out,
+            })
+        );
+    } else {
+        println!(
+            "{} ({}x{} cells, {} pairs, seed {}, >= {} apart; tables+masks {:.1} ms; {} solved by all)",
+            args.map.display(),
+            grid.width(),
+            grid.height(),
+            pairs.len(),
+            args.seed,
+            args.min_separation,
+            prep_ms,
+            common.len()
+        );
+        println!(
+            "{:<16} {:>6} {:>6} {:>9} {:>9} {:>9} {:>11} {:>8} {:>12}",
+            "algorithm", "pairs", "solved", "median_ms", "p95_ms", "mean_len", "mean_common", "verified", "med_ms+aa"
+        );
+        for o in &out {
+            println!(
+                "{:<16} {:>6} {:>6} {:>9.2} {:>9.2} {:>9.3} {:>11.3} {:>8} {:>12.2}",
+                o["name"].as_str().unwrap_or(""),
+                o["pairs"],
+                o["solved"],
+                o["median_ms"].as_f64().unwrap_or(f64::NAN),
+                o["p95_ms"].as_f64().unwrap_or(f64::NAN),
+                o["mean_length"].as_f64().unwrap_or(f64::NAN),
+                o["mean_length_common"].as_f64().unwrap_or(f64::NAN),
+                o["verified"],
+                o["median_ms_with_any_angle"].as_f64().unwrap_or(f64::NAN)
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,365 @@
+//! Dubins curves: the shortest forward path between two poses for a vehicle with a minimum
+//! turning radius (Dubins 1957). Every shortest path is one of six words of three pieces, each a
+//! left arc (L), right arc (R) or straight line (S): LSL, LSR, RSL, RSR (Pinter's four
+//! arc-line-arc curves) and RLR, LRL (arc-arc-arc, shortest when the poses are close).
+//!
+//! The closed forms work in a frame scaled by the radius and rotated onto the line joining the two
+//! positions; every candidate is rebuilt from [`Segment`]s and its end checked against the target,
+//! so a word is only ever returned when it really joins the two poses.
+
+use crate::geometry::{normalize_angle, Pose2};
+use crate::trajectory::{Segment, Turn};
+use std::f64::consts::PI;
+
+/// One of the six Dubins words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DubinsWord {
+    /// Left arc, line, left arc.
+    Lsl,
+    /// Left arc, line, right arc.
+    Lsr,
+    /// Right arc, line, left arc.
+    Rsl,
+    /// Right arc, line, right arc.
+    Rsr,
+    /// Right arc, left arc, right arc.
+    Rlr,
+    /// Left arc, right arc, left arc.
+    Lrl,
+}
+
+impl DubinsWord {
+    /// All six words.
+    pub const ALL: [DubinsWord; 6] =
+        [DubinsWord::Lsl, DubinsWord::Lsr, DubinsWord::Rsl, DubinsWord::Rsr, DubinsWord::Rlr, DubinsWord::Lrl];
+
+    /// The turn of each of the three pieces.
+    pub fn turns(self) -> [Turn; 3] {
+        use Turn::{Left as L, Right as R, Straight as S};
+        match self {
+            DubinsWord::Lsl => [L, S, L],
+            DubinsWord::Lsr => [L, S, R],
+            DubinsWord::Rsl => [R, S, L],
+            DubinsWord::Rsr => [R, S, R],
+            DubinsWord::Rlr => [R, L, R],
+            DubinsWord::Lrl => [L, R, L],
+        }
+    }
+}
+
+/// A Dubins curve: a start pose, a radius, a word and the three piece lengths.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DubinsCurve {
+    /// Start pose.
+    pub start: Pose2,
+    /// Turning radius of the arcs (> 0).
+    pub radius: f64,
+    /// Which word.
+    pub word: DubinsWord,
+    /// Length of each piece (>= 0), in the caller's units.
+    pub lengths: [f64; 3],
+}
+
+impl DubinsCurve {
+    /// Total length.
+    pub fn length(&self) -> f64 {
+        self.lengths.iter().sum()
+    }
+
+    /// Total absolute turning (radians) of the arcs.
+    pub fn turning(&self) -> f64 {
+        self.word.turns().iter().zip(self.lengths).filter(|(t, _)| **t != Turn::Straight).map(|(_, l)| l).sum::<f64>()
+            / self.radius
+    }
+
+    /// The pieces as forward segments; pieces of zero length are left out.
+    pub fn segments(&self) -> Vec<Segment> {
+        let mut out = Vec::with_capacity(3);
+        let mut pose = self.start;
+        for (turn, len) in self.word.turns().into_iter().zip(self.lengths) {
+            if len <= 0.0 {
+                continue;
+            }
+            let seg = match turn {
+                Turn::Straight => Segment::line(pose, len),
+                t => Segment::arc(pose, len, self.radius, t),
+            };
+            pose = seg.end();
+            out.push(seg);
+        }
+        out
+    }
+
+    /// The end pose.
+    pub fn end(&self) -> Pose2 {
+        let mut pose = self.start;
+        for (turn, len) in self.word.turns().into_iter().zip(self.lengths) {
+            if len > 0.0 {
+                pose = match turn {
+                    Turn::Straight => Segment::line(pose, len),
+                    t => Segment::arc(pose, len, self.radius, t),
+                }
+                .end();
+            }
+        }
+        pose
+    }
+}
+
+fn mod2pi(a: f64) -> f64 {
+    let r = a.rem_euclid(2.0 * PI);
+    // rem_euclid may return 2 pi for tiny negative inputs.
+    if r >= 2.0 * PI {
+        0.0
+    } else {
+        r
+    }
+}
+
+/// Normalised piece lengths (in radii) of `word` for the canonical problem: start at the origin
+/// with heading `alpha`, goal at distance `d` (in radii) along +x with heading `beta`.
+fn normalised(word: DubinsWord, alpha: f64, beta: f64, d: f64) -> Option<[f64; 3]> {
+    let (sa, ca) = alpha.sin_cos();
+    let (sb, cb) = beta.sin_cos();
+    let cab = (alpha - beta).cos();
+    match word {
+        DubinsWord::Lsl => {
+            let p2 = 2.0 + d * d - 2.0 * cab + 2.0 * d * (sa - sb);
+            if p2 < -1e-10 {
+                return None;
+            }
+            let p2 = p2.max(0.0);
+            let th = (cb - ca).atan2(d + sa - sb);
+            Some([mod2pi(th - alpha), p2.sqrt(), mod2pi(beta - th)])
+        }
+        DubinsWord::Rsr => {
+            let p2 = 2.0 + d * d - 2.0 * cab + 2.0 * d * (sb - sa);
+            if p2 < -1e-10 {
+                return None;
+            }
+            let p2 = p2.max(0.0);
+            let th = (ca - cb).atan2(d - sa + sb);
+            Some([mod2pi(alpha - th), p2.sqrt(), mod2pi(th - beta)])
+        }
+        DubinsWord::Lsr => {
+            let p2 = -2.0 + d * d + 2.0 * cab + 2.0 * d * (sa + sb);
+            if p2 < -1e-10 {
+                return None;
+            }
+            let p2 = p2.max(0.0);
+            let p = p2.sqrt();
+            let th = (-ca - cb).atan2(d + sa + sb) - (-2.0f64).atan2(p);
+            Some([mod2pi(th - alpha), p, mod2pi(th - beta)])
+        }
+        DubinsWord::Rsl => {
+            let p2 = d * d - 2.0 + 2.0 * cab - 2.0 * d * (sa + sb);
+            if p2 < -1e-10 {
+                return None;
+            }
+            let p2 = p2.max(0.0);
+            let p = p2.sqrt();
+            let th = (ca + cb).atan2(d - sa - sb) - 2.0f64.atan2(p);
+            Some([mod2pi(alpha - th), p, mod2pi(beta - th)])
+        }
+        DubinsWord::Rlr => {
+            let c = (6.0 - d * d + 2.0 * cab + 2.0 * d * (sa - sb)) / 8.0;
+            if c.abs() > 1.0 + 1e-10 {
+                return None;
+            }
+            let c = c.clamp(-1.0, 1.0);
+            let p = mod2pi(2.0 * PI - c.acos());
+            let t = mod2pi(alpha - (ca - cb).atan2(d - sa + sb) + p / 2.0);
+            Some([t, p, mod2pi(alpha - beta - t + p)])
+        }
+        DubinsWord::Lrl => {
+            let c = (6.0 - d * d + 2.0 * cab + 2.0 * d * (sb - sa)) / 8.0;
+            if c.abs() > 1.0 + 1e-10 {
+                return None;
+            }
+            let c = c.clamp(-1.0, 1.0);
+            let p = mod2pi(2.0 * PI - c.acos());
+            let t = mod2pi(-alpha - (ca - cb).atan2(d + sa - sb) + p / 2.0);
+            Some([t, p, mod2pi(beta - alpha - t + p)])
+        }
+    }
+}
+
+fn unchecked(start: Pose2, goal: Pose2, radius: f64, word: DubinsWord) -> Option<DubinsCurve> {
+    let (dx, dy) = (goal.x - start.x, goal.y - start.y);
+    let d = dx.hypot(dy) / radius;
+    let theta = if d > 0.0 { mod2pi(dy.atan2(dx)) } else { 0.0 };
+    let alpha = mod2pi(start.yaw - theta);
+    let beta = mod2pi(goal.yaw - theta);
+    let n = normalised(word, alpha, beta, d)?;
+    Some(DubinsCurve { start, radius, word, lengths: n.map(|v| v * radius) })
+}
+
+/// Guards against the closed forms' branch cuts: the curve must really end at the goal.
+fn ends_at(curve: &DubinsCurve, goal: Pose2) -> bool {
+    let end = curve.end();
+    let s = curve.start;
+    let tol = 1e-6 * (1.0 + curve.radius + (goal.x - s.x).abs() + (goal.y - s.y).abs());
+    end.point().distance(goal.point()) <= tol && normalize_angle(end.yaw - goal.yaw).abs() <= 1e-6
+}
+
+fn valid_inputs(start: Pose2, goal: Pose2, radius: f64) -> bool {
+    radius.is_finite() && radius > 0.0 && start.is_finite() && goal.is_finite()
+}
+
+/// The curve of `word` from `start` to `goal` with turning radius `radius`, when that word
+/// joins them. Returns `None` when the word has no solution, when `radius` is not finite and
+/// positive, or when a pose is not finite.
+pub fn dubins_word(start: Pose2, goal: Pose2, radius: f64, word: DubinsWord) -> Option<DubinsCurve> {
+    if !valid_inputs(start, goal, radius) {
+        return None;
+    }
+    unchecked(start, goal, radius, word).filter(|c| ends_at(c, goal))
+}
+
+/// The shortest Dubins curve from `start` to `goal` with minimum turning radius `radius`
+/// (ties broken by the order of [`DubinsWord::ALL`]).
+///
+/// Returns `None` only when `radius` is not finite and positive or a pose is not finite (some
+/// word always exists otherwise).
+pub fn dubins_shortest(start: Pose2, goal: Pose2, radius: f64) -> Option<DubinsCurve> {
+    if !valid_inputs(start, goal, radius) {
+        return None;
+    }
+    let words = DubinsWord::ALL.map(|w| unchecked(start, goal, radius, w));
+    let best = words.iter().flatten().min_by(|a, b| a.length().total_cmp(&b.length()))?;
+    // Only the winner is rebuilt and checked; the others only if it fails (never seen).
+    if ends_at(best, goal) {
+        return Some(*best);
+    }
+    let mut rest: Vec<DubinsCurve> = words.into_iter().flatten().collect();
+    rest.sort_by(|a, b| a.length().total_cmp(&b.length()));
+    rest.into_iter().find(|c| ends_at(c, goal))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dubins_paths::f64::{DubinsPath, PosRot};
+
+    fn oracle(a: Pose2, b: Pose2, r: f64) -> f64 {
+        DubinsPath::shortest_from(PosRot::from_floats(a.x, a.y, a.yaw), PosRot::from_floats(b.x, b.y, b.yaw), r)
+            .unwrap()
+            .length()
+    }
+
+    /// Deterministic pseudo-random numbers in [0, 1) (splitmix64).
+    fn rng(seed: &mut u64) -> f64 {
+        *seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = *seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn random_pose(seed: &mut u64, span: f64) -> Pose2 {
+        Pose2::new((rng(seed) - 0.5) * span, (rng(seed) - 0.5) * span, (rng(seed) - 0.5) * 2.0 * PI)
+    }
+
+    #[test]
+    fn closed_forms() {
+        let c = dubins_shortest(Pose2::new(0.0, 0.0, 0.0), Pose2::new(4.0, 0.0, 0.0), 1.0).unwrap();
+        assert!((c.length() - 4.0).abs() < 1e-9);
+        let c = dubins_shortest(Pose2::new(0.0, 0.0, 0.0), Pose2::new(0.0, 2.0, PI), 1.0).unwrap();
+        assert!((c.length() - PI).abs() < 1e-9, "{c:?}");
+        // Quarter circle.
+        let c = dubins_shortest(Pose2::new(0.0, 0.0, 0.0), Pose2::new(3.0, 3.0, PI / 2.0), 3.0).unwrap();
+        assert!((c.length() - 1.5 * PI).abs() < 1e-9);
+        // Same pose: zero length.
+        let p = Pose2::new(1.0, 2.0, 0.3);
+        assert!(dubins_shortest(p, p, 1.0).unwrap().length() < 1e-9);
+        assert!(dubins_shortest(p, p, 0.0).is_none());
+        assert!(dubins_shortest(p, p, f64::NAN).is_none());
+    }
+
+    #[test]
+    fn arc_arc_arc_cases() {
+        // Close poses with opposite headings: an arc-arc-arc word is the shortest.
+        for goal in [Pose2::new(0.5, 0.0, PI), Pose2::new(-0.5, 0.0, PI), Pose2::new(0.3, 0.2, 2.8)] {
+            let c = dubins_shortest(Pose2::new(0.0, 0.0, 0.0), goal, 1.0).unwrap();
+            let oracle_len = oracle(Pose2::new(0.0, 0.0, 0.0), goal, 1.0);
+            assert!((c.length() - oracle_len).abs() < 1e-7, "{goal:?}: {} vs {oracle_len}", c.length());
+            assert!(matches!(c.word, DubinsWord::Rlr | DubinsWord::Lrl), "{goal:?} gave {:?}", c.word);
+        }
+        // Over random close poses the arc-arc-arc words win a few percent of the time.
+        let mut seed = 7;
+        let mut ccc = 0;
+        for _ in 0..2000 {
+            let a = random_pose(&mut seed, 3.0);
+            let b = random_pose(&mut seed, 3.0);
+            let c = dubins_shortest(a, b, 1.0).unwrap();
+            if matches!(c.word, DubinsWord::Rlr | DubinsWord::Lrl) {
+                ccc += 1;
+            }
+        }
+        assert!(ccc > 20, "arc-arc-arc words should win for some close poses, got {ccc}");
+    }
+
+    #[test]
+    fn matches_the_oracle_crate() {
+        let mut seed = 42;
+        for i in 0..5000 {
+            let span = if i % 2 == 0 { 4.0 } else { 40.0 };
+            let a = random_pose(&mut seed, span);
+            let b = random_pose(&mut seed, span);
+            let r = 0.2 + 3.0 * rng(&mut seed);
+            let c = dubins_shortest(a, b, r).unwrap();
+            let o = oracle(a, b, r);
+            assert!((c.length() - o).abs() < 1e-6 * (1.0 + o), "{a:?} -> {b:?} r {r}: {} vs {o}", c.length());
+            let e = c.end();
+            assert!(e.point().distance(b.point()) < 1e-6 && normalize_angle(e.yaw - b.yaw).abs() < 1e-6);
+        }
+    }
+
+    #[test]
+    fn invariances() {
+        let mut seed = 3;
+        for _ in 0..1000 {
+            let a = random_pose(&mut seed, 10.0);
+            let b = random_pose(&mut seed, 10.0);
+            let r = 0.5 + 2.0 * rng(&mut seed);
+            let len = dubins_shortest(a, b, r).unwrap().length();
+            // Never shorter than the straight line.
+            assert!(len >= a.point().distance(b.point()) - 1e-9);
+            // Rigid motion.
+            let (phi, tx, ty) = (rng(&mut seed) * 2.0 * PI, rng(&mut seed) * 5.0, rng(&mut seed) * 5.0);
+            let m = |p: Pose2| {
+                let (s, c) = phi.sin_cos();
+                Pose2::new(c * p.x - s * p.y + tx, s * p.x + c * p.y + ty, p.yaw + phi)
+            };
+            let moved = dubins_shortest(m(a), m(b), r).unwrap().length();
+            assert!((moved - len).abs() < 1e-7 * (1.0 + len));
+            // Scaling positions and radius together scales the length.
+            let k = 0.3 + 3.0 * rng(&mut seed);
+            let sc = |p: Pose2| Pose2::new(p.x * k, p.y * k, p.yaw);
+            let scaled = dubins_shortest(sc(a), sc(b), r * k).unwrap().length();
+            assert!((scaled - k * len).abs() < 1e-7 * (1.0 + k * len));
+            // Reversal symmetry: driving b -> a with both headings flipped has the same length.
+            let flip = |p: Pose2| Pose2::new(p.x, p.y, p.yaw + PI);
+            let back = dubins_shortest(flip(b), flip(a), r).unwrap().length();
+            assert!((back - len).abs() < 1e-7 * (1.0 + len));
+        }
+    }
+
+    #[test]
+    fn segments_are_continuous_and_curvature_bounded() {
+        let mut seed = 11;
+        for _ in 0..500 {
+            let a = random_pose(&mut seed, 6.0);
+            let b = random_pose(&mut seed, 6.0);
+            let c = dubins_shortest(a, b, 1.3).unwrap();
+            let t = crate::trajectory::Trajectory { segments: c.segments(), min_turning_radius: 1.3 };
+            assert!(t.check_continuity() < 1e-9);
+            assert!(t.segments.iter().all(|s| s.curvature.abs() <= 1.0 / 1.3 + 1e-9));
+            let poses = t.sample(0.05);
+            for w in poses.windows(2) {
+                assert!(w[0].point().distance(w[1].point()) <= 0.05 + 1e-9);
+                assert!(normalize_angle(w[1].yaw - w[0].yaw).abs() <= 0.05 / 1.3 + 1e-9);
+            }
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! The vehicle footprint (a disk of radius `r` cells) swept along curves, and the map it is
+//! checked against.
+//!
+//! Sweeping is done by sampling each segment from its own start at a spacing of at most
+//! [`SAMPLE_SPACING`] cells and inflating the disk by half that spacing: every point of the curve
+//! lies within `spacing / 2` of a sample, so the union of the inflated disks contains the true
+//! swept footprint and a curve that passes is truly collision-free (the check is conservative by
+//! at most `SAMPLE_SPACING / 2` cells). The hit-check tables, the on-the-fly checks of the search
+//! and the final verification all use this one rule, so what the search accepts, verification
+//! accepts too (the search adds [`SEARCH_MARGIN`] so rounding can never tip a cell the other way).
+
+use crate::geometry::Point2;
+use crate::grid::Grid;
+use crate::trajectory::Segment;
+
+/// Largest distance (cells) between consecutive footprint samples along a segment.
+pub const SAMPLE_SPACING: f64 = 0.25;
+
+/// Extra radius (cells) the search uses over verification, so floating-point differences between
+/// a tabulated curve and the same curve rebuilt elsewhere never make verification stricter.
+pub const SEARCH_MARGIN: f64 = 1e-6;
+
+/// The disk radius actually tested around each sample for a footprint of `radius` cells.
+pub fn sampled_radius(radius: f64) -> f64 {
+    radius + SAMPLE_SPACING / 2.0
+}
+
+/// A horizontal run of cells `x0..=x1` in row `y`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Span {
+    /// Row.
+    pub y: i32,
+    /// First column.
+    pub x0: i32,
+    /// Last column (inclusive).
+    pub x1: i32,
+}
+
+/// Blocked cells with per-row prefix counts, so a whole run of cells is tested in O(1).
+/// Built once per map (O(cells)); everything outside the grid is blocked.
+#[derive(Debug, Clone)]
+pub struct CollisionMap {
+    width: usize,
+    height: usize,
+    /// `prefix[y * (width + 1) + x]` = blocked cells among columns `0..x` of row `y`.
+    prefix: Vec<u32>,
+    /// Cells in which every point's disk of radius `safe_radius` is free (a shortcut that spares
+    /// the exact test for most samples), when prepared for a footprint.
+    safe: Vec<bool>,
+    safe_radius: f64,
+}
+
+impl CollisionMap {
+    /// Builds the prefix counts of `grid`.
+    pub fn new(grid: &Grid) -> Self {
+        let (w, h) = (grid.width(), grid.height());
+        let mut prefix = vec![0u32; h * (w + 1)];
+        let cells = grid.blocked_cells();
+        for y in 0..h {
+            let row = &cells[y * w..(y + 1) * w];
+            let out = &mut prefix[y * (w + 1)..(y + 1) * (w + 1)];
+            let mut n = 0u32;
+            for (x, &b) in row.iter().enumerate() {
+                n += b as u32;
+                out[x + 1] = n;
+            }
+        }
+        Self { width: w, height: h, prefix, safe: Vec::new(), safe_radius: -1.0 }
+    }
+
+    /// Like [`CollisionMap::new`], and also marks the cells in which a footprint of `radius`
+    /// cells fits anywhere (O(cells x radius) once), which makes every sweep much cheaper.
+    /// Results are identical to an unprepared map.
+    pub fn with_footprint(grid: &Grid, radius: f64) -> Self {
+        let mut m = Self::new(grid);
+        let rho = sampled_radius(radius) + SEARCH_MARGIN;
+        // Any point of a cell lies within half a diagonal of its centre.
+        let outer = rho + std::f64::consts::FRAC_1_SQRT_2;
+        let w = m.width;
+        m.safe = (0..w * m.height)
+            .map(|k| m.disk_free(Point2::new((k % w) as f64 + 0.5, (k / w) as f64 + 0.5), outer))
+            .collect();
+        m.safe_radius = rho;
+        m
+    }
+
+    /// Columns.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Rows.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// True when every cell `x0..=x1` of row `y` is inside the grid and free.
+    #[inline]
+    pub fn run_free(&self, y: i64, x0: i64, x1: i64) -> bool {
+        if y < 0 || y >= self.height as i64 || x0 < 0 || x1 >= self.width as i64 {
+            return false;
+        }
+        if x1 < x0 {
+            return true;
+        }
+        let base = y as usize * (self.width + 1);
+        self.prefix[base + x1 as usize + 1] == self.prefix[base + x0 as usize]
+    }
+
+    /// True when every span, shifted by `(dx, dy)`, is free.
+    #[inline]
+    pub fn spans_free(&self, spans: &[Span], dx: i64, dy: i64) -> bool {
+        spans.iter().all(|s| self.run_free(s.y as i64 + dy, s.x0 as i64 + dx, s.x1 as i64 + dx))
+    }
+
+    /// True when the disk of radius `rho` around `p` touches no blocked cell.
+    pub fn disk_free(&self, p: Point2, rho: f64) -> bool {
+        if rho <= self.safe_radius && p.x >= 0.0 && p.y >= 0.0 {
+            let (x, y) = (p.x as usize, p.y as usize);
+            if x < self.width && y < self.height && self.safe[y * self.width + x] {
+                return true;
+            }
+        }
+        let mut ok = true;
+        disk_runs(p, rho, |y, x0, x1| {
+            ok = ok && self.run_free(y, x0, x1);
+            ok
+        });
+        ok
+    }
+
+    /// The cells whose centre the vehicle (footprint `radius` cells, sampled radius plus
+    /// `margin`) may not occupy: the traversability mask an any-angle planner should run on so
+    /// its path stays where the footprint fits.
+    pub fn centre_mask(&self, radius: f64, margin: f64) -> Grid {
+        let rho = sampled_radius(radius) + margin;
+        let (w, h) = (self.width, self.height);
+        let blocked: Vec<bool> =
+            (0..w * h).map(|k| !self.disk_free(Point2::new((k % w) as f64 + 0.5, (k / w) as f64 + 0.5), rho)).collect();
+        // Same size as the map this was built from, which was a valid grid.
+        Grid::from_blocked(w, h, blocked).expect("same size as a valid grid")
+    }
+
+    /// True when the footprint of radius `radius` (cells) swept along `segments` touches no
+    /// blocked cell, with the sampling rule of this module plus `margin` extra radius.
+    pub fn sweep_free(&self, segments: &[Segment], radius: f64, margin: f64) -> bool {
+        let rho = sampled_radius(radius) + margin;
+        segments.iter().all(|seg| {
+            let mut ok = true;
+            sample_segment(seg, |p| {
+                ok = ok && self.disk_free(p, rho);
+                ok
+            });
+            ok
+        })
+    }
+}
+
+/// Calls `f` with the sample points of `seg` (both ends included, spacing at most
+/// [`SAMPLE_SPACING`]); stops early when `f` returns false.
+pub fn sample_segment(seg: &Segment, mut f: impl FnMut(Point2) -> bool) {
+    let n = ((seg.length / SAMPLE_SPACING).ceil() as usize).max(1);
+    for i in 0..=n {
+        if !f(seg.pose_at(seg.length * i as f64 / n as f64).point()) {
+            return;
+        }
+    }
+}
+
+/// Calls `f(y, x0, x1)` for every row of cells touched (closed-set intersection) by the disk of
+/// radius `rho` around `p`; stops early when `f` returns false.
+pub fn disk_runs(p: Point2, rho: f64, mut f: impl FnMut(i64, i64, i64) -> bool) {
+    let y_lo = (p.y - rho).floor() as i64;
+    let y_hi = (p.y + rho).floor() as i64;
+    for y in y_lo..=y_hi {
+        let nearest = p.y.clamp(y as f64, y as f64 + 1.0);
+        let dy = (p.y - nearest).abs();
+        if dy > rho {
+            continue;
+        }
+        let w = (rho * rho - dy * dy).max(0.0).sqrt();
+        let x0 = (p.x - w - 1.0).ceil() as i64;
+        let x1 = (p.x + w).floor() as i64;
+        if !f(y, x0, x1) {
+            return;
+        }
+    }
+}
+
+/// The cells swept by a footprint of radius `radius` along `segments` (with `margin` extra
+/// radius), as disjoint spans sorted by row then column.
+pub fn swept_spans(segments: &[Segment], radius: f64, margin: f64) -> Vec<Span> {
+    let rho = sampled_radius(radius) + margin;
+    let mut raw = Vec::new();
+    for seg in segments {
+        sample_segment(seg, |p| {
+            disk_runs(p, rho, |y, x0, x1| {
+                raw.push(Span { y: y as i32, x0: x0 as i32, x1: x1 as i32 });
+                true
+            });
+            true
+        });
+    }
+    merge_spans(raw)
+}
+
+fn merge_spans(mut raw: Vec<Span>) -> Vec<Span> {
+    raw.sort_unstable();
+    let mut out: Vec<Span> = Vec::with_capacity(raw.len() / 4 + 1);
+    for s in raw {
+        match out.last_mut() {
+            Some(last) if last.y == s.y && s.x0 <= last.x1 + 1 => last.x1 = last.x1.max(s.x1),
+            _ => out.push(s),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::Pose2;
+    use crate::trajectory::Turn;
+
+    /// Brute force: cells whose square lies within `rho` of some sample.
+    fn brute(points: &[Point2], rho: f64) -> Vec<(i64, i64)> {
+        let mut out = Vec::new();
+        for y in -20..40 {
+            for x in -20..40 {
+                let hit = points.iter().any(|p| {
+                    let nx = p.x.clamp(x as f64, x as f64 + 1.0);
+                    let ny = p.y.clamp(y as f64, y as f64 + 1.0);
+                    (p.x - nx).hypot(p.y - ny) <= rho
+                });
+                if hit {
+                    out.push((x, y));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn spans_match_brute_force() {
+        let a = Segment::arc(Pose2::new(5.3, 4.1, 0.4), 7.0, 4.0, Turn::Left);
+        let b = Segment::line(a.end(), 3.0);
+        let segs = [a, b];
+        let spans = swept_spans(&segs, 1.7, 0.0);
+        let mut cells: Vec<(i64, i64)> = spans
+            .iter()
+            .flat_map(|s| (s.x0..=s.x1).map(move |x| (x as i64, s.y as i64)))
+            .filter(|&(x, y)| (-20..40).contains(&x) && (-20..40).contains(&y))
+            .collect();
+        cells.sort_by_key(|&(x, y)| (y, x));
+        let mut pts = Vec::new();
+        for s in &segs {
+            sample_segment(s, |p| {
+                pts.push(p);
+                true
+            });
+        }
+        let mut expect = brute(&pts, sampled_radius(1.7));
+        expect.sort_by_key(|&(x, y)| (y, x));
+        assert_eq!(cells, expect);
+    }
+
+    #[test]
+    fn collision_map_runs() {
+        let g = Grid::from_rows(&["....", ".@..", "...."]).unwrap();
+        let m = CollisionMap::new(&g);
+        assert!(m.run_free(0, 0, 3));
+        assert!(!m.run_free(1, 0, 3));
+        assert!(m.run_free(1, 2, 3));
+        assert!(!m.run_free(1, 2, 4));
+        assert!(!m.run_free(-1, 0, 0));
+        assert!(m.disk_free(Point2::new(3.5, 2.5), 0.4));
+        assert!(!m.disk_free(Point2::new(2.5, 2.5), 1.0));
+        // A line through the blocked cell is caught, one beside it is not (radius 0).
+        let hit = Segment::line(Pose2::new(0.5, 1.5, 0.0), 3.0);
+        assert!(!m.sweep_free(&[hit], 0.0, 0.0));
+        let miss = Segment::line(Pose2::new(0.5, 2.5, 0.0), 3.0);
+        assert!(m.sweep_free(&[miss], 0.0, 0.0));
+    }
+
+    #[test]
+    fn prepared_map_answers_like_the_plain_one() {
+        let mut g = Grid::new_free(30, 30).unwrap();
+        for (x, y) in [(10, 10), (11, 10), (20, 5), (5, 25)] {
+            g.set_blocked(x, y, true).unwrap();
+        }
+        let plain = CollisionMap::new(&g);
+        let prepared = CollisionMap::with_footprint(&g, 2.0);
+        for k in 0..3000 {
+            let p = Point2::new((k % 59) as f64 * 0.51, (k / 59) as f64 * 0.53 + 0.1);
+            for rho in [sampled_radius(2.0), sampled_radius(2.0) + SEARCH_MARGIN, 1.0, 3.0] {
+                assert_eq!(plain.disk_free(p, rho), prepared.disk_free(p, rho), "{p:?} {rho}");
+            }
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! Directional A* (Pinter 2001) and the hybrid refinement pipeline: turning an any-angle path
+//! into a trajectory of arcs and lines that a vehicle with a minimum turning radius can drive,
+//! verified against the map before it is returned.
+//!
+//! Everything here works in **cell units** on a [`crate::grid::Grid`] whose blocked cells are the
+//! cells the vehicle may not enter (its footprint, a disk, must not touch them). The caller
+//! converts radii from metres with the map resolution.
+
+pub mod chain;
+pub mod footprint;
+pub mod lattice;
+pub mod params;
+pub mod pipeline;
+pub mod search;
+pub mod tables;
+pub(crate) mod temp_any_angle;
+#[cfg(test)]
+mod tests;
+pub mod verify;
+
+pub use footprint::CollisionMap;
+pub use lattice::{HeadingBins, Neighbourhood};
+pub use params::{Directional, RefineParams};
+pub use pipeline::{full_search, refine, RefineError, RefineStats, Refined};
+pub use verify::{verify_trajectory, VerifyError};

@@ -1,0 +1,169 @@
+//! Parameters of Directional A* and of the refinement pipeline, and the context that owns the
+//! lookup tables built from them.
+
+use super::lattice::{HeadingBins, Neighbourhood};
+use super::tables::{EdgeTable, HeuristicTable, TableKey};
+
+/// Parameters, all lengths in grid cells.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RefineParams {
+    /// Minimum turning radius (cells, finite and > 0).
+    pub turning_radius: f64,
+    /// Radius of the vehicle's circular footprint (cells, >= 0).
+    pub footprint_radius: f64,
+    /// Lattice cell side (cells, >= 1); `None` picks half the turning radius, so a quarter turn
+    /// joins two Directional-24 neighbours exactly.
+    pub lattice_spacing: Option<i64>,
+    /// Heading bins per lattice cell.
+    pub heading_bins: HeadingBins,
+    /// How many path points ahead Smoothing may hop (>= 1; path points are `lattice_spacing`
+    /// apart); `None` picks at least 3 (Pinter's Smoothing-48) and enough to span 2.5 turning
+    /// radii, so a right-angle bend fits in one hop.
+    pub smoothing_hops: Option<usize>,
+    /// Neighbourhood of the window repair search.
+    pub repair_neighbourhood: Neighbourhood,
+    /// Neighbourhood of the full fallback search.
+    pub fallback_neighbourhood: Neighbourhood,
+    /// Margin (lattice cells) added around the failure window; `None` picks 2 turning radii.
+    pub window_margin: Option<i64>,
+    /// How many times the window is doubled after a failed repair before the full search.
+    pub window_widenings: usize,
+    /// Extra cost per radian turned (0 = shortest).
+    pub turn_penalty: f64,
+    /// Half-width (lattice cells) of the heuristic table's window.
+    pub heuristic_window: i64,
+}
+
+impl Default for RefineParams {
+    fn default() -> Self {
+        Self {
+            turning_radius: 10.0,
+            footprint_radius: 4.0,
+            lattice_spacing: None,
+            heading_bins: HeadingBins::Eight,
+            smoothing_hops: None,
+            repair_neighbourhood: Neighbourhood::Directional24,
+            fallback_neighbourhood: Neighbourhood::Directional24,
+            window_margin: None,
+            window_widenings: 2,
+            turn_penalty: 0.0,
+            heuristic_window: 12,
+        }
+    }
+}
+
+impl RefineParams {
+    /// Defaults for a vehicle of footprint radius `robot_radius` and minimum turning radius
+    /// `min_turning_radius` (both metres) on a map of `resolution` metres per cell.
+    pub fn from_metres(robot_radius: f64, min_turning_radius: f64, resolution: f64) -> Self {
+        Self {
+            turning_radius: min_turning_radius / resolution,
+            footprint_radius: robot_radius / resolution,
+            ..Self::default()
+        }
+    }
+
+    /// Checks ranges; the message names the offending field.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.turning_radius.is_finite() && self.turning_radius > 0.0) {
+            return Err(format!("turning_radius must be finite and > 0, got {}", self.turning_radius));
+        }
+        if !(self.footprint_radius.is_finite() && self.footprint_radius >= 0.0) {
+            return Err(format!("footprint_radius must be finite and >= 0, got {}", self.footprint_radius));
+        }
+        if let Some(s) = self.lattice_spacing {
+            if !(1..=4096).contains(&s) {
+                return Err(format!("lattice_spacing must be in 1..=4096, got {s}"));
+            }
+        }
+        if self.smoothing_hops == Some(0) || self.smoothing_hops.is_some_and(|h| h > 16) {
+            return Err("smoothing_hops must be in 1..=16".into());
+        }
+        if self.window_margin.is_some_and(|m| m < 0) {
+            return Err("window_margin must be >= 0".into());
+        }
+        if !(self.turn_penalty.is_finite() && self.turn_penalty >= 0.0) {
+            return Err(format!("turn_penalty must be finite and >= 0, got {}", self.turn_penalty));
+        }
+        if !(1..=64).contains(&self.heuristic_window) {
+            return Err(format!("heuristic_window must be in 1..=64, got {}", self.heuristic_window));
+        }
+        Ok(())
+    }
+
+    /// The lattice spacing in force.
+    pub fn spacing(&self) -> i64 {
+        self.lattice_spacing.unwrap_or(((self.turning_radius / 2.0).round() as i64).clamp(1, 4096))
+    }
+
+    /// The smoothing hop count in force.
+    pub fn hops(&self) -> usize {
+        self.smoothing_hops.unwrap_or_else(|| {
+            let needed = (2.5 * self.turning_radius / self.spacing() as f64).ceil() as usize;
+            needed.clamp(3, 8)
+        })
+    }
+
+    /// The window margin in force (lattice cells).
+    pub fn margin(&self) -> i64 {
+        self.window_margin.unwrap_or((2.0 * self.turning_radius / self.spacing() as f64).ceil() as i64 + 1)
+    }
+
+    fn table_key(&self) -> TableKey {
+        TableKey {
+            turning_radius: self.turning_radius,
+            footprint_radius: self.footprint_radius,
+            spacing: self.spacing(),
+            bins: self.heading_bins,
+        }
+    }
+}
+
+/// Parameters plus the tables built from them. Build once and reuse across plans: the tables
+/// depend only on (turning radius, footprint, lattice spacing, heading bins), never on the map.
+#[derive(Debug)]
+pub struct Directional {
+    params: RefineParams,
+    edges: EdgeTable,
+    heuristic: HeuristicTable,
+}
+
+impl Directional {
+    /// Validates `params` and allocates the tables (edges are filled lazily on first use).
+    pub fn new(params: RefineParams) -> Result<Self, String> {
+        params.validate()?;
+        let key = params.table_key();
+        let edges = EdgeTable::new(key, Neighbourhood::Directional48.reach());
+        let heuristic = HeuristicTable::new(key.turning_radius, key.spacing, key.bins, params.heuristic_window);
+        Ok(Self { params, edges, heuristic })
+    }
+
+    /// Replaces the parameters; the tables are rebuilt only when a value they depend on changed.
+    /// On invalid parameters nothing changes.
+    pub fn set_params(&mut self, params: RefineParams) -> Result<(), String> {
+        params.validate()?;
+        let same_tables =
+            params.table_key() == self.params.table_key() && params.heuristic_window == self.params.heuristic_window;
+        if same_tables {
+            self.params = params;
+        } else {
+            *self = Self::new(params)?;
+        }
+        Ok(())
+    }
+
+    /// The parameters in force.
+    pub fn params(&self) -> &RefineParams {
+        &self.params
+    }
+
+    /// The hit-check table.
+    pub fn edges(&self) -> &EdgeTable {
+        &self.edges
+    }
+
+    /// The heuristic table.
+    pub fn heuristic(&self) -> &HeuristicTable {
+        &self.heuristic
+    }
+}

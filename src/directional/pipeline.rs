@@ -1,0 +1,810 @@
+//! The hybrid refinement pipeline: Pinter's six steps, made robust.
+//!
+//! 1. The any-angle path (input) is walked into "path points": the centres of the grid cells it
+//!    crosses every `lattice_spacing` cells (Pinter's path cells, on the path itself so they keep
+//!    its clearance).
+//! 2. Smoothing: a directional search restricted to the path points, hopping one to `hops` points
+//!    ahead (Pinter's Smoothing-48 hops up to three cells). Because hops only go forward the
+//!    search space is a DAG, so it runs as an exact dynamic programme over (path point, heading);
+//!    the start may link to every point within reach of a loop, and every point within that reach
+//!    of the goal may link to it. Each state's incoming curves are ranked by cost and swept in
+//!    that order, so a state usually costs one sweep. (Path points are not lattice-aligned, so
+//!    their curves are swept directly rather than looked up.) It fails when no state beyond some
+//!    point is reachable.
+//! 3. On failure the same programme runs from the goal backwards; the furthest forward state and
+//!    the earliest backward state bound a failure window.
+//! 4. Directional A* (Directional-24 by default) inside the window, from the best forward states
+//!    at the failure to the best backward states (whose costs to go are known), spliced into the
+//!    chain; the window is doubled when that fails.
+//!    Beyond Pinter: on a short guide (at most 8 hops), when smoothing fails or its cost shows a
+//!    loop (more than half a turning circle over the guide's length, typically a start or goal
+//!    heading against the guide), one windowed Directional A* from the exact start to the exact
+//!    goal around the whole guide replaces steps 3-4 (`loop_repair`); it is kept only if cheaper.
+//! 5. If every repair fails, a full Directional A* from the exact start to the exact goal, within
+//!    the time budget.
+//! 6. Final smoothing: a pose is dropped wherever the curve between its neighbours is
+//!    collision-free (the Dubins curve between two poses is never longer than any legal curve
+//!    through poses between them, so this only shortens).
+//!
+//! The result is then verified ([`super::verify`]); a trajectory that fails is never returned.
+
+use super::chain::{curve_cost, link, link_cost_estimate, PoseChain};
+use super::footprint::{sampled_radius, CollisionMap, SEARCH_MARGIN};
+use super::lattice::{Lattice, LatticeRect};
+use super::params::Directional;
+use super::search::{directional_astar, Outcome, Source, Target, TargetPose};
+use super::verify::{verify_trajectory, VerifyError};
+use crate::geometry::{normalize_angle, Point2, Pose2};
+use crate::search::OrdF64;
+use crate::trajectory::Trajectory;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Instant;
+
+/// Time and outcome of one pipeline stage.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StageStat {
+    /// Stage name (`path_points`, `smoothing_forward`, `smoothing_backward`, `window_repair`,
+    /// `loop_repair`, `full_search`, `final_smoothing`, `verify`).
+    pub name: &'static str,
+    /// Wall-clock time (ms).
+    pub ms: f64,
+    /// What happened, for a person.
+    pub outcome: String,
+}
+
+/// Figures about one refinement.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct RefineStats {
+    /// Stages in the order they ran.
+    pub stages: Vec<StageStat>,
+    /// Path points the any-angle path was walked into.
+    pub path_points: usize,
+    /// Directional A* expansions (window repairs and full search).
+    pub expansions: usize,
+    /// Which stage produced the chain: `smoothing`, `window_repair`, `loop_repair` or
+    /// `full_search`.
+    pub solved_by: &'static str,
+    /// Poses in the chain before and after final smoothing.
+    pub poses_before_smoothing: usize,
+    /// Poses kept by final smoothing.
+    pub poses_after_smoothing: usize,
+}
+
+/// A verified trajectory and how it was obtained.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refined {
+    /// The trajectory (cell units), verified on the map it was planned on.
+    pub trajectory: Trajectory,
+    /// The poses it passes through (start first, goal last).
+    pub chain: PoseChain,
+    /// Figures.
+    pub stats: RefineStats,
+}
+
+/// Why refinement failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RefineError {
+    /// A pose is not finite, or start and goal coincide.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// The footprint at the start pose touches a blocked cell.
+    #[error("the vehicle does not fit at the start pose")]
+    StartBlocked,
+    /// The footprint at the goal pose touches a blocked cell.
+    #[error("the vehicle does not fit at the goal pose")]
+    GoalBlocked,
+    /// No legal trajectory was found.
+    #[error("no turning-radius-legal path: {0}")]
+    NoPath(String),
+    /// `should_stop` ended the work.
+    #[error("stopped before a trajectory was found")]
+    Stopped,
+    /// A trajectory was found but failed verification, so it is not returned.
+    #[error("the trajectory failed verification: {0}")]
+    VerificationFailed(VerifyError),
+}
+
+/// A point of the guide path: the centre of grid cell `cell`, and the direction of the guide's
+/// segment through it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PathPoint {
+    /// The grid cell whose centre is the point.
+    pub cell: (i64, i64),
+    /// Direction of the guide there (radians).
+    pub dir: f64,
+}
+
+/// Points along the polyline `points`: every `near` cells within `near_radius` of a vertex
+/// (where the turning happens) and every `far` cells elsewhere; the last point included. Each is
+/// snapped to the centre of its grid cell, consecutive duplicates removed.
+pub fn path_points(points: &[Point2], near: f64, far: f64, near_radius: f64) -> Vec<PathPoint> {
+    let mut out: Vec<PathPoint> = Vec::new();
+    let mut push = |p: Point2, dir: f64| {
+        let c = (p.x.floor() as i64, p.y.floor() as i64);
+        if out.last().map(|q| q.cell) != Some(c) {
+            out.push(PathPoint { cell: c, dir });
+        }
+    };
+    let mut dir = 0.0;
+    for w in points.windows(2) {
+        let len = w[0].distance(w[1]);
+        if len <= 0.0 {
+            continue;
+        }
+        dir = (w[1].y - w[0].y).atan2(w[1].x - w[0].x);
+        let mut d = 0.0;
+        while d < len {
+            let t = d / len;
+            push(Point2::new(w[0].x + t * (w[1].x - w[0].x), w[0].y + t * (w[1].y - w[0].y)), dir);
+            let to_vertex = d.min(len - d);
+            d += if to_vertex < near_radius { near } else { far.min((len - near_radius - d).max(near)) };
+        }
+    }
+    if let Some(&last) = points.last() {
+        push(last, dir);
+    }
+    out
+}
+
+/// Dynamic programme over (path point, heading) states: index 0 is the start, `1..=m` the path
+/// points, `m + 1` the goal.
+struct PathDp<'a> {
+    ctx: &'a Directional,
+    map: &'a CollisionMap,
+    points: &'a [PathPoint],
+    start: Pose2,
+    goal: Pose2,
+    goal_free: bool,
+    hops: usize,
+    nb: usize,
+    /// Last point index the start may link to.
+    start_reach: usize,
+    /// First point index that may link to the goal.
+    goal_reach: usize,
+    /// `allowed[t * nb + h]`: heading `h` at point `t` is within a right angle of the path's
+    /// direction there (Pinter's heuristic favouring the path's direction, as a hard filter:
+    /// facing back along the path is only useful inside a loop, which one curve already makes).
+    allowed: Vec<bool>,
+}
+
+const NO_PARENT: (usize, usize) = (usize::MAX, usize::MAX);
+
+impl<'a> PathDp<'a> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        ctx: &'a Directional,
+        map: &'a CollisionMap,
+        points: &'a [PathPoint],
+        start: Pose2,
+        goal: Pose2,
+        goal_free: bool,
+    ) -> Self {
+        let p = ctx.params();
+        let hops = p.hops();
+        let m = points.len();
+        // Ends link to every point within reach of a loop (or of `hops` points).
+        let reach = (hops as f64 * p.spacing() as f64).max(4.0 * p.turning_radius);
+        let centre = |t: usize| Point2::new(points[t].cell.0 as f64 + 0.5, points[t].cell.1 as f64 + 0.5);
+        let mut along = 0.0;
+        let mut start_reach = 0;
+        let mut prev = start.point();
+        for t in 0..m {
+            along += prev.distance(centre(t));
+            prev = centre(t);
+            if along > reach && t + 1 > hops {
+                break;
+            }
+            start_reach = t + 1;
+        }
+        let mut along = 0.0;
+        let mut goal_reach = m + 1;
+        let mut prev = goal.point();
+        for t in (0..m).rev() {
+            along += prev.distance(centre(t));
+            prev = centre(t);
+            if along > reach && m - t > hops {
+                break;
+            }
+            goal_reach = t + 1;
+        }
+        // Heading slots: the bins, plus the guide's own direction (so a straight run of the guide
+        // is followed exactly, whatever its angle).
+        let bins = p.heading_bins.count();
+        let nb = bins + 1;
+        let mut allowed = vec![false; (m + 2) * nb];
+        for t in 1..=m {
+            let before = if t == 1 { start.point() } else { centre(t - 2) };
+            let after = if t == m { goal.point() } else { centre(t) };
+            let dir = (after.y - before.y).atan2(after.x - before.x);
+            for h in 0..bins {
+                allowed[t * nb + h] =
+                    normalize_angle(p.heading_bins.yaw(h) - dir).abs() <= std::f64::consts::FRAC_PI_2 + 1e-9;
+            }
+            allowed[t * nb + bins] = true;
+        }
+        Self { ctx, map, points, start, goal, goal_free, hops, nb, start_reach, goal_reach, allowed }
+    }
+
+    fn m(&self) -> usize {
+        self.points.len()
+    }
+
+    fn pose(&self, t: usize, h: usize) -> Pose2 {
+        let pt = self.points[t - 1];
+        let bins = self.ctx.params().heading_bins;
+        let yaw = if h < bins.count() { bins.yaw(h) } else { pt.dir };
+        Pose2::new(pt.cell.0 as f64 + 0.5, pt.cell.1 as f64 + 0.5, yaw)
+    }
+
+    fn link_cost(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<f64> {
+        let p = self.ctx.params();
+        let segs = link(a, b, to_point, p.turning_radius)?;
+        self.map.sweep_free(&segs, p.footprint_radius, SEARCH_MARGIN).then(|| curve_cost(&segs, p.turn_penalty))
+    }
+
+    fn link_estimate(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<f64> {
+        let p = self.ctx.params();
+        link_cost_estimate(a, b, to_point, p.turning_radius, p.turn_penalty)
+    }
+
+    /// The pose of index `t` (`0` the start, `m + 1` the goal).
+    fn any_pose(&self, t: usize, h: usize) -> Pose2 {
+        if t == 0 {
+            self.start
+        } else if t == self.m() + 1 {
+            self.goal
+        } else {
+            self.pose(t, h)
+        }
+    }
+
+    /// Picks the cheapest candidate whose link is collision-free. Candidates are `(lower bound,
+    /// cost so far, t, h)`; exact curve costs are computed in lower-bound order only while they
+    /// can still win, and links are swept in exact-cost order, so a state usually costs a few
+    /// curve evaluations and one sweep.
+    fn cheapest_free(
+        &self,
+        cands: &mut [(f64, f64, usize, usize)],
+        ends: impl Fn(usize, usize) -> (Pose2, Pose2, bool),
+    ) -> Option<(f64, usize, usize)> {
+        cands.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut ranked: BinaryHeap<Reverse<(OrdF64, usize)>> = BinaryHeap::new();
+        let mut next = 0;
+        loop {
+            let top = ranked.peek().map(|Reverse((c, _))| c.get());
+            if next < cands.len() && top.is_none_or(|c| cands[next].0 < c) {
+                let (_, g, t, h) = cands[next];
+                let (a, b, to_point) = ends(t, h);
+                if let Some(c) = self.link_estimate(a, b, to_point) {
+                    ranked.push(Reverse((OrdF64::new(g + c), next)));
+                }
+                next += 1;
+                continue;
+            }
+            let Reverse((c, i)) = ranked.pop()?;
+            let (_, _, t, h) = cands[i];
+            let (a, b, to_point) = ends(t, h);
+            if self.link_cost(a, b, to_point).is_some() {
+                return Some((c.get(), t, h));
+            }
+        }
+    }
+
+    /// Forward costs `fwd[t][h]` with parents; the goal's best (cost, parent) if reached.
+    #[allow(clippy::type_complexity)]
+    fn forward(
+        &self,
+        should_stop: &mut dyn FnMut() -> bool,
+    ) -> Option<(Vec<f64>, Vec<(usize, usize)>, Option<(f64, (usize, usize))>)> {
+        let (m, nb, hops) = (self.m(), self.nb, self.hops);
+        let mut cost = vec![f64::INFINITY; (m + 1) * nb];
+        let mut parent = vec![NO_PARENT; (m + 1) * nb];
+        let mut cands = Vec::new();
+        for u in 1..=m + 1 {
+            if should_stop() {
+                return None;
+            }
+            let is_goal = u == m + 1;
+            for h1 in 0..if is_goal { 1 } else { nb } {
+                if !is_goal && !self.allowed[u * nb + h1] {
+                    continue;
+                }
+                cands.clear();
+                let to = self.any_pose(u, h1);
+                let to_point = is_goal && self.goal_free;
+                if u <= self.start_reach || is_goal {
+                    cands.push((self.start.point().distance(to.point()), 0.0, 0, 0));
+                }
+                let first = if is_goal { self.goal_reach } else { u.saturating_sub(hops).max(1) };
+                for t in first..u {
+                    let d = self.pose(t, 0).point().distance(to.point());
+                    for h in 0..nb {
+                        let g = cost[t * nb + h];
+                        if g.is_finite() {
+                            cands.push((g + d, g, t, h));
+                        }
+                    }
+                }
+                if let Some((c, t, h)) = self.cheapest_free(&mut cands, |t, h| (self.any_pose(t, h), to, to_point)) {
+                    if is_goal {
+                        return Some((cost, parent, Some((c, (t, h)))));
+                    }
+                    cost[u * nb + h1] = c;
+                    parent[u * nb + h1] = (t, h);
+                }
+            }
+        }
+        Some((cost, parent, None))
+    }
+
+    /// Backward costs to go `bwd[t][h]` (to the goal) with successors.
+    #[allow(clippy::type_complexity)]
+    fn backward(&self, should_stop: &mut dyn FnMut() -> bool) -> Option<(Vec<f64>, Vec<(usize, usize)>)> {
+        let (m, nb, hops) = (self.m(), self.nb, self.hops);
+        let mut cost = vec![f64::INFINITY; (m + 2) * nb];
+        let mut next = vec![NO_PARENT; (m + 2) * nb];
+        let mut cands = Vec::new();
+        for t in (1..=m).rev() {
+            if should_stop() {
+                return None;
+            }
+            for h in 0..nb {
+                if !self.allowed[t * nb + h] {
+                    continue;
+                }
+                cands.clear();
+                let from = self.pose(t, h);
+                if t >= self.goal_reach {
+                    cands.push((from.point().distance(self.goal.point()), 0.0, m + 1, 0));
+                }
+                for u in t + 1..=(t + hops).min(m) {
+                    let d = self.pose(u, 0).point().distance(from.point());
+                    for h1 in 0..nb {
+                        let rest = cost[u * nb + h1];
+                        if rest.is_finite() {
+                            cands.push((rest + d, rest, u, h1));
+                        }
+                    }
+                }
+                let goal_free = self.goal_free;
+                if let Some((c, u, h1)) =
+                    self.cheapest_free(&mut cands, |u, h1| (from, self.any_pose(u, h1), goal_free && u == m + 1))
+                {
+                    cost[t * nb + h] = c;
+                    next[t * nb + h] = (u, h1);
+                }
+            }
+        }
+        Some((cost, next))
+    }
+
+    /// Poses from the start to forward state `(t, h)` (just the start for `t == 0`).
+    fn forward_chain(&self, parent: &[(usize, usize)], mut t: usize, mut h: usize) -> Vec<Pose2> {
+        let mut out = Vec::new();
+        while t != 0 {
+            out.push(self.pose(t, h));
+            (t, h) = parent[t * self.nb + h];
+        }
+        out.push(self.start);
+        out.reverse();
+        out
+    }
+
+    /// Poses from backward state `(t, h)` to the goal (just the goal for `t == m + 1`).
+    fn backward_chain(&self, next: &[(usize, usize)], mut t: usize, mut h: usize) -> Vec<Pose2> {
+        let mut out = Vec::new();
+        while t != self.m() + 1 {
+            out.push(self.pose(t, h));
+            (t, h) = next[t * self.nb + h];
+        }
+        out.push(self.goal);
+        out
+    }
+
+    /// The `keep` cheapest headings of point `t` under `cost`, with their costs.
+    fn best_headings(&self, cost: &[f64], t: usize, keep: usize) -> Vec<(usize, f64)> {
+        let mut v: Vec<(usize, f64)> =
+            (0..self.nb).map(|h| (h, cost[t * self.nb + h])).filter(|(_, c)| c.is_finite()).collect();
+        v.sort_by(|a, b| a.1.total_cmp(&b.1));
+        v.truncate(keep);
+        v
+    }
+}
+
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// How many headings per point the window repair starts from or aims at.
+const REPAIR_HEADINGS: usize = 3;
+
+/// A guide of at most this many hops counts as short: its repairs search one window holding
+/// the whole of it.
+const SHORT_PATH_HOPS: usize = 8;
+
+/// Refines an any-angle path into a verified turning-radius-legal trajectory (cell units).
+///
+/// `waypoints` is the any-angle path in cell units (from any any-angle planner; start and goal
+/// included or not, it is only a guide). `start` is the exact start pose; `goal` the goal pose,
+/// whose heading is ignored when `goal_heading_free`. `ctx` holds the parameters and tables and
+/// `map` the cells the vehicle may not enter. `should_stop` is polled between and inside stages.
+///
+/// Fails with [`RefineError`]: invalid input, start or goal blocked, no path (every stage
+/// failed), stopped, or verification failed (never returns a trajectory that fails it).
+pub fn refine(
+    ctx: &Directional,
+    map: &CollisionMap,
+    waypoints: &[Point2],
+    start: Pose2,
+    goal: Pose2,
+    goal_heading_free: bool,
+    should_stop: &mut dyn FnMut() -> bool,
+) -> Result<Refined, RefineError> {
+    let p = ctx.params().clone();
+    let goal = if goal_heading_free { Pose2::new(goal.x, goal.y, 0.0) } else { goal };
+    if !start.is_finite() || !goal.is_finite() || waypoints.iter().any(|w| !w.is_finite()) {
+        return Err(RefineError::InvalidInput("a pose or waypoint is not finite".into()));
+    }
+    if start.point().distance(goal.point()) < 1e-9 {
+        return Err(RefineError::InvalidInput("start and goal are at the same place".into()));
+    }
+    let rho = sampled_radius(p.footprint_radius) + SEARCH_MARGIN;
+    if !map.disk_free(start.point(), rho) {
+        return Err(RefineError::StartBlocked);
+    }
+    if !map.disk_free(goal.point(), rho) {
+        return Err(RefineError::GoalBlocked);
+    }
+    let mut stats = RefineStats::default();
+    let stage = |stats: &mut RefineStats, name: &'static str, t: Instant, outcome: String| {
+        stats.stages.push(StageStat { name, ms: ms_since(t), outcome });
+    };
+
+    let t = Instant::now();
+    let lattice = Lattice::new(map.width(), map.height(), p.spacing());
+    let mut guide = Vec::with_capacity(waypoints.len() + 2);
+    guide.push(start.point());
+    guide.extend_from_slice(waypoints);
+    guide.push(goal.point());
+    let near = p.spacing() as f64;
+    let far = (2.0 * p.turning_radius).min(4.0 * near).max(near);
+    let mut points = path_points(&guide, near, far, 2.5 * p.turning_radius);
+    // The start and goal are linked exactly; points on their own cells add nothing.
+    let cell = |q: Pose2| (q.x.floor() as i64, q.y.floor() as i64);
+    points.retain(|q| q.cell != cell(start) && q.cell != cell(goal));
+    stats.path_points = points.len();
+    stage(&mut stats, "path_points", t, format!("{} points", points.len()));
+
+    let dp = PathDp::new(ctx, map, &points, start, goal, goal_heading_free);
+    let (m, hops) = (dp.m(), dp.hops);
+
+    let mut chain: Option<(Vec<Pose2>, &'static str)> = None;
+    let mut chain_cost = f64::INFINITY;
+    let t = Instant::now();
+    let (fwd, fwd_parent, fwd_goal) = dp.forward(should_stop).ok_or(RefineError::Stopped)?;
+    if let Some((c, (t_last, h_last))) = fwd_goal {
+        let mut poses = dp.forward_chain(&fwd_parent, t_last, h_last);
+        poses.push(goal);
+        chain = Some((poses, "smoothing"));
+        chain_cost = c;
+        stage(&mut stats, "smoothing_forward", t, format!("reached the goal, cost {c:.2}"));
+    } else if m <= SHORT_PATH_HOPS * hops {
+        // A short guide: the windowed start-to-goal search below covers it all, cheaper than
+        // splicing a repair between partial chains.
+        stage(&mut stats, "smoothing_forward", t, "stuck; short path, searching the whole window".into());
+    } else {
+        let nb = dp.nb;
+        let f = (1..=m).rev().find(|&t| (0..nb).any(|h| fwd[t * nb + h].is_finite())).unwrap_or(0);
+        stage(&mut stats, "smoothing_forward", t, format!("stuck after path point {f} of {m}"));
+
+        let t = Instant::now();
+        let (bwd, bwd_next) = dp.backward(should_stop).ok_or(RefineError::Stopped)?;
+        let b = (1..=m).find(|&t| (0..nb).any(|h| bwd[t * nb + h].is_finite())).unwrap_or(m + 1);
+        stage(&mut stats, "smoothing_backward", t, format!("reached back to path point {b}"));
+
+        // Window repair: the best forward states just before the failure to the best backward
+        // states just after it; the exact start or goal join when the window reaches them.
+        let t = Instant::now();
+        let mut sources = Vec::new();
+        let mut source_of = Vec::new();
+        let lo = f.saturating_sub(hops - 1).max(1);
+        let start_near = f < 2 * hops || start.point().distance(dp.pose(f.max(1), 0).point()) < 4.0 * p.turning_radius;
+        if start_near {
+            sources.push(Source { pose: start, g: 0.0, wide: true });
+            source_of.push((0, 0));
+        }
+        for tt in lo..=f {
+            for (h, g) in dp.best_headings(&fwd, tt, REPAIR_HEADINGS) {
+                sources.push(Source { pose: dp.pose(tt, h), g, wide: false });
+                source_of.push((tt, h));
+            }
+        }
+        let hi = (b + hops - 1).min(m);
+        let mut targets = Vec::new();
+        let mut target_of = Vec::new();
+        for tt in b..=hi {
+            for (h, c) in dp.best_headings(&bwd, tt, REPAIR_HEADINGS) {
+                targets.push(TargetPose { pose: dp.pose(tt, h), cost_to_go: c, free: false });
+                target_of.push((tt, h));
+            }
+        }
+        let goal_near =
+            b + 2 * hops > m + 1 || goal.point().distance(dp.pose(b.min(m).max(1), 0).point()) < 4.0 * p.turning_radius;
+        if goal_near || targets.is_empty() {
+            targets.push(TargetPose { pose: goal, cost_to_go: 0.0, free: goal_heading_free });
+            target_of.push((m + 1, 0));
+        }
+        let mut window_cells: Vec<(i64, i64)> = sources.iter().map(|s| lattice.cell_of(s.pose.point())).collect();
+        window_cells.extend(targets.iter().map(|s| lattice.cell_of(s.pose.point())));
+        let grid_cells = |range: std::ops::RangeInclusive<usize>| {
+            range.filter(|&tt| tt >= 1 && tt <= m).map(|tt| {
+                let (i, j) = points[tt - 1].cell;
+                lattice.cell_of(Point2::new(i as f64 + 0.5, j as f64 + 0.5))
+            })
+        };
+        window_cells.extend(grid_cells(lo..=hi.max(lo)));
+        let mut margin = p.margin();
+        let mut outcome = String::from("no window");
+        for attempt in 0..=p.window_widenings {
+            let window = LatticeRect::around(window_cells.iter().copied(), margin, &lattice);
+            match directional_astar(
+                ctx,
+                map,
+                window,
+                p.repair_neighbourhood,
+                &sources,
+                Target::Poses(&targets),
+                should_stop,
+            ) {
+                Outcome::Found(found) => {
+                    stats.expansions += found.expansions;
+                    let (st, sh) = source_of[found.source];
+                    let mut poses = dp.forward_chain(&fwd_parent, st, sh);
+                    poses.pop();
+                    poses.extend_from_slice(&found.poses);
+                    let (tt, th) = target_of[found.target];
+                    poses.pop();
+                    poses.extend(dp.backward_chain(&bwd_next, tt, th));
+                    chain = Some((poses, "window_repair"));
+                    chain_cost = found.cost;
+                    outcome =
+                        format!("found on attempt {} (window {}x{})", attempt + 1, window.width(), window.height());
+                    break;
+                }
+                Outcome::Stopped => return Err(RefineError::Stopped),
+                Outcome::NoPath(e) => {
+                    stats.expansions += e;
+                    outcome = format!("failed {} windows", attempt + 1);
+                    if window.covers(&lattice) {
+                        break;
+                    }
+                }
+            }
+            margin *= 2;
+        }
+        stage(&mut stats, "window_repair", t, outcome);
+    }
+
+    // A cost well above the guide's length means the chain holds a loop, usually because a
+    // start or goal heading fights the guide's direction. On a short path a windowed search
+    // from start to goal may then find a better way (for example, swinging out first).
+    let guide_len: f64 = guide.windows(2).map(|w| w[0].distance(w[1])).sum();
+    let c = chain_cost;
+    let loopy = chain.is_some() && c > guide_len + std::f64::consts::PI * p.turning_radius;
+    if (loopy || chain.is_none()) && m <= SHORT_PATH_HOPS * hops {
+        let t = Instant::now();
+        let mut cells: Vec<(i64, i64)> =
+            points.iter().map(|q| lattice.cell_of(Point2::new(q.cell.0 as f64 + 0.5, q.cell.1 as f64 + 0.5))).collect();
+        cells.push(lattice.cell_of(start.point()));
+        cells.push(lattice.cell_of(goal.point()));
+        let window = LatticeRect::around(cells, p.margin(), &lattice);
+        let src = [Source { pose: start, g: 0.0, wide: true }];
+        let target = Target::Pose { pose: goal, free: goal_heading_free };
+        let outcome = match directional_astar(ctx, map, window, p.repair_neighbourhood, &src, target, should_stop) {
+            Outcome::Found(found) => {
+                stats.expansions += found.expansions;
+                if found.cost < c {
+                    chain = Some((found.poses, "loop_repair"));
+                    format!("cost {:.2} instead of {c:.2}", found.cost)
+                } else {
+                    format!("no better (cost {:.2})", found.cost)
+                }
+            }
+            Outcome::Stopped => return Err(RefineError::Stopped),
+            Outcome::NoPath(e) => {
+                stats.expansions += e;
+                "nothing in the window".to_string()
+            }
+        };
+        stage(&mut stats, "loop_repair", t, outcome);
+    }
+
+    let mut candidates = Vec::new();
+    if let Some((poses, by)) = chain {
+        candidates.push((poses, by));
+    }
+    let mut tried_full = false;
+    loop {
+        if candidates.is_empty() {
+            if tried_full {
+                return Err(RefineError::NoPath("smoothing, window repair and the full search all failed".into()));
+            }
+            tried_full = true;
+            let t = Instant::now();
+            let window = LatticeRect::all(&lattice);
+            let target = Target::Pose { pose: goal, free: goal_heading_free };
+            let src = [Source { pose: start, g: 0.0, wide: true }];
+            match directional_astar(ctx, map, window, p.fallback_neighbourhood, &src, target, should_stop) {
+                Outcome::Found(found) => {
+                    stats.expansions += found.expansions;
+                    stage(&mut stats, "full_search", t, format!("found after {} expansions", found.expansions));
+                    candidates.push((found.poses, "full_search"));
+                }
+                Outcome::Stopped => return Err(RefineError::Stopped),
+                Outcome::NoPath(e) => {
+                    stats.expansions += e;
+                    stage(&mut stats, "full_search", t, format!("no path after {e} expansions"));
+                    continue;
+                }
+            }
+        }
+        let (poses, by) = candidates.remove(0);
+        let raw = PoseChain { poses, goal_free: goal_heading_free };
+        let t = Instant::now();
+        let smooth = final_smoothing(ctx, map, &raw);
+        stats.poses_before_smoothing = raw.poses.len();
+        stats.poses_after_smoothing = smooth.poses.len();
+        stage(&mut stats, "final_smoothing", t, format!("{} -> {} poses", raw.poses.len(), smooth.poses.len()));
+        let t = Instant::now();
+        let mut last_err = None;
+        for c in [smooth, raw] {
+            let traj = c.trajectory(p.turning_radius);
+            match verify_trajectory(map, &traj, p.footprint_radius, p.turning_radius, start, goal, goal_heading_free) {
+                Ok(()) => {
+                    stage(&mut stats, "verify", t, "passed".into());
+                    stats.solved_by = by;
+                    return Ok(Refined { trajectory: traj, chain: c, stats });
+                }
+                Err(e) => last_err = Some(e),
+            }
+        }
+        let e = last_err.expect("two candidates were verified");
+        stage(&mut stats, "verify", t, format!("failed: {e}"));
+        if tried_full && candidates.is_empty() {
+            return Err(RefineError::VerificationFailed(e));
+        }
+    }
+}
+
+/// Step 6: greedily keeps, from each kept pose, the farthest later pose whose direct curve is
+/// collision-free (probing 1, 2, 4, 8... poses ahead, then bisecting), and only when that curve
+/// costs no more (length plus turn penalty) than the chain it replaces.
+pub fn final_smoothing(ctx: &Directional, map: &CollisionMap, chain: &PoseChain) -> PoseChain {
+    let p = ctx.params();
+    let q = &chain.poses;
+    let n = q.len();
+    if n <= 2 {
+        return chain.clone();
+    }
+    // Prefix costs of the links.
+    let mut prefix = vec![0.0; n];
+    for k in 1..n {
+        let to_point = chain.goal_free && k == n - 1;
+        let len =
+            link(q[k - 1], q[k], to_point, p.turning_radius).map_or(f64::INFINITY, |s| curve_cost(&s, p.turn_penalty));
+        prefix[k] = prefix[k - 1] + len;
+    }
+    let ok = |a: usize, b: usize| -> bool {
+        let to_point = chain.goal_free && b == n - 1;
+        let Some(segs) = link(q[a], q[b], to_point, p.turning_radius) else { return false };
+        curve_cost(&segs, p.turn_penalty) <= prefix[b] - prefix[a] + 1e-9
+            && map.sweep_free(&segs, p.footprint_radius, SEARCH_MARGIN)
+    };
+    let mut kept = vec![q[0]];
+    let mut k = 0;
+    while k < n - 1 {
+        let mut good = k + 1;
+        let mut step = 1;
+        let mut bad = None;
+        while good + step < n {
+            let j = good + step;
+            if ok(k, j) {
+                good = j;
+                step *= 2;
+            } else {
+                bad = Some(j);
+                break;
+            }
+        }
+        if bad.is_none() && good < n - 1 {
+            if ok(k, n - 1) {
+                good = n - 1;
+            } else {
+                bad = Some(n - 1);
+            }
+        }
+        if let Some(mut hi) = bad {
+            while hi - good > 1 {
+                let mid = (good + hi) / 2;
+                if ok(k, mid) {
+                    good = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+        }
+        kept.push(q[good]);
+        k = good;
+    }
+    PoseChain { poses: kept, goal_free: chain.goal_free }
+}
+
+/// A full Directional A* (the references of `bench-nav`: Directional-8/-24/-48) from the exact
+/// `start` to `goal` over the whole lattice, followed by the same final smoothing and
+/// verification as [`refine`]. Same contract and errors as [`refine`].
+pub fn full_search(
+    ctx: &Directional,
+    map: &CollisionMap,
+    start: Pose2,
+    goal: Pose2,
+    goal_heading_free: bool,
+    neighbourhood: super::lattice::Neighbourhood,
+    should_stop: &mut dyn FnMut() -> bool,
+) -> Result<Refined, RefineError> {
+    let p = ctx.params();
+    let goal = if goal_heading_free { Pose2::new(goal.x, goal.y, 0.0) } else { goal };
+    if !start.is_finite() || !goal.is_finite() {
+        return Err(RefineError::InvalidInput("a pose is not finite".into()));
+    }
+    let rho = sampled_radius(p.footprint_radius) + SEARCH_MARGIN;
+    if !map.disk_free(start.point(), rho) {
+        return Err(RefineError::StartBlocked);
+    }
+    if !map.disk_free(goal.point(), rho) {
+        return Err(RefineError::GoalBlocked);
+    }
+    let mut stats = RefineStats::default();
+    let t = Instant::now();
+    let lattice = Lattice::new(map.width(), map.height(), p.spacing());
+    let target = Target::Pose { pose: goal, free: goal_heading_free };
+    let found = match directional_astar(
+        ctx,
+        map,
+        LatticeRect::all(&lattice),
+        neighbourhood,
+        &[Source { pose: start, g: 0.0, wide: true }],
+        target,
+        should_stop,
+    ) {
+        Outcome::Found(f) => f,
+        Outcome::Stopped => return Err(RefineError::Stopped),
+        Outcome::NoPath(e) => {
+            return Err(RefineError::NoPath(format!("{} found nothing after {e} expansions", neighbourhood.name())))
+        }
+    };
+    stats.expansions = found.expansions;
+    stats.stages.push(StageStat {
+        name: "full_search",
+        ms: ms_since(t),
+        outcome: format!("{} expansions", found.expansions),
+    });
+    let raw = PoseChain { poses: found.poses, goal_free: goal_heading_free };
+    let t = Instant::now();
+    let smooth = final_smoothing(ctx, map, &raw);
+    stats.poses_before_smoothing = raw.poses.len();
+    stats.poses_after_smoothing = smooth.poses.len();
+    stats.stages.push(StageStat { name: "final_smoothing", ms: ms_since(t), outcome: String::new() });
+    let mut last = None;
+    for c in [smooth, raw] {
+        let traj = c.trajectory(p.turning_radius);
+        match verify_trajectory(map, &traj, p.footprint_radius, p.turning_radius, start, goal, goal_heading_free) {
+            Ok(()) => {
+                stats.solved_by = "full_search";
+                return Ok(Refined { trajectory: traj, chain: c, stats });
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(RefineError::VerificationFailed(last.expect("two candidates were verified")))
+}

@@ -1,0 +1,238 @@
+//! Lookup tables of Directional A*, computed once per (turning radius, footprint, lattice
+//! resolution, heading bins) and reused by every search.
+//!
+//! - [`EdgeTable`]: for every (start heading, end heading, lattice offset) the shortest curve
+//!   between the two lattice poses, its length and turning, and the grid cells the footprint sweeps
+//!   along it (as row runs relative to the start cell). Entries are filled lazily on first use
+//!   (thread-safe), so a table sized for Smoothing-48 costs only what the searches touch.
+//! - [`HeuristicTable`]: the curve length to a goal from every lattice offset in a window, by
+//!   heading and goal heading (and for a free goal heading), Euclidean beyond the window.
+
+use super::footprint::{swept_spans, Span, SEARCH_MARGIN};
+use super::lattice::{HeadingBins, Lattice};
+use crate::curves::{dubins_shortest, pose_to_point};
+use crate::geometry::{Point2, Pose2};
+use crate::trajectory::Segment;
+use std::sync::OnceLock;
+
+/// One tabulated lattice edge.
+#[derive(Debug, Clone)]
+pub struct Edge {
+    /// Curve length (cells).
+    pub length: f64,
+    /// Total absolute turning (radians).
+    pub turning: f64,
+    /// Swept cells, relative to the start lattice cell's low corner.
+    pub spans: Box<[Span]>,
+}
+
+/// The parameters a table depends on; a change of any of them needs new tables.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TableKey {
+    /// Minimum turning radius (cells).
+    pub turning_radius: f64,
+    /// Footprint radius (cells).
+    pub footprint_radius: f64,
+    /// Lattice spacing (cells).
+    pub spacing: i64,
+    /// Heading bins.
+    pub bins: HeadingBins,
+}
+
+/// Lazily filled hit-check table of lattice edges with offsets up to `max_offset` lattice cells.
+#[derive(Debug)]
+pub struct EdgeTable {
+    key: TableKey,
+    max_offset: i64,
+    entries: Vec<OnceLock<Edge>>,
+}
+
+impl EdgeTable {
+    /// An empty table for edges up to `max_offset` (>= 1) lattice cells away.
+    pub fn new(key: TableKey, max_offset: i64) -> Self {
+        let n = key.bins.count();
+        let side = (2 * max_offset + 1) as usize;
+        Self {
+            key,
+            max_offset: max_offset.max(1),
+            entries: (0..n * n * side * side).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// What the table was built for.
+    pub fn key(&self) -> TableKey {
+        self.key
+    }
+
+    /// Largest |dx|, |dy| covered.
+    pub fn max_offset(&self) -> i64 {
+        self.max_offset
+    }
+
+    /// The edge from heading bin `h0` to bin `h1` across lattice offset `(dx, dy)`, or `None`
+    /// when the offset lies beyond the table (or is `(0, 0)` with equal headings).
+    #[inline]
+    pub fn edge(&self, h0: usize, h1: usize, dx: i64, dy: i64) -> Option<&Edge> {
+        let m = self.max_offset;
+        if dx.abs() > m || dy.abs() > m {
+            return None;
+        }
+        let n = self.key.bins.count();
+        let side = (2 * m + 1) as usize;
+        let idx = ((h0 * n + h1) * side + (dy + m) as usize) * side + (dx + m) as usize;
+        Some(self.entries[idx].get_or_init(|| self.compute(h0, h1, dx, dy)))
+    }
+
+    fn compute(&self, h0: usize, h1: usize, dx: i64, dy: i64) -> Edge {
+        let k = self.key;
+        let l = Lattice { spacing: k.spacing, cols: 0, rows: 0 };
+        let a = l.pose(0, 0, k.bins, h0);
+        let b = l.pose(dx, dy, k.bins, h1);
+        // Some Dubins word always exists for a positive radius and finite poses.
+        let curve = dubins_shortest(a, b, k.turning_radius).expect("valid radius");
+        Edge {
+            length: curve.length(),
+            turning: curve.turning(),
+            spans: swept_spans(&curve.segments(), k.footprint_radius, SEARCH_MARGIN).into_boxed_slice(),
+        }
+    }
+
+    /// Computes every entry now (benchmarks do this so that no search pays for filling).
+    pub fn fill_all(&self) {
+        let n = self.key.bins.count();
+        let m = self.max_offset;
+        for h0 in 0..n {
+            for h1 in 0..n {
+                for dy in -m..=m {
+                    for dx in -m..=m {
+                        let _ = self.edge(h0, h1, dx, dy);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The curve of an edge, placed with its start at lattice cell `(i, j)`.
+    pub fn segments_at(&self, i: i64, j: i64, h0: usize, h1: usize, dx: i64, dy: i64) -> Vec<Segment> {
+        let k = self.key;
+        let l = Lattice { spacing: k.spacing, cols: 0, rows: 0 };
+        dubins_shortest(l.pose(i, j, k.bins, h0), l.pose(i + dx, j + dy, k.bins, h1), k.turning_radius)
+            .map(|c| c.segments())
+            .unwrap_or_default()
+    }
+}
+
+/// Curve length to a goal from lattice offsets within a window, Euclidean beyond it.
+#[derive(Debug)]
+pub struct HeuristicTable {
+    bins: HeadingBins,
+    spacing: i64,
+    window: i64,
+    /// `[goal_bin][heading][dy][dx]` for a goal with a given heading.
+    posed: Vec<f32>,
+    /// `[heading][dy][dx]` for a free goal heading.
+    free: Vec<f32>,
+}
+
+impl HeuristicTable {
+    /// Builds the table for `turning_radius` (cells) over offsets within `window` lattice cells.
+    pub fn new(turning_radius: f64, spacing: i64, bins: HeadingBins, window: i64) -> Self {
+        let n = bins.count();
+        let side = (2 * window + 1) as usize;
+        let l = Lattice { spacing, cols: 0, rows: 0 };
+        let mut posed = vec![0f32; n * n * side * side];
+        let mut free = vec![0f32; n * side * side];
+        for dy in -window..=window {
+            for dx in -window..=window {
+                let cell = (dy + window) as usize * side + (dx + window) as usize;
+                for h in 0..n {
+                    // Offset of the state from the goal cell: the state sits at (dx, dy).
+                    let from = l.pose(dx, dy, bins, h);
+                    let mut best_free = f64::INFINITY;
+                    for g in 0..n {
+                        let to = l.pose(0, 0, bins, g);
+                        let len = dubins_shortest(from, to, turning_radius).map_or(f64::INFINITY, |c| c.length());
+                        posed[(g * n + h) * side * side + cell] = len as f32;
+                        best_free = best_free.min(len);
+                    }
+                    if let Some(c) = pose_to_point(from, l.centre(0, 0), turning_radius) {
+                        best_free = best_free.min(c.length());
+                    }
+                    free[h * side * side + cell] = best_free as f32;
+                }
+            }
+        }
+        Self { bins, spacing, window, posed, free }
+    }
+
+    /// Estimated cost from the lattice pose `(i, j, h)` to `goal` (heading ignored when
+    /// `goal_free`). Within the window it is the tabulated curve length less one lattice cell (the
+    /// goal is not on the lattice), never below the straight-line distance.
+    pub fn estimate(&self, i: i64, j: i64, h: usize, goal: Pose2, goal_free: bool) -> f64 {
+        let l = Lattice { spacing: self.spacing, cols: 0, rows: 0 };
+        let euclid = l.centre(i, j).distance(goal.point());
+        let (gi, gj) = l.cell_of(Point2::new(goal.x, goal.y));
+        let (dx, dy) = (i - gi, j - gj);
+        if dx.abs() > self.window || dy.abs() > self.window {
+            return euclid;
+        }
+        let side = (2 * self.window + 1) as usize;
+        let cell = (dy + self.window) as usize * side + (dx + self.window) as usize;
+        let n = self.bins.count();
+        let tab = if goal_free {
+            self.free[h * side * side + cell]
+        } else {
+            let g = self.bins.nearest(goal.yaw);
+            self.posed[(g * n + h) * side * side + cell]
+        } as f64;
+        (tab - self.spacing as f64 * std::f64::consts::SQRT_2).max(euclid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::directional::footprint::CollisionMap;
+    use crate::grid::Grid;
+
+    #[test]
+    fn tabulated_spans_equal_the_swept_cells_of_the_placed_curve() {
+        let key = TableKey { turning_radius: 6.0, footprint_radius: 1.5, spacing: 3, bins: HeadingBins::Eight };
+        let t = EdgeTable::new(key, 3);
+        for (h0, h1, dx, dy) in [(0, 1, 2, 1), (0, 2, 2, 2), (3, 3, -1, 1), (0, 4, 1, 0), (5, 0, -3, 2)] {
+            let e = t.edge(h0, h1, dx, dy).unwrap();
+            let placed = t.segments_at(7, 4, h0, h1, dx, dy);
+            let direct = swept_spans(&placed, 1.5, SEARCH_MARGIN);
+            let shifted: Vec<Span> =
+                e.spans.iter().map(|s| Span { y: s.y + 4 * 3, x0: s.x0 + 7 * 3, x1: s.x1 + 7 * 3 }).collect();
+            assert_eq!(shifted, direct, "edge {h0} {h1} {dx} {dy}");
+            assert!((e.length - crate::curves::segments_length(&placed)).abs() < 1e-9);
+        }
+        assert!(t.edge(0, 0, 4, 0).is_none());
+        // A table lookup and a direct check agree on a map.
+        let mut g = Grid::new_free(60, 60).unwrap();
+        g.set_blocked(30, 20, true).unwrap();
+        let m = CollisionMap::new(&g);
+        for i in 5..12 {
+            for (h0, h1, dx, dy) in [(0, 1, 2, 1), (2, 2, 0, 2), (0, 0, 3, 0)] {
+                let e = t.edge(h0, h1, dx, dy).unwrap();
+                let by_table = m.spans_free(&e.spans, i * 3, 6 * 3);
+                let direct = m.sweep_free(&t.segments_at(i, 6, h0, h1, dx, dy), 1.5, SEARCH_MARGIN);
+                assert_eq!(by_table, direct);
+            }
+        }
+    }
+
+    #[test]
+    fn heuristic_is_exact_on_lattice_goals_up_to_one_cell_and_euclidean_far_away() {
+        let h = HeuristicTable::new(5.0, 2, HeadingBins::Eight, 6);
+        let l = Lattice { spacing: 2, cols: 100, rows: 100 };
+        let goal = l.pose(20, 20, HeadingBins::Eight, 2);
+        let from = l.pose(23, 18, HeadingBins::Eight, 5);
+        let exact = dubins_shortest(from, goal, 5.0).unwrap().length();
+        let est = h.estimate(23, 18, 5, goal, false);
+        assert!(est <= exact + 1e-4 && est >= exact - 2.0 * 2f64.sqrt() - 1e-4);
+        let far = h.estimate(90, 20, 0, goal, false);
+        assert!((far - l.centre(90, 20).distance(goal.point())).abs() < 1e-9);
+    }
+}

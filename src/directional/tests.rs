@@ -1,0 +1,267 @@
+//! Scenario and property tests of the refinement pipeline and the full Directional A* searches.
+
+use super::temp_any_angle::octile_string_pulled;
+use super::*;
+use crate::geometry::{Point2, Pose2};
+use crate::grid::Grid;
+use crate::trajectory::Trajectory;
+use std::f64::consts::PI;
+
+fn ctx(radius: f64, footprint: f64) -> Directional {
+    Directional::new(RefineParams { turning_radius: radius, footprint_radius: footprint, ..Default::default() })
+        .unwrap()
+}
+
+fn any_angle(map: &CollisionMap, fp: f64, start: Pose2, goal: Pose2) -> Vec<Point2> {
+    let mask = map.centre_mask(fp, 0.5);
+    octile_string_pulled(&mask, start.point(), goal.point(), &mut || false).unwrap_or_default()
+}
+
+fn run(grid: &Grid, radius: f64, fp: f64, start: Pose2, goal: Pose2, free: bool) -> Result<Refined, RefineError> {
+    let map = CollisionMap::new(grid);
+    let c = ctx(radius, fp);
+    let wp = any_angle(&map, fp, start, goal);
+    refine(&c, &map, &wp, start, goal, free, &mut || false)
+}
+
+fn check(grid: &Grid, t: &Trajectory, radius: f64, fp: f64, start: Pose2, goal: Pose2, free: bool) {
+    let map = CollisionMap::new(grid);
+    verify_trajectory(&map, t, fp, radius, start, goal, free).unwrap();
+    assert!(t.segments.iter().all(|s| s.curvature.abs() <= 1.0 / radius + 1e-9));
+    assert!(t.check_continuity() < 1e-6);
+}
+
+#[test]
+fn open_field_is_one_dubins_curve() {
+    let g = Grid::new_free(80, 80).unwrap();
+    let (s, e) = (Pose2::new(10.5, 10.5, 0.0), Pose2::new(60.5, 50.5, PI / 2.0));
+    let r = run(&g, 6.0, 1.5, s, e, false).unwrap();
+    check(&g, &r.trajectory, 6.0, 1.5, s, e, false);
+    let best = crate::curves::dubins_shortest(s, e, 6.0).unwrap().length();
+    assert!((r.trajectory.length() - best).abs() < 1e-6, "{} vs {best}", r.trajectory.length());
+    assert_eq!(r.stats.solved_by, "smoothing");
+}
+
+/// A grid from a predicate over cells.
+fn grid_from(w: usize, h: usize, blocked: impl Fn(i64, i64) -> bool) -> Grid {
+    let cells = (0..w * h).map(|k| blocked((k % w) as i64, (k / w) as i64)).collect();
+    Grid::from_blocked(w, h, cells).unwrap()
+}
+
+fn total_turning(t: &Trajectory) -> f64 {
+    t.segments.iter().map(|s| s.length * s.curvature.abs()).sum()
+}
+
+#[test]
+fn a_loop_when_the_goal_lies_just_behind() {
+    // Open room: to reach a pose 6 cells behind with the same heading the vehicle must loop.
+    let g = grid_from(80, 80, |x, y| !(1..79).contains(&x) || !(1..79).contains(&y));
+    let (s, e) = (Pose2::new(40.5, 30.5, 0.0), Pose2::new(34.5, 30.5, 0.0));
+    let r = run(&g, 6.0, 1.5, s, e, false).unwrap();
+    check(&g, &r.trajectory, 6.0, 1.5, s, e, false);
+    assert!(total_turning(&r.trajectory) >= 2.0 * PI - 1e-6, "turning {}", total_turning(&r.trajectory));
+    // Nothing blocks the shortest loop, so the result is exactly the Dubins curve.
+    let best = crate::curves::dubins_shortest(s, e, 6.0).unwrap().length();
+    assert!((r.trajectory.length() - best).abs() < 1e-6);
+
+    // A wall just above the start line: the loop must be made below it (turning right).
+    let walled = grid_from(80, 80, |x, y| !(1..79).contains(&x) || !(1..79).contains(&y) || y >= 34);
+    let r = run(&walled, 6.0, 1.5, s, e, false).unwrap();
+    check(&walled, &r.trajectory, 6.0, 1.5, s, e, false);
+    assert!(total_turning(&r.trajectory) >= 2.0 * PI - 1e-6);
+    let top = r.trajectory.sample(0.1).iter().map(|p| p.y).fold(f64::MIN, f64::max);
+    assert!(top <= 34.0 - 1.5, "the footprint crosses the wall: top {top}");
+}
+
+#[test]
+fn pinter_figure_8_the_turn_at_c_is_impossible_so_the_path_swings_through_b() {
+    // An L-shaped corridor: east along y in [10, 30), then north along x in [40, 70). The
+    // any-angle path cuts the inner corner c = (40, 30); a vehicle with turning radius 12 and
+    // footprint 2 cannot turn there and must swing out through the junction's far side b.
+    let g = grid_from(80, 90, |x, y| {
+        let east = (2..70).contains(&x) && (10..30).contains(&y);
+        let north = (40..70).contains(&x) && (10..88).contains(&y);
+        !(east || north)
+    });
+    let (radius, fp) = (12.0, 2.0);
+    let (s, e) = (Pose2::new(6.5, 20.5, 0.0), Pose2::new(55.5, 80.5, PI / 2.0));
+    let map = CollisionMap::new(&g);
+    let wp = any_angle(&map, fp, s, e);
+    // The guide turns within a few cells of the inner corner c.
+    let c = Point2::new(40.0, 30.0);
+    assert!(wp.iter().any(|p| p.distance(c) < 4.0), "guide {wp:?}");
+    // Turning at c is impossible: the quarter turn of radius 12 hugging c hits the walls.
+    let before_c = Pose2::new(c.x - radius, c.y - 3.0, 0.0);
+    let after_c = Pose2::new(c.x + 3.0, c.y + radius, PI / 2.0);
+    let hug = crate::curves::dubins_shortest(before_c, after_c, radius).unwrap().segments();
+    assert!(!map.sweep_free(&hug, fp, 0.0));
+    let r = refine(&ctx(radius, fp), &map, &wp, s, e, false, &mut || false).unwrap();
+    check(&g, &r.trajectory, radius, fp, s, e, false);
+    // The trajectory goes through b: into the junction, past the corner line x = 40 before it
+    // has climbed past the corner.
+    let poses = r.trajectory.sample(0.2);
+    assert!(poses.iter().any(|p| p.y < c.y + 3.0 && p.x > c.x + 2.0), "no swing through b");
+}
+
+#[test]
+fn pinter_figure_12_a_legal_curve_only_directional_24_finds() {
+    // A corridor that jogs sideways by 10 cells with a 45-degree slant: a lattice of spacing 5
+    // with one-cell Directional-8 hops cannot change heading inside it at radius 10, while the
+    // (2, 1) hops of Directional-24 can.
+    let g = grid_from(120, 60, |x, y| {
+        let centre = if x < 45 {
+            20.0
+        } else if x < 55 {
+            20.0 + (x - 45) as f64
+        } else {
+            30.0
+        };
+        ((y as f64 + 0.5) - (centre + 0.5)).abs() > 6.5 || !(1..119).contains(&x)
+    });
+    let c = Directional::new(RefineParams {
+        turning_radius: 10.0,
+        footprint_radius: 3.0,
+        lattice_spacing: Some(5),
+        ..Default::default()
+    })
+    .unwrap();
+    let (s, e) = (Pose2::new(7.5, 20.5, 0.0), Pose2::new(112.5, 30.5, 0.0));
+    let map = CollisionMap::new(&g);
+    let d8 = full_search(&c, &map, s, e, false, Neighbourhood::Directional8, &mut || false);
+    let d24 = full_search(&c, &map, s, e, false, Neighbourhood::Directional24, &mut || false);
+    assert!(matches!(d8, Err(RefineError::NoPath(_))), "{d8:?}");
+    let d24 = d24.unwrap();
+    check(&g, &d24.trajectory, 10.0, 3.0, s, e, false);
+    // And the pipeline finds it too.
+    let wp = any_angle(&map, 3.0, s, e);
+    let p = refine(&c, &map, &wp, s, e, false, &mut || false).unwrap();
+    check(&g, &p.trajectory, 10.0, 3.0, s, e, false);
+}
+
+#[test]
+fn free_goal_heading_ends_on_an_arc_then_line() {
+    let g = Grid::new_free(60, 60).unwrap();
+    let (s, e) = (Pose2::new(10.5, 10.5, PI), Pose2::new(40.5, 40.5, 0.0));
+    let r = run(&g, 5.0, 1.0, s, e, true).unwrap();
+    check(&g, &r.trajectory, 5.0, 1.0, s, e, true);
+    let best = crate::curves::pose_to_point(s, e.point(), 5.0).unwrap().length();
+    assert!((r.trajectory.length() - best).abs() < 1e-6);
+}
+
+#[test]
+fn bad_input_is_rejected_and_stop_is_honoured() {
+    let g = grid_from(40, 40, |x, y| (18..22).contains(&x) && (18..22).contains(&y));
+    let map = CollisionMap::new(&g);
+    let c = ctx(4.0, 1.0);
+    let ok = Pose2::new(5.5, 5.5, 0.0);
+    let nan = Pose2::new(f64::NAN, 5.5, 0.0);
+    assert!(matches!(refine(&c, &map, &[], nan, ok, false, &mut || false), Err(RefineError::InvalidInput(_))));
+    assert!(matches!(refine(&c, &map, &[], ok, ok, false, &mut || false), Err(RefineError::InvalidInput(_))));
+    let inside = Pose2::new(20.0, 20.0, 0.0);
+    assert_eq!(refine(&c, &map, &[], inside, ok, false, &mut || false), Err(RefineError::StartBlocked));
+    assert_eq!(refine(&c, &map, &[], ok, inside, false, &mut || false), Err(RefineError::GoalBlocked));
+    let far = Pose2::new(34.5, 34.5, 0.0);
+    assert_eq!(refine(&c, &map, &[], ok, far, false, &mut || true), Err(RefineError::Stopped));
+    // Parameters out of range are refused and the context keeps its tables.
+    let mut d = ctx(4.0, 1.0);
+    assert!(d.set_params(RefineParams { turning_radius: -1.0, ..d.params().clone() }).is_err());
+    assert_eq!(d.params().turning_radius, 4.0);
+    d.set_params(RefineParams { turning_radius: 6.0, ..d.params().clone() }).unwrap();
+    assert_eq!(d.edges().key().turning_radius, 6.0);
+}
+
+/// splitmix64 in [0, 1).
+fn rnd(seed: &mut u64) -> f64 {
+    *seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *seed;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[test]
+fn random_maps_every_trajectory_verifies_and_the_pipeline_solves_what_directional_24_solves() {
+    let mut seed = 2024u64;
+    let (radius, fp) = (6.0, 1.5);
+    let c = ctx(radius, fp);
+    let (mut d24_solved, mut both, mut pipeline_solved, mut pairs) = (0, 0, 0, 0);
+    for _ in 0..25 {
+        // 70x70 with random rectangles.
+        let mut rects = Vec::new();
+        for _ in 0..8 {
+            let (x, y) = ((rnd(&mut seed) * 60.0) as i64, (rnd(&mut seed) * 60.0) as i64);
+            let (w, h) = (2 + (rnd(&mut seed) * 12.0) as i64, 2 + (rnd(&mut seed) * 12.0) as i64);
+            rects.push((x, y, w, h));
+        }
+        let g = grid_from(70, 70, |x, y| {
+            !(1..69).contains(&x)
+                || !(1..69).contains(&y)
+                || rects.iter().any(|&(rx, ry, w, h)| x >= rx && x < rx + w && y >= ry && y < ry + h)
+        });
+        let map = CollisionMap::with_footprint(&g, fp);
+        let mask = map.centre_mask(fp, 0.5);
+        let draw = |seed: &mut u64| loop {
+            let p = Point2::new(rnd(seed) * 70.0, rnd(seed) * 70.0);
+            if mask.is_free(p.x as i64, p.y as i64) && map.disk_free(p, footprint::sampled_radius(fp) + 1e-6) {
+                return Pose2::new(p.x, p.y, (rnd(seed) * 2.0 - 1.0) * PI);
+            }
+        };
+        for _ in 0..3 {
+            let s = draw(&mut seed);
+            let e = draw(&mut seed);
+            if s.point().distance(e.point()) < 15.0 {
+                continue;
+            }
+            pairs += 1;
+            let free = rnd(&mut seed) < 0.3;
+            let reference = full_search(&c, &map, s, e, free, Neighbourhood::Directional24, &mut || false);
+            let wp = octile_string_pulled(&mask, s.point(), e.point(), &mut || false);
+            let piped = wp.map(|wp| refine(&c, &map, &wp, s, e, free, &mut || false));
+            for t in [
+                reference.as_ref().ok().map(|r| &r.trajectory),
+                piped.as_ref().and_then(|r| r.as_ref().ok()).map(|r| &r.trajectory),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                check(&g, t, radius, fp, s, e, free);
+                // Sampling: positions and headings move continuously, curvature bounded.
+                let poses = t.sample(0.1);
+                for w in poses.windows(2) {
+                    assert!(w[0].point().distance(w[1].point()) <= 0.1 + 1e-9);
+                    assert!(crate::geometry::normalize_angle(w[1].yaw - w[0].yaw).abs() <= 0.1 / radius + 1e-9);
+                }
+            }
+            let p_ok = matches!(piped, Some(Ok(_)));
+            pipeline_solved += p_ok as usize;
+            if reference.is_ok() {
+                d24_solved += 1;
+                both += p_ok as usize;
+            }
+        }
+    }
+    assert!(pairs >= 50 && d24_solved >= 20, "too few cases: {pairs} pairs, {d24_solved} solved");
+    assert!(
+        both as f64 >= 0.99 * d24_solved as f64,
+        "pipeline solved {both} of the {d24_solved} directional-24 solved"
+    );
+    assert!(pipeline_solved >= both);
+}
+
+#[test]
+fn sixteen_bins_and_directional_48_on_an_open_field() {
+    let g = grid_from(90, 90, |x, y| !(1..89).contains(&x) || !(1..89).contains(&y));
+    let params = RefineParams { heading_bins: HeadingBins::Sixteen, ..RefineParams::from_metres(0.1, 0.4, 0.05) };
+    assert_eq!((params.turning_radius, params.footprint_radius), (8.0, 2.0));
+    let c = Directional::new(params).unwrap();
+    let map = CollisionMap::with_footprint(&g, 2.0);
+    let (s, e) = (Pose2::new(15.3, 20.7, 0.4), Pose2::new(70.2, 65.9, 2.5));
+    for n in [Neighbourhood::Directional8, Neighbourhood::Directional24, Neighbourhood::Directional48] {
+        let r = full_search(&c, &map, s, e, false, n, &mut || false).unwrap();
+        check(&g, &r.trajectory, 8.0, 2.0, s, e, false);
+        // Final smoothing finds the direct curve in an open field: the Dubins optimum.
+        let best = crate::curves::dubins_shortest(s, e, 8.0).unwrap().length();
+        assert!((r.trajectory.length() - best).abs() < 1e-6, "{}: {} vs {best}", n.name(), r.trajectory.length());
+        assert!(r.stats.expansions > 0);
+    }
+}

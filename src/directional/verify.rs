@@ -1,0 +1,140 @@
+//! Verification of a finished trajectory against the current map: the last gate before a
+//! trajectory is returned. A trajectory that fails here is never handed out.
+
+use super::footprint::CollisionMap;
+use crate::geometry::{normalize_angle, Pose2};
+use crate::trajectory::Trajectory;
+
+/// Curvature slack allowed over `1 / min_turning_radius`.
+pub const CURVATURE_TOLERANCE: f64 = 1e-9;
+
+/// Largest position/heading gap allowed at a segment joint or at the requested ends.
+pub const JOINT_TOLERANCE: f64 = 1e-6;
+
+/// Why a trajectory was rejected.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum VerifyError {
+    /// There is no segment.
+    #[error("the trajectory is empty")]
+    Empty,
+    /// A segment holds a NaN or infinite value, or a negative length.
+    #[error("segment {0} is malformed (non-finite value or negative length)")]
+    Malformed(usize),
+    /// Consecutive segments do not join.
+    #[error("segment {0} does not join the next one (gap {1:.3e})")]
+    Discontinuous(usize, f64),
+    /// An arc is tighter than the minimum turning radius allows.
+    #[error("segment {index} has curvature {curvature:.6} above the limit {limit:.6}")]
+    Curvature {
+        /// Segment index.
+        index: usize,
+        /// Its |curvature| (1/cells).
+        curvature: f64,
+        /// The limit (1/cells).
+        limit: f64,
+    },
+    /// The swept footprint touches a cell the vehicle may not enter.
+    #[error("the footprint swept along segment {0} touches a blocked cell")]
+    Collision(usize),
+    /// The trajectory does not start at the requested pose.
+    #[error("the trajectory does not start at the start pose")]
+    WrongStart,
+    /// The trajectory does not end at the requested goal.
+    #[error("the trajectory does not end at the goal")]
+    WrongGoal,
+}
+
+/// Checks `traj` (cell units) on `map`: well-formed, continuous, curvature at most
+/// `1 / min_turning_radius` (+[`CURVATURE_TOLERANCE`]), footprint of radius `footprint_radius`
+/// (cells) never touching a blocked cell, starting at `start` and ending at `goal` (heading
+/// ignored when `goal_heading_free`). Returns the first violation found.
+pub fn verify_trajectory(
+    map: &CollisionMap,
+    traj: &Trajectory,
+    footprint_radius: f64,
+    min_turning_radius: f64,
+    start: Pose2,
+    goal: Pose2,
+    goal_heading_free: bool,
+) -> Result<(), VerifyError> {
+    let segs = &traj.segments;
+    let (Some(first), Some(last)) = (segs.first(), segs.last()) else { return Err(VerifyError::Empty) };
+    let limit = if min_turning_radius > 0.0 { 1.0 / min_turning_radius } else { f64::INFINITY };
+    for (i, s) in segs.iter().enumerate() {
+        if !(s.start.is_finite() && s.length.is_finite() && s.curvature.is_finite() && s.length >= 0.0) {
+            return Err(VerifyError::Malformed(i));
+        }
+        if s.curvature.abs() > limit + CURVATURE_TOLERANCE {
+            return Err(VerifyError::Curvature { index: i, curvature: s.curvature.abs(), limit });
+        }
+    }
+    for (i, w) in segs.windows(2).enumerate() {
+        let (a, b) = (w[0].end(), w[1].start);
+        let gap = a.point().distance(b.point()).max(normalize_angle(a.yaw - b.yaw).abs());
+        if gap > JOINT_TOLERANCE {
+            return Err(VerifyError::Discontinuous(i, gap));
+        }
+    }
+    let s0 = first.start;
+    if s0.point().distance(start.point()) > JOINT_TOLERANCE
+        || normalize_angle(s0.yaw - start.yaw).abs() > JOINT_TOLERANCE
+    {
+        return Err(VerifyError::WrongStart);
+    }
+    let e = last.end();
+    if e.point().distance(goal.point()) > JOINT_TOLERANCE
+        || (!goal_heading_free && normalize_angle(e.yaw - goal.yaw).abs() > JOINT_TOLERANCE)
+    {
+        return Err(VerifyError::WrongGoal);
+    }
+    for (i, s) in segs.iter().enumerate() {
+        if !map.sweep_free(std::slice::from_ref(s), footprint_radius, 0.0) {
+            return Err(VerifyError::Collision(i));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::curves::dubins_shortest;
+    use crate::grid::Grid;
+
+    #[test]
+    fn catches_each_violation() {
+        let mut g = Grid::new_free(40, 40).unwrap();
+        let m0 = CollisionMap::new(&g);
+        let a = Pose2::new(5.5, 5.5, 0.0);
+        let b = Pose2::new(25.5, 15.5, 1.0);
+        let t = Trajectory { segments: dubins_shortest(a, b, 4.0).unwrap().segments(), min_turning_radius: 4.0 };
+        assert_eq!(verify_trajectory(&m0, &t, 1.0, 4.0, a, b, false), Ok(()));
+        assert!(matches!(verify_trajectory(&m0, &t, 1.0, 5.0, a, b, false), Err(VerifyError::Curvature { .. })));
+        assert_eq!(verify_trajectory(&m0, &t, 1.0, 4.0, b, b, false), Err(VerifyError::WrongStart));
+        assert_eq!(
+            verify_trajectory(&m0, &t, 1.0, 4.0, a, Pose2::new(25.5, 15.5, 0.0), false),
+            Err(VerifyError::WrongGoal)
+        );
+        assert_eq!(verify_trajectory(&m0, &t, 1.0, 4.0, a, Pose2::new(25.5, 15.5, 0.0), true), Ok(()));
+        let mut broken = t.clone();
+        broken.segments.remove(1);
+        assert!(matches!(verify_trajectory(&m0, &broken, 1.0, 4.0, a, b, false), Err(VerifyError::Discontinuous(..))));
+        assert_eq!(verify_trajectory(&m0, &Trajectory::default(), 1.0, 4.0, a, b, false), Err(VerifyError::Empty));
+        // Block a cell on the curve.
+        let mid = t.pose_at(t.length() / 2.0).unwrap();
+        g.set_blocked(mid.x as usize, mid.y as usize, true).unwrap();
+        let m1 = CollisionMap::new(&g);
+        assert!(matches!(verify_trajectory(&m1, &t, 1.0, 4.0, a, b, false), Err(VerifyError::Collision(_))));
+        // A cell 1.1 cells beside the curve is touched by a footprint of radius 1.5 only.
+        let mut g2 = Grid::new_free(40, 40).unwrap();
+        g2.set_blocked(15, 7, true).unwrap();
+        let line = Trajectory {
+            segments: vec![crate::trajectory::Segment::line(Pose2::new(5.5, 5.5, 0.0), 20.0)],
+            min_turning_radius: 4.0,
+        };
+        let (s, e) = (Pose2::new(5.5, 5.5, 0.0), Pose2::new(25.5, 5.5, 0.0));
+        let m2 = CollisionMap::new(&g2);
+        assert_eq!(verify_trajectory(&m2, &line, 1.0, 4.0, s, e, false), Ok(()));
+        assert!(verify_trajectory(&m2, &line, 1.5, 4.0, s, e, false).is_err());
+    }
+}
