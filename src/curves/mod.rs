@@ -10,7 +10,7 @@
 pub mod dubins;
 pub mod pose_to_point;
 
-pub use dubins::{dubins_shortest, dubins_word, DubinsCurve, DubinsWord};
+pub use dubins::{dubins_length, dubins_shortest, dubins_word, DubinsCurve, DubinsWord};
 pub use pose_to_point::{pose_to_point, PointCurve};
 
 use crate::trajectory::Segment;
