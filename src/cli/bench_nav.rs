@@ -315,3 +315,54 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(algo: &str) -> BenchNavArgs {
+        BenchNavArgs {
+            map: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/ros_maps/tb3_sandbox.yaml")),
+            pairs: 4,
+            seed: 33,
+            min_separation: 3.0,
+            algo: algo.into(),
+            robot_radius: 0.2,
+            min_turning_radius: 0.5,
+            max_planning_time: 5.0,
+            json: true,
+            verbose: false,
+        }
+    }
+
+    #[test]
+    fn runs_every_algorithm_and_rejects_unknown_ones() {
+        assert!(run(&args("pipeline,directional-8,directional-24")).is_ok());
+        assert!(run(&args("pipeline,astar")).is_err());
+        assert!(run(&args(" , ")).is_err());
+        let mut bad = args("pipeline");
+        bad.min_turning_radius = 0.0;
+        assert!(run(&bad).is_err());
+    }
+
+    #[test]
+    fn pairs_are_reproducible_free_and_far_apart() {
+        let g = Grid::from_rows(&[
+            "....................",
+            "....................",
+            "..........@@........",
+            "....................",
+        ])
+        .unwrap();
+        let m = CollisionMap::new(&g);
+        let mask = m.centre_mask(0.5, 0.0);
+        let rho = crate::directional::footprint::sampled_radius(0.5);
+        let a = random_pairs(&m, &mask, rho, 10, 7, 8.0).unwrap();
+        assert_eq!(a, random_pairs(&m, &mask, rho, 10, 7, 8.0).unwrap());
+        for (s, e) in a {
+            assert!(s.point().distance(e.point()) >= 8.0);
+            assert!(m.disk_free(s.point(), rho) && m.disk_free(e.point(), rho));
+        }
+        assert!(random_pairs(&m, &mask, rho, 1, 7, 100.0).is_err());
+    }
+}

@@ -1,8 +1,8 @@
 //! Shortest bounded-curvature curves, built from [`crate::trajectory::Segment`]s.
 //!
-//! - [`dubins`]: the shortest forward curve between two poses with a minimum turning radius (all
+//! - [`mod@dubins`]: the shortest forward curve between two poses with a minimum turning radius (all
 //!   six Dubins words: Pinter's four arc-line-arc curves plus the two arc-arc-arc ones).
-//! - [`pose_to_point`]: the shortest arc-then-line curve from a pose to a point (Pinter's first
+//! - [`mod@pose_to_point`]: the shortest arc-then-line curve from a pose to a point (Pinter's first
 //!   construction), used when the goal heading is free.
 //!
 //! Units are the caller's (cell units inside the planner); angles are radians, counter-clockwise.
@@ -10,7 +10,7 @@
 pub mod dubins;
 pub mod pose_to_point;
 
-pub use dubins::{dubins_shortest, dubins_word, DubinsCurve, DubinsWord};
+pub use dubins::{dubins_length, dubins_shortest, dubins_word, DubinsCurve, DubinsWord};
 pub use pose_to_point::{pose_to_point, PointCurve};
 
 use crate::trajectory::Segment;

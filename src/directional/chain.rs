@@ -1,7 +1,7 @@
 //! A refined path as a chain of poses, and the curves that link consecutive poses: the shortest
 //! Dubins curve, or for the last link to a goal with a free heading, the arc-then-line curve.
 
-use crate::curves::{dubins_shortest, pose_to_point};
+use crate::curves::{dubins_length, dubins_shortest, pose_to_point};
 use crate::geometry::Pose2;
 use crate::trajectory::{Segment, Trajectory};
 
@@ -20,7 +20,7 @@ pub fn link_cost_estimate(a: Pose2, b: Pose2, to_point: bool, radius: f64, turn_
     if to_point {
         pose_to_point(a, b.point(), radius).map(|c| c.length() + turn_penalty * c.arc_length / radius)
     } else {
-        dubins_shortest(a, b, radius).map(|c| c.length() + turn_penalty * c.turning())
+        dubins_length(a, b, radius).map(|(len, turning)| len + turn_penalty * turning)
     }
 }
 

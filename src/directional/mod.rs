@@ -5,6 +5,16 @@
 //! Everything here works in **cell units** on a [`crate::grid::Grid`] whose blocked cells are the
 //! cells the vehicle may not enter (its footprint, a disk, must not touch them). The caller
 //! converts radii from metres with the map resolution.
+//!
+//! Use:
+//! 1. Once per configuration: [`Directional::new`] with [`RefineParams`] (turning radius and
+//!    footprint in cells, e.g. [`RefineParams::from_metres`]); it owns the hit-check and heuristic
+//!    tables, rebuilt by [`Directional::set_params`] only when a value they depend on changes.
+//! 2. Once per map: [`CollisionMap::with_footprint`] on the obstacle grid (not inflated); its
+//!    [`CollisionMap::centre_mask`] is the traversability mask to run the any-angle planner on.
+//! 3. Per request: [`refine`] with the any-angle waypoints (cell units), the exact start pose,
+//!    the goal pose (heading free or not) and a stop callback (deadline or cancellation). The
+//!    result is verified; [`full_search`] runs the plain Directional-8/-24/-48 instead.
 
 pub mod chain;
 pub mod footprint;

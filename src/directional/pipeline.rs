@@ -16,9 +16,10 @@
 //! 4. Directional A* (Directional-24 by default) inside the window, from the best forward states
 //!    at the failure to the best backward states (whose costs to go are known), spliced into the
 //!    chain; the window is doubled when that fails.
-//!    Beyond Pinter: on a short guide (at most 8 hops), when smoothing fails or its cost shows a
-//!    loop (more than half a turning circle over the guide's length, typically a start or goal
-//!    heading against the guide), one windowed Directional A* from the exact start to the exact
+//!    Beyond Pinter: on a short guide (at most 20 turning radii), when smoothing fails or its
+//!    cost shows a loop (more than half a turning circle over the larger of the guide's length
+//!    and the free-space Dubins length, typically a start or goal heading against the guide), one
+//!    windowed Directional A* from the exact start to the exact
 //!    goal around the whole guide replaces steps 3-4 (`loop_repair`); it is kept only if cheaper.
 //! 5. If every repair fails, a full Directional A* from the exact start to the exact goal, within
 //!    the time budget.
@@ -419,9 +420,9 @@ fn ms_since(t: Instant) -> f64 {
 /// How many headings per point the window repair starts from or aims at.
 const REPAIR_HEADINGS: usize = 3;
 
-/// A guide of at most this many hops counts as short: its repairs search one window holding
-/// the whole of it.
-const SHORT_PATH_HOPS: usize = 8;
+/// A guide of at most this many turning radii counts as short: its repairs search one window
+/// holding the whole of it.
+const SHORT_PATH_RADII: f64 = 20.0;
 
 /// Refines an any-angle path into a verified turning-radius-legal trajectory (cell units).
 ///
@@ -477,6 +478,8 @@ pub fn refine(
     stage(&mut stats, "path_points", t, format!("{} points", points.len()));
 
     let dp = PathDp::new(ctx, map, &points, start, goal, goal_heading_free);
+    let guide_len: f64 = guide.windows(2).map(|w| w[0].distance(w[1])).sum();
+    let short = guide_len <= SHORT_PATH_RADII * p.turning_radius;
     let (m, hops) = (dp.m(), dp.hops);
 
     let mut chain: Option<(Vec<Pose2>, &'static str)> = None;
@@ -489,7 +492,7 @@ pub fn refine(
         chain = Some((poses, "smoothing"));
         chain_cost = c;
         stage(&mut stats, "smoothing_forward", t, format!("reached the goal, cost {c:.2}"));
-    } else if m <= SHORT_PATH_HOPS * hops {
+    } else if short {
         // A short guide: the windowed start-to-goal search below covers it all, cheaper than
         // splicing a repair between partial chains.
         stage(&mut stats, "smoothing_forward", t, "stuck; short path, searching the whole window".into());
@@ -588,11 +591,13 @@ pub fn refine(
 
     // A cost well above the guide's length means the chain holds a loop, usually because a
     // start or goal heading fights the guide's direction. On a short path a windowed search
-    // from start to goal may then find a better way (for example, swinging out first).
-    let guide_len: f64 = guide.windows(2).map(|w| w[0].distance(w[1])).sum();
+    // from start to goal may then find a better way (for example, swinging out first). The bound
+    // is the larger of the guide's length and the obstacle-free Dubins length, both lower bounds.
     let c = chain_cost;
-    let loopy = chain.is_some() && c > guide_len + std::f64::consts::PI * p.turning_radius;
-    if (loopy || chain.is_none()) && m <= SHORT_PATH_HOPS * hops {
+    let free_space = crate::curves::dubins_shortest(start, goal, p.turning_radius).map_or(0.0, |d| d.length());
+    let bound = guide_len.max(if goal_heading_free { 0.0 } else { free_space });
+    let loopy = chain.is_some() && c > bound + std::f64::consts::PI * p.turning_radius;
+    if (loopy || chain.is_none()) && short {
         let t = Instant::now();
         let mut cells: Vec<(i64, i64)> =
             points.iter().map(|q| lattice.cell_of(Point2::new(q.cell.0 as f64 + 0.5, q.cell.1 as f64 + 0.5))).collect();

@@ -9,7 +9,7 @@
 //! open list with its exact cost and is collision-checked only when it comes out first, so the
 //! search never pays for a link it would not use.
 
-use super::chain::{curve_cost, link};
+use super::chain::{link, link_cost_estimate};
 use super::footprint::{CollisionMap, SEARCH_MARGIN};
 use super::lattice::{Lattice, LatticeRect, Neighbourhood};
 use super::params::Directional;
@@ -169,8 +169,8 @@ pub fn directional_astar(
     for (k, src) in sources.iter().enumerate() {
         for (ti, t) in targets.iter().enumerate() {
             if src.pose.point().distance(t.pose.point()) <= connect_radius {
-                if let Some(segs) = link(src.pose, t.pose, t.free, radius) {
-                    let total = src.g + curve_cost(&segs, tp) + t.cost_to_go;
+                if let Some(c) = link_cost_estimate(src.pose, t.pose, t.free, radius, tp) {
+                    let total = src.g + c + t.cost_to_go;
                     push_goal(&mut open, &mut goal_candidates, SOURCE_BIT | k as u32, ti, total);
                 }
             }
@@ -185,8 +185,10 @@ pub fn directional_astar(
                     continue;
                 }
                 for b in 0..nb {
-                    let Some(segs) = link(src.pose, lattice.pose(i, j, bins, b), false, radius) else { continue };
-                    let cost = src.g + curve_cost(&segs, tp);
+                    let Some(c) = link_cost_estimate(src.pose, lattice.pose(i, j, bins, b), false, radius, tp) else {
+                        continue;
+                    };
+                    let cost = src.g + c;
                     start_candidates.push((k as u32, index(i, j, b) as u32, cost));
                     let f = cost + heuristic(i, j, b);
                     open.push((Reverse(OrdF64::new(f)), (start_candidates.len() - 1) as u32, KIND_START));
@@ -259,8 +261,8 @@ pub fn directional_astar(
             let here = lattice.pose(i, j, bins, b);
             for (ti, t) in targets.iter().enumerate() {
                 if here.point().distance(t.pose.point()) <= connect_radius {
-                    if let Some(segs) = link(here, t.pose, t.free, radius) {
-                        let total = gi + curve_cost(&segs, tp) + t.cost_to_go;
+                    if let Some(c) = link_cost_estimate(here, t.pose, t.free, radius, tp) {
+                        let total = gi + c + t.cost_to_go;
                         push_goal(&mut open, &mut goal_candidates, idx as u32, ti, total);
                     }
                 }
