@@ -184,7 +184,8 @@ impl PlannerConfig {
         })
     }
 
-    fn traversability(&self) -> Traversability {
+    /// The rule turning occupancy values into blocked cells.
+    pub fn traversability(&self) -> Traversability {
         Traversability { occupied_threshold: self.occupied_threshold, allow_unknown: self.allow_unknown }
     }
 }
@@ -569,9 +570,14 @@ impl Planner {
         Ok(Plan { any_angle, trajectory, poses, stats })
     }
 
-    /// Where the vehicle stands for an endpoint `p` (cells) in `cell`: `p` itself when the
-    /// vehicle fits in that cell, else the centre of the nearest covering cell (the subsumed
-    /// rule, noted in `notes`), else `START_OCCUPIED` / `GOAL_OCCUPIED`.
+    /// Where the vehicle stands for an endpoint `p` (cells) in `cell`, and the mask cell the
+    /// any-angle search starts or ends in:
+    /// - the vehicle fits in `cell`'s mask cell: `p` itself, from `cell`;
+    /// - the footprint fits at `p` exactly but not everywhere in its cell: `p` itself, searched
+    ///   from the nearest mask cell covering it (the refinement joins them);
+    /// - else the centre of the nearest covering mask cell (the "subsumed" rule, noted in
+    ///   `notes` with the offset);
+    /// - else `START_OCCUPIED` / `GOAL_OCCUPIED`.
     fn standing_place(
         &self,
         prepared: &PreparedMap,
@@ -590,8 +596,13 @@ impl Planner {
         }
         let sub = prepared.clearance.subsuming_cell(&prepared.vehicle, cell.0, cell.1).map_err(|_| occupied())?;
         let sub = sub.ok_or_else(occupied)?;
-        let q = Pose2::new(sub.cell.0 as f64 + 0.5, sub.cell.1 as f64 + 0.5, p.yaw);
         let res = prepared.map.info.resolution;
+        let rho = directional::footprint::sampled_radius(self.config.robot_radius / res)
+            + 2.0 * directional::footprint::SEARCH_MARGIN;
+        if prepared.collision.disk_free(p.point(), rho) {
+            return Ok((p, sub.cell));
+        }
+        let q = Pose2::new(sub.cell.0 as f64 + 0.5, sub.cell.1 as f64 + 0.5, p.yaw);
         notes.push(format!(
             "the vehicle does not fit at the {what}; planned from the covering cell {:?}, offset ({:.3}, {:.3}) m",
             sub.cell,

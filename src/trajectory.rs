@@ -214,12 +214,50 @@ impl Trajectory {
             min_turning_radius: self.min_turning_radius * r,
         }
     }
+
+    /// Converts a trajectory in the map frame (metres) of `info` to cell units (the inverse of
+    /// [`Trajectory::to_world`]).
+    pub fn to_cells(&self, info: &MapInfo) -> Trajectory {
+        let r = info.resolution;
+        Trajectory {
+            segments: self
+                .segments
+                .iter()
+                .map(|s| Segment {
+                    start: info.world_pose_to_cell(s.start),
+                    length: s.length / r,
+                    curvature: s.curvature * r,
+                    reverse: s.reverse,
+                })
+                .collect(),
+            min_turning_radius: self.min_turning_radius / r,
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::f64::consts::PI;
+
+    #[test]
+    fn world_and_back() {
+        let info = MapInfo {
+            width: 10,
+            height: 10,
+            resolution: 0.05,
+            origin: Pose2::new(-1.0, 2.0, 0.4),
+            frame_id: "map".into(),
+        };
+        let t = Trajectory {
+            segments: vec![Segment::arc(Pose2::new(1.0, 2.0, 0.3), 2.0, 3.0, Turn::Right)],
+            min_turning_radius: 3.0,
+        };
+        let back = t.to_world(&info).to_cells(&info);
+        assert!((back.segments[0].curvature - t.segments[0].curvature).abs() < 1e-9);
+        assert!(back.segments[0].end().point().distance(t.segments[0].end().point()) < 1e-9);
+        assert!((back.min_turning_radius - 3.0).abs() < 1e-9);
+    }
 
     #[test]
     fn half_circle_left_and_right() {

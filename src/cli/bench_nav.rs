@@ -4,11 +4,12 @@
 
 use super::{CliError, CliResult};
 use crate::directional::pipeline::full_search;
-use crate::directional::{refine, verify_trajectory, CollisionMap, Directional, Neighbourhood, RefineParams};
+use crate::directional::{verify_trajectory, CollisionMap, Directional, Neighbourhood, RefineError};
 use crate::geometry::{Point2, Pose2};
 use crate::grid::Grid;
-use crate::map::{Traversability, DEFAULT_MAX_MAP_CELLS};
+use crate::map::DEFAULT_MAX_MAP_CELLS;
 use crate::map_io::load_map_file;
+use crate::planner::{Budget, PlanStats, Planner, PlannerConfig};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -76,12 +77,6 @@ impl Algo {
     }
 }
 
-/// The any-angle source of the pipeline. TEMPORARY: octile A* plus string pulling until Block A*
-/// lands; replace this one call to switch.
-fn any_angle_path(mask: &Grid, start: Point2, goal: Point2, stop: &mut dyn FnMut() -> bool) -> Option<Vec<Point2>> {
-    crate::directional::temp_any_angle::octile_string_pulled(mask, start, goal, stop)
-}
-
 /// splitmix64: a small, reproducible generator (the pairs must not depend on a crate's version).
 struct SplitMix(u64);
 
@@ -137,6 +132,12 @@ fn random_pairs(
     Ok(out)
 }
 
+/// One line about how the planner solved a pair (for `--verbose`).
+fn describe(stats: &PlanStats) -> String {
+    let stages: Vec<String> = stats.stage_ms.iter().map(|(n, ms)| format!("{n} {ms:.2}ms")).collect();
+    format!("{} ({})", stats.solved_by, stages.join(", "))
+}
+
 fn percentile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
@@ -164,18 +165,30 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         return Err(CliError("--max-planning-time must be > 0".into()));
     }
     let map = load_map_file(&args.map, "map", DEFAULT_MAX_MAP_CELLS)?;
-    let res = map.info.resolution;
-    let grid = map.to_grid(Traversability { occupied_threshold: 65, allow_unknown: false });
+    let info = map.info.clone();
+    let res = info.resolution;
+    // The pipeline is the planner itself (clearance mask, regions, Block A*, refinement,
+    // verification), so the figures are those a user of the node or `blockstar plan` sees.
+    let config = PlannerConfig {
+        robot_radius: args.robot_radius,
+        min_turning_radius: args.min_turning_radius,
+        max_planning_time: args.max_planning_time,
+        ..PlannerConfig::default()
+    };
+    let grid = map.to_grid(config.traversability());
     let fp = args.robot_radius / res;
     let radius = args.min_turning_radius / res;
     let t_prep = Instant::now();
+    let mut planner = Planner::new(config.clone())?;
+    planner.set_map(map)?;
     let cmap = CollisionMap::with_footprint(&grid, fp);
-    // The any-angle path runs on the centre mask with half a cell of slack, so it keeps clear of
-    // the obstacles by a little more than the footprint.
-    let mask = cmap.centre_mask(fp, 0.5);
-    let ctx = Directional::new(RefineParams { turning_radius: radius, footprint_radius: fp, ..Default::default() })
-        .map_err(CliError)?;
+    let mask = cmap.centre_mask(fp, 0.0);
+    let params = config.refine_params(res).ok_or_else(|| CliError("--min-turning-radius must be > 0".into()))?;
+    let ctx = Directional::new(params).map_err(CliError)?;
     ctx.edges().fill_all();
+    if let Some(d) = planner.map().and_then(|m| m.directional.as_ref()) {
+        d.edges().fill_all();
+    }
     let prep_ms = t_prep.elapsed().as_secs_f64() * 1e3;
     let rho = crate::directional::footprint::sampled_radius(fp) + 1e-6;
     let pairs = random_pairs(&cmap, &mask, rho, args.pairs, args.seed, args.min_separation / res)?;
@@ -183,61 +196,52 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
 
     struct Row {
         ms: Vec<f64>,
-        aa_ms: Vec<f64>,
         lengths: Vec<Option<f64>>,
         verified: usize,
     }
-    let mut rows: Vec<Row> =
-        algos.iter().map(|_| Row { ms: vec![], aa_ms: vec![], lengths: vec![], verified: 0 }).collect();
+    let mut rows: Vec<Row> = algos.iter().map(|_| Row { ms: vec![], lengths: vec![], verified: 0 }).collect();
     for &(s, g) in &pairs {
         for (a, row) in algos.iter().zip(rows.iter_mut()) {
             let t0 = Instant::now();
             let deadline = t0 + budget;
             let mut stop = || Instant::now() >= deadline;
-            let result = match a {
+            // Both kinds of result as (trajectory in cells, stats line) for the common checks.
+            let result: Result<(crate::trajectory::Trajectory, String), String> = match a {
                 Algo::Pipeline => {
-                    let wp = any_angle_path(&mask, s.point(), g.point(), &mut stop);
-                    let aa = t0.elapsed().as_secs_f64() * 1e3;
-                    row.aa_ms.push(aa);
-                    let t1 = Instant::now();
-                    let r = match wp {
-                        Some(wp) => refine(&ctx, &cmap, &wp, s, g, false, &mut stop),
-                        None => Err(crate::directional::RefineError::NoPath("no any-angle path".into())),
-                    };
-                    row.ms.push(t1.elapsed().as_secs_f64() * 1e3);
-                    r
+                    let budget = Budget::new(args.max_planning_time, None);
+                    let r = planner.plan(info.cell_pose_to_world(s), info.cell_pose_to_world(g), false, &budget);
+                    row.ms.push(t0.elapsed().as_secs_f64() * 1e3);
+                    r.map(|p| (p.trajectory.to_cells(&info), describe(&p.stats))).map_err(|e| e.to_string())
                 }
                 Algo::Full(n) => {
                     let r = full_search(&ctx, &cmap, s, g, false, *n, &mut stop);
                     row.ms.push(t0.elapsed().as_secs_f64() * 1e3);
-                    r
+                    r.map(|r| {
+                        let line = format!("{} {} expansions", r.stats.solved_by, r.stats.expansions);
+                        (r.trajectory, line)
+                    })
+                    .map_err(|e: RefineError| e.to_string())
                 }
             };
             if args.verbose {
                 match &result {
-                    Ok(r) => eprintln!(
-                        "{} {:?}->{:?}: len {:.3} by {} {:?}",
+                    Ok((t, line)) => eprintln!(
+                        "{} {:?}->{:?}: len {:.3} by {line}",
                         a.name(),
                         (s.x, s.y, s.yaw),
                         (g.x, g.y, g.yaw),
-                        r.trajectory.length() * res,
-                        r.stats.solved_by,
-                        r.stats
-                            .stages
-                            .iter()
-                            .map(|st| format!("{} {:.2}ms {}", st.name, st.ms, st.outcome))
-                            .collect::<Vec<_>>()
+                        t.length() * res
                     ),
                     Err(e) => eprintln!("{} {:?}->{:?}: {e}", a.name(), (s.x, s.y, s.yaw), (g.x, g.y, g.yaw)),
                 }
             }
             match result {
-                Ok(r) => {
+                Ok((t, _)) => {
                     // Independent re-verification of what the algorithm returned.
-                    if verify_trajectory(&cmap, &r.trajectory, fp, radius, s, g, false).is_ok() {
+                    if verify_trajectory(&cmap, &t, fp, radius, s, g, false).is_ok() {
                         row.verified += 1;
                     }
-                    row.lengths.push(Some(r.trajectory.length() * res));
+                    row.lengths.push(Some(t.length() * res));
                 }
                 Err(_) => row.lengths.push(None),
             }
@@ -251,9 +255,6 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         let solved: Vec<f64> = row.lengths.iter().flatten().copied().collect();
         let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
         let common_lengths: Vec<f64> = common.iter().filter_map(|&k| row.lengths[k]).collect();
-        let mut with_aa: Vec<f64> =
-            row.ms.iter().zip(row.aa_ms.iter().chain(std::iter::repeat(&0.0))).map(|(a, b)| a + b).collect();
-        with_aa.sort_by(f64::total_cmp);
         out.push(serde_json::json!({
             "name": a.name(),
             "pairs": pairs.len(),
@@ -263,8 +264,6 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             "mean_length": mean(&solved),
             "verified": row.verified,
             "mean_length_common": mean(&common_lengths),
-            "median_ms_with_any_angle": percentile(&with_aa, 0.5),
-            "p95_ms_with_any_angle": percentile(&with_aa, 0.95),
         }));
     }
     if args.json {
@@ -295,12 +294,12 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             common.len()
         );
         println!(
-            "{:<16} {:>6} {:>6} {:>9} {:>9} {:>9} {:>11} {:>8} {:>12}",
-            "algorithm", "pairs", "solved", "median_ms", "p95_ms", "mean_len", "mean_common", "verified", "med_ms+aa"
+            "{:<16} {:>6} {:>6} {:>9} {:>9} {:>9} {:>11} {:>8}",
+            "algorithm", "pairs", "solved", "median_ms", "p95_ms", "mean_len", "mean_common", "verified"
         );
         for o in &out {
             println!(
-                "{:<16} {:>6} {:>6} {:>9.2} {:>9.2} {:>9.3} {:>11.3} {:>8} {:>12.2}",
+                "{:<16} {:>6} {:>6} {:>9.2} {:>9.2} {:>9.3} {:>11.3} {:>8}",
                 o["name"].as_str().unwrap_or(""),
                 o["pairs"],
                 o["solved"],
@@ -308,8 +307,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                 o["p95_ms"].as_f64().unwrap_or(f64::NAN),
                 o["mean_length"].as_f64().unwrap_or(f64::NAN),
                 o["mean_length_common"].as_f64().unwrap_or(f64::NAN),
-                o["verified"],
-                o["median_ms_with_any_angle"].as_f64().unwrap_or(f64::NAN)
+                o["verified"]
             );
         }
     }

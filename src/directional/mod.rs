@@ -23,7 +23,6 @@ pub mod params;
 pub mod pipeline;
 pub mod search;
 pub mod tables;
-pub(crate) mod temp_any_angle;
 #[cfg(test)]
 mod tests;
 pub mod verify;

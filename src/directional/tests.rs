@@ -1,6 +1,5 @@
 //! Scenario and property tests of the refinement pipeline and the full Directional A* searches.
 
-use super::temp_any_angle::octile_string_pulled;
 use super::*;
 use crate::geometry::{Point2, Pose2};
 use crate::grid::Grid;
@@ -12,9 +11,32 @@ fn ctx(radius: f64, footprint: f64) -> Directional {
         .unwrap()
 }
 
+/// The any-angle guide the planner uses: Block A* (conservative line of sight) between the
+/// corners nearest to `start` and `goal` of their cells on the centre mask. `None` when an end is
+/// blocked or no path exists.
+fn block_astar_guide(mask: &Grid, start: Point2, goal: Point2) -> Option<Vec<Point2>> {
+    use crate::block_astar::{BlockAStar, BlockGrid};
+    use crate::lddb::{Lddb, Metric};
+    use crate::search::los::LosRule;
+    static LDDB: std::sync::OnceLock<Lddb> = std::sync::OnceLock::new();
+    let lddb = LDDB.get_or_init(|| Lddb::load_or_build(None, 4, &|_, _| {}).expect("LDDB").0);
+    let corner = |p: Point2| -> Option<(u32, u32)> {
+        let (cx, cy) = (p.x.floor(), p.y.floor());
+        if mask.is_blocked(cx as i64, cy as i64) {
+            return None;
+        }
+        Some(((cx + (p.x - cx).round()) as u32, (cy + (p.y - cy).round()) as u32))
+    };
+    let blocks = BlockGrid::new(mask, lddb.side()).ok()?;
+    let path = BlockAStar::new()
+        .find_path(lddb, &blocks, corner(start)?, corner(goal)?, Metric::AnyAngle, LosRule::Conservative, || false)
+        .ok()?;
+    Some(path.points.iter().map(|&(x, y)| Point2::new(f64::from(x), f64::from(y))).collect())
+}
+
 fn any_angle(map: &CollisionMap, fp: f64, start: Pose2, goal: Pose2) -> Vec<Point2> {
     let mask = map.centre_mask(fp, 0.5);
-    octile_string_pulled(&mask, start.point(), goal.point(), &mut || false).unwrap_or_default()
+    block_astar_guide(&mask, start.point(), goal.point()).unwrap_or_default()
 }
 
 fn run(grid: &Grid, radius: f64, fp: f64, start: Pose2, goal: Pose2, free: bool) -> Result<Refined, RefineError> {
@@ -215,7 +237,7 @@ fn random_maps_every_trajectory_verifies_and_the_pipeline_solves_what_directiona
             pairs += 1;
             let free = rnd(&mut seed) < 0.3;
             let reference = full_search(&c, &map, s, e, free, Neighbourhood::Directional24, &mut || false);
-            let wp = octile_string_pulled(&mask, s.point(), e.point(), &mut || false);
+            let wp = block_astar_guide(&mask, s.point(), e.point());
             let piped = wp.map(|wp| refine(&c, &map, &wp, s, e, free, &mut || false));
             for t in [
                 reference.as_ref().ok().map(|r| &r.trajectory),
