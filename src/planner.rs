@@ -330,6 +330,31 @@ impl PreparedMap {
     }
 }
 
+/// Verifies a polyline trajectory (turning radius 0: the vehicle turns on the spot at corners, so
+/// headings may jump but positions may not): it runs from `s` to `g`, its pieces join, and the
+/// swept footprint of `radius` cells touches no blocked cell. Fails with `NO_VALID_PATH`.
+fn verify_polyline(map: &CollisionMap, t: &Trajectory, radius: f64, s: Pose2, g: Pose2) -> Result<(), PlanError> {
+    let fail = |m: String| {
+        Err(PlanError::new(StatusCode::NoValidPath, format!("the any-angle path failed verification: {m}")))
+    };
+    let (Some(first), Some(last)) = (t.segments.first(), t.segments.last()) else {
+        return fail("it is empty".into());
+    };
+    if first.start.point().distance(s.point()) > 1e-9 || last.end().point().distance(g.point()) > 1e-9 {
+        return fail("it does not join the start and the goal".into());
+    }
+    if let Some(i) = t.segments.windows(2).position(|w| w[0].end().point().distance(w[1].start.point()) > 1e-9) {
+        return fail(format!("segment {i} does not join the next one"));
+    }
+    if t.segments.iter().any(|seg| seg.curvature != 0.0 || !seg.length.is_finite()) {
+        return fail("it is not a polyline".into());
+    }
+    if !map.sweep_free(&t.segments, radius, directional::footprint::SEARCH_MARGIN) {
+        return fail("the footprint touches an obstacle".into());
+    }
+    Ok(())
+}
+
 /// Stage timings of one plan: each stage's time since the previous mark.
 struct StageClock {
     lap: Instant,
@@ -515,18 +540,7 @@ impl Planner {
             match &prepared.directional {
                 None => {
                     let t = Trajectory::polyline(&guide);
-                    directional::verify_trajectory(
-                        &prepared.collision,
-                        &t,
-                        self.config.robot_radius / info.resolution,
-                        0.0,
-                        s,
-                        g,
-                        true,
-                    )
-                    .map_err(|e| {
-                        PlanError::new(StatusCode::NoValidPath, format!("the any-angle path failed verification: {e}"))
-                    })?;
+                    verify_polyline(&prepared.collision, &t, self.config.robot_radius / info.resolution, s, g)?;
                     (t, "any_angle".to_string(), path.expansions)
                 }
                 Some(ctx) => {
