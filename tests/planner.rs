@@ -121,7 +121,7 @@ fn open_space_matches_dubins_closed_forms() {
     let r = plan(&p, s, g, false).unwrap();
     assert_legal(&map, &r, s, g, false, 0.1, 0.5);
     let len = r.trajectory.length();
-    assert!(len >= PI * 0.5 - 1e-6 && len <= PI * 0.5 * 1.02, "U-turn length {len}, closed form {}", PI * 0.5);
+    assert!((PI * 0.5 - 1e-6..=PI * 0.5 * 1.02).contains(&len), "U-turn length {len}, closed form {}", PI * 0.5);
 }
 
 #[test]
