@@ -8,6 +8,7 @@
 //! for the data flow and which module owns what.
 #![warn(missing_docs)]
 
+pub mod bag;
 pub mod cli;
 pub mod error;
 pub mod geometry;
@@ -15,5 +16,8 @@ pub mod grid;
 pub mod map;
 pub mod map_io;
 pub mod planner;
+pub mod render;
+#[cfg(feature = "ros")]
+pub mod ros;
 pub mod search;
 pub mod trajectory;

@@ -4,6 +4,8 @@
 use clap::{Parser, Subcommand};
 
 pub mod plan;
+pub mod render;
+pub mod replay;
 
 /// An error reported to the user by a subcommand (printed as `blockstar: <message>`, exit 1).
 #[derive(Debug)]
@@ -38,11 +40,17 @@ pub struct Cli {
 pub enum Command {
     /// Plan one path on a map file.
     Plan(plan::PlanArgs),
+    /// Plan on every map message of a rosbag2 bag (MCAP or sqlite3).
+    Replay(replay::ReplayArgs),
+    /// Draw a map file with a path as a PNG.
+    Render(render::RenderArgs),
 }
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Plan(a) => plan::run(&a),
+        Command::Replay(a) => replay::run(&a),
+        Command::Render(a) => render::run(&a),
     }
 }
