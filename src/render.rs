@@ -132,7 +132,8 @@ mod tests {
 
     fn map() -> OccupancyMap {
         // 4 x 3 cells of 0.5 m; cell (3, 2) (top right) occupied, cell (0, 0) unknown.
-        let info = MapInfo { width: 4, height: 3, resolution: 0.5, origin: Pose2::new(1.0, 1.0, 0.0), frame_id: "map".into() };
+        let info =
+            MapInfo { width: 4, height: 3, resolution: 0.5, origin: Pose2::new(1.0, 1.0, 0.0), frame_id: "map".into() };
         let mut data = vec![0i8; 12];
         data[2 * 4 + 3] = 100;
         data[0] = -1;

@@ -47,12 +47,7 @@ pub fn read_topic(bag: &Path, topic: &str) -> Result<Vec<BagMessage>, BagError> 
         match file.extension().and_then(|e| e.to_str()) {
             Some("mcap") => read_mcap(&file, topic, &mut out)?,
             Some("db3") => read_sqlite(&file, topic, &mut out)?,
-            _ => {
-                return Err(BagError::Layout(format!(
-                    "{}: unknown storage (expected .mcap or .db3)",
-                    file.display()
-                )))
-            }
+            _ => return Err(BagError::Layout(format!("{}: unknown storage (expected .mcap or .db3)", file.display()))),
         }
     }
     out.sort_by_key(|m| m.time_ns);
@@ -68,7 +63,10 @@ fn read_mcap(file: &Path, topic: &str, out: &mut Vec<BagMessage>) -> Result<(), 
             continue;
         }
         if m.channel.message_encoding != "cdr" {
-            return Err(BagError::Mcap(format!("topic {topic} is encoded as {:?}, not cdr", m.channel.message_encoding)));
+            return Err(BagError::Mcap(format!(
+                "topic {topic} is encoded as {:?}, not cdr",
+                m.channel.message_encoding
+            )));
         }
         let type_name = m.channel.schema.as_ref().map(|s| s.name.clone()).unwrap_or_default();
         out.push(BagMessage { time_ns: m.log_time, type_name, data: m.data.into_owned() });

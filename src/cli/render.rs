@@ -2,8 +2,8 @@
 
 use super::{CliError, CliResult};
 use crate::geometry::Point2;
-use crate::map_io::load_map_file;
 use crate::map::DEFAULT_MAX_MAP_CELLS;
+use crate::map_io::load_map_file;
 use crate::render::{auto_scale, render_map};
 use std::path::PathBuf;
 
@@ -50,7 +50,9 @@ pub fn parse_path_file(text: &str) -> Result<Vec<Point2>, CliError> {
 pub fn run(args: &RenderArgs) -> CliResult {
     let map = load_map_file(&args.map, "map", DEFAULT_MAX_MAP_CELLS)?;
     let paths = match &args.path {
-        Some(p) => vec![parse_path_file(&std::fs::read_to_string(p).map_err(|e| CliError(format!("{}: {e}", p.display())))?)?],
+        Some(p) => {
+            vec![parse_path_file(&std::fs::read_to_string(p).map_err(|e| CliError(format!("{}: {e}", p.display())))?)?]
+        }
         None => vec![],
     };
     let scale = args.scale.unwrap_or_else(|| auto_scale(map.info.width, map.info.height, 800));

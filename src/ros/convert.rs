@@ -23,10 +23,7 @@ fn invalid(message: String) -> PlanError {
 pub fn pose_from_msg(p: &geo::Pose) -> Result<Pose2, PlanError> {
     let o = &p.orientation;
     let yaw = yaw_from_quaternion(o.x, o.y, o.z, o.w).ok_or_else(|| {
-        invalid(format!(
-            "orientation ({}, {}, {}, {}) is not a normalised quaternion",
-            o.x, o.y, o.z, o.w
-        ))
+        invalid(format!("orientation ({}, {}, {}, {}) is not a normalised quaternion", o.x, o.y, o.z, o.w))
     })?;
     if !(p.position.x.is_finite() && p.position.y.is_finite()) {
         return Err(invalid(format!("position ({}, {}) is not finite", p.position.x, p.position.y)));
@@ -290,7 +287,10 @@ mod tests {
         assert_eq!(t.segments.len(), 2);
         assert!((t.total_length - 2.0).abs() < 1e-12);
         assert_eq!(t.segments[0].kind, bs::TrajectorySegment::LINE as u8);
-        let arc = Trajectory { segments: vec![Segment::arc(Pose2::new(0.0, 0.0, 0.0), 1.0, 2.0, Turn::Left)], min_turning_radius: 2.0 };
+        let arc = Trajectory {
+            segments: vec![Segment::arc(Pose2::new(0.0, 0.0, 0.0), 1.0, 2.0, Turn::Left)],
+            min_turning_radius: 2.0,
+        };
         let a = trajectory_to_msg(&arc, &header);
         assert_eq!(a.segments[0].kind, bs::TrajectorySegment::ARC as u8);
         assert_eq!(a.segments[0].turn, bs::TrajectorySegment::TURN_LEFT as u8);
@@ -298,7 +298,8 @@ mod tests {
         assert!((a.segments[0].center_y - 2.0).abs() < 1e-12);
         let s = status_to_msg(&Ok(plan), &goal("map", (0.0, 0.0, 0.0, 1.0)), &header);
         assert_eq!((s.code, s.expansions, s.code_name.as_str()), (0, 7, "SUCCESS"));
-        let e = status_to_msg(&Err(PlanError::new(StatusCode::NoStart, "x")), &goal("map", (0.0, 0.0, 0.0, 1.0)), &header);
+        let e =
+            status_to_msg(&Err(PlanError::new(StatusCode::NoStart, "x")), &goal("map", (0.0, 0.0, 0.0, 1.0)), &header);
         assert_eq!((e.code, e.code_name.as_str()), (6, "NO_START"));
     }
 }
