@@ -11,4 +11,4 @@ echo "building (the first build of r2r takes a few minutes)..."
 cargo build --quiet --features ros --bins
 mkdir -p out
 python scripts/demo_client.py "$@" --out out/demo_path.txt
-target/debug/blockstar render --map config/tb3_sandbox.yaml --path out/demo_path.txt --out out/demo.png
+target/debug/blockstar render --map config/tb3_sandbox.yaml --path out/demo_path.txt --out out/demo.png --crop

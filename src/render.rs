@@ -112,6 +112,47 @@ pub fn render_map(map: &OccupancyMap, paths: &[Vec<Point2>], scale: u32, occupie
     img
 }
 
+/// The smallest cell window `(x0, y0, x1, y1)` (inclusive-exclusive) holding every known cell
+/// (value != -1) and every path point, grown by `margin` cells and clipped to the map; `None`
+/// when the map has no known cell and no path point in it.
+pub fn known_window(map: &OccupancyMap, paths: &[Vec<Point2>], margin: usize) -> Option<(usize, usize, usize, usize)> {
+    let (w, h) = (map.info.width, map.info.height);
+    let (mut x0, mut y0, mut x1, mut y1) = (usize::MAX, usize::MAX, 0usize, 0usize);
+    let mut grow = |x: usize, y: usize| {
+        x0 = x0.min(x);
+        y0 = y0.min(y);
+        x1 = x1.max(x + 1);
+        y1 = y1.max(y + 1);
+    };
+    for (i, &v) in map.data.iter().enumerate() {
+        if v != -1 {
+            grow(i % w, i / w);
+        }
+    }
+    for p in paths.iter().flatten() {
+        if let Some((x, y)) = map.info.cell_of(map.info.world_to_cell(*p)) {
+            grow(x, y);
+        }
+    }
+    (x0 != usize::MAX)
+        .then(|| (x0.saturating_sub(margin), y0.saturating_sub(margin), (x1 + margin).min(w), (y1 + margin).min(h)))
+}
+
+/// The part of `map` in the cell window `(x0, y0, x1, y1)` (from [`known_window`]), as a map of
+/// its own with the origin moved so that world coordinates are unchanged.
+pub fn crop_map(map: &OccupancyMap, window: (usize, usize, usize, usize)) -> OccupancyMap {
+    let (x0, y0, x1, y1) = window;
+    let w = map.info.width;
+    let data = (y0..y1).flat_map(|y| map.data[y * w + x0..y * w + x1].iter().copied()).collect();
+    let corner = map.info.cell_to_world(Point2::new(x0 as f64, y0 as f64));
+    let mut info = map.info.clone();
+    info.width = x1 - x0;
+    info.height = y1 - y0;
+    info.origin.x = corner.x;
+    info.origin.y = corner.y;
+    OccupancyMap { info, data }
+}
+
 fn dot(img: &mut Image, x: f64, y: f64, r: i64, c: [u8; 3]) {
     if !(x.is_finite() && y.is_finite()) {
         return;
@@ -160,6 +201,22 @@ mod tests {
         assert_eq!(img.pixel(15, 5), Some([255, 255, 255]), "nothing drawn off the path");
         let png = img.to_png().unwrap();
         assert_eq!(&png[1..4], b"PNG");
+    }
+
+    #[test]
+    fn cropping_keeps_world_coordinates() {
+        let mut m = map();
+        m.data = vec![-1; 12];
+        m.data[4 + 1] = 0; // cell (1, 1)
+        let path = vec![Point2::new(1.25 + 1.0, 1.25 + 0.5)]; // cell (2, 1)
+        let win = known_window(&m, &[path.clone()], 0).unwrap();
+        assert_eq!(win, (1, 1, 3, 2));
+        let c = crop_map(&m, win);
+        assert_eq!((c.info.width, c.info.height), (2, 1));
+        assert_eq!(c.info.cell_of(c.info.world_to_cell(path[0])), Some((1, 0)));
+        assert_eq!(c.data, vec![0, -1]);
+        assert_eq!(known_window(&m, &[], 5), Some((0, 0, 4, 3)));
+        assert_eq!(known_window(&OccupancyMap { data: vec![-1; 12], ..m }, &[], 1), None);
     }
 
     #[test]

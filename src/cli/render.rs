@@ -4,7 +4,7 @@ use super::{CliError, CliResult};
 use crate::geometry::Point2;
 use crate::map::DEFAULT_MAX_MAP_CELLS;
 use crate::map_io::load_map_file;
-use crate::render::{auto_scale, render_map};
+use crate::render::{auto_scale, crop_map, known_window, render_map};
 use std::path::PathBuf;
 
 /// Arguments of `blockstar render`.
@@ -22,6 +22,9 @@ pub struct RenderArgs {
     /// Pixels per cell (default: about 800 pixels on the longer side).
     #[arg(long)]
     pub scale: Option<u32>,
+    /// Draw only the known part of the map (and the path), with a margin of 10 cells.
+    #[arg(long)]
+    pub crop: bool,
 }
 
 /// Reads a path file (see [`RenderArgs::path`]); fails naming the first bad line.
@@ -54,6 +57,10 @@ pub fn run(args: &RenderArgs) -> CliResult {
             vec![parse_path_file(&std::fs::read_to_string(p).map_err(|e| CliError(format!("{}: {e}", p.display())))?)?]
         }
         None => vec![],
+    };
+    let map = match known_window(&map, &paths, 10).filter(|_| args.crop) {
+        Some(window) => crop_map(&map, window),
+        None => map,
     };
     let scale = args.scale.unwrap_or_else(|| auto_scale(map.info.width, map.info.height, 800));
     let img = render_map(&map, &paths, scale, 65);

@@ -84,3 +84,59 @@ def test_parameters_file_values_reach_the_node():
     out = subprocess.run(cmd, env=node_env(), capture_output=True, text=True, timeout=60)
     assert out.returncode != 0
     assert "robot_radius" in out.stderr + out.stdout
+
+
+def test_generate_launch_description_runs_the_same_command(monkeypatch):
+    """generate_launch_description() with stand-ins for the `launch` package (not on PyPI) and the
+    ament index: its process action must run planner_node_command() with the launch arguments'
+    values, and every launch argument must be declared with its default."""
+    import sys
+    import types
+
+    declared, executed = {}, []
+
+    class LaunchDescription(list):
+        pass
+
+    class DeclareLaunchArgument:
+        def __init__(self, name, default_value=None, description=""):
+            declared[name] = default_value
+
+    class ExecuteProcess:
+        def __init__(self, cmd, name=None, output=None):
+            executed.append(cmd)
+
+    class OpaqueFunction:
+        def __init__(self, function):
+            self.function = function
+
+    class LaunchConfiguration:
+        def __init__(self, name):
+            self.name = name
+
+        def perform(self, context):
+            return context[self.name]
+
+    fake = {
+        "launch": types.SimpleNamespace(LaunchDescription=LaunchDescription),
+        "launch.actions": types.SimpleNamespace(
+            DeclareLaunchArgument=DeclareLaunchArgument, ExecuteProcess=ExecuteProcess, OpaqueFunction=OpaqueFunction
+        ),
+        "launch.substitutions": types.SimpleNamespace(LaunchConfiguration=LaunchConfiguration),
+        "ament_index_python.packages": types.SimpleNamespace(
+            get_package_share_directory=lambda pkg: f"/opt/ws/install/{pkg}/share/{pkg}",
+            get_package_prefix=lambda pkg: f"/opt/ws/install/{pkg}",
+        ),
+    }
+    for name, module in fake.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    ld = launch_file.generate_launch_description()
+    share = "/opt/ws/install/blockstar_planner/share/blockstar_planner"
+    assert declared == launch_file.default_arguments(share)
+    (opaque,) = [a for a in ld if isinstance(a, OpaqueFunction)]
+    context = dict(declared, map_topic="/other_map")
+    opaque.function(context)
+    assert executed == [
+        launch_file.planner_node_command("/opt/ws/install/blockstar_planner", share, {"map_topic": "/other_map"})
+    ]
+    assert "/map:=/other_map" in executed[0]
