@@ -86,10 +86,14 @@ else
     $SUDO ln -sfn "$NPINC" "$MANY/lib/python3.11/site-packages/numpy/_core/include"
     # The wheels ship no librmw_implementation.so (r2r links it); the Fast DDS RMW exports the
     # same rmw_* symbols. r2r adds <prefix>/lib of every AMENT_PREFIX_PATH entry to the link
-    # search path, so the symlink lives in our prefix.
-    mkdir -p "$PREFIX/lib"
-    ln -sfn "$VENV/lib/librmw_fastrtps_cpp.so" "$PREFIX/lib/librmw_implementation.so"
+    # search path, so the symlink lives in the venv's prefix, which every environment has
+    # (also a colcon workspace's).
+    ln -sfn "$VENV/lib/librmw_fastrtps_cpp.so" "$VENV/lib/librmw_implementation.so"
 fi
+
+# colcon must not crawl the venv or the prefix (they hold the package.xml of every ROS package)
+# when this repository sits in a colcon workspace.
+touch "$VENV/COLCON_IGNORE" "$PREFIX/COLCON_IGNORE"
 
 # --- The interface package ------------------------------------------------------------------
 log "building blockstar_planner_msgs into $PREFIX"

@@ -197,20 +197,20 @@ mod tests {
         use bs::PlannerStatus as S;
         // The generated constants' type is an integer alias; compare the values.
         let pairs = [
-            (S::SUCCESS, StatusCode::Success),
-            (S::NO_MAP, StatusCode::NoMap),
-            (S::START_OUTSIDE_MAP, StatusCode::StartOutsideMap),
-            (S::GOAL_OUTSIDE_MAP, StatusCode::GoalOutsideMap),
-            (S::START_OCCUPIED, StatusCode::StartOccupied),
-            (S::GOAL_OCCUPIED, StatusCode::GoalOccupied),
-            (S::NO_START, StatusCode::NoStart),
-            (S::NO_VALID_PATH, StatusCode::NoValidPath),
-            (S::TIMEOUT, StatusCode::Timeout),
-            (S::INVALID_INPUT, StatusCode::InvalidInput),
-            (S::SUPERSEDED, StatusCode::Superseded),
+            (S::SUCCESS as u8, StatusCode::Success),
+            (S::NO_MAP as u8, StatusCode::NoMap),
+            (S::START_OUTSIDE_MAP as u8, StatusCode::StartOutsideMap),
+            (S::GOAL_OUTSIDE_MAP as u8, StatusCode::GoalOutsideMap),
+            (S::START_OCCUPIED as u8, StatusCode::StartOccupied),
+            (S::GOAL_OCCUPIED as u8, StatusCode::GoalOccupied),
+            (S::NO_START as u8, StatusCode::NoStart),
+            (S::NO_VALID_PATH as u8, StatusCode::NoValidPath),
+            (S::TIMEOUT as u8, StatusCode::Timeout),
+            (S::INVALID_INPUT as u8, StatusCode::InvalidInput),
+            (S::SUPERSEDED as u8, StatusCode::Superseded),
         ];
         for (msg_value, code) in pairs {
-            assert_eq!(msg_value as u8, code as u8, "{}", code.name());
+            assert_eq!(msg_value, code as u8, "{}", code.name());
         }
     }
 
