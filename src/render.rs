@@ -209,7 +209,7 @@ mod tests {
         m.data = vec![-1; 12];
         m.data[4 + 1] = 0; // cell (1, 1)
         let path = vec![Point2::new(1.25 + 1.0, 1.25 + 0.5)]; // cell (2, 1)
-        let win = known_window(&m, &[path.clone()], 0).unwrap();
+        let win = known_window(&m, std::slice::from_ref(&path), 0).unwrap();
         assert_eq!(win, (1, 1, 3, 2));
         let c = crop_map(&m, win);
         assert_eq!((c.info.width, c.info.height), (2, 1));
