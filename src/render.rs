@@ -19,7 +19,10 @@ pub struct Image {
     pub rgb: Vec<u8>,
 }
 
-const RED: [u8; 3] = [220, 30, 30];
+/// Colour of the main path (the trajectory).
+pub const RED: [u8; 3] = [220, 30, 30];
+/// Colour of a secondary path (the any-angle guide).
+pub const ORANGE: [u8; 3] = [250, 160, 20];
 const GREEN: [u8; 3] = [20, 170, 20];
 const BLUE: [u8; 3] = [30, 60, 230];
 
@@ -64,6 +67,12 @@ pub fn auto_scale(width: usize, height: usize, target: usize) -> u32 {
 /// Draws `map` with `paths` (world coordinates, metres, map frame) at `scale` pixels per cell.
 /// `occupied_threshold` (0..=100) decides which cells are drawn black.
 pub fn render_map(map: &OccupancyMap, paths: &[Vec<Point2>], scale: u32, occupied_threshold: i8) -> Image {
+    let layers: Vec<(&[Point2], [u8; 3])> = paths.iter().map(|p| (p.as_slice(), RED)).collect();
+    render_layers(map, &layers, scale, occupied_threshold)
+}
+
+/// Like [`render_map`], each path in its own colour (drawn in order, later on top).
+pub fn render_layers(map: &OccupancyMap, paths: &[(&[Point2], [u8; 3])], scale: u32, occupied_threshold: i8) -> Image {
     let scale = scale.max(1);
     let (w, h) = (map.info.width as u32, map.info.height as u32);
     let mut img = Image { width: w * scale, height: h * scale, rgb: vec![0; (w * scale * h * scale * 3) as usize] };
@@ -93,14 +102,14 @@ pub fn render_map(map: &OccupancyMap, paths: &[Vec<Point2>], scale: u32, occupie
         (c.x * scale as f64, (h as f64 - c.y) * scale as f64)
     };
     let thick = (scale as i64 / 3).max(1);
-    for path in paths {
+    for &(path, colour) in paths {
         for seg in path.windows(2) {
             let (a, b) = (to_px(seg[0]), to_px(seg[1]));
             let steps = ((b.0 - a.0).abs().max((b.1 - a.1).abs()).ceil() as usize).clamp(1, 1 << 20);
             for i in 0..=steps {
                 let t = i as f64 / steps as f64;
                 let (x, y) = (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t);
-                dot(&mut img, x, y, thick / 2, RED);
+                dot(&mut img, x, y, thick / 2, colour);
             }
         }
         if let (Some(&s), Some(&e)) = (path.first(), path.last()) {
