@@ -266,3 +266,87 @@ fn bad_maps_keep_the_previous_one() {
     assert!(plan(&p, s, Pose2::new(o.x + 1.2, o.y + 1.2, 0.0), true).is_ok());
     let _ = Point2::new(0.0, 0.0);
 }
+
+/// After every step of a random sequence of patches and whole-map replacements, the planner's
+/// derived data (vehicle mask, Block A* pattern codes, collision map) equals a fresh build on the
+/// same map, and plans on the updated map are legal on it.
+#[test]
+fn incremental_updates_equal_a_fresh_build() {
+    let rows = vec!["........................................"; 30];
+    let map = map_from_rows(&rows, 1);
+    let mut p = planner(map.clone(), 0.1, 0.3);
+    let mut seed = 3u64;
+    let mut rnd = |n: i64| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((seed >> 33) as i64) % n
+    };
+    let (w, h) = (map.info.width as i64, map.info.height as i64);
+    for step in 0..30 {
+        if step % 5 == 4 {
+            // A whole new map with the same geometry: a few scattered changes.
+            let mut next = p.map().unwrap().map.clone();
+            for _ in 0..6 {
+                let k = rnd(w * h) as usize;
+                next.data[k] = if next.data[k] == 0 { 100 } else { 0 };
+            }
+            p.update_map(next).unwrap();
+        } else {
+            let (pw, ph) = (1 + rnd(6), 1 + rnd(6));
+            let (x, y) = (rnd(w - pw + 1), rnd(h - ph + 1));
+            let v = [0i8, 100, -1][rnd(3) as usize];
+            let data = vec![v; (pw * ph) as usize];
+            p.apply_patch(x, y, pw, ph, &data).unwrap();
+        }
+        let held = p.map().unwrap().clone();
+        let mut fresh = Planner::new(p.config().clone()).unwrap();
+        fresh.set_map(held.map.clone()).unwrap();
+        let f = fresh.map().unwrap();
+        assert_eq!(held.vehicle_mask(), f.vehicle_mask(), "mask differs after step {step}");
+        assert_eq!(held.blocks, f.blocks, "pattern codes differ after step {step}");
+        assert_eq!(held.collision, f.collision, "collision map differs after step {step}");
+    }
+    // Bad patches change nothing.
+    let before = p.map().unwrap().map.clone();
+    assert_eq!(p.apply_patch(w - 1, 0, 2, 1, &[0, 0]).unwrap_err().code, StatusCode::InvalidInput);
+    assert_eq!(p.apply_patch(0, 0, 2, 2, &[0; 3]).unwrap_err().code, StatusCode::InvalidInput);
+    assert_eq!(p.apply_patch(0, 0, -1, 2, &[]).unwrap_err().code, StatusCode::InvalidInput);
+    assert_eq!(p.map().unwrap().map, before);
+    let mut empty = Planner::new(PlannerConfig::default()).unwrap();
+    assert_eq!(empty.apply_patch(0, 0, 1, 1, &[0]).unwrap_err().code, StatusCode::NoMap);
+}
+
+/// A door closing (a patch) makes the planner route around it, and closing the only way makes
+/// the goal unreachable at once.
+#[test]
+fn patches_change_the_route() {
+    let rows = [
+        "@@@@@@@@@@@@@@@@@@@@",
+        "@........@.........@",
+        "@........@.........@",
+        "@..................@",
+        "@..................@",
+        "@........@.........@",
+        "@..................@",
+        "@..................@",
+        "@@@@@@@@@@@@@@@@@@@@",
+    ];
+    let map = map_from_rows(&rows, 10);
+    let mut p = planner(map.clone(), 0.1, 0.3);
+    let o = map.info.origin;
+    let s = Pose2::new(o.x + 1.5, o.y + 3.0, 0.0);
+    let g = Pose2::new(o.x + 8.5, o.y + 3.0, 0.0);
+    assert!(plan(&p, s, g, true).is_ok());
+    // Close the upper door (drawing rows 3-4 = map rows 40..60, columns 90..100).
+    p.apply_patch(90, 40, 10, 20, &[100; 200]).unwrap();
+    let r = plan(&p, s, g, true).unwrap();
+    let mut patched = map.clone();
+    for y in 40..60 {
+        for x in 90..100 {
+            patched.data[y * map.info.width + x] = 100;
+        }
+    }
+    assert_footprint_free(&patched, &r, 0.1);
+    // Close the lower door too: unreachable.
+    p.apply_patch(90, 10, 10, 20, &[100; 200]).unwrap();
+    assert_eq!(plan(&p, s, g, true).unwrap_err().code, StatusCode::NoValidPath);
+}
