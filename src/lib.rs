@@ -21,6 +21,7 @@ pub mod lddb;
 pub mod map;
 pub mod map_diff;
 pub mod map_io;
+pub mod params;
 pub mod planner;
 pub mod render;
 #[cfg(feature = "ros")]

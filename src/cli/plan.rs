@@ -3,6 +3,7 @@
 use super::{CliError, CliResult};
 use crate::geometry::Pose2;
 use crate::map_io::load_map_file;
+use crate::params::NodeParams;
 use crate::planner::{Budget, Planner, PlannerConfig};
 use crate::render::{auto_scale, crop_map, known_window, render_layers, ORANGE, RED};
 use std::path::PathBuf;
@@ -19,6 +20,9 @@ pub struct PlanArgs {
     /// Goal `X,Y` or `X,Y,YAW`; without YAW the final heading is free.
     #[arg(long, value_parser = parse_goal, allow_hyphen_values = true)]
     pub goal: (Pose2, bool),
+    /// A ROS 2 parameters file (`config/planner.yaml`); the flags below override it.
+    #[arg(long)]
+    pub params: Option<PathBuf>,
     /// Robot radius (map units).
     #[arg(long)]
     pub robot_radius: Option<f64>,
@@ -59,7 +63,10 @@ pub fn parse_goal(s: &str) -> Result<(Pose2, bool), String> {
 
 /// Runs `blockstar plan`.
 pub fn run(args: &PlanArgs) -> CliResult {
-    let mut config = PlannerConfig::default();
+    let mut config = match &args.params {
+        Some(path) => NodeParams::from_yaml_file(path, "planner_node")?.planner,
+        None => PlannerConfig::default(),
+    };
     if let Some(r) = args.robot_radius {
         config.robot_radius = r;
     }

@@ -3,4 +3,3 @@
 
 pub mod convert;
 pub mod node;
-pub mod params;

@@ -8,10 +8,10 @@
 //! status says SUPERSEDED) and waits as the single pending goal (latest wins; bounded queues).
 
 use super::convert::{goal_from_msg, map_from_msg, path_to_msg, pose_from_msg, status_to_msg, trajectory_to_msg};
-use super::params::{NodeParams, ParamValue};
 use crate::geometry::Pose2;
 use crate::map::OccupancyMap;
 use crate::map_io::load_map_file;
+use crate::params::{NodeParams, ParamValue};
 use crate::planner::{Budget, Plan, PlanError, Planner, StatusCode};
 use futures::StreamExt;
 use r2r::blockstar_planner_msgs::msg as bs;
@@ -135,7 +135,9 @@ impl NodeState {
         let mut planner = self.planner.clone();
         let done = self.done.clone();
         tokio::task::spawn_blocking(move || {
-            let result = planner.set_map(map).map(|()| planner);
+            // Same geometry as the held map (SLAM republishing the whole grid): only the changed
+            // area is re-derived; otherwise everything is built anew.
+            let result = planner.update_map(map).map(|_| planner);
             let _ = done.send(Done::Map(result));
         });
     }

@@ -65,6 +65,16 @@ impl NodeParams {
         float("min_turning_radius", &mut p.planner.min_turning_radius)?;
         float("path_spacing", &mut p.planner.path_spacing)?;
         float("max_planning_time", &mut p.planner.max_planning_time)?;
+        float("turn_penalty", &mut p.planner.turn_penalty)?;
+        for (name, target) in
+            [("heading_bins", &mut p.planner.heading_bins), ("neighbourhood", &mut p.planner.neighbourhood)]
+        {
+            match lookup(name) {
+                None => {}
+                Some(ParamValue::Integer(v)) if v > 0 => *target = v as usize,
+                Some(other) => return Err(wrong(name, "a positive integer", &other)),
+            }
+        }
         match lookup("allow_unknown") {
             None => {}
             Some(ParamValue::Bool(b)) => p.planner.allow_unknown = b,
@@ -95,8 +105,63 @@ impl NodeParams {
     }
 }
 
+impl NodeParams {
+    /// Reads a ROS 2 parameters file (`<node>: ros__parameters: {...}`, the format of
+    /// `--params-file`), taking the first node whose name is `node_name`, `/**` or ends with
+    /// `/<node_name>`; missing parameters keep their defaults. Fails with `INVALID_INPUT` on an
+    /// unreadable or malformed file, or a bad value (see [`NodeParams::from_lookup`]).
+    pub fn from_yaml_file(path: &std::path::Path, node_name: &str) -> Result<Self, PlanError> {
+        let bad = |m: String| PlanError::new(StatusCode::InvalidInput, format!("{}: {m}", path.display()));
+        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        let doc: serde_yaml::Value = serde_yaml::from_str(&text).map_err(|e| bad(format!("YAML: {e}")))?;
+        let nodes = doc.as_mapping().ok_or_else(|| bad("not a mapping of node names".into()))?;
+        let suffix = format!("/{node_name}");
+        let params = nodes
+            .iter()
+            .find(|(k, _)| k.as_str().is_some_and(|k| k == node_name || k == "/**" || k.ends_with(&suffix)))
+            .and_then(|(_, v)| v.get("ros__parameters"))
+            .and_then(|v| v.as_mapping())
+            .ok_or_else(|| bad(format!("no `{node_name}: ros__parameters:` section")))?;
+        Self::from_lookup(|name| {
+            params.get(name).map(|v| match v {
+                serde_yaml::Value::Bool(b) => ParamValue::Bool(*b),
+                serde_yaml::Value::Number(n) if n.is_i64() => ParamValue::Integer(n.as_i64().unwrap_or_default()),
+                serde_yaml::Value::Number(n) => ParamValue::Double(n.as_f64().unwrap_or(f64::NAN)),
+                serde_yaml::Value::String(s) => ParamValue::String(s.clone()),
+                serde_yaml::Value::Null => ParamValue::String(String::new()),
+                _ => ParamValue::Other("a list or mapping"),
+            })
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_bundled_params_file_reads() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/planner.yaml");
+        let p = super::NodeParams::from_yaml_file(&path, "planner_node").unwrap();
+        assert_eq!(p.global_frame, "map");
+        assert!(p.planner.robot_radius > 0.0);
+        let dir = std::env::temp_dir().join(format!("blockstar-params-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("p.yaml");
+        std::fs::write(&f, "/**:\n  ros__parameters:\n    robot_radius: 1\n    heading_bins: 16\n").unwrap();
+        let p = super::NodeParams::from_yaml_file(&f, "planner_node").unwrap();
+        assert_eq!((p.planner.robot_radius, p.planner.heading_bins), (1.0, 16));
+        std::fs::write(&f, "planner_node:\n  ros__parameters:\n    robot_radius: [1]\n").unwrap();
+        assert!(super::NodeParams::from_yaml_file(&f, "planner_node").is_err());
+        std::fs::write(&f, "other:\n  ros__parameters: {}\n").unwrap();
+        assert!(super::NodeParams::from_yaml_file(&f, "planner_node").is_err());
+        std::fs::write(&f, "planner_node:\n  ros__parameters:\n    heading_bins: 12\n").unwrap();
+        assert!(super::NodeParams::from_yaml_file(&f, "planner_node").is_err());
+        assert!(super::NodeParams::from_yaml_file(&dir.join("missing.yaml"), "planner_node").is_err());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
+
+#[cfg(test)]
+mod lookup_tests {
     use super::*;
     use std::collections::HashMap;
 
