@@ -34,6 +34,9 @@ step clippy-ros cargo clippy --all-targets --features ros -- -D warnings
 step build-ros cargo build --features ros --bins
 step test-ros-unit cargo test --features ros --lib ros::
 step pytest-ros python -m pytest tests/ros -v -p no:cacheprovider
+# Coverage-guided fuzzing of every parser of outside input, a short bounded run of each target
+# (a longer run: scripts/fuzz.sh 600).
+step fuzz bash scripts/fuzz.sh 10
 
 if [ ${#failed[@]} -gt 0 ]; then
     echo "test.sh: FAILED steps: ${failed[*]}"
