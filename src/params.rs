@@ -28,11 +28,19 @@ pub struct NodeParams {
     pub global_frame: String,
     /// `map_file`: a map_server YAML (or Moving AI `.map`) loaded at start-up; empty for none.
     pub map_file: String,
+    /// `publish_clearance`: publish the obstacle distance as an `OccupancyGrid` on `~/clearance`
+    /// (scaled for RViz) whenever the map changes.
+    pub publish_clearance: bool,
 }
 
 impl Default for NodeParams {
     fn default() -> Self {
-        Self { planner: PlannerConfig::default(), global_frame: "map".into(), map_file: String::new() }
+        Self {
+            planner: PlannerConfig::default(),
+            global_frame: "map".into(),
+            map_file: String::new(),
+            publish_clearance: false,
+        }
     }
 }
 
@@ -75,10 +83,14 @@ impl NodeParams {
                 Some(other) => return Err(wrong(name, "a positive integer", &other)),
             }
         }
-        match lookup("allow_unknown") {
-            None => {}
-            Some(ParamValue::Bool(b)) => p.planner.allow_unknown = b,
-            Some(other) => return Err(wrong("allow_unknown", "a bool", &other)),
+        for (name, target) in
+            [("allow_unknown", &mut p.planner.allow_unknown), ("publish_clearance", &mut p.publish_clearance)]
+        {
+            match lookup(name) {
+                None => {}
+                Some(ParamValue::Bool(b)) => *target = b,
+                Some(other) => return Err(wrong(name, "a bool", &other)),
+            }
         }
         match lookup("occupied_threshold") {
             None => {}

@@ -7,7 +7,10 @@
 //! arriving while a plan is computed. A newer goal raises the running plan's cancel flag (its
 //! status says SUPERSEDED) and waits as the single pending goal (latest wins; bounded queues).
 
-use super::convert::{goal_from_msg, map_from_msg, path_to_msg, pose_from_msg, status_to_msg, trajectory_to_msg};
+use super::convert::{
+    goal_from_msg, map_from_msg, map_to_msg, path_to_msg, pose_from_msg, status_to_msg, trajectory_to_msg,
+};
+use crate::clearance::display::Annotation;
 use crate::geometry::Pose2;
 use crate::map::OccupancyMap;
 use crate::map_io::load_map_file;
@@ -52,6 +55,8 @@ struct Outputs {
     path: r2r::Publisher<nav::Path>,
     trajectory: r2r::Publisher<bs::Trajectory>,
     status: r2r::Publisher<bs::PlannerStatus>,
+    /// `~/clearance`, when `publish_clearance` is set.
+    clearance: Option<r2r::Publisher<nav::OccupancyGrid>>,
     clock: r2r::Clock,
     frame: String,
     logger: String,
@@ -66,6 +71,22 @@ impl Outputs {
     fn publish<T: WrappedTypesupport + 'static>(&self, publisher: &r2r::Publisher<T>, msg: &T, what: &str) {
         if let Err(e) = publisher.publish(msg) {
             r2r::log_error!(&self.logger, "could not publish {what}: {e}");
+        }
+    }
+
+    /// Publishes the obstacle distance of the map `planner` holds on `~/clearance` (when enabled).
+    fn clearance(&mut self, planner: &Planner) {
+        if self.clearance.is_none() {
+            return;
+        }
+        let stamp = self.header().stamp;
+        let (Some(publisher), Some(m)) = (&self.clearance, planner.map()) else { return };
+        match crate::clearance::display::to_occupancy(&m.clearance, m.vehicle.capability, Annotation::Distance) {
+            Ok(mut grid) => {
+                grid.info.frame_id = self.frame.clone();
+                self.publish(publisher, &map_to_msg(&grid, stamp), "clearance");
+            }
+            Err(e) => r2r::log_error!(&self.logger, "cannot display the clearance: {e}"),
         }
     }
 
@@ -227,6 +248,7 @@ impl NodeState {
                     let i = &m.map.info;
                     r2r::log_info!(self.logger(), "map {}x{} at {} m/cell in use", i.width, i.height, i.resolution);
                 }
+                self.out.clearance(&planner);
                 self.planner = planner;
             }
             Done::Map(Err(e)) => {
@@ -293,6 +315,10 @@ pub fn run() -> Result<(), String> {
         path: node.create_publisher("/plan", latched_qos(1)).map_err(|x| e("/plan", x))?,
         trajectory: node.create_publisher("~/trajectory", latched_qos(1)).map_err(|x| e("~/trajectory", x))?,
         status: node.create_publisher("~/status", latched_qos(20)).map_err(|x| e("~/status", x))?,
+        clearance: match params.publish_clearance {
+            true => Some(node.create_publisher("~/clearance", latched_qos(1)).map_err(|x| e("~/clearance", x))?),
+            false => None,
+        },
         clock: r2r::Clock::create(r2r::ClockType::RosTime).map_err(|x| e("the clock", x))?,
         frame: params.global_frame.clone(),
         logger: logger.clone(),
@@ -316,6 +342,7 @@ pub fn run() -> Result<(), String> {
         out,
         done,
     };
+    state.out.clearance(&state.planner);
     r2r::log_info!(&logger, "ready");
     runtime.block_on(async move {
         // rcl's executor on its own thread: it only hands messages to the channels above.
