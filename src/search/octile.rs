@@ -35,21 +35,44 @@ pub fn octile_astar(
     grid: &Grid,
     start: (usize, usize),
     goal: (usize, usize),
+    should_stop: impl FnMut() -> bool,
+) -> Option<CellPath> {
+    octile_astar_admitting(
+        grid.width(),
+        grid.height(),
+        |x, y| grid.is_free(x as i64, y as i64),
+        start,
+        goal,
+        should_stop,
+    )
+}
+
+/// The same search over a `width x height` grid whose enterable cells are given by `admit`
+/// (for example "the vehicle fits here", Annotated A*). A diagonal move needs both cells it cuts
+/// past to be admitted. Returns `None` when an end is not admitted, no path exists or the search
+/// was stopped.
+pub fn octile_astar_admitting(
+    width: usize,
+    height: usize,
+    admit: impl Fn(usize, usize) -> bool,
+    start: (usize, usize),
+    goal: (usize, usize),
     mut should_stop: impl FnMut() -> bool,
 ) -> Option<CellPath> {
-    let w = grid.width();
-    let cells = w * grid.height();
-    let free = |x: usize, y: usize| grid.is_free(x as i64, y as i64);
-    if !free(start.0, start.1) || !free(goal.0, goal.1) {
+    let ok = |x: i64, y: i64| {
+        x >= 0 && y >= 0 && (x as usize) < width && (y as usize) < height && admit(x as usize, y as usize)
+    };
+    if !ok(start.0 as i64, start.1 as i64) || !ok(goal.0 as i64, goal.1 as i64) {
         return None;
     }
-    let idx = |x: usize, y: usize| y * w + x;
+    let cells = width * height;
     let mut g = vec![f64::INFINITY; cells];
     let mut parent = vec![u32::MAX; cells];
     let mut closed = vec![false; cells];
     let mut open = BinaryHeap::new();
-    g[idx(start.0, start.1)] = 0.0;
-    open.push((Reverse(OrdF64::new(octile_distance(start, goal))), idx(start.0, start.1) as u32));
+    let start_index = start.1 * width + start.0;
+    g[start_index] = 0.0;
+    open.push((Reverse(OrdF64::new(octile_distance(start, goal))), start_index as u32));
     let mut expansions = 0usize;
     while let Some((_, i)) = open.pop() {
         let i = i as usize;
@@ -57,13 +80,13 @@ pub fn octile_astar(
             continue;
         }
         closed[i] = true;
-        let (x, y) = (i % w, i / w);
+        let (x, y) = (i % width, i / width);
         if (x, y) == goal {
             let mut route = vec![(x, y)];
             let mut j = i;
             while parent[j] != u32::MAX {
                 j = parent[j] as usize;
-                route.push((j % w, j / w));
+                route.push((j % width, j / width));
             }
             route.reverse();
             return Some(CellPath { cells: route, length: g[i], expansions });
@@ -74,20 +97,19 @@ pub fn octile_astar(
         }
         for (dx, dy) in [(1i64, 0i64), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)] {
             let (nx, ny) = (x as i64 + dx, y as i64 + dy);
-            if grid.is_blocked(nx, ny) {
+            if !ok(nx, ny) {
                 continue;
             }
             let diagonal = dx != 0 && dy != 0;
-            if diagonal && (grid.is_blocked(x as i64 + dx, y as i64) || grid.is_blocked(x as i64, y as i64 + dy)) {
+            if diagonal && !(ok(nx, y as i64) && ok(x as i64, ny)) {
                 continue;
             }
-            let (nx, ny) = (nx as usize, ny as usize);
-            let j = idx(nx, ny);
+            let j = ny as usize * width + nx as usize;
             let ng = g[i] + if diagonal { SQRT2 } else { 1.0 };
             if ng < g[j] && !closed[j] {
                 g[j] = ng;
                 parent[j] = i as u32;
-                open.push((Reverse(OrdF64::new(ng + octile_distance((nx, ny), goal))), j as u32));
+                open.push((Reverse(OrdF64::new(ng + octile_distance((nx as usize, ny as usize), goal))), j as u32));
             }
         }
     }
