@@ -204,9 +204,17 @@ BIG = 2000
 
 
 def big_blocked(x, y):
-    # Open map with a closed 10x10 box around cell (1500, 1500): reaching its inside means
-    # exhausting the whole map, which takes long enough to be superseded or timed out.
-    return 1495 <= x <= 1505 and 1495 <= y <= 1505 and (x in (1495, 1505) or y in (1495, 1505))
+    # A serpentine: walls every 100 columns, open alternately at the top and at the bottom, so the
+    # far corner is reachable only along a ~200 m route of 40 turns. Planning it (a search over the
+    # whole 4 M-cell map, then refining 40 bends) takes long enough to be superseded or timed out
+    # (an unreachable goal would not do: the regions answer it at once).
+    if x % 100 != 50:
+        return False
+    k = x // 100
+    return y < 1900 if k % 2 == 0 else y >= 100
+
+
+FAR = (1990 * 0.05 + 0.025, 1950 * 0.05 + 0.025)
 
 
 @pytest.fixture(scope="module")
@@ -222,11 +230,10 @@ def test_newer_goal_supersedes_and_planning_runs_off_the_executor(big_grid):
         peer.wait_connected()
         peer.publish_map(big_grid, node)
         peer.set_start(1.0, 1.0, 0.0, node_proc=node)
-        boxed = (1500 * 0.05 + 0.025, 1500 * 0.05 + 0.025)
-        a = peer.send_goal(*boxed)
+        a = peer.send_goal(*FAR)
         peer.spin(0.2)  # a is being planned now
-        b = peer.send_goal(*boxed)
-        c = peer.send_goal(3.0, 2.0)
+        b = peer.send_goal(*FAR)
+        c = peer.send_goal(2.0, 3.0)
         # While a is searched, the node keeps receiving: b is superseded by c right away.
         sb = peer.wait_status(b, timeout=60)
         sa = peer.wait_status(a, timeout=60)
@@ -248,7 +255,7 @@ def test_time_budget_gives_timeout(big_grid):
         peer.wait_connected()
         peer.publish_map(big_grid, node)
         peer.set_start(1.0, 1.0, 0.0, node_proc=node)
-        status = peer.wait_status(peer.send_goal(1500 * 0.05 + 0.025, 1500 * 0.05 + 0.025), timeout=60)
+        status = peer.wait_status(peer.send_goal(*FAR), timeout=60)
         assert status.code == S.TIMEOUT, status.message
         assert node.alive()
     finally:
