@@ -33,7 +33,7 @@ use super::chain::{curve_cost, link, link_cost_estimate, PoseChain};
 use super::footprint::{sampled_radius, CollisionMap, SEARCH_MARGIN};
 use super::lattice::{Lattice, LatticeRect};
 use super::params::Directional;
-use super::search::{directional_astar, Outcome, Source, Target, TargetPose};
+use super::search::{directional_astar, directional_astar_below, Outcome, Source, Target, TargetPose};
 use super::verify::{verify_trajectory, VerifyError};
 use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::search::OrdF64;
@@ -585,6 +585,12 @@ pub fn refine(
                         break;
                     }
                 }
+                Outcome::Exhausted(e) => {
+                    // A wider window would expand the same states.
+                    stats.expansions += e;
+                    outcome = format!("failed {} windows (nothing more reachable)", attempt + 1);
+                    break;
+                }
             }
             margin *= 2;
         }
@@ -599,6 +605,7 @@ pub fn refine(
     let free_space = crate::curves::dubins_shortest(start, goal, p.turning_radius).map_or(0.0, |d| d.length());
     let bound = guide_len.max(if goal_heading_free { 0.0 } else { free_space });
     let loopy = chain.is_some() && c > bound + std::f64::consts::PI * p.turning_radius;
+    let mut exhausted = false;
     if (loopy || chain.is_none()) && short {
         let t = Instant::now();
         let mut cells: Vec<(i64, i64)> =
@@ -608,22 +615,31 @@ pub fn refine(
         let window = LatticeRect::around(cells, p.margin(), &lattice);
         let src = [Source { pose: start, g: 0.0, wide: true }];
         let target = Target::Pose { pose: goal, free: goal_heading_free };
-        let outcome = match directional_astar(ctx, map, window, p.repair_neighbourhood, &src, target, should_stop) {
-            Outcome::Found(found) => {
-                stats.expansions += found.expansions;
-                if found.cost < c {
-                    chain = Some((found.poses, "loop_repair"));
-                    format!("cost {:.2} instead of {c:.2}", found.cost)
-                } else {
-                    format!("no better (cost {:.2})", found.cost)
+        // Only a cheaper way is of use, so the search stops once it cannot beat the chain in hand.
+        let outcome =
+            match directional_astar_below(ctx, map, window, p.repair_neighbourhood, &src, target, c, should_stop) {
+                Outcome::Found(found) => {
+                    stats.expansions += found.expansions;
+                    if found.cost < c {
+                        chain = Some((found.poses, "loop_repair"));
+                        format!("cost {:.2} instead of {c:.2}", found.cost)
+                    } else {
+                        format!("no better (cost {:.2})", found.cost)
+                    }
                 }
-            }
-            Outcome::Stopped => return Err(RefineError::Stopped),
-            Outcome::NoPath(e) => {
-                stats.expansions += e;
-                "nothing in the window".to_string()
-            }
-        };
+                Outcome::Stopped => return Err(RefineError::Stopped),
+                Outcome::NoPath(e) => {
+                    stats.expansions += e;
+                    "nothing cheaper in the window".to_string()
+                }
+                Outcome::Exhausted(e) => {
+                    stats.expansions += e;
+                    // Nothing reachable from the start left the window: the full search (same
+                    // neighbourhood, same start and goal) would expand the same states.
+                    exhausted = p.repair_neighbourhood == p.fallback_neighbourhood;
+                    "nothing reachable from the start leads to the goal".to_string()
+                }
+            };
         stage(&mut stats, "loop_repair", t, outcome);
     }
 
@@ -634,6 +650,11 @@ pub fn refine(
     let mut tried_full = false;
     loop {
         if candidates.is_empty() {
+            if exhausted {
+                return Err(RefineError::NoPath(
+                    "smoothing failed and no state reachable from the start leads to the goal".into(),
+                ));
+            }
             if tried_full {
                 return Err(RefineError::NoPath("smoothing, window repair and the full search all failed".into()));
             }
@@ -649,7 +670,7 @@ pub fn refine(
                     candidates.push((found.poses, "full_search"));
                 }
                 Outcome::Stopped => return Err(RefineError::Stopped),
-                Outcome::NoPath(e) => {
+                Outcome::NoPath(e) | Outcome::Exhausted(e) => {
                     stats.expansions += e;
                     stage(&mut stats, "full_search", t, format!("no path after {e} expansions"));
                     continue;
@@ -786,7 +807,7 @@ pub fn full_search(
     ) {
         Outcome::Found(f) => f,
         Outcome::Stopped => return Err(RefineError::Stopped),
-        Outcome::NoPath(e) => {
+        Outcome::NoPath(e) | Outcome::Exhausted(e) => {
             return Err(RefineError::NoPath(format!("{} found nothing after {e} expansions", neighbourhood.name())))
         }
     };

@@ -287,3 +287,65 @@ fn sixteen_bins_and_directional_48_on_an_open_field() {
         assert!(r.stats.expansions > 0);
     }
 }
+
+#[test]
+fn a_search_that_runs_out_of_states_inside_its_window_says_so_and_a_clipped_one_does_not() {
+    use super::lattice::{Lattice, LatticeRect};
+    use super::search::{directional_astar, directional_astar_below, Outcome, Source, Target};
+    // A closed room holding the start; the goal outside it.
+    let mut g = Grid::new_free(100, 100).unwrap();
+    for k in 10..=50 {
+        for (x, y) in [(k, 10), (k, 50), (10, k), (50, k)] {
+            g.set_blocked(x, y, true).unwrap();
+        }
+    }
+    let map = CollisionMap::new(&g);
+    let c = ctx(4.0, 1.0);
+    let lattice = Lattice::new(100, 100, c.params().spacing());
+    let start = [Source { pose: Pose2::new(30.5, 30.5, 0.0), g: 0.0, wide: true }];
+    let outside = Target::Pose { pose: Pose2::new(80.5, 80.5, 0.0), free: false };
+    let search = |window: LatticeRect| {
+        directional_astar(&c, &map, window, Neighbourhood::Directional24, &start, outside, &mut || false)
+    };
+    let cell = |x: f64, y: f64| lattice.cell_of(Point2::new(x, y));
+    // The whole lattice, or a window holding the room: nothing reachable leaves the room.
+    assert!(matches!(search(LatticeRect::all(&lattice)), Outcome::Exhausted(e) if e > 0));
+    let room = LatticeRect::around([cell(8.0, 8.0), cell(52.0, 52.0)], 0, &lattice);
+    assert!(matches!(search(room), Outcome::Exhausted(e) if e > 0));
+    // A window smaller than the room cuts the search: that is no proof.
+    let small = LatticeRect::around([cell(24.0, 24.0), cell(36.0, 36.0)], 0, &lattice);
+    assert!(matches!(search(small), Outcome::NoPath(_)));
+    // With the wall opened the goal is found; below its cost, it is not (and that is no proof).
+    let mut open = g.clone();
+    for y in 26..=34 {
+        open.set_blocked(50, y, false).unwrap();
+    }
+    let map = CollisionMap::new(&open);
+    let all = LatticeRect::all(&lattice);
+    let found = match directional_astar(&c, &map, all, Neighbourhood::Directional24, &start, outside, &mut || false) {
+        Outcome::Found(f) => f,
+        other => panic!("expected a path, got {other:?}"),
+    };
+    let below = directional_astar_below(
+        &c,
+        &map,
+        all,
+        Neighbourhood::Directional24,
+        &start,
+        outside,
+        found.cost - 1e-6,
+        &mut || false,
+    );
+    assert!(matches!(below, Outcome::NoPath(_)), "{below:?}");
+    let above = directional_astar_below(
+        &c,
+        &map,
+        all,
+        Neighbourhood::Directional24,
+        &start,
+        outside,
+        found.cost + 1e-6,
+        &mut || false,
+    );
+    assert!(matches!(above, Outcome::Found(ref f) if (f.cost - found.cost).abs() < 1e-9), "{above:?}");
+}
