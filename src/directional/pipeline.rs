@@ -20,7 +20,9 @@
 //!    cost shows a loop (more than half a turning circle over the larger of the guide's length
 //!    and the free-space Dubins length, typically a start or goal heading against the guide), one
 //!    windowed Directional A* from the exact start to the exact
-//!    goal around the whole guide replaces steps 3-4 (`loop_repair`); it is kept only if cheaper.
+//!    goal around the whole guide replaces steps 3-4 (`loop_repair`); it is kept only if cheaper,
+//!    and stops as soon as it cannot be. When smoothing found nothing the search covers the whole
+//!    lattice instead, so that its failure settles step 5 too.
 //! 5. If every repair fails, a full Directional A* from the exact start to the exact goal, within
 //!    the time budget.
 //! 6. Final smoothing: a pose is dropped wherever the curve between its neighbours is
@@ -612,7 +614,14 @@ pub fn refine(
             points.iter().map(|q| lattice.cell_of(Point2::new(q.cell.0 as f64 + 0.5, q.cell.1 as f64 + 0.5))).collect();
         cells.push(lattice.cell_of(start.point()));
         cells.push(lattice.cell_of(goal.point()));
-        let window = LatticeRect::around(cells, p.margin(), &lattice);
+        // Without a chain in hand the search must settle whether any path exists, and a window
+        // that cuts it would only be repeated by the full search: search the whole lattice
+        // (the heuristic keeps a short path's search local all the same).
+        let window = if chain.is_none() && p.repair_neighbourhood == p.fallback_neighbourhood {
+            LatticeRect::all(&lattice)
+        } else {
+            LatticeRect::around(cells, p.margin(), &lattice)
+        };
         let src = [Source { pose: start, g: 0.0, wide: true }];
         let target = Target::Pose { pose: goal, free: goal_heading_free };
         // Only a cheaper way is of use, so the search stops once it cannot beat the chain in hand.
