@@ -1,5 +1,7 @@
 //! The hybrid refinement pipeline: Pinter's six steps, made robust.
 //!
+//! 0. Beyond Pinter: when the shortest curve from the start to the goal is collision-free it is
+//!    the answer (no legal curve is shorter), found with one sweep.
 //! 1. The any-angle path (input) is walked into "path points": the centres of the grid cells it
 //!    crosses every `lattice_spacing` cells (Pinter's path cells, on the path itself so they keep
 //!    its clearance).
@@ -47,7 +49,7 @@ use std::time::Instant;
 /// Time and outcome of one pipeline stage.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct StageStat {
-    /// Stage name (`path_points`, `smoothing_forward`, `smoothing_backward`, `window_repair`,
+    /// Stage name (`direct`, `path_points`, `smoothing_forward`, `smoothing_backward`, `window_repair`,
     /// `loop_repair`, `full_search`, `final_smoothing`, `verify`).
     pub name: &'static str,
     /// Wall-clock time (ms).
@@ -65,8 +67,8 @@ pub struct RefineStats {
     pub path_points: usize,
     /// Directional A* expansions (window repairs and full search).
     pub expansions: usize,
-    /// Which stage produced the chain: `smoothing`, `window_repair`, `loop_repair` or
-    /// `full_search`.
+    /// Which stage produced the chain: `direct` (the shortest curve was free), `smoothing`,
+    /// `window_repair`, `loop_repair` or `full_search`.
     pub solved_by: &'static str,
     /// Poses in the chain before and after final smoothing.
     pub poses_before_smoothing: usize,
@@ -428,6 +430,43 @@ const REPAIR_HEADINGS: usize = 3;
 /// holding the whole of it.
 const SHORT_PATH_RADII: f64 = 20.0;
 
+/// Step 0: the shortest curve from `start` to `goal` (Dubins, or arc then line when
+/// `goal_heading_free`), returned verified when it is collision-free: no legal curve is shorter,
+/// so no guide or search can improve on it. Costs one curve and one sweep, so a caller may try it
+/// before computing a guide at all. `None` when it collides (or, never seen, fails verification);
+/// the stages it ran are appended to `stats` either way. Start and goal are taken as valid
+/// (finite, footprint free), as [`refine`] checks.
+pub fn direct_curve(
+    ctx: &Directional,
+    map: &CollisionMap,
+    start: Pose2,
+    goal: Pose2,
+    goal_heading_free: bool,
+    stats: &mut RefineStats,
+) -> Option<Refined> {
+    let p = ctx.params();
+    let t = Instant::now();
+    let segs = link(start, goal, goal_heading_free, p.turning_radius)?;
+    if !map.sweep_free(&segs, p.footprint_radius, SEARCH_MARGIN) {
+        stats.stages.push(StageStat { name: "direct", ms: ms_since(t), outcome: "the shortest curve collides".into() });
+        return None;
+    }
+    stats.stages.push(StageStat { name: "direct", ms: ms_since(t), outcome: "the shortest curve is free".into() });
+    let t = Instant::now();
+    let traj = Trajectory { segments: segs, min_turning_radius: p.turning_radius };
+    if let Err(e) = verify_trajectory(map, &traj, p.footprint_radius, p.turning_radius, start, goal, goal_heading_free)
+    {
+        stats.stages.push(StageStat { name: "verify", ms: ms_since(t), outcome: format!("failed: {e}") });
+        return None;
+    }
+    stats.stages.push(StageStat { name: "verify", ms: ms_since(t), outcome: "passed".into() });
+    stats.solved_by = "direct";
+    stats.poses_before_smoothing = 2;
+    stats.poses_after_smoothing = 2;
+    let chain = PoseChain { poses: vec![start, goal], goal_free: goal_heading_free };
+    Some(Refined { trajectory: traj, chain, stats: std::mem::take(stats) })
+}
+
 /// Refines an any-angle path into a verified turning-radius-legal trajectory (cell units).
 ///
 /// `waypoints` is the any-angle path in cell units (from any any-angle planner; start and goal
@@ -465,6 +504,10 @@ pub fn refine(
     let stage = |stats: &mut RefineStats, name: &'static str, t: Instant, outcome: String| {
         stats.stages.push(StageStat { name, ms: ms_since(t), outcome });
     };
+
+    if let Some(r) = direct_curve(ctx, map, start, goal, goal_heading_free, &mut stats) {
+        return Ok(r);
+    }
 
     let t = Instant::now();
     let lattice = Lattice::new(map.width(), map.height(), p.spacing());

@@ -61,7 +61,21 @@ fn open_field_is_one_dubins_curve() {
     check(&g, &r.trajectory, 6.0, 1.5, s, e, false);
     let best = crate::curves::dubins_shortest(s, e, 6.0).unwrap().length();
     assert!((r.trajectory.length() - best).abs() < 1e-6, "{} vs {best}", r.trajectory.length());
+    // The free shortest curve is taken before any smoothing.
+    assert_eq!(r.stats.solved_by, "direct");
+}
+
+#[test]
+fn smoothing_solves_an_open_field_with_a_post_in_the_way_of_the_shortest_curve() {
+    // A post on the straight line: the direct curve collides, smoothing follows the guide round
+    // it, and the result is never shorter than the (blocked) shortest curve.
+    let g = grid_from(80, 40, |x, y| (38..=41).contains(&x) && (18..=21).contains(&y));
+    let (s, e) = (Pose2::new(8.5, 20.5, 0.0), Pose2::new(72.5, 20.5, 0.0));
+    let r = run(&g, 6.0, 1.5, s, e, false).unwrap();
+    check(&g, &r.trajectory, 6.0, 1.5, s, e, false);
     assert_eq!(r.stats.solved_by, "smoothing");
+    assert!(r.stats.stages.iter().any(|st| st.name == "direct" && st.outcome.contains("collides")));
+    assert!(r.trajectory.length() > 64.0 + 1e-6);
 }
 
 /// A grid from a predicate over cells.
