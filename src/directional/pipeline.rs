@@ -432,7 +432,8 @@ const SHORT_PATH_RADII: f64 = 20.0;
 
 /// Step 0: the shortest curve from `start` to `goal` (Dubins, or arc then line when
 /// `goal_heading_free`), returned verified when it is collision-free: no legal curve is shorter,
-/// so no guide or search can improve on it. Costs one curve and one sweep, so a caller may try it
+/// so no guide or search can improve on it (only without a turn penalty, under which a longer
+/// curve may cost less: then `None` at once). Costs one curve and one sweep, so a caller may try it
 /// before computing a guide at all. `None` when it collides (or, never seen, fails verification);
 /// the stages it ran are appended to `stats` either way. Start and goal are taken as valid
 /// (finite, footprint free), as [`refine`] checks.
@@ -445,6 +446,10 @@ pub fn direct_curve(
     stats: &mut RefineStats,
 ) -> Option<Refined> {
     let p = ctx.params();
+    if p.turn_penalty > 0.0 {
+        // Under a turn penalty the shortest curve need not be the cheapest one.
+        return None;
+    }
     let t = Instant::now();
     let segs = link(start, goal, goal_heading_free, p.turning_radius)?;
     if !map.sweep_free(&segs, p.footprint_radius, SEARCH_MARGIN) {
@@ -473,8 +478,10 @@ pub fn direct_curve(
 /// included or not, it is only a guide). `start` is the exact start pose; `goal` the goal pose,
 /// whose heading is ignored when `goal_heading_free`. `ctx` holds the parameters and tables and
 /// `map` the cells the vehicle may not enter. `should_stop` is polled between and inside stages.
+/// A goal at the start's place with another heading (turning round) is planned as a loop.
 ///
-/// Fails with [`RefineError`]: invalid input, start or goal blocked, no path (every stage
+/// Fails with [`RefineError`]: invalid input (including a goal equal to the start, or at its
+/// place with a free heading: nothing to drive), start or goal blocked, no path (every stage
 /// failed), stopped, or verification failed (never returns a trajectory that fails it).
 pub fn refine(
     ctx: &Directional,
@@ -490,8 +497,9 @@ pub fn refine(
     if !start.is_finite() || !goal.is_finite() || waypoints.iter().any(|w| !w.is_finite()) {
         return Err(RefineError::InvalidInput("a pose or waypoint is not finite".into()));
     }
-    if start.point().distance(goal.point()) < 1e-9 {
-        return Err(RefineError::InvalidInput("start and goal are at the same place".into()));
+    let same_place = start.point().distance(goal.point()) < 1e-9;
+    if same_place && (goal_heading_free || normalize_angle(goal.yaw - start.yaw).abs() < 1e-9) {
+        return Err(RefineError::InvalidInput("start and goal coincide: there is nothing to drive".into()));
     }
     let rho = sampled_radius(p.footprint_radius) + SEARCH_MARGIN;
     if !map.disk_free(start.point(), rho) {
@@ -506,6 +514,14 @@ pub fn refine(
     };
 
     if let Some(r) = direct_curve(ctx, map, start, goal, goal_heading_free, &mut stats) {
+        return Ok(r);
+    }
+    if same_place {
+        // Turning round on the spot: a guide of no length says nothing, so the whole lattice is
+        // searched for a loop.
+        let mut r = full_search(ctx, map, start, goal, false, p.fallback_neighbourhood, should_stop)?;
+        stats.stages.append(&mut r.stats.stages);
+        r.stats.stages = stats.stages;
         return Ok(r);
     }
 

@@ -363,3 +363,27 @@ fn a_search_that_runs_out_of_states_inside_its_window_says_so_and_a_clipped_one_
     );
     assert!(matches!(above, Outcome::Found(ref f) if (f.cost - found.cost).abs() < 1e-9), "{above:?}");
 }
+
+#[test]
+fn turning_round_on_the_spot_is_a_verified_loop_and_a_blocked_loop_is_searched_around() {
+    let c = ctx(6.0, 1.5);
+    let s = Pose2::new(40.5, 40.5, 0.0);
+    let back = Pose2::new(40.5, 40.5, PI);
+    let g = Grid::new_free(80, 80).unwrap();
+    let map = CollisionMap::new(&g);
+    let r = refine(&c, &map, &[], s, back, false, &mut || false).unwrap();
+    check(&g, &r.trajectory, 6.0, 1.5, s, back, false);
+    let best = crate::curves::dubins_shortest(s, back, 6.0).unwrap();
+    assert!((r.trajectory.length() - best.length()).abs() < 1e-6);
+    // Block the middle of that loop: the search finds another one, longer.
+    let mid = r.trajectory.pose_at(r.trajectory.length() / 2.0).unwrap();
+    let blocked = grid_from(80, 80, |x, y| (x - mid.x as i64).abs() <= 1 && (y - mid.y as i64).abs() <= 1);
+    let map = CollisionMap::new(&blocked);
+    let r2 = refine(&c, &map, &[], s, back, false, &mut || false).unwrap();
+    check(&blocked, &r2.trajectory, 6.0, 1.5, s, back, false);
+    assert!(r2.trajectory.length() > best.length() + 1e-6);
+    assert_eq!(r2.stats.solved_by, "full_search");
+    // Same place and heading, or a free heading: nothing to drive.
+    assert!(matches!(refine(&c, &map, &[], s, s, false, &mut || false), Err(RefineError::InvalidInput(_))));
+    assert!(matches!(refine(&c, &map, &[], s, back, true, &mut || false), Err(RefineError::InvalidInput(_))));
+}
