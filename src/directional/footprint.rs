@@ -48,8 +48,8 @@ pub struct CollisionMap {
     /// the exact test for most samples), when prepared for a footprint.
     safe: Vec<bool>,
     safe_radius: f64,
-    /// `clear[y * width + x]`: a lower bound on the distance from any point of cell `(x, y)` to
-    /// the nearest blocked cell (or the outside), in cells. A sweep skips every sample that lies
+    /// `clear[y * width + x]`: a lower bound on the distance from the centre of cell `(x, y)` to
+    /// the centre of the nearest blocked cell (or outside cell), in cells. A sweep skips every sample that lies
     /// closer along the curve than this bound's excess over the disk radius (arc length bounds
     /// the straight distance), so only samples near obstacles pay for the exact disk test.
     clear: Vec<f32>,
@@ -74,23 +74,26 @@ impl CollisionMap {
                 out[x + 1] = n;
             }
         }
-        // Centre-to-centre obstacle distances (outside counted blocked); a point of the cell lies
-        // within half a diagonal of its centre and a blocked square within half a diagonal of
-        // its centre, hence the bound. The small extra keeps f32 rounding on the safe side.
+        // Centre-to-centre obstacle distances (outside counted blocked, capped values are lower
+        // bounds); the small extra keeps f32 rounding on the safe side.
         let field = crate::clearance::distance::DistanceField::new(w, h, cells, CLEARANCE_CAP);
-        let clear =
-            field.values().iter().map(|&d2| (f64::from(d2).sqrt() - std::f64::consts::SQRT_2 - 1e-3) as f32).collect();
+        let clear = field.values().iter().map(|&d2| (f64::from(d2).sqrt() - 1e-3) as f32).collect();
         Self { width: w, height: h, prefix, safe: Vec::new(), safe_radius: -1.0, clear }
     }
 
     /// A lower bound on the distance from `p` to the nearest blocked cell or the outside
     /// (negative when unknown or small).
+    ///
+    /// From the centre distance `d` of `p`'s cell: the nearest blocked square's centre lies at
+    /// least `d - |p - centre|` from `p`, and its points within half a diagonal of that centre.
     #[inline]
     fn clearance_at(&self, p: Point2) -> f64 {
         if p.x >= 0.0 && p.y >= 0.0 {
             let (x, y) = (p.x as usize, p.y as usize);
             if x < self.width && y < self.height {
-                return f64::from(self.clear[y * self.width + x]);
+                let (dx, dy) = (p.x - x as f64 - 0.5, p.y - y as f64 - 0.5);
+                let off = (dx * dx + dy * dy).sqrt();
+                return f64::from(self.clear[y * self.width + x]) - off - std::f64::consts::FRAC_1_SQRT_2;
             }
         }
         -1.0
