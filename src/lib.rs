@@ -8,6 +8,7 @@
 //! for the data flow and which module owns what.
 #![warn(missing_docs)]
 
+pub mod bag;
 pub mod block_astar;
 pub mod clearance;
 pub mod cli;
@@ -20,6 +21,10 @@ pub mod lddb;
 pub mod map;
 pub mod map_diff;
 pub mod map_io;
+pub mod params;
 pub mod planner;
+pub mod render;
+#[cfg(feature = "ros")]
+pub mod ros;
 pub mod search;
 pub mod trajectory;

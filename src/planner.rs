@@ -6,11 +6,11 @@
 //! World quantities are metres and radians in the map frame; the search works in cell units.
 
 use crate::block_astar::{BlockAStar, BlockGrid};
-use crate::clearance::{Capability, ClearanceConfig, ClearanceMap, Footprint, Vehicle};
+use crate::clearance::{Capability, ChangedRegion, ClearanceConfig, ClearanceMap, Footprint, PatchRect, Vehicle};
 use crate::directional::{self, CollisionMap, Directional, HeadingBins, Neighbourhood, RefineError, RefineParams};
 use crate::error::MapError;
 use crate::geometry::{Point2, Pose2};
-use crate::grid::Grid;
+use crate::grid::{CellRect, Grid};
 use crate::lddb::{Lddb, Metric};
 use crate::map::{OccupancyMap, Traversability, DEFAULT_MAX_MAP_CELLS};
 use crate::search::los::LosRule;
@@ -258,8 +258,9 @@ pub struct Plan {
     pub stats: PlanStats,
 }
 
-/// The map and what is derived from it; immutable once built, shared with in-flight plans.
-#[derive(Debug)]
+/// The map and what is derived from it. Plans in flight hold an `Arc` of it; updates copy it
+/// first when it is shared (copy-on-write), so a plan always sees one consistent map.
+#[derive(Debug, Clone)]
 pub struct PreparedMap {
     /// The occupancy map as received.
     pub map: OccupancyMap,
@@ -273,6 +274,16 @@ pub struct PreparedMap {
     pub blocks: BlockGrid,
     /// Directional A* parameters and tables for this map's resolution (`None`: turning radius 0).
     pub directional: Option<Arc<Directional>>,
+}
+
+/// What a map update changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapUpdate {
+    /// Bounding box of the cells whose traversability class changed (`None`: nothing changed).
+    pub changed: Option<CellRect>,
+    /// True when everything was derived anew (new geometry, or a change too large to pay for
+    /// local updates).
+    pub rebuilt: bool,
 }
 
 /// Extra radius (cells) of the vehicle mask over the footprint, so the footprint fits at every
@@ -323,11 +334,58 @@ impl PreparedMap {
         Ok(Self { map, clearance, vehicle, collision, blocks, directional })
     }
 
+    /// Brings the data derived from the clearance map (Block A* pattern codes, collision map)
+    /// up to date after the clearance map reported `changed`.
+    fn follow(&mut self, changed: &ChangedRegion, config: &PlannerConfig, lddb: &Lddb) -> Result<MapUpdate, PlanError> {
+        let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
+        let obstacles = self.map.to_grid(config.traversability());
+        let res = self.map.info.resolution;
+        if changed.rebuilt {
+            self.collision = CollisionMap::with_footprint(&obstacles, config.robot_radius / res);
+            let mask = self.clearance.vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
+            self.blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
+            return Ok(MapUpdate { changed: changed.cells, rebuilt: true });
+        }
+        if let Some(rect) = changed.cells {
+            self.collision.update_rect(&obstacles, rect).map_err(invalid)?;
+        }
+        let mask = self.clearance.vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
+        for m in changed.masks.iter().filter(|m| m.vehicle == self.vehicle) {
+            self.blocks.update_rect(mask, m.rect).map_err(|e| invalid(e.to_string()))?;
+        }
+        Ok(MapUpdate { changed: changed.cells, rebuilt: false })
+    }
+
     /// The grid the any-angle search runs on: free where the vehicle fits.
     pub fn vehicle_mask(&self) -> &Grid {
         // The vehicle was tracked when this map was prepared.
         self.clearance.vehicle_mask(&self.vehicle).expect("vehicle tracked at construction")
     }
+}
+
+/// Verifies a polyline trajectory (turning radius 0: the vehicle turns on the spot at corners, so
+/// headings may jump but positions may not): it runs from `s` to `g`, its pieces join, and the
+/// swept footprint of `radius` cells touches no blocked cell. Fails with `NO_VALID_PATH`.
+fn verify_polyline(map: &CollisionMap, t: &Trajectory, radius: f64, s: Pose2, g: Pose2) -> Result<(), PlanError> {
+    let fail = |m: String| {
+        Err(PlanError::new(StatusCode::NoValidPath, format!("the any-angle path failed verification: {m}")))
+    };
+    let (Some(first), Some(last)) = (t.segments.first(), t.segments.last()) else {
+        return fail("it is empty".into());
+    };
+    if first.start.point().distance(s.point()) > 1e-9 || last.end().point().distance(g.point()) > 1e-9 {
+        return fail("it does not join the start and the goal".into());
+    }
+    if let Some(i) = t.segments.windows(2).position(|w| w[0].end().point().distance(w[1].start.point()) > 1e-9) {
+        return fail(format!("segment {i} does not join the next one"));
+    }
+    if t.segments.iter().any(|seg| seg.curvature != 0.0 || !seg.length.is_finite()) {
+        return fail("it is not a polyline".into());
+    }
+    if !map.sweep_free(&t.segments, radius, directional::footprint::SEARCH_MARGIN) {
+        return fail("the footprint touches an obstacle".into());
+    }
+    Ok(())
 }
 
 /// Stage timings of one plan: each stage's time since the previous mark.
@@ -414,6 +472,72 @@ impl Planner {
         let prepared = PreparedMap::new(map, &self.config, &self.lddb, self.map.as_deref())?;
         self.map = Some(Arc::new(prepared));
         Ok(())
+    }
+
+    /// Applies a rectangular patch of occupancy values (`data` row-major, `width * height`
+    /// values, the meaning of `map_msgs/OccupancyGridUpdate`) to the held map and updates the
+    /// clearance annotations, regions, vehicle mask, Block A* pattern codes and collision map
+    /// locally. Fails with `NO_MAP` when no map is held, or `INVALID_INPUT` when the patch leaves
+    /// the map or `data` has the wrong length; nothing changes then.
+    pub fn apply_patch(
+        &mut self,
+        x: i64,
+        y: i64,
+        width: i64,
+        height: i64,
+        data: &[i8],
+    ) -> Result<MapUpdate, PlanError> {
+        let held = self.map.as_mut().ok_or_else(|| PlanError::new(StatusCode::NoMap, "no map to patch"))?;
+        let rect = PatchRect { x, y, width, height };
+        // Validate against the shared copy first, so a bad patch never triggers a copy.
+        let (w, h) = (held.map.info.width as i64, held.map.info.height as i64);
+        let fits = x >= 0
+            && y >= 0
+            && width > 0
+            && height > 0
+            && x.checked_add(width).is_some_and(|e| e <= w)
+            && y.checked_add(height).is_some_and(|e| e <= h);
+        if !fits || data.len() as i64 != width.saturating_mul(height) {
+            return Err(PlanError::new(
+                StatusCode::InvalidInput,
+                format!("patch {width}x{height} at ({x}, {y}) with {} values does not fit the {w}x{h} map", data.len()),
+            ));
+        }
+        let next = Arc::make_mut(held);
+        let changed = next
+            .clearance
+            .apply_patch(rect, data)
+            .map_err(|e| PlanError::new(StatusCode::InvalidInput, format!("patch rejected: {e}")))?;
+        let mw = next.map.info.width;
+        for (row, chunk) in data.chunks(width as usize).enumerate() {
+            let start = (y as usize + row) * mw + x as usize;
+            next.map.data[start..start + chunk.len()].copy_from_slice(chunk);
+        }
+        next.follow(&changed, &self.config, &self.lddb)
+    }
+
+    /// Replaces the held map with `map`. With the same geometry, only what differs is updated
+    /// (SLAM nodes republish the whole grid); otherwise, or with no map held, everything is
+    /// derived anew as by [`Planner::set_map`]. On error nothing changes.
+    pub fn update_map(&mut self, map: OccupancyMap) -> Result<MapUpdate, PlanError> {
+        let same_geometry =
+            self.map.as_ref().is_some_and(|m| m.map.info == map.info && m.map.data.len() == map.data.len());
+        if !same_geometry || map.data.len() != map.info.width * map.info.height {
+            let changed = Some(CellRect { x: 0, y: 0, width: map.info.width, height: map.info.height });
+            self.set_map(map)?;
+            return Ok(MapUpdate { changed, rebuilt: true });
+        }
+        let held = self.map.as_mut().expect("same geometry implies a held map");
+        if held.map.data == map.data {
+            return Ok(MapUpdate { changed: None, rebuilt: false });
+        }
+        let next = Arc::make_mut(held);
+        let changed = next
+            .clearance
+            .replace_map(&map)
+            .map_err(|e| PlanError::new(StatusCode::InvalidInput, format!("map rejected: {e}")))?;
+        next.map = map;
+        next.follow(&changed, &self.config, &self.lddb)
     }
 
     /// Replaces the parameters and re-derives the held map under them. On error nothing changes.
@@ -515,18 +639,7 @@ impl Planner {
             match &prepared.directional {
                 None => {
                     let t = Trajectory::polyline(&guide);
-                    directional::verify_trajectory(
-                        &prepared.collision,
-                        &t,
-                        self.config.robot_radius / info.resolution,
-                        0.0,
-                        s,
-                        g,
-                        true,
-                    )
-                    .map_err(|e| {
-                        PlanError::new(StatusCode::NoValidPath, format!("the any-angle path failed verification: {e}"))
-                    })?;
+                    verify_polyline(&prepared.collision, &t, self.config.robot_radius / info.resolution, s, g)?;
                     (t, "any_angle".to_string(), path.expansions)
                 }
                 Some(ctx) => {

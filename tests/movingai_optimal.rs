@@ -10,15 +10,89 @@
 
 use blockstar_planner::block_astar::{BlockAStar, BlockGrid};
 use blockstar_planner::lddb::{Lddb, Metric};
-use blockstar_planner::map_io::{load_movingai_map, parse_scenarios};
+use blockstar_planner::map_io::{load_movingai_map, parse_scenarios, Scenario};
 use blockstar_planner::search::grid_astar::{CellHeuristic, GridAStar};
 use blockstar_planner::search::los::{CellMask, LosRule};
 use rayon::prelude::*;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn tolerance(field: &str) -> f64 {
     let decimals = field.split_once('.').map_or(0, |(_, d)| d.len()) as i32;
     (10f64.powi(-decimals) + 1e-9).max(1e-4)
+}
+
+/// One map with everything its queries share (built once, read by all worker threads).
+struct MapCase {
+    name: String,
+    blocks: BlockGrid,
+    mask: CellMask,
+    scens: Vec<Scenario>,
+    /// The printed optimal-length field of each scenario (for its tolerance).
+    fields: Vec<String>,
+}
+
+fn load_case(map: &Path) -> MapCase {
+    let grid = load_movingai_map(map).unwrap();
+    let text = std::fs::read_to_string(map.with_extension("map.scen")).unwrap();
+    let scens = parse_scenarios(&text).unwrap();
+    let fields: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("version"))
+        .map(|l| l.split_whitespace().last().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(fields.len(), scens.len());
+    MapCase {
+        name: map.display().to_string(),
+        blocks: BlockGrid::new(&grid, 4).unwrap(),
+        mask: CellMask::from_grid(&grid),
+        scens,
+        fields,
+    }
+}
+
+/// Checks scenario `index` of `case`; returns the failures found (empty when all hold).
+fn check(lddb: &Lddb, case: &MapCase, index: usize, block: &mut BlockAStar, astar: &mut GridAStar) -> Vec<String> {
+    let (q, field, mask, blocks) = (&case.scens[index], &case.fields[index], &case.mask, &case.blocks);
+    let (s, t) = ((q.start.0 as u32, q.start.1 as u32), (q.goal.0 as u32, q.goal.1 as u32));
+    let tol = tolerance(field);
+    let mut errs = vec![];
+    let b = block.find_path(lddb, blocks, s, t, Metric::Octile, LosRule::MovingAi, || false);
+    let a = astar.find_path(mask, s, t, CellHeuristic::Octile, || false);
+    for (name, r) in [("block-oct", &b), ("astar-oct", &a)] {
+        match r {
+            Ok(p) if (p.length - q.optimal_length).abs() <= tol => {}
+            other => errs.push(format!(
+                "{} {name} {s:?}->{t:?}: {:?} vs optimal {}",
+                case.name,
+                other.as_ref().map(|p| p.length),
+                q.optimal_length
+            )),
+        }
+    }
+    if index % 3 != 0 {
+        return errs;
+    }
+    match block.find_path(lddb, blocks, s, t, Metric::AnyAngle, LosRule::MovingAi, || false) {
+        Ok(p) => {
+            let straight = f64::from(s.0.abs_diff(t.0)).hypot(f64::from(s.1.abs_diff(t.1)));
+            if p.length < straight - 1e-9 || p.length > q.optimal_length + tol {
+                errs.push(format!(
+                    "{} block-aa {s:?}->{t:?}: length {} outside [{straight}, octile]",
+                    case.name, p.length
+                ));
+            }
+            for w in p.points.windows(2) {
+                let (u, v) = ((i64::from(w[0].0), i64::from(w[0].1)), (i64::from(w[1].0), i64::from(w[1].1)));
+                if !mask.los_vertices(LosRule::MovingAi, u, v) {
+                    errs.push(format!("{} block-aa {s:?}->{t:?}: segment {u:?}->{v:?} is blocked", case.name));
+                }
+            }
+        }
+        Err(e) => errs.push(format!("{} block-aa {s:?}->{t:?}: {e}", case.name)),
+    }
+    errs
 }
 
 #[test]
@@ -32,73 +106,38 @@ fn all_movingai_scenarios_are_reproduced() {
     maps.sort();
     assert!(!maps.is_empty(), "no .map files in {}", dir.display());
     let lddb = Lddb::build(4, &|_, _| {}).unwrap();
-    let mut total = 0usize;
-    for map in &maps {
-        let grid = load_movingai_map(map).unwrap();
-        let scen_path = map.with_extension("map.scen");
-        let text = std::fs::read_to_string(&scen_path).unwrap();
-        let scens = parse_scenarios(&text).unwrap();
-        let fields: Vec<&str> = text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with("version"))
-            .map(|l| l.split_whitespace().last().unwrap_or(""))
-            .collect();
-        assert_eq!(fields.len(), scens.len());
-        let blocks = BlockGrid::new(&grid, 4).unwrap();
-        let mask = CellMask::from_grid(&grid);
-        let failures: Vec<String> = scens
-            .par_iter()
-            .zip(fields.par_iter())
-            .enumerate()
-            .map_init(
-                || (BlockAStar::new(), GridAStar::new()),
-                |(block, astar), (index, (q, field))| {
-                    let (s, t) = ((q.start.0 as u32, q.start.1 as u32), (q.goal.0 as u32, q.goal.1 as u32));
-                    let tol = tolerance(field);
-                    let mut errs = vec![];
-                    let b = block.find_path(&lddb, &blocks, s, t, Metric::Octile, LosRule::MovingAi, || false);
-                    let a = astar.find_path(&mask, s, t, CellHeuristic::Octile, || false);
-                    for (name, r) in [("block-oct", &b), ("astar-oct", &a)] {
-                        match r {
-                            Ok(p) if (p.length - q.optimal_length).abs() <= tol => {}
-                            other => errs.push(format!(
-                                "{name} {s:?}->{t:?}: {:?} vs optimal {}",
-                                other.as_ref().map(|p| p.length),
-                                q.optimal_length
-                            )),
-                        }
-                    }
-                    if index % 3 != 0 {
-                        return errs.join("\n");
-                    }
-                    let aa = block.find_path(&lddb, &blocks, s, t, Metric::AnyAngle, LosRule::MovingAi, || false);
-                    match aa {
-                        Ok(p) => {
-                            let straight = f64::from(s.0.abs_diff(t.0)).hypot(f64::from(s.1.abs_diff(t.1)));
-                            if p.length < straight - 1e-9 || p.length > q.optimal_length + tol {
-                                errs.push(format!(
-                                    "block-aa {s:?}->{t:?}: length {} outside [{straight}, octile]",
-                                    p.length
-                                ));
-                            }
-                            for w in p.points.windows(2) {
-                                let (u, v) =
-                                    ((i64::from(w[0].0), i64::from(w[0].1)), (i64::from(w[1].0), i64::from(w[1].1)));
-                                if !mask.los_vertices(LosRule::MovingAi, u, v) {
-                                    errs.push(format!("block-aa {s:?}->{t:?}: segment {u:?}->{v:?} is blocked"));
-                                }
-                            }
-                        }
-                        Err(e) => errs.push(format!("block-aa {s:?}->{t:?}: {e}")),
-                    }
-                    errs.join("\n")
-                },
-            )
-            .filter(|e| !e.is_empty())
-            .collect();
-        assert!(failures.is_empty(), "{}: {} failures\n{}", map.display(), failures.len(), failures.join("\n"));
-        total += scens.len();
+    let cases: Vec<MapCase> = maps.par_iter().map(|m| load_case(m)).collect();
+    // One flat job list over all maps, so both cores stay busy to the end: larger maps first,
+    // and within a map the longest queries first, so the slowest queries do not start last (maps
+    // stay contiguous: a searcher resizes its arrays only when the map changes).
+    let mut order: Vec<usize> = (0..cases.len()).collect();
+    order.sort_by_key(|&m| std::cmp::Reverse(cases[m].mask.width() * cases[m].mask.height()));
+    let mut jobs: Vec<(usize, usize)> = vec![];
+    for m in order {
+        let mut idx: Vec<usize> = (0..cases[m].scens.len()).collect();
+        idx.sort_by(|&a, &b| cases[m].scens[b].optimal_length.total_cmp(&cases[m].scens[a].optimal_length));
+        jobs.extend(idx.into_iter().map(|i| (m, i)));
     }
-    println!("{total} scenarios on {} maps reproduced", maps.len());
+    // One worker per core, each with its own searcher pair reused for every query it takes from
+    // the shared job counter (a searcher sizes its arrays to a map once, not per query).
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let (mut block, mut astar) = (BlockAStar::new(), GridAStar::new());
+                    let mut errs = vec![];
+                    loop {
+                        let j = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(&(m, i)) = jobs.get(j) else { break errs };
+                        errs.extend(check(&lddb, &cases[m], i, &mut block, &mut astar));
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert!(failures.is_empty(), "{} failures\n{}", failures.len(), failures.join("\n"));
+    println!("{} scenarios on {} maps reproduced", jobs.len(), cases.len());
 }

@@ -30,6 +30,17 @@ const SQRT2: f64 = std::f64::consts::SQRT_2;
 const AA_EPS: f64 = 1e-3;
 const MOVES8: [(i64, i64); 8] = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)];
 
+/// `cand[j] = min(cand[j], g + row[j])` for the first `N` lanes (written as a select so it
+/// compiles to packed min instructions).
+#[inline(always)]
+fn min_lanes<const N: usize>(cand: &mut [f64; 16], row: &[f32], g: f64) {
+    let row: &[f32; N] = row.try_into().unwrap_or_else(|_| unreachable!("rows hold N lanes"));
+    for j in 0..N {
+        let v = g + f64::from(row[j]);
+        cand[j] = if v < cand[j] { v } else { cand[j] };
+    }
+}
+
 /// Per-block node layout for one metric and block side.
 #[derive(Debug, Clone, Default)]
 struct Layout {
@@ -45,6 +56,9 @@ struct Layout {
     /// (block offset dx, dy, position in that block, bit set of the vertex's surrounding cells
     /// that lie in that block: bit 0 = (-1,-1), 1 = (0,-1), 2 = (-1,0), 3 = (0,0)).
     shared: Vec<Vec<(i64, i64, u8, u8)>>,
+    /// Per symmetry transform: block-frame boundary position -> class-frame boundary position
+    /// (symmetries of the square map the boundary onto itself).
+    class_pos: [[u8; 16]; 8],
 }
 
 impl Layout {
@@ -85,7 +99,14 @@ impl Layout {
                 out
             })
             .collect();
-        Self { n, boundary, boundary_pos, boundary_xy, shared }
+        let mut class_pos = [[0u8; 16]; 8];
+        for (t, row) in class_pos.iter_mut().enumerate() {
+            let perm = crate::lddb::symmetry::permutation(t, n);
+            for (i, &l) in boundary.iter().enumerate() {
+                row[i] = boundary_pos[perm[l as usize] as usize];
+            }
+        }
+        Self { n, boundary, boundary_pos, boundary_xy, shared, class_pos }
     }
 }
 
@@ -402,6 +423,11 @@ impl BlockAStar {
         // Relax all boundary nodes from the ingress nodes, with a table lookup specialised per
         // metric (the hot loop of the search).
         let improved = match q.metric {
+            Metric::AnyAngle if source.is_none() => {
+                let table = q.lddb.any_angle_boundary_class(q.rule, c);
+                let class_pos = self.layout.class_pos[t];
+                self.relax_boundary(q, b, nbd, &ids, &class_pos, &mut gs, ingress, table, best)
+            }
             Metric::AnyAngle => {
                 let table = q.lddb.any_angle_class(q.rule, c);
                 self.relax(q, b, n, nbd, &ids, &cls, &mut gs, &ys[..ny], best, AA_EPS, |a, z| {
@@ -492,6 +518,70 @@ impl BlockAStar {
             improved |= 1 << i;
             if ids[i] == q.goal_id && cand[i] < best.0 {
                 *best = (cand[i], from[i], b as u32);
+            }
+        }
+        improved
+    }
+
+    /// Any-angle relaxation between boundary vertices (every expansion but the start block's):
+    /// the same result as [`Self::relax`] (same candidates, same first-best ingress, same `eps`),
+    /// computed in the class frame, where each ingress vertex's distances to all boundary vertices
+    /// are one contiguous `f32` row, so the inner loop is a branch-free min over SIMD lanes; the
+    /// ingress that gave an improved value is found afterwards, only for improved vertices.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn relax_boundary(
+        &mut self,
+        q: &Query<'_>,
+        b: usize,
+        nbd: usize,
+        ids: &[u32; 16],
+        class_pos: &[u8; 16],
+        gs: &mut [f64; 16],
+        ingress: u32,
+        table: &[f32],
+        best: &mut (f64, u32, u32),
+    ) -> u32 {
+        // Thresholds and candidates in class-frame boundary order.
+        let mut cand = [f64::INFINITY; 16];
+        for i in 0..nbd {
+            cand[class_pos[i] as usize] = gs[i] - AA_EPS;
+        }
+        let threshold = cand;
+        let mut rows = [(0usize, 0f64, NONE); 16];
+        let mut nr = 0;
+        let mut m = ingress;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if ids[i] == NONE {
+                continue;
+            }
+            let row = class_pos[i] as usize * nbd;
+            rows[nr] = (row, gs[i], ids[i]);
+            nr += 1;
+            match nbd {
+                16 => min_lanes::<16>(&mut cand, &table[row..row + 16], gs[i]),
+                12 => min_lanes::<12>(&mut cand, &table[row..row + 12], gs[i]),
+                _ => min_lanes::<8>(&mut cand, &table[row..row + 8], gs[i]),
+            }
+        }
+        let mut improved = 0u32;
+        for i in 0..nbd {
+            let j = class_pos[i] as usize;
+            let v = cand[j];
+            // Only strict improvements beyond `eps` count, as in the scalar loop.
+            if ids[i] == NONE || v >= threshold[j] {
+                continue;
+            }
+            // The first ingress reaching the minimum, as the ingress-major scalar loop picks it
+            // (the same f64 sum, so the comparison is exact).
+            let from = rows[..nr].iter().find(|e| e.1 + f64::from(table[e.0 + j]) == v).map_or(NONE, |e| e.2);
+            self.set_g(ids[i], v, from, b as u32);
+            gs[i] = v;
+            improved |= 1 << i;
+            if ids[i] == q.goal_id && v < best.0 {
+                *best = (v, from, b as u32);
             }
         }
         improved
@@ -616,10 +706,15 @@ impl BlockAStar {
     }
 
     /// Octile / tile: one legal move from each source boundary cell into neighbouring blocks.
+    /// Works in block-local coordinates: the hot loop needs no division.
     fn cross_moves(&mut self, q: &Query<'_>, b: usize, sources: u32, ids: &[u32; 16], best: &mut (f64, u32, u32)) {
         let mask = q.grid.mask();
         let s = q.side as i64;
-        let (bx, by) = ((b % q.grid.blocks_x()) as i64, (b / q.grid.blocks_x()) as i64);
+        let bw = q.grid.blocks_x();
+        let (bx, by) = ((b % bw) as i64, (b / bw) as i64);
+        let (ox, oy) = (bx * s, by * s);
+        // -1, 0 or +1: the block step of a local coordinate that may have left the block.
+        let step = |l: i64| i64::from(l >= s) - i64::from(l < 0);
         let moves: &[(i64, i64)] = if q.metric == Metric::Octile { &MOVES8 } else { &MOVES8[..4] };
         let mut m = sources;
         while m != 0 {
@@ -628,11 +723,14 @@ impl BlockAStar {
             if ids[i] == NONE {
                 continue;
             }
-            let (x, y) = q.xy(ids[i]);
+            let (lx, ly) = self.layout.boundary_xy[i];
+            let (x, y) = (ox + lx, oy + ly);
             let g = self.g(ids[i]);
             for &(dx, dy) in moves {
+                let (nlx, nly) = (lx + dx, ly + dy);
+                let (ex, ey) = (step(nlx), step(nly));
                 let (nx, ny) = (x + dx, y + dy);
-                if (nx.div_euclid(s), ny.div_euclid(s)) == (bx, by) || mask.blocked(nx, ny) {
+                if (ex == 0 && ey == 0) || mask.blocked(nx, ny) {
                     continue;
                 }
                 let diagonal = dx != 0 && dy != 0;
@@ -646,8 +744,9 @@ impl BlockAStar {
                     if nid == q.goal_id && ng < best.0 {
                         *best = (ng, ids[i], STEP);
                     }
-                    let nbi = ((ny / s) as usize) * q.grid.blocks_x() + (nx / s) as usize;
-                    let pos = self.boundary_pos_in(q, nbi, nx, ny);
+                    // A free cell is on the map, so its block is too.
+                    let nbi = (by + ey) as usize * bw + (bx + ex) as usize;
+                    let pos = self.layout.boundary_pos[((nly - ey * s) * s + (nlx - ex * s)) as usize] as usize;
                     self.mark_dirty(nbi as u32, pos, ng + q.h(nx, ny));
                 }
             }

@@ -9,6 +9,8 @@ pub mod bench_nav;
 pub mod clearance;
 pub mod lddb;
 pub mod plan;
+pub mod render;
+pub mod replay;
 
 /// An error reported to the user by a subcommand (printed as `blockstar: <message>`, exit 1).
 #[derive(Debug)]
@@ -53,6 +55,10 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Build or inspect the Local Distance Database cache.
     Lddb(lddb::LddbArgs),
+    /// Plan on every map message of a rosbag2 bag (MCAP or sqlite3).
+    Replay(replay::ReplayArgs),
+    /// Draw a map file with a path as a PNG.
+    Render(render::RenderArgs),
 }
 
 /// Runs the parsed command line.
@@ -64,5 +70,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Clearance(a) => clearance::run(&a),
         Command::Bench(a) => bench::run(&a),
         Command::Lddb(a) => lddb::run(&a),
+        Command::Replay(a) => replay::run(&a),
+        Command::Render(a) => render::run(&a),
     }
 }

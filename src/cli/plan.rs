@@ -3,7 +3,9 @@
 use super::{CliError, CliResult};
 use crate::geometry::Pose2;
 use crate::map_io::load_map_file;
+use crate::params::NodeParams;
 use crate::planner::{Budget, Planner, PlannerConfig};
+use crate::render::{auto_scale, crop_map, known_window, render_layers, ORANGE, RED};
 use std::path::PathBuf;
 
 /// Arguments of `blockstar plan`.
@@ -18,6 +20,9 @@ pub struct PlanArgs {
     /// Goal `X,Y` or `X,Y,YAW`; without YAW the final heading is free.
     #[arg(long, value_parser = parse_goal, allow_hyphen_values = true)]
     pub goal: (Pose2, bool),
+    /// A ROS 2 parameters file (`config/planner.yaml`); the flags below override it.
+    #[arg(long)]
+    pub params: Option<PathBuf>,
     /// Robot radius (map units).
     #[arg(long)]
     pub robot_radius: Option<f64>,
@@ -27,6 +32,9 @@ pub struct PlanArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Write a PNG of the map with the any-angle path (orange) and the trajectory (red).
+    #[arg(long)]
+    pub png: Option<PathBuf>,
 }
 
 fn parse_numbers(s: &str) -> Result<Vec<f64>, String> {
@@ -55,7 +63,10 @@ pub fn parse_goal(s: &str) -> Result<(Pose2, bool), String> {
 
 /// Runs `blockstar plan`.
 pub fn run(args: &PlanArgs) -> CliResult {
-    let mut config = PlannerConfig::default();
+    let mut config = match &args.params {
+        Some(path) => NodeParams::from_yaml_file(path, "planner_node")?.planner,
+        None => PlannerConfig::default(),
+    };
     if let Some(r) = args.robot_radius {
         config.robot_radius = r;
     }
@@ -64,7 +75,7 @@ pub fn run(args: &PlanArgs) -> CliResult {
     }
     let map = load_map_file(&args.map, "map", config.max_map_cells)?;
     let mut planner = Planner::new(config)?;
-    planner.set_map(map)?;
+    planner.set_map(map.clone())?;
     let budget = Budget::new(planner.config().max_planning_time, None);
     let (goal, free) = args.goal;
     let result = planner.plan(args.start, goal, free, &budget);
@@ -88,10 +99,25 @@ pub fn run(args: &PlanArgs) -> CliResult {
                 })).collect::<Vec<_>>(),
                 "poses": plan.poses.iter().map(|p| [p.x, p.y, p.yaw]).collect::<Vec<_>>(),
             },
+            "solved_by": plan.stats.solved_by,
+            "note": plan.stats.note,
+            "planning_time_ms": plan.stats.planning_time * 1e3,
             "timing_ms": plan.stats.stage_ms.iter().map(|(k, v)| (k.clone(), serde_json::json!(v))).collect::<serde_json::Map<String, serde_json::Value>>(),
         }),
         Err(e) => serde_json::json!({ "status": e.code.name(), "message": e.message }),
     };
+    if let (Some(path), Ok(plan)) = (&args.png, &result) {
+        let traj: Vec<_> = plan.poses.iter().map(|p| p.point()).collect();
+        // Only the known part of the map (and the paths), so the route is large enough to see.
+        let shown = match known_window(&map, &[plan.any_angle.clone(), traj.clone()], 10) {
+            Some(window) => crop_map(&map, window),
+            None => map.clone(),
+        };
+        let scale = auto_scale(shown.info.width, shown.info.height, 1000);
+        let layers = [(plan.any_angle.as_slice(), ORANGE), (traj.as_slice(), RED)];
+        let img = render_layers(&shown, &layers, scale, planner.config().occupied_threshold);
+        std::fs::write(path, img.to_png()?).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+    }
     if args.json {
         println!("{out}");
     } else {

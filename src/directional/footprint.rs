@@ -38,7 +38,7 @@ pub struct Span {
 
 /// Blocked cells with per-row prefix counts, so a whole run of cells is tested in O(1).
 /// Built once per map (O(cells)); everything outside the grid is blocked.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CollisionMap {
     width: usize,
     height: usize,
@@ -170,6 +170,53 @@ impl CollisionMap {
             (0..w * h).map(|k| !self.disk_free(Point2::new((k % w) as f64 + 0.5, (k / w) as f64 + 0.5), rho)).collect();
         // Same size as the map this was built from, which was a valid grid.
         Grid::from_blocked(w, h, blocked).expect("same size as a valid grid")
+    }
+
+    /// Brings the map up to date after the cells of `rect` changed in `grid` (same size as the
+    /// grid this map was built from): the prefix counts of the rows of `rect`, and the "fits
+    /// anywhere" shortcut of every cell whose test disk can reach `rect`. The result equals a
+    /// fresh build on `grid`. Fails, changing nothing, when the sizes differ or `rect` leaves the
+    /// grid.
+    pub fn update_rect(&mut self, grid: &Grid, rect: crate::grid::CellRect) -> Result<(), String> {
+        let (w, h) = (self.width, self.height);
+        if grid.width() != w || grid.height() != h {
+            return Err(format!("grid is {}x{}, the collision map {w}x{h}", grid.width(), grid.height()));
+        }
+        if rect.x + rect.width > w || rect.y + rect.height > h {
+            return Err(format!("rectangle {rect:?} leaves the {w}x{h} grid"));
+        }
+        if rect.is_empty() {
+            return Ok(());
+        }
+        let cells = grid.blocked_cells();
+        for y in rect.y..rect.y + rect.height {
+            let row = &cells[y * w..(y + 1) * w];
+            let out = &mut self.prefix[y * (w + 1)..(y + 1) * (w + 1)];
+            let mut n = 0u32;
+            for (x, &b) in row.iter().enumerate() {
+                n += b as u32;
+                out[x + 1] = n;
+            }
+        }
+        if self.safe_radius >= 0.0 {
+            // A cell's shortcut tests the disk of radius `outer` around its centre: it can reach a
+            // changed cell only when that cell is within `outer + 1` cells.
+            let outer = self.safe_radius + std::f64::consts::FRAC_1_SQRT_2;
+            let grow = outer.ceil() as usize + 1;
+            let (x0, y0) = (rect.x.saturating_sub(grow), rect.y.saturating_sub(grow));
+            let (x1, y1) = ((rect.x + rect.width + grow).min(w), (rect.y + rect.height + grow).min(h));
+            let rho = self.safe_radius;
+            for y in y0..y1 {
+                for x in x0..x1 {
+                    // Test without the shortcut being recomputed.
+                    self.safe_radius = -1.0;
+                    let fits = self.disk_free(Point2::new(x as f64 + 0.5, y as f64 + 0.5), outer);
+                    self.safe_radius = rho;
+                    self.safe[y * w + x] = fits;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// True when the footprint of radius `radius` (cells) swept along `segments` touches no
@@ -402,5 +449,34 @@ mod tests {
                 assert_eq!(plain.disk_free(p, rho), prepared.disk_free(p, rho), "{p:?} {rho}");
             }
         }
+    }
+
+    #[test]
+    fn local_updates_equal_a_fresh_build() {
+        let mut seed = 11u64;
+        let mut rnd = |n: usize| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((seed >> 33) as usize) % n
+        };
+        let (w, h) = (40, 30);
+        let cells: Vec<bool> = (0..w * h).map(|_| rnd(10) == 0).collect();
+        let mut grid = Grid::from_blocked(w, h, cells).unwrap();
+        let mut map = CollisionMap::with_footprint(&grid, 2.3);
+        for _ in 0..40 {
+            let rect = crate::grid::CellRect { x: rnd(w - 5), y: rnd(h - 5), width: 1 + rnd(5), height: 1 + rnd(5) };
+            let value = rnd(2) == 0;
+            for y in rect.y..rect.y + rect.height {
+                for x in rect.x..rect.x + rect.width {
+                    grid.set_blocked(x, y, value).unwrap();
+                }
+            }
+            map.update_rect(&grid, rect).unwrap();
+            assert_eq!(map, CollisionMap::with_footprint(&grid, 2.3));
+        }
+        let before = map.clone();
+        let outside = crate::grid::CellRect { x: 38, y: 0, width: 5, height: 1 };
+        assert!(map.update_rect(&grid, outside).is_err());
+        assert!(map.update_rect(&Grid::new_free(3, 3).unwrap(), outside).is_err());
+        assert_eq!(map, before);
     }
 }

@@ -269,13 +269,15 @@ impl Lddb {
     fn validate(&self) -> Result<(), String> {
         let side = self.side;
         let (patterns, nv, k) = (1usize << (side * side), (side + 1) * (side + 1), self.canon.len());
-        if self.canon_of.par_iter().any(|&v| (v >> 3) as usize >= k)
-            || self.canon.iter().any(|&p| p as usize >= patterns)
-        {
+        // Range checks as branch-free folds over large chunks (they vectorise; a per-element
+        // early-exit `any` costs more than reading the file).
+        let (k32, nv8) = (k as u32, nv as u8);
+        let bad_class = |c: &[u32]| c.iter().fold(false, |bad, &v| bad | ((v >> 3) >= k32));
+        if self.canon_of.par_chunks(1 << 14).any(bad_class) || self.canon.iter().any(|&p| p as usize >= patterns) {
             return Err("class index out of range".into());
         }
-        let bad_hop = |h: &u8| *h != build::NO_HOP && *h as usize >= nv;
-        if self.aa_next[0].par_iter().any(bad_hop) || self.aa_next[1].par_iter().any(bad_hop) {
+        let bad_hop = |c: &[u8]| c.iter().fold(false, |bad, &h| bad | ((h != build::NO_HOP) & (h >= nv8)));
+        if self.aa_next[0].par_chunks(1 << 16).any(bad_hop) || self.aa_next[1].par_chunks(1 << 16).any(bad_hop) {
             return Err("next hop out of range".into());
         }
         for p in (0..patterns as u32).step_by((patterns / 64).max(1)) {

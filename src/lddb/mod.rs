@@ -45,6 +45,12 @@ pub struct Lddb {
     pub(crate) aa_dist: [Vec<u16>; 2],
     /// Per rule: any-angle next hops, `[c][a][b]`.
     pub(crate) aa_next: [Vec<u8>; 2],
+    /// Per rule: any-angle distances between boundary vertices only, `[c][i][j]` over boundary
+    /// positions (row-major order of the boundary vertices), as `f32` (exact: entries are
+    /// multiples of 1/1024 below 64) with `+inf` for unreachable. Derived from `aa_dist` when the
+    /// database is built or loaded (never stored on disk): contiguous, branch-free rows let the
+    /// Block A* relax loop run in SIMD lanes.
+    pub(crate) aa_boundary: [Vec<f32>; 2],
     /// Octile distances `[c][a][b]`, packed straight | diagonal << 4.
     pub(crate) oct: Vec<u8>,
     /// Tile distances `[c][a][b]`.
@@ -123,13 +129,14 @@ impl Lddb {
         let cperm: Vec<Vec<u8>> = (0..8).map(|t| symmetry::permutation(t, side)).collect();
         let vinv = vperm.iter().map(|p| symmetry::inverse(p)).collect();
         let cinv = cperm.iter().map(|p| symmetry::inverse(p)).collect();
+        let aa_boundary = [0, 1].map(|r| boundary_table(side, &aa_dist[r]));
         let mut oct_len = [f64::INFINITY; 256];
         for (v, l) in oct_len.iter_mut().enumerate() {
             if v as u8 != UNREACHABLE_U8 {
                 *l = (v & 15) as f64 + (v >> 4) as f64 * std::f64::consts::SQRT_2;
             }
         }
-        Self { side, canon_of, canon, aa_dist, aa_next, oct, tile, vperm, vinv, cperm, cinv, oct_len }
+        Self { side, canon_of, canon, aa_dist, aa_next, aa_boundary, oct, tile, vperm, vinv, cperm, cinv, oct_len }
     }
 
     /// Cells per block side.
@@ -149,6 +156,7 @@ impl Lddb {
             + self.canon.len() * 4
             + self.aa_dist.iter().map(|v| v.len() * 2).sum::<usize>()
             + self.aa_next.iter().map(Vec::len).sum::<usize>()
+            + self.aa_boundary.iter().map(|v| v.len() * 4).sum::<usize>()
             + self.oct.len()
             + self.tile.len()
     }
@@ -248,6 +256,15 @@ impl Lddb {
         &self.aa_dist[rule.index()][c * n * n..(c + 1) * n * n]
     }
 
+    /// Any-angle distances of class `c` between class-frame boundary vertices:
+    /// `[i * boundary + j]` over boundary positions (see [`boundary_vertices`]), `+inf` when
+    /// unreachable; same values as [`Lddb::class_distance`] (fixed point, error at most 1/2048).
+    #[inline(always)]
+    pub fn any_angle_boundary_class(&self, rule: LosRule, c: usize) -> &[f32] {
+        let nb = 4 * self.side;
+        &self.aa_boundary[rule.index()][c * nb * nb..(c + 1) * nb * nb]
+    }
+
     /// Raw octile (packed) or tile entries of class `c` (`[a * nodes + b]`, 0xFF = unreachable).
     #[inline(always)]
     pub fn cell_class(&self, metric: Metric, c: usize) -> &[u8] {
@@ -288,6 +305,34 @@ impl Lddb {
         }
         Some(out)
     }
+}
+
+/// The boundary vertices of a block of `side` cells as local vertex indices, in row-major order
+/// (position `i` of a boundary-indexed table is vertex `boundary_vertices(side)[i]`).
+pub fn boundary_vertices(side: usize) -> Vec<u8> {
+    let n = side + 1;
+    (0..n * n).filter(|&l| l % n == 0 || l / n == 0 || l % n == side || l / n == side).map(|l| l as u8).collect()
+}
+
+/// The boundary-to-boundary part of a full any-angle table (`[c][a][b]` over all vertices), as
+/// `f32` with `+inf` for unreachable.
+fn boundary_table(side: usize, dist: &[u16]) -> Vec<f32> {
+    let nv = (side + 1) * (side + 1);
+    let bv = boundary_vertices(side);
+    let nb = bv.len();
+    let mut out = vec![0f32; dist.len() / (nv * nv) * nb * nb];
+    // Source offset of each output entry within a class, computed once: the per-class loop is a
+    // plain gather and convert (it runs on every load, so it must stay cheap).
+    let src: Vec<usize> = bv.iter().flat_map(|&a| bv.iter().map(move |&b| a as usize * nv + b as usize)).collect();
+    out.par_chunks_mut(nb * nb * 64).zip(dist.par_chunks(nv * nv * 64)).for_each(|(o, d)| {
+        for (o, d) in o.chunks_exact_mut(nb * nb).zip(d.chunks_exact(nv * nv)) {
+            for (o, &k) in o.iter_mut().zip(&src) {
+                let v = d[k];
+                *o = if v == UNREACHABLE_U16 { f32::INFINITY } else { f32::from(v) * (1.0 / AA_SCALE as f32) };
+            }
+        }
+    });
+    out
 }
 
 #[cfg(test)]

@@ -197,3 +197,29 @@ fn memory_stays_within_budget() {
     // The budget is 64 MiB for the whole database.
     assert!(db4().memory_bytes() <= 64 << 20, "{}", db4().memory_bytes());
 }
+
+#[test]
+fn boundary_tables_equal_full_table_entries() {
+    for side in Lddb::SIDES {
+        let built;
+        let db = if side == 4 {
+            db4()
+        } else {
+            built = Lddb::build(side, &|_, _| {}).unwrap();
+            &built
+        };
+        let bv = boundary_vertices(side);
+        assert_eq!(bv.len(), 4 * side);
+        for rule in LosRule::ALL {
+            for c in (0..db.classes()).step_by(7) {
+                let t = db.any_angle_boundary_class(rule, c);
+                for (i, &a) in bv.iter().enumerate() {
+                    for (j, &b) in bv.iter().enumerate() {
+                        let want = db.class_distance(Metric::AnyAngle, rule, c, a as usize, b as usize);
+                        assert_eq!(f64::from(t[i * bv.len() + j]), want, "side {side} class {c} {a}->{b}");
+                    }
+                }
+            }
+        }
+    }
+}

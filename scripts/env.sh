@@ -1,0 +1,56 @@
+# Source this (after scripts/setup.sh) to get the ROS 2 environment and the built packages:
+#   source scripts/env.sh
+# With /opt/ros/jazzy present it sources that installation; otherwise it points everything at the
+# wheel-based ROS in .venv-ros/. Either way .ros-prefix/ (blockstar_planner_msgs) is added.
+# Tests get an isolated DDS domain on the loopback interface (set BLOCKSTAR_KEEP_ROS_NETWORK=1 to
+# keep your own ROS_DOMAIN_ID / ROS_AUTOMATIC_DISCOVERY_RANGE).
+
+BLOCKSTAR_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export BLOCKSTAR_ROOT
+_bs_venv="$BLOCKSTAR_ROOT/.venv-ros"
+_bs_prefix="$BLOCKSTAR_ROOT/.ros-prefix"
+
+_bs_prepend() { # VAR DIR: prepends DIR to the colon list VAR unless already present
+    local cur="${!1:-}"
+    case ":$cur:" in *":$2:"*) ;; *) export "$1=$2${cur:+:$cur}" ;; esac
+}
+
+if [ -f /opt/ros/jazzy/setup.bash ]; then
+    # setup.bash reads unset variables; relax nounset around it.
+    case $- in *u*) _bs_u=1; set +u ;; *) _bs_u=0 ;; esac
+    # shellcheck disable=SC1091
+    source /opt/ros/jazzy/setup.bash
+    [ "$_bs_u" = 1 ] && set -u
+    export BLOCKSTAR_ROS_SOURCE=system
+else
+    export BLOCKSTAR_ROS_SOURCE=wheels
+    export ROS_DISTRO=jazzy ROS_VERSION=2 ROS_PYTHON_VERSION=3
+    export RMW_IMPLEMENTATION=rmw_fastrtps_cpp
+    _bs_prepend AMENT_PREFIX_PATH "$_bs_venv"
+    _bs_prepend LD_LIBRARY_PATH "$_bs_venv/lib"
+    for _bs_d in "$_bs_venv"/lib/python3.11/site-packages/ros_*.libs; do
+        [ -d "$_bs_d" ] && _bs_prepend LD_LIBRARY_PATH "$_bs_d"
+    done
+    # librcl of the wheels loads a Python extension library that needs libpython's symbols in
+    # the process: preload it for the (non-Python) node. Python processes get the same library.
+    BLOCKSTAR_LIBPYTHON="$(/usr/bin/python3.11 -c 'import sysconfig,os; print(os.path.join(sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("INSTSONAME")))' 2>/dev/null || true)"
+    export BLOCKSTAR_LIBPYTHON
+fi
+
+_bs_prepend AMENT_PREFIX_PATH "$_bs_prefix"
+_bs_prepend CMAKE_PREFIX_PATH "$_bs_prefix"
+_bs_prepend LD_LIBRARY_PATH "$_bs_prefix/lib"
+_bs_prepend PYTHONPATH "$_bs_prefix/lib/python3.11/site-packages"
+[ -d "$_bs_venv/bin" ] && _bs_prepend PATH "$_bs_venv/bin"
+
+# r2r generates bindings only for these packages (the build is slow otherwise). r2r itself adds
+# rcl_interfaces, builtin_interfaces, unique_identifier_msgs and action_msgs. Keep this value
+# fixed: r2r rebuilds whenever it changes.
+export IDL_PACKAGE_FILTER="std_msgs;geometry_msgs;nav_msgs;blockstar_planner_msgs"
+
+if [ "${BLOCKSTAR_KEEP_ROS_NETWORK:-0}" != 1 ]; then
+    export ROS_DOMAIN_ID="${BLOCKSTAR_ROS_DOMAIN_ID:-$((50 + $$ % 50))}"
+    export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
+fi
+
+unset _bs_venv _bs_prefix _bs_d _bs_u

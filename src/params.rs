@@ -1,0 +1,220 @@
+//! The node's parameters: fixed names (tools outside the package rely on them), typed lookup with
+//! defaults, and range checks. ROS-free apart from the value type, so it can be unit-tested.
+
+use crate::planner::{PlanError, PlannerConfig, StatusCode};
+
+/// A parameter value as the ROS parameter file provides it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParamValue {
+    /// `true` / `false`.
+    Bool(bool),
+    /// An integer.
+    Integer(i64),
+    /// A floating-point number.
+    Double(f64),
+    /// A string.
+    String(String),
+    /// Any other type (arrays); always rejected.
+    Other(&'static str),
+}
+
+/// Everything the node is configured with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeParams {
+    /// The planner's parameters (`robot_radius`, `min_turning_radius`, `allow_unknown`,
+    /// `occupied_threshold`, `path_spacing`, `max_planning_time`, `max_map_cells`).
+    pub planner: PlannerConfig,
+    /// `global_frame`: the frame of the map, the goals and the published path (default `map`).
+    pub global_frame: String,
+    /// `map_file`: a map_server YAML (or Moving AI `.map`) loaded at start-up; empty for none.
+    pub map_file: String,
+}
+
+impl Default for NodeParams {
+    fn default() -> Self {
+        Self { planner: PlannerConfig::default(), global_frame: "map".into(), map_file: String::new() }
+    }
+}
+
+fn wrong(name: &str, expected: &str, got: &ParamValue) -> PlanError {
+    PlanError::new(StatusCode::InvalidInput, format!("parameter {name} must be {expected}, got {got:?}"))
+}
+
+impl NodeParams {
+    /// Reads every parameter through `lookup` (None = not set: the default stays), then checks
+    /// ranges. Floating-point parameters accept integers (`robot_radius: 1`).
+    ///
+    /// Fails with `INVALID_INPUT` naming the parameter on a wrong type or an out-of-range value.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<ParamValue>) -> Result<Self, PlanError> {
+        let mut p = NodeParams::default();
+        let float = |name: &str, target: &mut f64| -> Result<(), PlanError> {
+            match lookup(name) {
+                None => Ok(()),
+                Some(ParamValue::Double(v)) => {
+                    *target = v;
+                    Ok(())
+                }
+                Some(ParamValue::Integer(v)) => {
+                    *target = v as f64;
+                    Ok(())
+                }
+                Some(other) => Err(wrong(name, "a number", &other)),
+            }
+        };
+        float("robot_radius", &mut p.planner.robot_radius)?;
+        float("min_turning_radius", &mut p.planner.min_turning_radius)?;
+        float("path_spacing", &mut p.planner.path_spacing)?;
+        float("max_planning_time", &mut p.planner.max_planning_time)?;
+        float("turn_penalty", &mut p.planner.turn_penalty)?;
+        for (name, target) in
+            [("heading_bins", &mut p.planner.heading_bins), ("neighbourhood", &mut p.planner.neighbourhood)]
+        {
+            match lookup(name) {
+                None => {}
+                Some(ParamValue::Integer(v)) if v > 0 => *target = v as usize,
+                Some(other) => return Err(wrong(name, "a positive integer", &other)),
+            }
+        }
+        match lookup("allow_unknown") {
+            None => {}
+            Some(ParamValue::Bool(b)) => p.planner.allow_unknown = b,
+            Some(other) => return Err(wrong("allow_unknown", "a bool", &other)),
+        }
+        match lookup("occupied_threshold") {
+            None => {}
+            Some(ParamValue::Integer(v)) if (0..=100).contains(&v) => p.planner.occupied_threshold = v as i8,
+            Some(other) => return Err(wrong("occupied_threshold", "an integer in 0..=100", &other)),
+        }
+        match lookup("max_map_cells") {
+            None => {}
+            Some(ParamValue::Integer(v)) if v > 0 => p.planner.max_map_cells = v as usize,
+            Some(other) => return Err(wrong("max_map_cells", "a positive integer", &other)),
+        }
+        for (name, target) in [("global_frame", &mut p.global_frame), ("map_file", &mut p.map_file)] {
+            match lookup(name) {
+                None => {}
+                Some(ParamValue::String(s)) => *target = s,
+                Some(other) => return Err(wrong(name, "a string", &other)),
+            }
+        }
+        if p.global_frame.is_empty() {
+            return Err(PlanError::new(StatusCode::InvalidInput, "parameter global_frame must not be empty"));
+        }
+        p.planner.validate()?;
+        Ok(p)
+    }
+}
+
+impl NodeParams {
+    /// Reads a ROS 2 parameters file (`<node>: ros__parameters: {...}`, the format of
+    /// `--params-file`), taking the first node whose name is `node_name`, `/**` or ends with
+    /// `/<node_name>`; missing parameters keep their defaults. Fails with `INVALID_INPUT` on an
+    /// unreadable or malformed file, or a bad value (see [`NodeParams::from_lookup`]).
+    pub fn from_yaml_file(path: &std::path::Path, node_name: &str) -> Result<Self, PlanError> {
+        let bad = |m: String| PlanError::new(StatusCode::InvalidInput, format!("{}: {m}", path.display()));
+        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        let doc: serde_yaml::Value = serde_yaml::from_str(&text).map_err(|e| bad(format!("YAML: {e}")))?;
+        let nodes = doc.as_mapping().ok_or_else(|| bad("not a mapping of node names".into()))?;
+        let suffix = format!("/{node_name}");
+        let params = nodes
+            .iter()
+            .find(|(k, _)| k.as_str().is_some_and(|k| k == node_name || k == "/**" || k.ends_with(&suffix)))
+            .and_then(|(_, v)| v.get("ros__parameters"))
+            .and_then(|v| v.as_mapping())
+            .ok_or_else(|| bad(format!("no `{node_name}: ros__parameters:` section")))?;
+        Self::from_lookup(|name| {
+            params.get(name).map(|v| match v {
+                serde_yaml::Value::Bool(b) => ParamValue::Bool(*b),
+                serde_yaml::Value::Number(n) if n.is_i64() => ParamValue::Integer(n.as_i64().unwrap_or_default()),
+                serde_yaml::Value::Number(n) => ParamValue::Double(n.as_f64().unwrap_or(f64::NAN)),
+                serde_yaml::Value::String(s) => ParamValue::String(s.clone()),
+                serde_yaml::Value::Null => ParamValue::String(String::new()),
+                _ => ParamValue::Other("a list or mapping"),
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_bundled_params_file_reads() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/planner.yaml");
+        let p = super::NodeParams::from_yaml_file(&path, "planner_node").unwrap();
+        assert_eq!(p.global_frame, "map");
+        assert!(p.planner.robot_radius > 0.0);
+        let dir = std::env::temp_dir().join(format!("blockstar-params-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("p.yaml");
+        std::fs::write(&f, "/**:\n  ros__parameters:\n    robot_radius: 1\n    heading_bins: 16\n").unwrap();
+        let p = super::NodeParams::from_yaml_file(&f, "planner_node").unwrap();
+        assert_eq!((p.planner.robot_radius, p.planner.heading_bins), (1.0, 16));
+        std::fs::write(&f, "planner_node:\n  ros__parameters:\n    robot_radius: [1]\n").unwrap();
+        assert!(super::NodeParams::from_yaml_file(&f, "planner_node").is_err());
+        std::fs::write(&f, "other:\n  ros__parameters: {}\n").unwrap();
+        assert!(super::NodeParams::from_yaml_file(&f, "planner_node").is_err());
+        std::fs::write(&f, "planner_node:\n  ros__parameters:\n    heading_bins: 12\n").unwrap();
+        assert!(super::NodeParams::from_yaml_file(&f, "planner_node").is_err());
+        assert!(super::NodeParams::from_yaml_file(&dir.join("missing.yaml"), "planner_node").is_err());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
+
+#[cfg(test)]
+mod lookup_tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn from(pairs: &[(&str, ParamValue)]) -> Result<NodeParams, PlanError> {
+        let m: HashMap<String, ParamValue> = pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        NodeParams::from_lookup(|n| m.get(n).cloned())
+    }
+
+    #[test]
+    fn defaults_when_nothing_is_set() {
+        assert_eq!(from(&[]).unwrap(), NodeParams::default());
+    }
+
+    #[test]
+    fn every_fixed_name_is_read() {
+        let p = from(&[
+            ("robot_radius", ParamValue::Integer(1)),
+            ("min_turning_radius", ParamValue::Double(0.75)),
+            ("allow_unknown", ParamValue::Bool(true)),
+            ("occupied_threshold", ParamValue::Integer(50)),
+            ("global_frame", ParamValue::String("world".into())),
+            ("path_spacing", ParamValue::Double(0.1)),
+            ("max_planning_time", ParamValue::Double(3.5)),
+            ("map_file", ParamValue::String("/x.yaml".into())),
+            ("max_map_cells", ParamValue::Integer(1234)),
+        ])
+        .unwrap();
+        assert_eq!(p.planner.robot_radius, 1.0);
+        assert_eq!(p.planner.min_turning_radius, 0.75);
+        assert!(p.planner.allow_unknown);
+        assert_eq!(p.planner.occupied_threshold, 50);
+        assert_eq!(p.global_frame, "world");
+        assert_eq!(p.planner.path_spacing, 0.1);
+        assert_eq!(p.planner.max_planning_time, 3.5);
+        assert_eq!(p.map_file, "/x.yaml");
+        assert_eq!(p.planner.max_map_cells, 1234);
+    }
+
+    #[test]
+    fn bad_values_name_the_parameter() {
+        let cases = [
+            ("robot_radius", ParamValue::Double(-1.0)),
+            ("robot_radius", ParamValue::String("big".into())),
+            ("occupied_threshold", ParamValue::Integer(101)),
+            ("allow_unknown", ParamValue::Integer(1)),
+            ("max_map_cells", ParamValue::Integer(0)),
+            ("path_spacing", ParamValue::Double(0.0)),
+            ("global_frame", ParamValue::String(String::new())),
+            ("map_file", ParamValue::Other("string array")),
+        ];
+        for (name, v) in cases {
+            let e = from(&[(name, v)]).unwrap_err();
+            assert!(e.message.contains(name), "{e}");
+        }
+    }
+}

@@ -1,0 +1,352 @@
+//! End-to-end tests of the planner facade: every answer's status code, and every returned
+//! trajectory checked against a brute-force footprint test and closed-form Dubins lengths.
+
+use blockstar_planner::geometry::{Point2, Pose2};
+use blockstar_planner::map::{MapInfo, OccupancyMap};
+use blockstar_planner::map_io::load_map_file;
+use blockstar_planner::planner::{Budget, Plan, PlanError, Planner, PlannerConfig, StatusCode};
+use std::f64::consts::PI;
+
+const RES: f64 = 0.05;
+
+/// A map from text rows (row 0 is the top line, as drawn; '@' occupied, '?' unknown), each
+/// character `scale x scale` cells.
+fn map_from_rows(rows: &[&str], scale: usize) -> OccupancyMap {
+    let h = rows.len() * scale;
+    let w = rows[0].len() * scale;
+    let mut data = vec![0i8; w * h];
+    for (r, row) in rows.iter().enumerate() {
+        for (c, ch) in row.chars().enumerate() {
+            let v = match ch {
+                '@' => 100,
+                '?' => -1,
+                _ => 0,
+            };
+            for dy in 0..scale {
+                for dx in 0..scale {
+                    // Row 0 of the drawing is the top of the map: the last map row.
+                    let y = h - 1 - (r * scale + dy);
+                    data[y * w + c * scale + dx] = v;
+                }
+            }
+        }
+    }
+    let info =
+        MapInfo { width: w, height: h, resolution: RES, origin: Pose2::new(-1.0, 2.0, 0.0), frame_id: "map".into() };
+    OccupancyMap::new(info, data, usize::MAX).unwrap()
+}
+
+fn planner(map: OccupancyMap, robot_radius: f64, turning_radius: f64) -> Planner {
+    let config = PlannerConfig { robot_radius, min_turning_radius: turning_radius, ..PlannerConfig::default() };
+    let mut p = Planner::new(config).unwrap();
+    p.set_map(map).unwrap();
+    p
+}
+
+fn plan(p: &Planner, s: Pose2, g: Pose2, free: bool) -> Result<Plan, PlanError> {
+    p.plan(s, g, free, &Budget::new(10.0, None))
+}
+
+/// Brute force: the disk of `radius` metres around every pose sampled every 5 mm along the
+/// trajectory touches no cell that is occupied (>= threshold) or unknown, nor leaves the map.
+fn assert_footprint_free(map: &OccupancyMap, plan: &Plan, radius: f64) {
+    let info = &map.info;
+    let t = &plan.trajectory;
+    let n = (t.length() / 0.005).ceil() as usize + 1;
+    for k in 0..=n {
+        let p = t.pose_at(t.length() * k as f64 / n as f64).unwrap();
+        let c = info.world_to_cell(p.point());
+        let r = radius / info.resolution;
+        let (x0, x1) = ((c.x - r - 1.0).floor() as i64, (c.x + r + 1.0).ceil() as i64);
+        let (y0, y1) = ((c.y - r - 1.0).floor() as i64, (c.y + r + 1.0).ceil() as i64);
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                let inside = x >= 0 && y >= 0 && (x as usize) < info.width && (y as usize) < info.height;
+                let blocked = !inside || {
+                    let v = map.data[y as usize * info.width + x as usize];
+                    !(0..65).contains(&v)
+                };
+                if blocked {
+                    // Distance from the point to the cell square.
+                    let dx = (x as f64 - c.x).max(0.0).max(c.x - (x as f64 + 1.0));
+                    let dy = (y as f64 - c.y).max(0.0).max(c.y - (y as f64 + 1.0));
+                    assert!(dx.hypot(dy) > r, "footprint at {p:?} touches cell ({x}, {y})");
+                }
+            }
+        }
+    }
+}
+
+fn assert_legal(map: &OccupancyMap, plan: &Plan, s: Pose2, g: Pose2, free: bool, radius: f64, turning: f64) {
+    let t = &plan.trajectory;
+    assert!(t.check_continuity() < 1e-6, "discontinuous trajectory");
+    for seg in &t.segments {
+        assert!(seg.curvature.abs() <= 1.0 / turning + 1e-9, "curvature {} above the limit", seg.curvature);
+    }
+    let a = t.pose_at(0.0).unwrap();
+    let b = t.pose_at(t.length()).unwrap();
+    assert!(a.point().distance(s.point()) < 1e-6 && (a.yaw - s.yaw).sin().abs() < 1e-6, "starts at {a:?}, not {s:?}");
+    assert!(b.point().distance(g.point()) < 1e-6, "ends at {b:?}, not {g:?}");
+    if !free {
+        assert!(
+            (b.yaw - g.yaw).sin().abs() < 1e-6 && (b.yaw - g.yaw).cos() > 0.0,
+            "final heading {} not {}",
+            b.yaw,
+            g.yaw
+        );
+    }
+    assert_footprint_free(map, plan, radius);
+    // The published poses are the trajectory, sampled no further apart than path_spacing.
+    for w in plan.poses.windows(2) {
+        assert!(w[0].point().distance(w[1].point()) <= 0.05 + 1e-9);
+    }
+}
+
+/// Closed-form shortest Dubins lengths for two cases, through the whole pipeline in open space.
+#[test]
+fn open_space_matches_dubins_closed_forms() {
+    let rows = vec!["................................................"; 48];
+    let map = map_from_rows(&rows, 2); // 96 x 96 cells = 4.8 m square
+    let p = planner(map.clone(), 0.1, 0.5);
+    let o = map.info.origin;
+    // Straight ahead 2 m: exactly 2.
+    let s = Pose2::new(o.x + 1.0, o.y + 2.4, 0.0);
+    let g = Pose2::new(o.x + 3.0, o.y + 2.4, 0.0);
+    let r = plan(&p, s, g, false).unwrap();
+    assert_legal(&map, &r, s, g, false, 0.1, 0.5);
+    assert!((r.trajectory.length() - 2.0).abs() < 1e-6, "length {}", r.trajectory.length());
+    // A U-turn onto the parallel line 2 r away: a half circle, pi r.
+    let s = Pose2::new(o.x + 2.0, o.y + 1.5, 0.0);
+    let g = Pose2::new(o.x + 2.0, o.y + 2.5, PI);
+    let r = plan(&p, s, g, false).unwrap();
+    assert_legal(&map, &r, s, g, false, 0.1, 0.5);
+    let len = r.trajectory.length();
+    assert!((PI * 0.5 - 1e-6..=PI * 0.5 * 1.02).contains(&len), "U-turn length {len}, closed form {}", PI * 0.5);
+}
+
+#[test]
+fn door_map_plans_are_legal_and_avoid_walls() {
+    let rows = [
+        "@@@@@@@@@@@@@@@@@@@@",
+        "@........@.........@",
+        "@........@.........@",
+        "@........@.........@",
+        "@..................@",
+        "@..................@",
+        "@........@.........@",
+        "@........@.........@",
+        "@@@@@@@@@@@@@@@@@@@@",
+    ];
+    let map = map_from_rows(&rows, 10); // 200 x 90 cells
+    let p = planner(map.clone(), 0.15, 0.4);
+    let o = map.info.origin;
+    let s = Pose2::new(o.x + 1.5, o.y + 1.0, PI / 2.0);
+    let g = Pose2::new(o.x + 8.5, o.y + 3.5, 0.0);
+    let r = plan(&p, s, g, false).unwrap();
+    assert_legal(&map, &r, s, g, false, 0.15, 0.4);
+    assert!(r.stats.any_angle_length > 0.0 && r.trajectory.length() >= s.point().distance(g.point()));
+    // Free final heading.
+    let r = plan(&p, s, g, true).unwrap();
+    assert_legal(&map, &r, s, g, true, 0.15, 0.4);
+    // Turning radius 0: the any-angle path itself, a polyline.
+    let q = planner(map.clone(), 0.15, 0.0);
+    let r = plan(&q, s, g, true).unwrap();
+    assert_eq!(r.stats.solved_by, "any_angle");
+    assert_footprint_free(&map, &r, 0.15);
+}
+
+#[test]
+fn every_failure_has_its_code() {
+    let rows = [
+        "@@@@@@@@@@@@@@@@@@@@",
+        "@........@.........@",
+        "@........@.........@",
+        "@........@.........@",
+        "@@@@@@@@@@@@@@@@@@@@",
+    ];
+    let map = map_from_rows(&rows, 10);
+    let o = map.info.origin;
+    let empty = Planner::new(PlannerConfig::default()).unwrap();
+    let s = Pose2::new(o.x + 1.5, o.y + 1.0, 0.0);
+    let g = Pose2::new(o.x + 8.0, o.y + 1.0, 0.0);
+    let code = |r: Result<Plan, PlanError>| r.map(|_| StatusCode::Success).unwrap_or_else(|e| e.code);
+    assert_eq!(code(plan(&empty, s, g, false)), StatusCode::NoMap);
+    let p = planner(map, 0.15, 0.4);
+    // The wall at column 9 cuts the map in two: the regions answer at once.
+    let e = plan(&p, s, g, false).unwrap_err();
+    assert_eq!(e.code, StatusCode::NoValidPath);
+    assert!(e.message.contains("regions"), "{}", e.message);
+    assert_eq!(code(plan(&p, Pose2::new(-50.0, 0.0, 0.0), g, false)), StatusCode::StartOutsideMap);
+    assert_eq!(code(plan(&p, s, Pose2::new(o.x + 100.0, o.y, 0.0), false)), StatusCode::GoalOutsideMap);
+    assert_eq!(code(plan(&p, Pose2::new(f64::NAN, 0.0, 0.0), g, false)), StatusCode::InvalidInput);
+    assert_eq!(code(plan(&p, s, Pose2::new(o.x + 3.0, o.y + 1.0, f64::NAN), false)), StatusCode::InvalidInput);
+    // A NaN heading is fine when the heading is free.
+    assert_eq!(code(plan(&p, s, Pose2::new(o.x + 3.0, o.y + 1.0, f64::NAN), true)), StatusCode::Success);
+    // Inside the wall and far from any place the vehicle fits.
+    assert_eq!(code(plan(&p, Pose2::new(o.x + 0.05, o.y + 0.05, 0.0), g, false)), StatusCode::StartOccupied);
+    assert_eq!(code(plan(&p, s, Pose2::new(o.x + 0.05, o.y + 0.05, 0.0), false)), StatusCode::GoalOccupied);
+    // A budget already spent.
+    let spent = Budget::new(0.0, None);
+    assert_eq!(
+        code(p.plan(s, Pose2::new(o.x + 3.5, o.y + 1.5, 0.0), false, &spent).map(|_| ()).map(|_| unreachable!())),
+        StatusCode::Timeout
+    );
+}
+
+/// A goal just inside a wall's reach (the robot does not fit there) is planned to the nearest
+/// covering cell, and the plan says so.
+#[test]
+fn subsumed_goal_is_planned_to_its_covering_cell() {
+    let rows = ["@@@@@@@@@@", "@........@", "@........@", "@........@", "@@@@@@@@@@"];
+    let map = map_from_rows(&rows, 10); // walls 10 cells thick
+    let p = planner(map.clone(), 0.1, 0.0);
+    let o = map.info.origin;
+    let s = Pose2::new(o.x + 2.0, o.y + 1.25, 0.0);
+    // 0.075 m from the wall face: a 0.1 m robot does not fit there, one cell further in it does.
+    let g = Pose2::new(o.x + 2.5, o.y + 0.575, 0.0);
+    let r = plan(&p, s, g, true).unwrap();
+    let note = r.stats.note.clone().expect("a note about the covering cell");
+    assert!(note.contains("goal"), "{note}");
+    assert_footprint_free(&map, &r, 0.1);
+    let end = r.trajectory.pose_at(r.trajectory.length()).unwrap();
+    assert!(end.point().distance(g.point()) <= 0.1 + 0.05, "ended {end:?}, far from {g:?}");
+}
+
+/// Random pairs on a real map: every success is legal by the brute-force check.
+#[test]
+fn depot_random_pairs_are_legal() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/ros_maps/depot.yaml");
+    let map = load_map_file(&path, "map", usize::MAX).unwrap();
+    let p = planner(map.clone(), 0.2, 0.5);
+    let mut seed = 7u64;
+    let mut rnd = || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let (w, h) = (map.info.width as f64 * RES, map.info.height as f64 * RES);
+    let mut solved = 0;
+    let mut tried = 0;
+    while tried < 12 {
+        let s = Pose2::new(rnd() * w, rnd() * h, (rnd() * 2.0 - 1.0) * PI);
+        let g = Pose2::new(rnd() * w, rnd() * h, (rnd() * 2.0 - 1.0) * PI);
+        match plan(&p, s, g, false) {
+            Ok(r) => {
+                tried += 1;
+                if r.stats.note.is_none() {
+                    assert_legal(&map, &r, s, g, false, 0.2, 0.5);
+                } else {
+                    assert_footprint_free(&map, &r, 0.2);
+                }
+                solved += 1;
+            }
+            Err(e) => {
+                if !matches!(e.code, StatusCode::StartOccupied | StatusCode::GoalOccupied) {
+                    tried += 1;
+                }
+            }
+        }
+    }
+    assert!(solved >= 6, "only {solved} of {tried} pairs solved");
+}
+
+#[test]
+fn bad_maps_keep_the_previous_one() {
+    let rows = vec!["........"; 8];
+    let map = map_from_rows(&rows, 4);
+    let mut p = planner(map.clone(), 0.05, 0.0);
+    let mut bad = map.clone();
+    bad.data.pop();
+    assert_eq!(p.set_map(bad).unwrap_err().code, StatusCode::InvalidInput);
+    let mut bad = map.clone();
+    bad.info.resolution = f64::NAN;
+    assert!(p.set_map(bad).is_err());
+    assert_eq!(p.map().unwrap().map, map);
+    let o = map.info.origin;
+    let s = Pose2::new(o.x + 0.3, o.y + 0.3, 0.0);
+    assert!(plan(&p, s, Pose2::new(o.x + 1.2, o.y + 1.2, 0.0), true).is_ok());
+    let _ = Point2::new(0.0, 0.0);
+}
+
+/// After every step of a random sequence of patches and whole-map replacements, the planner's
+/// derived data (vehicle mask, Block A* pattern codes, collision map) equals a fresh build on the
+/// same map, and plans on the updated map are legal on it.
+#[test]
+fn incremental_updates_equal_a_fresh_build() {
+    let rows = vec!["........................................"; 30];
+    let map = map_from_rows(&rows, 1);
+    let mut p = planner(map.clone(), 0.1, 0.3);
+    let mut seed = 3u64;
+    let mut rnd = |n: i64| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((seed >> 33) as i64) % n
+    };
+    let (w, h) = (map.info.width as i64, map.info.height as i64);
+    for step in 0..30 {
+        if step % 5 == 4 {
+            // A whole new map with the same geometry: a few scattered changes.
+            let mut next = p.map().unwrap().map.clone();
+            for _ in 0..6 {
+                let k = rnd(w * h) as usize;
+                next.data[k] = if next.data[k] == 0 { 100 } else { 0 };
+            }
+            p.update_map(next).unwrap();
+        } else {
+            let (pw, ph) = (1 + rnd(6), 1 + rnd(6));
+            let (x, y) = (rnd(w - pw + 1), rnd(h - ph + 1));
+            let v = [0i8, 100, -1][rnd(3) as usize];
+            let data = vec![v; (pw * ph) as usize];
+            p.apply_patch(x, y, pw, ph, &data).unwrap();
+        }
+        let held = p.map().unwrap().clone();
+        let mut fresh = Planner::new(p.config().clone()).unwrap();
+        fresh.set_map(held.map.clone()).unwrap();
+        let f = fresh.map().unwrap();
+        assert_eq!(held.vehicle_mask(), f.vehicle_mask(), "mask differs after step {step}");
+        assert_eq!(held.blocks, f.blocks, "pattern codes differ after step {step}");
+        assert_eq!(held.collision, f.collision, "collision map differs after step {step}");
+    }
+    // Bad patches change nothing.
+    let before = p.map().unwrap().map.clone();
+    assert_eq!(p.apply_patch(w - 1, 0, 2, 1, &[0, 0]).unwrap_err().code, StatusCode::InvalidInput);
+    assert_eq!(p.apply_patch(0, 0, 2, 2, &[0; 3]).unwrap_err().code, StatusCode::InvalidInput);
+    assert_eq!(p.apply_patch(0, 0, -1, 2, &[]).unwrap_err().code, StatusCode::InvalidInput);
+    assert_eq!(p.map().unwrap().map, before);
+    let mut empty = Planner::new(PlannerConfig::default()).unwrap();
+    assert_eq!(empty.apply_patch(0, 0, 1, 1, &[0]).unwrap_err().code, StatusCode::NoMap);
+}
+
+/// A door closing (a patch) makes the planner route around it, and closing the only way makes
+/// the goal unreachable at once.
+#[test]
+fn patches_change_the_route() {
+    let rows = [
+        "@@@@@@@@@@@@@@@@@@@@",
+        "@........@.........@",
+        "@........@.........@",
+        "@..................@",
+        "@..................@",
+        "@........@.........@",
+        "@..................@",
+        "@..................@",
+        "@@@@@@@@@@@@@@@@@@@@",
+    ];
+    let map = map_from_rows(&rows, 10);
+    let mut p = planner(map.clone(), 0.1, 0.3);
+    let o = map.info.origin;
+    let s = Pose2::new(o.x + 1.5, o.y + 3.0, 0.0);
+    let g = Pose2::new(o.x + 8.5, o.y + 3.0, 0.0);
+    assert!(plan(&p, s, g, true).is_ok());
+    // Close the upper door (drawing rows 3-4 = map rows 40..60, columns 90..100).
+    p.apply_patch(90, 40, 10, 20, &[100; 200]).unwrap();
+    let r = plan(&p, s, g, true).unwrap();
+    let mut patched = map.clone();
+    for y in 40..60 {
+        for x in 90..100 {
+            patched.data[y * map.info.width + x] = 100;
+        }
+    }
+    assert_footprint_free(&patched, &r, 0.1);
+    // Close the lower door too: unreachable.
+    p.apply_patch(90, 10, 10, 20, &[100; 200]).unwrap();
+    assert_eq!(plan(&p, s, g, true).unwrap_err().code, StatusCode::NoValidPath);
+}

@@ -1,0 +1,272 @@
+"""Shared helpers of the ROS test suite: starting planner_node, an rclpy peer that talks to it,
+synthetic maps, and path checks. Nothing here is mocked: the node is the real binary and the
+peer talks to it over Fast DDS on the loopback interface."""
+
+import array
+import math
+import os
+import pathlib
+import subprocess
+import tempfile
+import time
+
+import rclpy
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+from blockstar_planner_msgs.msg import PlannerStatus, Trajectory
+from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
+from nav_msgs.msg import OccupancyGrid, Odometry, Path
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TARGET = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+NODE_BIN = pathlib.Path(os.environ.get("BLOCKSTAR_NODE_BIN", TARGET / "debug" / "planner_node"))
+CLI_BIN = pathlib.Path(os.environ.get("BLOCKSTAR_CLI_BIN", TARGET / "debug" / "blockstar"))
+
+LATCHED = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
+STATUS_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=50,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
+DEFAULT_QOS = QoSProfile(depth=10)
+
+
+def node_env():
+    """The environment for planner_node: the sourced ROS environment plus, with the wheel-based
+    ROS, libpython preloaded (the wheels' librcl needs its symbols)."""
+    env = dict(os.environ)
+    lib = os.environ.get("BLOCKSTAR_LIBPYTHON", "")
+    if os.environ.get("BLOCKSTAR_ROS_SOURCE") == "wheels" and lib:
+        env["LD_PRELOAD"] = lib
+    return env
+
+
+class NodeProcess:
+    """A running planner_node; its log (stdout and stderr) goes to a file the tests read."""
+
+    def __init__(self, cmd, log_path):
+        self.cmd = [str(c) for c in cmd]
+        self.log_path = pathlib.Path(log_path)
+        self._log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(self.cmd, stdout=self._log, stderr=subprocess.STDOUT, env=node_env(),
+                                     stdin=subprocess.DEVNULL)
+        self.wait_log("ready", 1, timeout=30)
+
+    def log(self):
+        return self.log_path.read_text(errors="replace")
+
+    def count(self, text):
+        return self.log().count(text)
+
+    def wait_log(self, text, count, timeout=20.0):
+        """Waits until `text` appears `count` times in the log; fails if the node died."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.count(text) >= count:
+                return
+            if self.proc.poll() is not None:
+                raise AssertionError(f"planner_node exited with {self.proc.returncode}:\n{self.log()}")
+            time.sleep(0.02)
+        raise AssertionError(f"timed out waiting for {text!r} x{count} in the node's log:\n{self.log()}")
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(2)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
+def start_node(tmp_dir, name, params=None, remap_prefix=None, extra_args=()):
+    """Starts planner_node named `name` with a parameters file holding `params` (under `/**`,
+    so any node name matches) and, with remap_prefix, every topic remapped under it."""
+    tmp_dir = pathlib.Path(tmp_dir)
+    params_file = tmp_dir / f"{name}.yaml"
+    lines = ["/**:", "  ros__parameters:"]
+    for k, v in (params or {}).items():
+        if isinstance(v, bool):
+            v = "true" if v else "false"
+        elif isinstance(v, str):
+            v = f'"{v}"'
+        lines.append(f"    {k}: {v}")
+    params_file.write_text("\n".join(lines) + "\n")
+    cmd = [NODE_BIN, "--ros-args", "-r", f"__node:={name}", "--params-file", params_file]
+    if remap_prefix:
+        for topic in ("/map", "/goal_pose", "/initialpose", "/odom", "/plan"):
+            cmd += ["-r", f"{topic}:={remap_prefix}{topic}"]
+    cmd += list(extra_args)
+    return NodeProcess(cmd, tmp_dir / f"{name}.log")
+
+
+def yaw_quaternion(yaw):
+    return (0.0, 0.0, math.sin(yaw / 2), math.cos(yaw / 2))
+
+
+def quaternion_yaw(q):
+    return math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
+
+
+class Peer:
+    """An rclpy node that plays the user: publishes map, start and goals, records the answers.
+
+    Statuses are matched to goals by the goal's header stamp, which every goal gets unique."""
+
+    _next_goal_id = 1000
+
+    def __init__(self, name, prefix="", node_name="planner_node", map_topic=None, goal_topic=None):
+        if not rclpy.ok():
+            rclpy.init()
+        self.node = rclpy.create_node(name)
+        n = self.node
+        self.map_pub = n.create_publisher(OccupancyGrid, map_topic or f"{prefix}/map", LATCHED)
+        self.goal_pub = n.create_publisher(PoseStamped, goal_topic or f"{prefix}/goal_pose", DEFAULT_QOS)
+        self.initial_pub = n.create_publisher(PoseWithCovarianceStamped, f"{prefix}/initialpose", DEFAULT_QOS)
+        self.odom_pub = n.create_publisher(Odometry, f"{prefix}/odom", DEFAULT_QOS)
+        self.statuses, self.paths, self.trajectories = [], [], []
+        self.status_sub = n.create_subscription(PlannerStatus, f"/{node_name}/status", self.statuses.append,
+                                                STATUS_QOS)
+        self.path_sub = n.create_subscription(Path, f"{prefix}/plan", self.paths.append, LATCHED)
+        self.traj_sub = n.create_subscription(Trajectory, f"/{node_name}/trajectory", self.trajectories.append,
+                                              LATCHED)
+
+    def spin(self, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            rclpy.spin_once(self.node, timeout_sec=0.01)
+
+    def spin_until(self, predicate, timeout=20.0, what="condition"):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if predicate():
+                return
+            rclpy.spin_once(self.node, timeout_sec=0.02)
+        raise AssertionError(f"timed out waiting for {what}")
+
+    def wait_connected(self, timeout=20.0):
+        """Waits until DDS discovery has matched every endpoint with the node."""
+        self.spin_until(
+            lambda: self.goal_pub.get_subscription_count() > 0
+            and self.initial_pub.get_subscription_count() > 0
+            and self.map_pub.get_subscription_count() > 0
+            and self.status_sub.get_publisher_count() > 0
+            and self.path_sub.get_publisher_count() > 0,
+            timeout,
+            "discovery of planner_node",
+        )
+
+    def publish_map(self, grid, node_proc=None):
+        """Publishes a map; with node_proc, waits until the node logs that it was taken in use or
+        rejected (so a goal sent next is planned on it)."""
+        before = node_proc.count("in use") + node_proc.count("map rejected") if node_proc else 0
+        self.map_pub.publish(grid)
+        if node_proc:
+            self.spin_until(lambda: node_proc.count("in use") + node_proc.count("map rejected") > before,
+                            what="the node to process the map")
+
+    def set_start(self, x, y, yaw, frame="map", node_proc=None):
+        msg = PoseWithCovarianceStamped()
+        msg.header.frame_id = frame
+        msg.pose.pose.position.x, msg.pose.pose.position.y = float(x), float(y)
+        q = yaw_quaternion(yaw)
+        o = msg.pose.pose.orientation
+        o.x, o.y, o.z, o.w = q
+        before = node_proc.count("start pose") if node_proc else 0
+        self.initial_pub.publish(msg)
+        if node_proc:
+            self.spin_until(lambda: node_proc.count("start pose") > before, what="the node to take the start")
+
+    def send_goal(self, x, y, yaw=0.0, frame="map", quaternion=None):
+        """Publishes a goal and returns its id (the stamp's seconds)."""
+        Peer._next_goal_id += 1
+        gid = Peer._next_goal_id
+        msg = PoseStamped()
+        msg.header.frame_id = frame
+        msg.header.stamp.sec = gid
+        msg.pose.position.x, msg.pose.position.y = float(x), float(y)
+        o = msg.pose.orientation
+        o.x, o.y, o.z, o.w = quaternion if quaternion is not None else yaw_quaternion(yaw)
+        self.goal_pub.publish(msg)
+        return gid
+
+    def status_for(self, gid):
+        found = [s for s in self.statuses if s.goal.header.stamp.sec == gid]
+        return found
+
+    def wait_status(self, gid, timeout=30.0):
+        self.spin_until(lambda: self.status_for(gid), timeout, f"the status of goal {gid}")
+        # One status per goal: give a duplicate a moment to show up.
+        self.spin(0.05)
+        found = self.status_for(gid)
+        assert len(found) == 1, f"{len(found)} statuses for goal {gid}"
+        return found[0]
+
+    def plan(self, x, y, yaw=0.0):
+        """Sends a goal and returns (status, path) for it; path is None unless SUCCESS."""
+        n_paths = len(self.paths)
+        gid = self.send_goal(x, y, yaw)
+        status = self.wait_status(gid)
+        if status.code != PlannerStatus.SUCCESS:
+            return status, None
+        self.spin_until(lambda: len(self.paths) > n_paths, what="/plan")
+        return status, self.paths[-1]
+
+    def close(self):
+        self.node.destroy_node()
+
+
+def make_grid(width, height, resolution, origin, blocked, frame="map"):
+    """An OccupancyGrid with the cells for which blocked(x, y) is true set to 100."""
+    g = OccupancyGrid()
+    g.header.frame_id = frame
+    g.info.width, g.info.height, g.info.resolution = width, height, float(resolution)
+    g.info.origin.position.x, g.info.origin.position.y = float(origin[0]), float(origin[1])
+    g.info.origin.orientation.w = 1.0
+    g.data = array.array("b", (100 if blocked(x, y) else 0 for y in range(height) for x in range(width)))
+    return g
+
+
+def cell_value(grid, wx, wy):
+    info = grid.info
+    cx = math.floor((wx - info.origin.position.x) / info.resolution)
+    cy = math.floor((wy - info.origin.position.y) / info.resolution)
+    if not (0 <= cx < info.width and 0 <= cy < info.height):
+        return None
+    return grid.data[cy * info.width + cx]
+
+
+def assert_path_valid(path, grid, start, goal, frame="map", tol=1e-6):
+    """The path starts at start, ends at goal, is in `frame`, has unit quaternions, and every
+    segment between consecutive poses stays in free cells (checked every 1/10 of a cell)."""
+    assert path.header.frame_id == frame
+    poses = path.poses
+    assert len(poses) >= 2
+    p0, p1 = poses[0].pose.position, poses[-1].pose.position
+    assert math.hypot(p0.x - start[0], p0.y - start[1]) < tol, (p0, start)
+    assert math.hypot(p1.x - goal[0], p1.y - goal[1]) < tol, (p1, goal)
+    step = grid.info.resolution / 10
+    for a, b in zip(poses, poses[1:]):
+        q = a.pose.orientation
+        assert abs(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w - 1) < 1e-9
+        pa, pb = a.pose.position, b.pose.position
+        n = max(1, math.ceil(math.hypot(pb.x - pa.x, pb.y - pa.y) / step))
+        for i in range(n + 1):
+            t = i / n
+            x, y = pa.x + (pb.x - pa.x) * t, pa.y + (pb.y - pa.y) * t
+            v = cell_value(grid, x, y)
+            assert v is not None and 0 <= v < 65, f"path point ({x:.3f}, {y:.3f}) is in cell value {v}"
+
+
+def tmpdir(prefix):
+    return pathlib.Path(tempfile.mkdtemp(prefix=prefix))

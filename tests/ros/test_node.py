@@ -1,0 +1,256 @@
+"""planner_node against a real rclpy peer: good plans, every bad input of issue 2 with its
+status code, and the node still answering a good goal afterwards."""
+
+import math
+
+import pytest
+
+from blockstar_planner_msgs.msg import PlannerStatus as S
+from nav_msgs.msg import Odometry
+
+from helpers import Peer, assert_path_valid, make_grid, start_node, tmpdir, yaw_quaternion
+
+RES = 0.1
+ORIGIN = (-1.0, -2.0)
+W, H = 60, 40
+
+
+def cell_center(cx, cy):
+    return (ORIGIN[0] + (cx + 0.5) * RES, ORIGIN[1] + (cy + 0.5) * RES)
+
+
+def blocked(x, y):
+    border = x == 0 or y == 0 or x == W - 1 or y == H - 1
+    wall = x == 30 and not (25 <= y <= 30)  # a wall with a door at y 25..30
+    room = 45 <= x <= 55 and 5 <= y <= 15 and (x in (45, 55) or y in (5, 15))  # closed room
+    return border or wall or room
+
+
+GRID = make_grid(W, H, RES, ORIGIN, blocked)
+START = cell_center(10, 10)
+GOAL = cell_center(50, 30)
+IN_ROOM = cell_center(50, 10)
+IN_WALL = cell_center(30, 10)
+
+
+@pytest.fixture(scope="module")
+def setup():
+    tmp = tmpdir("blockstar-node-")
+    node = start_node(tmp, "planner_tn", {"robot_radius": 0.15, "max_map_cells": 100000}, remap_prefix="/tn")
+    peer = Peer("peer_tn", prefix="/tn", node_name="planner_tn")
+    peer.wait_connected()
+    peer.publish_map(GRID, node)
+    peer.set_start(*START, 0.0, node_proc=node)
+    yield node, peer
+    peer.close()
+    node.stop()
+
+
+def good_goal_still_answered(node, peer):
+    status, path = peer.plan(*GOAL)
+    assert status.code == S.SUCCESS, status.message
+    assert_path_valid(path, GRID, START, GOAL)
+    assert node.alive()
+
+
+def test_plan_starts_at_start_ends_at_goal_and_stays_free(setup):
+    node, peer = setup
+    n_traj = len(peer.trajectories)
+    status, path = peer.plan(*GOAL, yaw=0.5)
+    assert status.code == S.SUCCESS and status.code_name == "SUCCESS", status.message
+    assert_path_valid(path, GRID, START, GOAL)
+    # The door is the only way through the wall: the path crosses x = 30 cells inside it.
+    crossings = [p.pose.position.y for p in path.poses if abs(p.pose.position.x - cell_center(30, 0)[0]) < 0.06]
+    assert crossings and all(cell_center(0, 25)[1] - 0.05 <= y <= cell_center(0, 30)[1] + 0.05 for y in crossings)
+    # Orientation of inner poses follows the direction of travel.
+    a, b = path.poses[1].pose.position, path.poses[2].pose.position
+    q = path.poses[1].pose.orientation
+    assert abs(math.remainder(math.atan2(b.y - a.y, b.x - a.x) - 2 * math.atan2(q.z, q.w), 2 * math.pi)) < 0.2
+    assert status.trajectory_length > math.dist(START, GOAL) - 1e-9
+    assert status.expansions > 0 and status.planning_time > 0
+    peer.spin_until(lambda: len(peer.trajectories) > n_traj, what="~/trajectory")
+    traj = peer.trajectories[-1]
+    assert traj.header.frame_id == "map"
+    assert abs(traj.total_length - status.trajectory_length) < 1e-9
+    assert abs(sum(s.length for s in traj.segments) - traj.total_length) < 1e-9
+
+
+@pytest.mark.parametrize(
+    "goal,code",
+    [
+        ((100.0, 100.0), S.GOAL_OUTSIDE_MAP),
+        (IN_WALL, S.GOAL_OCCUPIED),
+        (IN_ROOM, S.NO_VALID_PATH),
+    ],
+)
+def test_unreachable_goals(setup, goal, code):
+    node, peer = setup
+    status, _ = peer.plan(*goal)
+    assert status.code == code, (status.code_name, status.message)
+    assert status.message
+    good_goal_still_answered(node, peer)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"frame": "odom"},
+        {"quaternion": (0.0, 0.0, 0.0, 0.0)},
+        {"quaternion": (0.0, 0.0, 1.0, 1.0)},
+        {"quaternion": (math.nan, 0.0, 0.0, 1.0)},
+    ],
+    ids=["other-frame", "zero-quaternion", "unnormalised", "nan-quaternion"],
+)
+def test_bad_goals_are_invalid_input(setup, kwargs):
+    node, peer = setup
+    gid = peer.send_goal(*GOAL, **kwargs)
+    status = peer.wait_status(gid)
+    assert status.code == S.INVALID_INPUT and status.code_name == "INVALID_INPUT"
+    assert ("frame" in status.message) if "frame" in kwargs else ("quaternion" in status.message)
+    good_goal_still_answered(node, peer)
+
+
+def bad_map(kind):
+    g = make_grid(W, H, RES, ORIGIN, lambda x, y: False)
+    if kind == "data-length":
+        g.data = g.data[:-1]
+    elif kind == "zero-resolution":
+        g.info.resolution = 0.0
+    elif kind == "nan-resolution":
+        g.info.resolution = math.nan
+    elif kind == "negative-resolution":
+        g.info.resolution = -0.1
+    elif kind == "over-cell-cap":
+        g = make_grid(400, 300, RES, ORIGIN, lambda x, y: False)  # cap is 100000 cells
+    elif kind == "other-frame":
+        g.header.frame_id = "odom"
+    return g
+
+
+@pytest.mark.parametrize(
+    "kind", ["data-length", "zero-resolution", "nan-resolution", "negative-resolution", "over-cell-cap", "other-frame"]
+)
+def test_bad_maps_are_refused_and_the_last_good_map_kept(setup, kind):
+    node, peer = setup
+    before = len(peer.statuses)
+    rejected = node.count("map rejected")
+    peer.map_pub.publish(bad_map(kind))
+    peer.spin_until(lambda: node.count("map rejected") > rejected, what="the map rejection")
+    peer.spin_until(lambda: len(peer.statuses) > before, what="the map's status")
+    status = peer.statuses[-1]
+    assert status.code == S.INVALID_INPUT and status.message.startswith("map rejected"), status.message
+    # The bad maps are all free: a plan through the wall's position would mean the map was taken.
+    good_goal_still_answered(node, peer)
+
+
+def test_start_outside_or_occupied(setup):
+    node, peer = setup
+    peer.set_start(100.0, 100.0, 0.0, node_proc=node)
+    status, _ = peer.plan(*GOAL)
+    assert status.code == S.START_OUTSIDE_MAP, status.message
+    peer.set_start(*IN_WALL, 0.0, node_proc=node)
+    status, _ = peer.plan(*GOAL)
+    assert status.code == S.START_OCCUPIED, status.message
+    peer.set_start(*START, 0.0, node_proc=node)
+    good_goal_still_answered(node, peer)
+
+
+def test_odometry_gives_the_start_pose_and_other_frames_are_ignored(setup):
+    node, peer = setup
+    other = cell_center(20, 20)
+    odom = Odometry()
+    odom.header.frame_id = "odom"
+    odom.pose.pose.position.x, odom.pose.pose.position.y = 5.0, 5.0
+    odom.pose.pose.orientation.w = 1.0
+    peer.odom_pub.publish(odom)
+    peer.spin_until(lambda: node.count('ignoring /odom in frame "odom"') > 0, what="the ignored odometry warning")
+    before = node.count("start pose")
+    odom.header.frame_id = "map"
+    odom.pose.pose.position.x, odom.pose.pose.position.y = other
+    o = odom.pose.pose.orientation
+    o.x, o.y, o.z, o.w = yaw_quaternion(1.0)
+    peer.spin_until(lambda: peer.odom_pub.get_subscription_count() > 0, what="odom discovery")
+    peer.odom_pub.publish(odom)
+    peer.spin_until(lambda: node.count("start pose") > before, what="the odometry start pose")
+    status, path = peer.plan(*GOAL)
+    assert status.code == S.SUCCESS, status.message
+    assert_path_valid(path, GRID, other, GOAL)
+    # The most recent start wins: /initialpose again.
+    peer.set_start(*START, 0.0, node_proc=node)
+    good_goal_still_answered(node, peer)
+
+
+def test_fresh_node_answers_no_map_then_no_start():
+    tmp = tmpdir("blockstar-fresh-")
+    node = start_node(tmp, "planner_fresh", {"robot_radius": 0.15}, remap_prefix="/fresh")
+    peer = Peer("peer_fresh", prefix="/fresh", node_name="planner_fresh")
+    try:
+        peer.wait_connected()
+        status = peer.wait_status(peer.send_goal(*GOAL))
+        assert status.code == S.NO_MAP, status.message
+        peer.publish_map(GRID, node)
+        status = peer.wait_status(peer.send_goal(*GOAL))
+        assert status.code == S.NO_START, status.message
+        peer.set_start(*START, 0.0, node_proc=node)
+        status, path = peer.plan(*GOAL)
+        assert status.code == S.SUCCESS
+        assert_path_valid(path, GRID, START, GOAL)
+    finally:
+        peer.close()
+        node.stop()
+
+
+BIG = 2000
+
+
+def big_blocked(x, y):
+    # Open map with a closed 10x10 box around cell (1500, 1500): reaching its inside means
+    # exhausting the whole map, which takes long enough to be superseded or timed out.
+    return 1495 <= x <= 1505 and 1495 <= y <= 1505 and (x in (1495, 1505) or y in (1495, 1505))
+
+
+@pytest.fixture(scope="module")
+def big_grid():
+    return make_grid(BIG, BIG, 0.05, (0.0, 0.0), big_blocked)
+
+
+def test_newer_goal_supersedes_and_planning_runs_off_the_executor(big_grid):
+    tmp = tmpdir("blockstar-big-")
+    node = start_node(tmp, "planner_big", {"robot_radius": 0.05, "max_planning_time": 60.0}, remap_prefix="/big")
+    peer = Peer("peer_big", prefix="/big", node_name="planner_big")
+    try:
+        peer.wait_connected()
+        peer.publish_map(big_grid, node)
+        peer.set_start(1.0, 1.0, 0.0, node_proc=node)
+        boxed = (1500 * 0.05 + 0.025, 1500 * 0.05 + 0.025)
+        a = peer.send_goal(*boxed)
+        peer.spin(0.2)  # a is being planned now
+        b = peer.send_goal(*boxed)
+        c = peer.send_goal(3.0, 2.0)
+        # While a is searched, the node keeps receiving: b is superseded by c right away.
+        sb = peer.wait_status(b, timeout=60)
+        sa = peer.wait_status(a, timeout=60)
+        sc = peer.wait_status(c, timeout=60)
+        assert sa.code == S.SUPERSEDED, sa.message
+        assert sb.code == S.SUPERSEDED, sb.message
+        assert sc.code == S.SUCCESS, sc.message
+        assert node.alive()
+    finally:
+        peer.close()
+        node.stop()
+
+
+def test_time_budget_gives_timeout(big_grid):
+    tmp = tmpdir("blockstar-timeout-")
+    node = start_node(tmp, "planner_to", {"robot_radius": 0.05, "max_planning_time": 0.001}, remap_prefix="/to")
+    peer = Peer("peer_to", prefix="/to", node_name="planner_to")
+    try:
+        peer.wait_connected()
+        peer.publish_map(big_grid, node)
+        peer.set_start(1.0, 1.0, 0.0, node_proc=node)
+        status = peer.wait_status(peer.send_goal(1500 * 0.05 + 0.025, 1500 * 0.05 + 0.025), timeout=60)
+        assert status.code == S.TIMEOUT, status.message
+        assert node.alive()
+    finally:
+        peer.close()
+        node.stop()
