@@ -9,6 +9,7 @@
 //! and the final verification all use this one rule, so what the search accepts, verification
 //! accepts too (the search adds [`SEARCH_MARGIN`] so rounding can never tip a cell the other way).
 
+use crate::clearance::distance::DistanceField;
 use crate::geometry::Point2;
 use crate::grid::Grid;
 use crate::trajectory::Segment;
@@ -48,16 +49,17 @@ pub struct CollisionMap {
     /// the exact test for most samples), when prepared for a footprint.
     safe: Vec<bool>,
     safe_radius: f64,
-    /// `clear[y * width + x]`: a lower bound on the distance from the centre of cell `(x, y)` to
-    /// the centre of the nearest blocked cell (or outside cell), in cells. A sweep skips every sample that lies
-    /// closer along the curve than this bound's excess over the disk radius (arc length bounds
-    /// the straight distance), so only samples near obstacles pay for the exact disk test.
-    clear: Vec<f32>,
+    /// Squared distance from each cell centre to the nearest blocked (or outside) cell centre,
+    /// capped. A sweep skips every sample that lies closer along the curve than the obstacle
+    /// distance's excess over the disk radius (arc length bounds the straight distance), so only
+    /// samples near obstacles pay for the exact disk test.
+    field: DistanceField,
 }
 
-/// Largest obstacle distance (cells) the clearance bound resolves; beyond it a sweep skips
-/// `CLEARANCE_CAP - radius` cells per sample at most.
-const CLEARANCE_CAP: u16 = 127;
+/// Largest obstacle distance (cells) the clearance field resolves: a sweep skips at most
+/// `CLEARANCE_CAP - radius` cells per sample, and a map update recomputes the field within
+/// `CLEARANCE_CAP` cells of the change.
+const CLEARANCE_CAP: u16 = 32;
 
 impl CollisionMap {
     /// Builds the prefix counts of `grid`.
@@ -74,11 +76,10 @@ impl CollisionMap {
                 out[x + 1] = n;
             }
         }
-        // Centre-to-centre obstacle distances (outside counted blocked, capped values are lower
-        // bounds); the small extra keeps f32 rounding on the safe side.
-        let field = crate::clearance::distance::DistanceField::new(w, h, cells, CLEARANCE_CAP);
-        let clear = field.values().iter().map(|&d2| (f64::from(d2).sqrt() - 1e-3) as f32).collect();
-        Self { width: w, height: h, prefix, safe: Vec::new(), safe_radius: -1.0, clear }
+        // Centre-to-centre obstacle distances (outside counted blocked; capped values are lower
+        // bounds).
+        let field = DistanceField::new(w, h, cells, CLEARANCE_CAP);
+        Self { width: w, height: h, prefix, safe: Vec::new(), safe_radius: -1.0, field }
     }
 
     /// A lower bound on the distance from `p` to the nearest blocked cell or the outside
@@ -93,7 +94,9 @@ impl CollisionMap {
             if x < self.width && y < self.height {
                 let (dx, dy) = (p.x - x as f64 - 0.5, p.y - y as f64 - 0.5);
                 let off = (dx * dx + dy * dy).sqrt();
-                return f64::from(self.clear[y * self.width + x]) - off - std::f64::consts::FRAC_1_SQRT_2;
+                let centre = f64::from(self.field.values()[y * self.width + x]).sqrt();
+                // The 1e-6 absorbs rounding.
+                return centre - off - std::f64::consts::FRAC_1_SQRT_2 - 1e-6;
             }
         }
         -1.0
@@ -198,6 +201,7 @@ impl CollisionMap {
                 out[x + 1] = n;
             }
         }
+        self.field.update(cells, rect);
         if self.safe_radius >= 0.0 {
             // A cell's shortcut tests the disk of radius `outer` around its centre: it can reach a
             // changed cell only when that cell is within `outer + 1` cells.

@@ -513,6 +513,10 @@ pub fn refine(
         stats.stages.push(StageStat { name, ms: ms_since(t), outcome });
     };
 
+    // A spent budget or a cancelled request ends here, before even the cheapest answer.
+    if should_stop() {
+        return Err(RefineError::Stopped);
+    }
     if let Some(r) = direct_curve(ctx, map, start, goal, goal_heading_free, &mut stats) {
         return Ok(r);
     }
