@@ -116,12 +116,38 @@ fn mod2pi(a: f64) -> f64 {
     }
 }
 
-/// Normalised piece lengths (in radii) of `word` for the canonical problem: start at the origin
-/// with heading `alpha`, goal at distance `d` (in radii) along +x with heading `beta`.
-fn normalised(word: DubinsWord, alpha: f64, beta: f64, d: f64) -> Option<[f64; 3]> {
-    let (sa, ca) = alpha.sin_cos();
-    let (sb, cb) = beta.sin_cos();
-    let cab = (alpha - beta).cos();
+/// The canonical problem of a pose pair: start at the origin with heading `alpha`, goal at
+/// distance `d` (in radii) along +x with heading `beta`, with the trigonometry every word shares
+/// (computed once per pair, not once per word).
+#[derive(Debug, Clone, Copy)]
+struct Canonical {
+    alpha: f64,
+    beta: f64,
+    d: f64,
+    sa: f64,
+    ca: f64,
+    sb: f64,
+    cb: f64,
+    cab: f64,
+}
+
+impl Canonical {
+    fn new(start: Pose2, goal: Pose2, radius: f64) -> Self {
+        let (dx, dy) = (goal.x - start.x, goal.y - start.y);
+        let d = dx.hypot(dy) / radius;
+        let theta = if d > 0.0 { mod2pi(dy.atan2(dx)) } else { 0.0 };
+        let alpha = mod2pi(start.yaw - theta);
+        let beta = mod2pi(goal.yaw - theta);
+        let (sa, ca) = alpha.sin_cos();
+        let (sb, cb) = beta.sin_cos();
+        let cab = (alpha - beta).cos();
+        Self { alpha, beta, d, sa, ca, sb, cb, cab }
+    }
+}
+
+/// Normalised piece lengths (in radii) of `word` for the canonical problem `k`.
+fn normalised(word: DubinsWord, k: &Canonical) -> Option<[f64; 3]> {
+    let Canonical { alpha, beta, d, sa, ca, sb, cb, cab } = *k;
     match word {
         DubinsWord::Lsl => {
             let p2 = 2.0 + d * d - 2.0 * cab + 2.0 * d * (sa - sb);
@@ -184,13 +210,8 @@ fn normalised(word: DubinsWord, alpha: f64, beta: f64, d: f64) -> Option<[f64; 3
     }
 }
 
-fn unchecked(start: Pose2, goal: Pose2, radius: f64, word: DubinsWord) -> Option<DubinsCurve> {
-    let (dx, dy) = (goal.x - start.x, goal.y - start.y);
-    let d = dx.hypot(dy) / radius;
-    let theta = if d > 0.0 { mod2pi(dy.atan2(dx)) } else { 0.0 };
-    let alpha = mod2pi(start.yaw - theta);
-    let beta = mod2pi(goal.yaw - theta);
-    let n = normalised(word, alpha, beta, d)?;
+fn unchecked(start: Pose2, k: &Canonical, radius: f64, word: DubinsWord) -> Option<DubinsCurve> {
+    let n = normalised(word, k)?;
     Some(DubinsCurve { start, radius, word, lengths: n.map(|v| v * radius) })
 }
 
@@ -213,7 +234,7 @@ pub fn dubins_word(start: Pose2, goal: Pose2, radius: f64, word: DubinsWord) -> 
     if !valid_inputs(start, goal, radius) {
         return None;
     }
-    unchecked(start, goal, radius, word).filter(|c| ends_at(c, goal))
+    unchecked(start, &Canonical::new(start, goal, radius), radius, word).filter(|c| ends_at(c, goal))
 }
 
 /// The shortest Dubins curve from `start` to `goal` with minimum turning radius `radius`
@@ -225,7 +246,8 @@ pub fn dubins_shortest(start: Pose2, goal: Pose2, radius: f64) -> Option<DubinsC
     if !valid_inputs(start, goal, radius) {
         return None;
     }
-    let words = DubinsWord::ALL.map(|w| unchecked(start, goal, radius, w));
+    let k = Canonical::new(start, goal, radius);
+    let words = DubinsWord::ALL.map(|w| unchecked(start, &k, radius, w));
     let best = words.iter().flatten().min_by(|a, b| a.length().total_cmp(&b.length()))?;
     // Only the winner is rebuilt and checked; the others only if it fails (never seen).
     if ends_at(best, goal) {
@@ -243,9 +265,10 @@ pub fn dubins_length(start: Pose2, goal: Pose2, radius: f64) -> Option<(f64, f64
     if !valid_inputs(start, goal, radius) {
         return None;
     }
+    let k = Canonical::new(start, goal, radius);
     DubinsWord::ALL
         .iter()
-        .filter_map(|&w| unchecked(start, goal, radius, w))
+        .filter_map(|&w| unchecked(start, &k, radius, w))
         .min_by(|a, b| a.length().total_cmp(&b.length()))
         .map(|c| (c.length(), c.turning()))
 }

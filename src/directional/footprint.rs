@@ -9,6 +9,7 @@
 //! and the final verification all use this one rule, so what the search accepts, verification
 //! accepts too (the search adds [`SEARCH_MARGIN`] so rounding can never tip a cell the other way).
 
+use crate::clearance::distance::DistanceField;
 use crate::geometry::Point2;
 use crate::grid::Grid;
 use crate::trajectory::Segment;
@@ -48,7 +49,17 @@ pub struct CollisionMap {
     /// the exact test for most samples), when prepared for a footprint.
     safe: Vec<bool>,
     safe_radius: f64,
+    /// Squared distance from each cell centre to the nearest blocked (or outside) cell centre,
+    /// capped. A sweep skips every sample that lies closer along the curve than the obstacle
+    /// distance's excess over the disk radius (arc length bounds the straight distance), so only
+    /// samples near obstacles pay for the exact disk test.
+    field: DistanceField,
 }
+
+/// Largest obstacle distance (cells) the clearance field resolves: a sweep skips at most
+/// `CLEARANCE_CAP - radius` cells per sample, and a map update recomputes the field within
+/// `CLEARANCE_CAP` cells of the change.
+const CLEARANCE_CAP: u16 = 32;
 
 impl CollisionMap {
     /// Builds the prefix counts of `grid`.
@@ -65,7 +76,30 @@ impl CollisionMap {
                 out[x + 1] = n;
             }
         }
-        Self { width: w, height: h, prefix, safe: Vec::new(), safe_radius: -1.0 }
+        // Centre-to-centre obstacle distances (outside counted blocked; capped values are lower
+        // bounds).
+        let field = DistanceField::new(w, h, cells, CLEARANCE_CAP);
+        Self { width: w, height: h, prefix, safe: Vec::new(), safe_radius: -1.0, field }
+    }
+
+    /// A lower bound on the distance from `p` to the nearest blocked cell or the outside
+    /// (negative when unknown or small).
+    ///
+    /// From the centre distance `d` of `p`'s cell: the nearest blocked square's centre lies at
+    /// least `d - |p - centre|` from `p`, and its points within half a diagonal of that centre.
+    #[inline]
+    fn clearance_at(&self, p: Point2) -> f64 {
+        if p.x >= 0.0 && p.y >= 0.0 {
+            let (x, y) = (p.x as usize, p.y as usize);
+            if x < self.width && y < self.height {
+                let (dx, dy) = (p.x - x as f64 - 0.5, p.y - y as f64 - 0.5);
+                let off = (dx * dx + dy * dy).sqrt();
+                let centre = f64::from(self.field.values()[y * self.width + x]).sqrt();
+                // The 1e-6 absorbs rounding.
+                return centre - off - std::f64::consts::FRAC_1_SQRT_2 - 1e-6;
+            }
+        }
+        -1.0
     }
 
     /// Like [`CollisionMap::new`], and also marks the cells in which a footprint of `radius`
@@ -167,6 +201,7 @@ impl CollisionMap {
                 out[x + 1] = n;
             }
         }
+        self.field.update(cells, rect);
         if self.safe_radius >= 0.0 {
             // A cell's shortcut tests the disk of radius `outer` around its centre: it can reach a
             // changed cell only when that cell is within `outer + 1` cells.
@@ -190,28 +225,52 @@ impl CollisionMap {
 
     /// True when the footprint of radius `radius` (cells) swept along `segments` touches no
     /// blocked cell, with the sampling rule of this module plus `margin` extra radius.
+    ///
+    /// Same answer as testing every sample of [`sample_segment`] with [`CollisionMap::disk_free`];
+    /// samples that the clearance bound proves free are skipped without being computed.
     pub fn sweep_free(&self, segments: &[Segment], radius: f64, margin: f64) -> bool {
         let rho = sampled_radius(radius) + margin;
-        segments.iter().all(|seg| {
-            let mut ok = true;
-            sample_segment(seg, |p| {
-                ok = ok && self.disk_free(p, rho);
-                ok
-            });
-            ok
-        })
+        segments.iter().all(|seg| self.segment_free(seg, rho))
+    }
+
+    fn segment_free(&self, seg: &Segment, rho: f64) -> bool {
+        let n = sample_count(seg);
+        let step = seg.length / n as f64;
+        let mut i = 0;
+        while i <= n {
+            let p = seg.pose_at(seg.length * i as f64 / n as f64).point();
+            let slack = self.clearance_at(p) - rho;
+            if slack > 0.0 {
+                // Sample j lies within (j - i) * step of p along the curve, hence in straight
+                // distance: its disk is free while (j - i) * step < slack.
+                let skip = if step > 0.0 { ((slack / step).ceil() as usize).saturating_sub(1) } else { n };
+                i += 1 + skip;
+                continue;
+            }
+            if !self.disk_free(p, rho) {
+                return false;
+            }
+            i += 1;
+        }
+        true
     }
 }
 
 /// Calls `f` with the sample points of `seg` (both ends included, spacing at most
 /// [`SAMPLE_SPACING`]); stops early when `f` returns false.
 pub fn sample_segment(seg: &Segment, mut f: impl FnMut(Point2) -> bool) {
-    let n = ((seg.length / SAMPLE_SPACING).ceil() as usize).max(1);
+    let n = sample_count(seg);
     for i in 0..=n {
         if !f(seg.pose_at(seg.length * i as f64 / n as f64).point()) {
             return;
         }
     }
+}
+
+/// Number of sample intervals of `seg` (samples `0..=n`).
+#[inline]
+fn sample_count(seg: &Segment) -> usize {
+    ((seg.length / SAMPLE_SPACING).ceil() as usize).max(1)
 }
 
 /// Calls `f(y, x0, x1)` for every row of cells touched (closed-set intersection) by the disk of
@@ -327,6 +386,57 @@ mod tests {
         assert!(!m.sweep_free(&[hit], 0.0, 0.0));
         let miss = Segment::line(Pose2::new(0.5, 2.5, 0.0), 3.0);
         assert!(m.sweep_free(&[miss], 0.0, 0.0));
+    }
+
+    /// The sample-by-sample rule the skipping sweep must reproduce.
+    fn reference_sweep(m: &CollisionMap, segs: &[Segment], radius: f64, margin: f64) -> bool {
+        let rho = sampled_radius(radius) + margin;
+        segs.iter().all(|seg| {
+            let mut ok = true;
+            sample_segment(seg, |p| {
+                ok = ok && m.disk_free(p, rho);
+                ok
+            });
+            ok
+        })
+    }
+
+    #[test]
+    fn skipping_sweep_answers_like_every_sample() {
+        // Random obstacles, random arcs and lines, several footprints: both outcomes occur and
+        // the answers always agree.
+        let mut g = Grid::new_free(80, 60).unwrap();
+        let mut state = 12345u64;
+        let mut rnd = move || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for _ in 0..60 {
+            g.set_blocked((rnd() * 80.0) as usize, (rnd() * 60.0) as usize, true).unwrap();
+        }
+        let plain = CollisionMap::new(&g);
+        let prepared = CollisionMap::with_footprint(&g, 1.5);
+        let (mut free, mut hit) = (0, 0);
+        for _ in 0..3000 {
+            let start = Pose2::new(rnd() * 80.0, rnd() * 60.0, rnd() * 6.3);
+            let len = rnd() * 30.0;
+            let seg = match (rnd() * 3.0) as u32 {
+                0 => Segment::line(start, len),
+                1 => Segment::arc(start, len, 2.0 + rnd() * 8.0, Turn::Left),
+                _ => Segment::arc(start, len, 2.0 + rnd() * 8.0, Turn::Right),
+            };
+            for radius in [0.0, 1.5, 3.0] {
+                let expect = reference_sweep(&plain, &[seg], radius, SEARCH_MARGIN);
+                assert_eq!(plain.sweep_free(&[seg], radius, SEARCH_MARGIN), expect, "{seg:?} {radius}");
+                assert_eq!(prepared.sweep_free(&[seg], radius, SEARCH_MARGIN), expect, "{seg:?} {radius}");
+                if expect {
+                    free += 1;
+                } else {
+                    hit += 1;
+                }
+            }
+        }
+        assert!(free > 500 && hit > 500, "free {free} hit {hit}");
     }
 
     #[test]

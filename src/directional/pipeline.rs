@@ -1,5 +1,7 @@
 //! The hybrid refinement pipeline: Pinter's six steps, made robust.
 //!
+//! 0. Beyond Pinter: when the shortest curve from the start to the goal is collision-free it is
+//!    the answer (no legal curve is shorter), found with one sweep.
 //! 1. The any-angle path (input) is walked into "path points": the centres of the grid cells it
 //!    crosses every `lattice_spacing` cells (Pinter's path cells, on the path itself so they keep
 //!    its clearance).
@@ -20,7 +22,9 @@
 //!    cost shows a loop (more than half a turning circle over the larger of the guide's length
 //!    and the free-space Dubins length, typically a start or goal heading against the guide), one
 //!    windowed Directional A* from the exact start to the exact
-//!    goal around the whole guide replaces steps 3-4 (`loop_repair`); it is kept only if cheaper.
+//!    goal around the whole guide replaces steps 3-4 (`loop_repair`); it is kept only if cheaper,
+//!    and stops as soon as it cannot be. When smoothing found nothing the search covers the whole
+//!    lattice instead, so that its failure settles step 5 too.
 //! 5. If every repair fails, a full Directional A* from the exact start to the exact goal, within
 //!    the time budget.
 //! 6. Final smoothing: a pose is dropped wherever the curve between its neighbours is
@@ -33,7 +37,7 @@ use super::chain::{curve_cost, link, link_cost_estimate, PoseChain};
 use super::footprint::{sampled_radius, CollisionMap, SEARCH_MARGIN};
 use super::lattice::{Lattice, LatticeRect};
 use super::params::Directional;
-use super::search::{directional_astar, Outcome, Source, Target, TargetPose};
+use super::search::{directional_astar, directional_astar_below, Outcome, Source, Target, TargetPose};
 use super::verify::{verify_trajectory, VerifyError};
 use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::search::OrdF64;
@@ -45,7 +49,7 @@ use std::time::Instant;
 /// Time and outcome of one pipeline stage.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct StageStat {
-    /// Stage name (`path_points`, `smoothing_forward`, `smoothing_backward`, `window_repair`,
+    /// Stage name (`direct`, `path_points`, `smoothing_forward`, `smoothing_backward`, `window_repair`,
     /// `loop_repair`, `full_search`, `final_smoothing`, `verify`).
     pub name: &'static str,
     /// Wall-clock time (ms).
@@ -63,8 +67,8 @@ pub struct RefineStats {
     pub path_points: usize,
     /// Directional A* expansions (window repairs and full search).
     pub expansions: usize,
-    /// Which stage produced the chain: `smoothing`, `window_repair`, `loop_repair` or
-    /// `full_search`.
+    /// Which stage produced the chain: `direct` (the shortest curve was free), `smoothing`,
+    /// `window_repair`, `loop_repair` or `full_search`.
     pub solved_by: &'static str,
     /// Poses in the chain before and after final smoothing.
     pub poses_before_smoothing: usize,
@@ -163,9 +167,11 @@ struct PathDp<'a> {
     start_reach: usize,
     /// First point index that may link to the goal.
     goal_reach: usize,
-    /// `allowed[t * nb + h]`: heading `h` at point `t` is within a right angle of the path's
+    /// `allowed[t * nb + h]`: heading `h` at point `t` is within 45 degrees of the path's
     /// direction there (Pinter's heuristic favouring the path's direction, as a hard filter:
-    /// facing back along the path is only useful inside a loop, which one curve already makes).
+    /// facing away from the path is only useful inside a loop, which one curve already makes, and
+    /// the guide's own direction is always a slot). Two or three bins per point instead of five
+    /// cut the candidate curves per state by more than half; repairs cover what this misses.
     allowed: Vec<bool>,
 }
 
@@ -220,7 +226,7 @@ impl<'a> PathDp<'a> {
             let dir = (after.y - before.y).atan2(after.x - before.x);
             for h in 0..bins {
                 allowed[t * nb + h] =
-                    normalize_angle(p.heading_bins.yaw(h) - dir).abs() <= std::f64::consts::FRAC_PI_2 + 1e-9;
+                    normalize_angle(p.heading_bins.yaw(h) - dir).abs() <= std::f64::consts::FRAC_PI_4 + 1e-9;
             }
             allowed[t * nb + bins] = true;
         }
@@ -424,14 +430,58 @@ const REPAIR_HEADINGS: usize = 3;
 /// holding the whole of it.
 const SHORT_PATH_RADII: f64 = 20.0;
 
+/// Step 0: the shortest curve from `start` to `goal` (Dubins, or arc then line when
+/// `goal_heading_free`), returned verified when it is collision-free: no legal curve is shorter,
+/// so no guide or search can improve on it (only without a turn penalty, under which a longer
+/// curve may cost less: then `None` at once). Costs one curve and one sweep, so a caller may try it
+/// before computing a guide at all. `None` when it collides (or, never seen, fails verification);
+/// the stages it ran are appended to `stats` either way. Start and goal are taken as valid
+/// (finite, footprint free), as [`refine`] checks.
+pub fn direct_curve(
+    ctx: &Directional,
+    map: &CollisionMap,
+    start: Pose2,
+    goal: Pose2,
+    goal_heading_free: bool,
+    stats: &mut RefineStats,
+) -> Option<Refined> {
+    let p = ctx.params();
+    if p.turn_penalty > 0.0 {
+        // Under a turn penalty the shortest curve need not be the cheapest one.
+        return None;
+    }
+    let t = Instant::now();
+    let segs = link(start, goal, goal_heading_free, p.turning_radius)?;
+    if !map.sweep_free(&segs, p.footprint_radius, SEARCH_MARGIN) {
+        stats.stages.push(StageStat { name: "direct", ms: ms_since(t), outcome: "the shortest curve collides".into() });
+        return None;
+    }
+    stats.stages.push(StageStat { name: "direct", ms: ms_since(t), outcome: "the shortest curve is free".into() });
+    let t = Instant::now();
+    let traj = Trajectory { segments: segs, min_turning_radius: p.turning_radius };
+    if let Err(e) = verify_trajectory(map, &traj, p.footprint_radius, p.turning_radius, start, goal, goal_heading_free)
+    {
+        stats.stages.push(StageStat { name: "verify", ms: ms_since(t), outcome: format!("failed: {e}") });
+        return None;
+    }
+    stats.stages.push(StageStat { name: "verify", ms: ms_since(t), outcome: "passed".into() });
+    stats.solved_by = "direct";
+    stats.poses_before_smoothing = 2;
+    stats.poses_after_smoothing = 2;
+    let chain = PoseChain { poses: vec![start, goal], goal_free: goal_heading_free };
+    Some(Refined { trajectory: traj, chain, stats: std::mem::take(stats) })
+}
+
 /// Refines an any-angle path into a verified turning-radius-legal trajectory (cell units).
 ///
 /// `waypoints` is the any-angle path in cell units (from any any-angle planner; start and goal
 /// included or not, it is only a guide). `start` is the exact start pose; `goal` the goal pose,
 /// whose heading is ignored when `goal_heading_free`. `ctx` holds the parameters and tables and
 /// `map` the cells the vehicle may not enter. `should_stop` is polled between and inside stages.
+/// A goal at the start's place with another heading (turning round) is planned as a loop.
 ///
-/// Fails with [`RefineError`]: invalid input, start or goal blocked, no path (every stage
+/// Fails with [`RefineError`]: invalid input (including a goal equal to the start, or at its
+/// place with a free heading: nothing to drive), start or goal blocked, no path (every stage
 /// failed), stopped, or verification failed (never returns a trajectory that fails it).
 pub fn refine(
     ctx: &Directional,
@@ -447,8 +497,9 @@ pub fn refine(
     if !start.is_finite() || !goal.is_finite() || waypoints.iter().any(|w| !w.is_finite()) {
         return Err(RefineError::InvalidInput("a pose or waypoint is not finite".into()));
     }
-    if start.point().distance(goal.point()) < 1e-9 {
-        return Err(RefineError::InvalidInput("start and goal are at the same place".into()));
+    let same_place = start.point().distance(goal.point()) < 1e-9;
+    if same_place && (goal_heading_free || normalize_angle(goal.yaw - start.yaw).abs() < 1e-9) {
+        return Err(RefineError::InvalidInput("start and goal coincide: there is nothing to drive".into()));
     }
     let rho = sampled_radius(p.footprint_radius) + SEARCH_MARGIN;
     if !map.disk_free(start.point(), rho) {
@@ -461,6 +512,22 @@ pub fn refine(
     let stage = |stats: &mut RefineStats, name: &'static str, t: Instant, outcome: String| {
         stats.stages.push(StageStat { name, ms: ms_since(t), outcome });
     };
+
+    // A spent budget or a cancelled request ends here, before even the cheapest answer.
+    if should_stop() {
+        return Err(RefineError::Stopped);
+    }
+    if let Some(r) = direct_curve(ctx, map, start, goal, goal_heading_free, &mut stats) {
+        return Ok(r);
+    }
+    if same_place {
+        // Turning round on the spot: a guide of no length says nothing, so the whole lattice is
+        // searched for a loop.
+        let mut r = full_search(ctx, map, start, goal, false, p.fallback_neighbourhood, should_stop)?;
+        stats.stages.append(&mut r.stats.stages);
+        r.stats.stages = stats.stages;
+        return Ok(r);
+    }
 
     let t = Instant::now();
     let lattice = Lattice::new(map.width(), map.height(), p.spacing());
@@ -583,6 +650,12 @@ pub fn refine(
                         break;
                     }
                 }
+                Outcome::Exhausted(e) => {
+                    // A wider window would expand the same states.
+                    stats.expansions += e;
+                    outcome = format!("failed {} windows (nothing more reachable)", attempt + 1);
+                    break;
+                }
             }
             margin *= 2;
         }
@@ -597,31 +670,48 @@ pub fn refine(
     let free_space = crate::curves::dubins_shortest(start, goal, p.turning_radius).map_or(0.0, |d| d.length());
     let bound = guide_len.max(if goal_heading_free { 0.0 } else { free_space });
     let loopy = chain.is_some() && c > bound + std::f64::consts::PI * p.turning_radius;
+    let mut exhausted = false;
     if (loopy || chain.is_none()) && short {
         let t = Instant::now();
         let mut cells: Vec<(i64, i64)> =
             points.iter().map(|q| lattice.cell_of(Point2::new(q.cell.0 as f64 + 0.5, q.cell.1 as f64 + 0.5))).collect();
         cells.push(lattice.cell_of(start.point()));
         cells.push(lattice.cell_of(goal.point()));
-        let window = LatticeRect::around(cells, p.margin(), &lattice);
+        // Without a chain in hand the search must settle whether any path exists, and a window
+        // that cuts it would only be repeated by the full search: search the whole lattice
+        // (the heuristic keeps a short path's search local all the same).
+        let window = if chain.is_none() && p.repair_neighbourhood == p.fallback_neighbourhood {
+            LatticeRect::all(&lattice)
+        } else {
+            LatticeRect::around(cells, p.margin(), &lattice)
+        };
         let src = [Source { pose: start, g: 0.0, wide: true }];
         let target = Target::Pose { pose: goal, free: goal_heading_free };
-        let outcome = match directional_astar(ctx, map, window, p.repair_neighbourhood, &src, target, should_stop) {
-            Outcome::Found(found) => {
-                stats.expansions += found.expansions;
-                if found.cost < c {
-                    chain = Some((found.poses, "loop_repair"));
-                    format!("cost {:.2} instead of {c:.2}", found.cost)
-                } else {
-                    format!("no better (cost {:.2})", found.cost)
+        // Only a cheaper way is of use, so the search stops once it cannot beat the chain in hand.
+        let outcome =
+            match directional_astar_below(ctx, map, window, p.repair_neighbourhood, &src, target, c, should_stop) {
+                Outcome::Found(found) => {
+                    stats.expansions += found.expansions;
+                    if found.cost < c {
+                        chain = Some((found.poses, "loop_repair"));
+                        format!("cost {:.2} instead of {c:.2}", found.cost)
+                    } else {
+                        format!("no better (cost {:.2})", found.cost)
+                    }
                 }
-            }
-            Outcome::Stopped => return Err(RefineError::Stopped),
-            Outcome::NoPath(e) => {
-                stats.expansions += e;
-                "nothing in the window".to_string()
-            }
-        };
+                Outcome::Stopped => return Err(RefineError::Stopped),
+                Outcome::NoPath(e) => {
+                    stats.expansions += e;
+                    "nothing cheaper in the window".to_string()
+                }
+                Outcome::Exhausted(e) => {
+                    stats.expansions += e;
+                    // Nothing reachable from the start left the window: the full search (same
+                    // neighbourhood, same start and goal) would expand the same states.
+                    exhausted = p.repair_neighbourhood == p.fallback_neighbourhood;
+                    "nothing reachable from the start leads to the goal".to_string()
+                }
+            };
         stage(&mut stats, "loop_repair", t, outcome);
     }
 
@@ -632,6 +722,11 @@ pub fn refine(
     let mut tried_full = false;
     loop {
         if candidates.is_empty() {
+            if exhausted {
+                return Err(RefineError::NoPath(
+                    "smoothing failed and no state reachable from the start leads to the goal".into(),
+                ));
+            }
             if tried_full {
                 return Err(RefineError::NoPath("smoothing, window repair and the full search all failed".into()));
             }
@@ -647,7 +742,7 @@ pub fn refine(
                     candidates.push((found.poses, "full_search"));
                 }
                 Outcome::Stopped => return Err(RefineError::Stopped),
-                Outcome::NoPath(e) => {
+                Outcome::NoPath(e) | Outcome::Exhausted(e) => {
                     stats.expansions += e;
                     stage(&mut stats, "full_search", t, format!("no path after {e} expansions"));
                     continue;
@@ -784,7 +879,7 @@ pub fn full_search(
     ) {
         Outcome::Found(f) => f,
         Outcome::Stopped => return Err(RefineError::Stopped),
-        Outcome::NoPath(e) => {
+        Outcome::NoPath(e) | Outcome::Exhausted(e) => {
             return Err(RefineError::NoPath(format!("{} found nothing after {e} expansions", neighbourhood.name())))
         }
     };

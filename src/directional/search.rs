@@ -75,8 +75,13 @@ pub struct Found {
 pub enum Outcome {
     /// A path was found.
     Found(Found),
-    /// The window holds no path (with the number of expansions made).
+    /// The window holds no path (with the number of expansions made); the window or the cost
+    /// bound cut the search, so a wider search might still find one.
     NoPath(usize),
+    /// No path exists on the whole lattice: every state reachable from the sources was
+    /// expanded, and none of them had a collision-free edge leaving the window (with the number
+    /// of expansions made). A larger window would expand exactly the same states.
+    Exhausted(usize),
     /// `should_stop` asked to stop.
     Stopped,
 }
@@ -86,6 +91,9 @@ const SOURCE_BIT: u32 = 1 << 31;
 const KIND_STATE: u8 = 0;
 const KIND_GOAL: u8 = 1;
 const KIND_START: u8 = 2;
+/// A first edge to a lattice pose outside the window: only checked, to learn whether the window
+/// cut the search.
+const KIND_OUTSIDE: u8 = 3;
 
 type Open = BinaryHeap<(Reverse<OrdF64>, u32, u8)>;
 
@@ -101,6 +109,23 @@ pub fn directional_astar(
     neighbourhood: Neighbourhood,
     sources: &[Source],
     target: Target<'_>,
+    should_stop: &mut dyn FnMut() -> bool,
+) -> Outcome {
+    directional_astar_below(ctx, map, window, neighbourhood, sources, target, f64::INFINITY, should_stop)
+}
+
+/// [`directional_astar`] looking only for paths cheaper than `bound` (a cost already in hand):
+/// it stops with [`Outcome::NoPath`] as soon as the cheapest open entry's estimate reaches the
+/// bound, so a search that cannot improve on a known path ends early.
+#[allow(clippy::too_many_arguments)]
+pub fn directional_astar_below(
+    ctx: &Directional,
+    map: &CollisionMap,
+    window: LatticeRect,
+    neighbourhood: Neighbourhood,
+    sources: &[Source],
+    target: Target<'_>,
+    bound: f64,
     should_stop: &mut dyn FnMut() -> bool,
 ) -> Outcome {
     let p = ctx.params();
@@ -161,6 +186,10 @@ pub fn directional_astar(
     let mut goal_candidates: Vec<(u32, u32, f64)> = Vec::new();
     // Start candidates: (source, state index, cost so far).
     let mut start_candidates: Vec<(u32, u32, f64)> = Vec::new();
+    // First edges leaving the window: (source, lattice pose).
+    let mut outside_candidates: Vec<(u32, Pose2)> = Vec::new();
+    // Whether the window (or the bound) kept the search from something it could have reached.
+    let mut clipped = false;
     let push_goal = |open: &mut Open, cands: &mut Vec<(u32, u32, f64)>, from: u32, t: usize, total: f64| {
         cands.push((from, t as u32, total));
         open.push((Reverse(OrdF64::new(total)), (cands.len() - 1) as u32, KIND_GOAL));
@@ -181,7 +210,21 @@ pub fn directional_astar(
         for dj in -cells..=cells {
             for di in -cells..=cells {
                 let (i, j) = (ci + di, cj + dj);
-                if !window.contains(i, j) || lattice.centre(i, j).distance(src.pose.point()) > rad {
+                if lattice.centre(i, j).distance(src.pose.point()) > rad {
+                    continue;
+                }
+                if !window.contains(i, j) {
+                    if lattice.contains(i, j) {
+                        for b in 0..nb {
+                            let pose = lattice.pose(i, j, bins, b);
+                            if let Some(c) = link_cost_estimate(src.pose, pose, false, radius, tp) {
+                                outside_candidates.push((k as u32, pose));
+                                let f = src.g + c + heuristic(i, j, b);
+                                let id = (outside_candidates.len() - 1) as u32;
+                                open.push((Reverse(OrdF64::new(f)), id, KIND_OUTSIDE));
+                            }
+                        }
+                    }
                     continue;
                 }
                 for b in 0..nb {
@@ -201,6 +244,18 @@ pub fn directional_astar(
     let mut expansions = 0usize;
     let mut tried_goal_link = vec![false; n_states];
     while let Some((Reverse(f), id, kind)) = open.pop() {
+        if f.get() >= bound {
+            clipped = true;
+            break;
+        }
+        if kind == KIND_OUTSIDE {
+            if !clipped {
+                let (k, pose) = outside_candidates[id as usize];
+                clipped = link(sources[k as usize].pose, pose, false, radius)
+                    .is_some_and(|segs| map.sweep_free(&segs, fp, SEARCH_MARGIN));
+            }
+            continue;
+        }
         if kind == KIND_START {
             let (k, idx, cost) = start_candidates[id as usize];
             let idx = idx as usize;
@@ -272,6 +327,11 @@ pub fn directional_astar(
         for &(dx, dy) in &offsets {
             let (ni, nj) = (i + dx, j + dy);
             if !window.contains(ni, nj) {
+                if !clipped && lattice.contains(ni, nj) {
+                    clipped = (0..nb).any(|nb_h| {
+                        ctx.edges().edge(b, nb_h, dx, dy).is_some_and(|e| map.spans_free(&e.spans, bx, by))
+                    });
+                }
                 continue;
             }
             for nb_h in 0..nb {
@@ -290,5 +350,9 @@ pub fn directional_astar(
             }
         }
     }
-    Outcome::NoPath(expansions)
+    if clipped {
+        Outcome::NoPath(expansions)
+    } else {
+        Outcome::Exhausted(expansions)
+    }
 }

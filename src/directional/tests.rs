@@ -61,7 +61,21 @@ fn open_field_is_one_dubins_curve() {
     check(&g, &r.trajectory, 6.0, 1.5, s, e, false);
     let best = crate::curves::dubins_shortest(s, e, 6.0).unwrap().length();
     assert!((r.trajectory.length() - best).abs() < 1e-6, "{} vs {best}", r.trajectory.length());
+    // The free shortest curve is taken before any smoothing.
+    assert_eq!(r.stats.solved_by, "direct");
+}
+
+#[test]
+fn smoothing_solves_an_open_field_with_a_post_in_the_way_of_the_shortest_curve() {
+    // A post on the straight line: the direct curve collides, smoothing follows the guide round
+    // it, and the result is never shorter than the (blocked) shortest curve.
+    let g = grid_from(80, 40, |x, y| (38..=41).contains(&x) && (18..=21).contains(&y));
+    let (s, e) = (Pose2::new(8.5, 20.5, 0.0), Pose2::new(72.5, 20.5, 0.0));
+    let r = run(&g, 6.0, 1.5, s, e, false).unwrap();
+    check(&g, &r.trajectory, 6.0, 1.5, s, e, false);
     assert_eq!(r.stats.solved_by, "smoothing");
+    assert!(r.stats.stages.iter().any(|st| st.name == "direct" && st.outcome.contains("collides")));
+    assert!(r.trajectory.length() > 64.0 + 1e-6);
 }
 
 /// A grid from a predicate over cells.
@@ -286,4 +300,90 @@ fn sixteen_bins_and_directional_48_on_an_open_field() {
         assert!((r.trajectory.length() - best).abs() < 1e-6, "{}: {} vs {best}", n.name(), r.trajectory.length());
         assert!(r.stats.expansions > 0);
     }
+}
+
+#[test]
+fn a_search_that_runs_out_of_states_inside_its_window_says_so_and_a_clipped_one_does_not() {
+    use super::lattice::{Lattice, LatticeRect};
+    use super::search::{directional_astar, directional_astar_below, Outcome, Source, Target};
+    // A closed room holding the start; the goal outside it.
+    let mut g = Grid::new_free(100, 100).unwrap();
+    for k in 10..=50 {
+        for (x, y) in [(k, 10), (k, 50), (10, k), (50, k)] {
+            g.set_blocked(x, y, true).unwrap();
+        }
+    }
+    let map = CollisionMap::new(&g);
+    let c = ctx(4.0, 1.0);
+    let lattice = Lattice::new(100, 100, c.params().spacing());
+    let start = [Source { pose: Pose2::new(30.5, 30.5, 0.0), g: 0.0, wide: true }];
+    let outside = Target::Pose { pose: Pose2::new(80.5, 80.5, 0.0), free: false };
+    let search = |window: LatticeRect| {
+        directional_astar(&c, &map, window, Neighbourhood::Directional24, &start, outside, &mut || false)
+    };
+    let cell = |x: f64, y: f64| lattice.cell_of(Point2::new(x, y));
+    // The whole lattice, or a window holding the room: nothing reachable leaves the room.
+    assert!(matches!(search(LatticeRect::all(&lattice)), Outcome::Exhausted(e) if e > 0));
+    let room = LatticeRect::around([cell(8.0, 8.0), cell(52.0, 52.0)], 0, &lattice);
+    assert!(matches!(search(room), Outcome::Exhausted(e) if e > 0));
+    // A window smaller than the room cuts the search: that is no proof.
+    let small = LatticeRect::around([cell(24.0, 24.0), cell(36.0, 36.0)], 0, &lattice);
+    assert!(matches!(search(small), Outcome::NoPath(_)));
+    // With the wall opened the goal is found; below its cost, it is not (and that is no proof).
+    let mut open = g.clone();
+    for y in 26..=34 {
+        open.set_blocked(50, y, false).unwrap();
+    }
+    let map = CollisionMap::new(&open);
+    let all = LatticeRect::all(&lattice);
+    let found = match directional_astar(&c, &map, all, Neighbourhood::Directional24, &start, outside, &mut || false) {
+        Outcome::Found(f) => f,
+        other => panic!("expected a path, got {other:?}"),
+    };
+    let below = directional_astar_below(
+        &c,
+        &map,
+        all,
+        Neighbourhood::Directional24,
+        &start,
+        outside,
+        found.cost - 1e-6,
+        &mut || false,
+    );
+    assert!(matches!(below, Outcome::NoPath(_)), "{below:?}");
+    let above = directional_astar_below(
+        &c,
+        &map,
+        all,
+        Neighbourhood::Directional24,
+        &start,
+        outside,
+        found.cost + 1e-6,
+        &mut || false,
+    );
+    assert!(matches!(above, Outcome::Found(ref f) if (f.cost - found.cost).abs() < 1e-9), "{above:?}");
+}
+
+#[test]
+fn turning_round_on_the_spot_is_a_verified_loop_and_a_blocked_loop_is_searched_around() {
+    let c = ctx(6.0, 1.5);
+    let s = Pose2::new(40.5, 40.5, 0.0);
+    let back = Pose2::new(40.5, 40.5, PI);
+    let g = Grid::new_free(80, 80).unwrap();
+    let map = CollisionMap::new(&g);
+    let r = refine(&c, &map, &[], s, back, false, &mut || false).unwrap();
+    check(&g, &r.trajectory, 6.0, 1.5, s, back, false);
+    let best = crate::curves::dubins_shortest(s, back, 6.0).unwrap();
+    assert!((r.trajectory.length() - best.length()).abs() < 1e-6);
+    // Block the middle of that loop: the search finds another one, longer.
+    let mid = r.trajectory.pose_at(r.trajectory.length() / 2.0).unwrap();
+    let blocked = grid_from(80, 80, |x, y| (x - mid.x as i64).abs() <= 1 && (y - mid.y as i64).abs() <= 1);
+    let map = CollisionMap::new(&blocked);
+    let r2 = refine(&c, &map, &[], s, back, false, &mut || false).unwrap();
+    check(&blocked, &r2.trajectory, 6.0, 1.5, s, back, false);
+    assert!(r2.trajectory.length() > best.length() + 1e-6);
+    assert_eq!(r2.stats.solved_by, "full_search");
+    // Same place and heading, or a free heading: nothing to drive.
+    assert!(matches!(refine(&c, &map, &[], s, s, false, &mut || false), Err(RefineError::InvalidInput(_))));
+    assert!(matches!(refine(&c, &map, &[], s, back, true, &mut || false), Err(RefineError::InvalidInput(_))));
 }
