@@ -9,7 +9,7 @@ use crate::block_astar::{BlockAStar, BlockGrid};
 use crate::clearance::{Capability, ChangedRegion, ClearanceConfig, ClearanceMap, Footprint, PatchRect, Vehicle};
 use crate::directional::{self, CollisionMap, Directional, HeadingBins, Neighbourhood, RefineError, RefineParams};
 use crate::error::MapError;
-use crate::geometry::{Point2, Pose2};
+use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::grid::{CellRect, Grid};
 use crate::lddb::{Lddb, Metric};
 use crate::map::{OccupancyMap, Traversability, DEFAULT_MAX_MAP_CELLS};
@@ -248,7 +248,9 @@ pub struct PlanStats {
 /// A successful plan, in the map frame (metres, radians).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
-    /// Waypoints of the any-angle path, start and goal included.
+    /// Waypoints of the any-angle guide, start and goal included. Just `[start, goal]` when the
+    /// shortest curve between them was already collision-free (no guide was searched), and just
+    /// `[start]` when the vehicle is already at the goal.
     pub any_angle: Vec<Point2>,
     /// The drivable trajectory, verified on the map it was planned on.
     pub trajectory: Trajectory,
@@ -410,6 +412,12 @@ impl StageClock {
         self.stages.extend(stages);
         self.lap = Instant::now();
     }
+}
+
+thread_local! {
+    /// One Block A* searcher per thread: its scratch memory (sized to the largest map searched on
+    /// the thread) is reused across plans instead of being allocated and cleared for each one.
+    static BLOCK_SEARCH: std::cell::RefCell<BlockAStar> = std::cell::RefCell::new(BlockAStar::new());
 }
 
 /// Block side (cells) of the LDDB the planner uses: 4x4 cells (5x5 vertices), the paper's choice.
@@ -601,68 +609,85 @@ impl Planner {
             ));
         }
         clock.mark("regions");
-        // 3. Any-angle path on the vehicle mask (Block A*, conservative line of sight).
-        let corner = |p: Point2, cell: (usize, usize)| -> (u32, u32) {
-            let x = if p.x - cell.0 as f64 >= 0.5 { cell.0 + 1 } else { cell.0 };
-            let y = if p.y - cell.1 as f64 >= 0.5 { cell.1 + 1 } else { cell.1 };
-            (x as u32, y as u32)
+        // A request cancelled or out of time before any search starts ends here.
+        if budget.should_stop() {
+            return Err(budget.stop_error());
+        }
+        let same_place = s.point().distance(g.point()) < 1e-9;
+        let same_heading = goal_heading_free || normalize_angle(s.yaw - g.yaw).abs() < 1e-9;
+        let refine_error = |e: RefineError| match e {
+            RefineError::Stopped => budget.stop_error(),
+            RefineError::StartBlocked => PlanError::new(StatusCode::StartOccupied, e.to_string()),
+            RefineError::GoalBlocked => PlanError::new(StatusCode::GoalOccupied, e.to_string()),
+            RefineError::InvalidInput(m) => PlanError::new(StatusCode::InvalidInput, m),
+            other => PlanError::new(StatusCode::NoValidPath, other.to_string()),
         };
-        let (sv, gv) = (corner(s.point(), start_cell), corner(g.point(), goal_cell));
-        let mut search = BlockAStar::new();
-        let found =
-            search.find_path(&self.lddb, &prepared.blocks, sv, gv, Metric::AnyAngle, LosRule::Conservative, || {
-                budget.should_stop()
-            });
-        let path = match found {
-            Ok(p) => p,
-            Err(SearchFailure::Stopped) => return Err(budget.stop_error()),
-            Err(e) => return Err(PlanError::new(StatusCode::NoValidPath, format!("no any-angle path: {e}"))),
-        };
-        clock.mark("block_astar");
-        let mut guide: Vec<Point2> = Vec::with_capacity(path.points.len() + 2);
-        guide.push(s.point());
-        guide.extend(path.points.iter().map(|&(x, y)| Point2::new(f64::from(x), f64::from(y))));
-        guide.push(g.point());
-        guide.dedup_by(|a, b| a.distance(*b) < 1e-9);
-
-        // 4-5. Turning-radius-legal trajectory, verified on this map.
-        let (trajectory, solved_by, expansions) = if s.point().distance(g.point()) < 1e-9 {
-            (
-                Trajectory {
+        // 3. Already there: nothing to drive (a heading change at the goal is planned as a loop
+        //    below when the turning radius forbids turning on the spot).
+        let (guide, trajectory, solved_by, expansions) =
+            if same_place && (same_heading || prepared.directional.is_none()) {
+                let empty = Trajectory {
                     segments: Vec::new(),
                     min_turning_radius: self.config.min_turning_radius / info.resolution,
-                },
-                "at_goal".to_string(),
-                0,
-            )
-        } else {
-            match &prepared.directional {
-                None => {
-                    let t = Trajectory::polyline(&guide);
-                    verify_polyline(&prepared.collision, &t, self.config.robot_radius / info.resolution, s, g)?;
-                    (t, "any_angle".to_string(), path.expansions)
-                }
-                Some(ctx) => {
-                    let inner = &guide[1..guide.len().saturating_sub(1)];
-                    let mut stop = || budget.should_stop();
-                    let refined =
-                        directional::refine(ctx, &prepared.collision, inner, s, g, goal_heading_free, &mut stop)
-                            .map_err(|e| match e {
-                                RefineError::Stopped => budget.stop_error(),
-                                RefineError::StartBlocked => PlanError::new(StatusCode::StartOccupied, e.to_string()),
-                                RefineError::GoalBlocked => PlanError::new(StatusCode::GoalOccupied, e.to_string()),
-                                RefineError::InvalidInput(m) => PlanError::new(StatusCode::InvalidInput, m),
-                                other => PlanError::new(StatusCode::NoValidPath, other.to_string()),
-                            })?;
-                    clock.extend(refined.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
-                    (
-                        refined.trajectory,
-                        refined.stats.solved_by.to_string(),
-                        path.expansions + refined.stats.expansions,
+                };
+                (vec![s.point()], empty, "at_goal".to_string(), 0)
+            } else if let Some(direct) = prepared.directional.as_ref().filter(|_| !same_place).and_then(|ctx| {
+                // 4a. The shortest curve itself, when it is collision-free: nothing is shorter, so
+                //     no guide is needed (skipped under a turn penalty, see `direct_curve`).
+                let mut stats = directional::RefineStats::default();
+                directional::direct_curve(ctx, &prepared.collision, s, g, goal_heading_free, &mut stats)
+            }) {
+                clock.extend(direct.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
+                (vec![s.point(), g.point()], direct.trajectory, direct.stats.solved_by.to_string(), 0)
+            } else {
+                // 4b. Any-angle guide on the vehicle mask (Block A*, conservative line of sight).
+                let corner = |p: Point2, cell: (usize, usize)| -> (u32, u32) {
+                    let x = if p.x - cell.0 as f64 >= 0.5 { cell.0 + 1 } else { cell.0 };
+                    let y = if p.y - cell.1 as f64 >= 0.5 { cell.1 + 1 } else { cell.1 };
+                    (x as u32, y as u32)
+                };
+                let (sv, gv) = (corner(s.point(), start_cell), corner(g.point(), goal_cell));
+                let found = BLOCK_SEARCH.with(|search| {
+                    search.borrow_mut().find_path(
+                        &self.lddb,
+                        &prepared.blocks,
+                        sv,
+                        gv,
+                        Metric::AnyAngle,
+                        LosRule::Conservative,
+                        || budget.should_stop(),
                     )
+                });
+                let path = match found {
+                    Ok(p) => p,
+                    Err(SearchFailure::Stopped) => return Err(budget.stop_error()),
+                    Err(e) => return Err(PlanError::new(StatusCode::NoValidPath, format!("no any-angle path: {e}"))),
+                };
+                clock.mark("block_astar");
+                let mut guide: Vec<Point2> = Vec::with_capacity(path.points.len() + 2);
+                guide.push(s.point());
+                guide.extend(path.points.iter().map(|&(x, y)| Point2::new(f64::from(x), f64::from(y))));
+                guide.push(g.point());
+                guide.dedup_by(|a, b| a.distance(*b) < 1e-9);
+                // 5. Turning-radius-legal trajectory (or the polyline itself at radius 0), verified.
+                match &prepared.directional {
+                    None => {
+                        let t = Trajectory::polyline(&guide);
+                        verify_polyline(&prepared.collision, &t, self.config.robot_radius / info.resolution, s, g)?;
+                        (guide, t, "any_angle".to_string(), path.expansions)
+                    }
+                    Some(ctx) => {
+                        let inner = &guide[1..guide.len().saturating_sub(1)];
+                        let mut stop = || budget.should_stop();
+                        let refined =
+                            directional::refine(ctx, &prepared.collision, inner, s, g, goal_heading_free, &mut stop)
+                                .map_err(refine_error)?;
+                        clock.extend(refined.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
+                        let solved_by = refined.stats.solved_by.to_string();
+                        (guide, refined.trajectory, solved_by, path.expansions + refined.stats.expansions)
+                    }
                 }
-            }
-        };
+            };
         clock.mark("to_world");
         let to_world = |p: Point2| info.cell_to_world(p);
         let any_angle: Vec<Point2> = guide.iter().map(|&p| to_world(p)).collect();
