@@ -46,7 +46,7 @@ _bs_prepend PYTHONPATH "$_bs_prefix/lib/python3.11/site-packages"
 # r2r generates bindings only for these packages (the build is slow otherwise). r2r itself adds
 # rcl_interfaces, builtin_interfaces, unique_identifier_msgs and action_msgs. Keep this value
 # fixed: r2r rebuilds whenever it changes.
-export IDL_PACKAGE_FILTER="std_msgs;geometry_msgs;nav_msgs;blockstar_planner_msgs"
+export IDL_PACKAGE_FILTER="std_msgs;geometry_msgs;nav_msgs;sensor_msgs;visualization_msgs;blockstar_planner_msgs"
 
 if [ "${BLOCKSTAR_KEEP_ROS_NETWORK:-0}" != 1 ]; then
     export ROS_DOMAIN_ID="${BLOCKSTAR_ROS_DOMAIN_ID:-$((50 + $$ % 50))}"

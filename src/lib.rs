@@ -24,6 +24,7 @@ pub mod map_io;
 pub mod params;
 pub mod planner;
 pub mod render;
+pub mod replan;
 #[cfg(feature = "ros")]
 pub mod ros;
 pub mod search;

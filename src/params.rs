@@ -31,7 +31,25 @@ pub struct NodeParams {
     /// `publish_clearance`: publish the obstacle distance as an `OccupancyGrid` on `~/clearance`
     /// (scaled for RViz) whenever the map changes.
     pub publish_clearance: bool,
+    /// `replan_period`: seconds between periodic replans of the current goal from the vehicle's
+    /// latest pose (finite, >= 0); 0 replans only when the map changes.
+    pub replan_period: f64,
 }
+
+/// Parameters that `ros2 param set` may change while the node runs. The others (frame, map file,
+/// map size cap, clearance display) shape the node's topics or inputs and need a restart.
+pub const RUNTIME_PARAMS: [&str; 10] = [
+    "robot_radius",
+    "min_turning_radius",
+    "neighbourhood",
+    "heading_bins",
+    "path_spacing",
+    "turn_penalty",
+    "replan_period",
+    "max_planning_time",
+    "allow_unknown",
+    "occupied_threshold",
+];
 
 impl Default for NodeParams {
     fn default() -> Self {
@@ -40,6 +58,7 @@ impl Default for NodeParams {
             global_frame: "map".into(),
             map_file: String::new(),
             publish_clearance: false,
+            replan_period: 0.0,
         }
     }
 }
@@ -74,6 +93,7 @@ impl NodeParams {
         float("path_spacing", &mut p.planner.path_spacing)?;
         float("max_planning_time", &mut p.planner.max_planning_time)?;
         float("turn_penalty", &mut p.planner.turn_penalty)?;
+        float("replan_period", &mut p.replan_period)?;
         for (name, target) in
             [("heading_bins", &mut p.planner.heading_bins), ("neighbourhood", &mut p.planner.neighbourhood)]
         {
@@ -109,11 +129,90 @@ impl NodeParams {
                 Some(other) => return Err(wrong(name, "a string", &other)),
             }
         }
-        if p.global_frame.is_empty() {
+        p.validate()?;
+        Ok(p)
+    }
+
+    /// Checks every range: the planner's (see [`PlannerConfig::validate`]) and `replan_period`.
+    pub fn validate(&self) -> Result<(), PlanError> {
+        if self.global_frame.is_empty() {
             return Err(PlanError::new(StatusCode::InvalidInput, "parameter global_frame must not be empty"));
         }
-        p.planner.validate()?;
-        Ok(p)
+        if !(self.replan_period.is_finite() && self.replan_period >= 0.0) {
+            return Err(PlanError::new(
+                StatusCode::InvalidInput,
+                format!("replan_period must be >= 0 (s), got {}", self.replan_period),
+            ));
+        }
+        self.planner.validate()
+    }
+
+    /// These parameters with `name` set to `value` at run time (`ros2 param set`).
+    ///
+    /// Fails with `INVALID_INPUT` and a reason naming the parameter when `name` is not in
+    /// [`RUNTIME_PARAMS`], the value has the wrong type, or the result is out of range; `self` is
+    /// never changed.
+    pub fn with_change(&self, name: &str, value: &ParamValue) -> Result<NodeParams, PlanError> {
+        if !RUNTIME_PARAMS.contains(&name) {
+            return Err(PlanError::new(
+                StatusCode::InvalidInput,
+                format!("parameter {name} cannot be changed at run time (restart the node with it)"),
+            ));
+        }
+        let mut next = self.clone();
+        let c = &mut next.planner;
+        let number = |v: &ParamValue| match v {
+            ParamValue::Double(d) => Ok(*d),
+            ParamValue::Integer(i) => Ok(*i as f64),
+            other => Err(wrong(name, "a number", other)),
+        };
+        match name {
+            "robot_radius" => c.robot_radius = number(value)?,
+            "min_turning_radius" => c.min_turning_radius = number(value)?,
+            "path_spacing" => c.path_spacing = number(value)?,
+            "turn_penalty" => c.turn_penalty = number(value)?,
+            "max_planning_time" => c.max_planning_time = number(value)?,
+            "replan_period" => next.replan_period = number(value)?,
+            "neighbourhood" | "heading_bins" => {
+                let n = match value {
+                    ParamValue::Integer(v) if *v > 0 => *v as usize,
+                    other => return Err(wrong(name, "a positive integer", other)),
+                };
+                if name == "neighbourhood" {
+                    c.neighbourhood = n;
+                } else {
+                    c.heading_bins = n;
+                }
+            }
+            "allow_unknown" => match value {
+                ParamValue::Bool(b) => c.allow_unknown = *b,
+                other => return Err(wrong(name, "a bool", other)),
+            },
+            _ => match value {
+                ParamValue::Integer(v) if (0..=100).contains(v) => c.occupied_threshold = *v as i8,
+                other => return Err(wrong(name, "an integer in 0..=100", other)),
+            },
+        }
+        next.validate()?;
+        Ok(next)
+    }
+
+    /// The current value of a parameter of [`RUNTIME_PARAMS`] (None for other names).
+    pub fn runtime_value(&self, name: &str) -> Option<ParamValue> {
+        let c = &self.planner;
+        Some(match name {
+            "robot_radius" => ParamValue::Double(c.robot_radius),
+            "min_turning_radius" => ParamValue::Double(c.min_turning_radius),
+            "path_spacing" => ParamValue::Double(c.path_spacing),
+            "turn_penalty" => ParamValue::Double(c.turn_penalty),
+            "max_planning_time" => ParamValue::Double(c.max_planning_time),
+            "replan_period" => ParamValue::Double(self.replan_period),
+            "neighbourhood" => ParamValue::Integer(c.neighbourhood as i64),
+            "heading_bins" => ParamValue::Integer(c.heading_bins as i64),
+            "allow_unknown" => ParamValue::Bool(c.allow_unknown),
+            "occupied_threshold" => ParamValue::Integer(i64::from(c.occupied_threshold)),
+            _ => return None,
+        })
     }
 }
 
@@ -199,6 +298,7 @@ mod lookup_tests {
             ("max_planning_time", ParamValue::Double(3.5)),
             ("map_file", ParamValue::String("/x.yaml".into())),
             ("max_map_cells", ParamValue::Integer(1234)),
+            ("replan_period", ParamValue::Integer(2)),
         ])
         .unwrap();
         assert_eq!(p.planner.robot_radius, 1.0);
@@ -210,6 +310,7 @@ mod lookup_tests {
         assert_eq!(p.planner.max_planning_time, 3.5);
         assert_eq!(p.map_file, "/x.yaml");
         assert_eq!(p.planner.max_map_cells, 1234);
+        assert_eq!(p.replan_period, 2.0);
     }
 
     #[test]
@@ -223,10 +324,75 @@ mod lookup_tests {
             ("path_spacing", ParamValue::Double(0.0)),
             ("global_frame", ParamValue::String(String::new())),
             ("map_file", ParamValue::Other("string array")),
+            ("replan_period", ParamValue::Double(-0.5)),
+            ("replan_period", ParamValue::Double(f64::INFINITY)),
         ];
         for (name, v) in cases {
             let e = from(&[(name, v)]).unwrap_err();
             assert!(e.message.contains(name), "{e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod runtime_tests {
+    use super::*;
+
+    #[test]
+    fn every_runtime_parameter_changes_and_reads_back() {
+        let p = NodeParams::default();
+        let changes = [
+            ("robot_radius", ParamValue::Double(0.3)),
+            ("min_turning_radius", ParamValue::Integer(1)),
+            ("neighbourhood", ParamValue::Integer(48)),
+            ("heading_bins", ParamValue::Integer(16)),
+            ("path_spacing", ParamValue::Double(0.1)),
+            ("turn_penalty", ParamValue::Double(0.25)),
+            ("replan_period", ParamValue::Double(1.5)),
+            ("max_planning_time", ParamValue::Double(4.0)),
+            ("allow_unknown", ParamValue::Bool(true)),
+            ("occupied_threshold", ParamValue::Integer(40)),
+        ];
+        assert_eq!(changes.len(), RUNTIME_PARAMS.len());
+        for (name, value) in changes {
+            let next = p.with_change(name, &value).unwrap();
+            let expected = match value {
+                // Integers given for floating-point parameters read back as doubles.
+                ParamValue::Integer(i) if name == "min_turning_radius" => ParamValue::Double(i as f64),
+                v => v,
+            };
+            assert_eq!(next.runtime_value(name), Some(expected), "{name}");
+            assert_ne!(next, p, "{name} changed nothing");
+            // Only that parameter changed: setting it back restores the original.
+            let back = next.with_change(name, &p.runtime_value(name).unwrap()).unwrap();
+            assert_eq!(back, p, "{name}");
+        }
+    }
+
+    #[test]
+    fn invalid_runtime_changes_are_refused_with_the_name() {
+        let p = NodeParams::default();
+        let cases = [
+            ("robot_radius", ParamValue::Double(-0.1)),
+            ("min_turning_radius", ParamValue::Double(f64::NAN)),
+            ("neighbourhood", ParamValue::Integer(12)),
+            ("heading_bins", ParamValue::Integer(12)),
+            ("heading_bins", ParamValue::Double(8.0)),
+            ("path_spacing", ParamValue::Double(0.0)),
+            ("turn_penalty", ParamValue::Double(-1.0)),
+            ("replan_period", ParamValue::Double(-1.0)),
+            ("replan_period", ParamValue::String("often".into())),
+            ("allow_unknown", ParamValue::Integer(1)),
+            ("occupied_threshold", ParamValue::Integer(101)),
+            ("global_frame", ParamValue::String("odom".into())),
+            ("map_file", ParamValue::String("x.yaml".into())),
+            ("no_such_parameter", ParamValue::Bool(true)),
+        ];
+        for (name, value) in cases {
+            let e = p.with_change(name, &value).unwrap_err();
+            assert_eq!(e.code, StatusCode::InvalidInput);
+            assert!(e.message.contains(name), "{name}: {e}");
+        }
+        assert_eq!(p.runtime_value("global_frame"), None);
     }
 }

@@ -164,6 +164,91 @@ pub fn status_to_msg(result: &Result<Plan, PlanError>, goal: &geo::PoseStamped, 
     msg
 }
 
+/// A map patch (`blockstar_planner_msgs/GridPatch`) checked for its own consistency; whether it
+/// fits the held map is checked when it is applied ([`crate::planner::Planner::apply_patch`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Patch {
+    /// Column of the patch's first cell.
+    pub x: i64,
+    /// Row of the patch's first cell.
+    pub y: i64,
+    /// Columns.
+    pub width: i64,
+    /// Rows.
+    pub height: i64,
+    /// Occupancy values, row-major (`width * height` of them).
+    pub data: Vec<i8>,
+}
+
+/// Converts a `GridPatch` (the meaning of `map_msgs/OccupancyGridUpdate`).
+///
+/// Fails (`INVALID_INPUT`) when its frame is not `map_frame`, it is empty, or `data` does not
+/// hold `width * height` values.
+pub fn patch_from_msg(msg: &bs::GridPatch, map_frame: &str) -> Result<Patch, PlanError> {
+    check_frame("the map patch", &msg.header.frame_id, map_frame)?;
+    let (width, height) = (i64::from(msg.width), i64::from(msg.height));
+    if width == 0 || height == 0 {
+        return Err(invalid(format!("map patch {width}x{height} at ({}, {}) is empty", msg.x, msg.y)));
+    }
+    if msg.data.len() as i64 != width * height {
+        return Err(invalid(format!(
+            "map patch {width}x{height} at ({}, {}) holds {} values, not {}",
+            msg.x,
+            msg.y,
+            msg.data.len(),
+            width * height
+        )));
+    }
+    Ok(Patch { x: i64::from(msg.x), y: i64::from(msg.y), width, height, data: msg.data.clone() })
+}
+
+/// An any-angle path as a `nav_msgs/Path` (waypoints in the map frame, each facing the next one;
+/// the last keeps the previous heading).
+pub fn any_angle_to_msg(points: &[crate::geometry::Point2], header: &Header) -> nav::Path {
+    let mut yaw = 0.0;
+    let poses = points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if let Some(next) = points.get(i + 1) {
+                yaw = (next.y - p.y).atan2(next.x - p.x);
+            }
+            geo::PoseStamped { header: header.clone(), pose: pose_to_msg(Pose2::new(p.x, p.y, yaw)) }
+        })
+        .collect();
+    nav::Path { header: header.clone(), poses }
+}
+
+/// A `builtin_interfaces/Duration` of `seconds` (>= 0; negative or non-finite gives zero).
+pub fn duration_msg(seconds: f64) -> r2r::builtin_interfaces::msg::Duration {
+    let d = std::time::Duration::try_from_secs_f64(seconds.max(0.0)).unwrap_or_default();
+    r2r::builtin_interfaces::msg::Duration { sec: d.as_secs().min(i32::MAX as u64) as i32, nanosec: d.subsec_nanos() }
+}
+
+/// The `ComputePath` action result answering a request with `result`: path, trajectory and
+/// planning time on success; `error_code` is the `PlannerStatus` code either way.
+pub fn action_result(
+    result: &Result<Plan, PlanError>,
+    header: &Header,
+) -> r2r::blockstar_planner_msgs::action::ComputePath::Result {
+    let mut r = r2r::blockstar_planner_msgs::action::ComputePath::Result::default();
+    match result {
+        Ok(plan) => {
+            r.path = path_to_msg(plan, header);
+            r.trajectory = trajectory_to_msg(&plan.trajectory, header);
+            r.planning_time = duration_msg(plan.stats.planning_time);
+            r.error_code = StatusCode::Success as u16;
+        }
+        Err(e) => {
+            r.path.header = header.clone();
+            r.trajectory.header = header.clone();
+            r.error_code = e.code as u16;
+            r.error_msg = format!("{}: {}", e.code.name(), e.message);
+        }
+    }
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,5 +386,40 @@ mod tests {
         let e =
             status_to_msg(&Err(PlanError::new(StatusCode::NoStart, "x")), &goal("map", (0.0, 0.0, 0.0, 1.0)), &header);
         assert_eq!((e.code, e.code_name.as_str()), (6, "NO_START"));
+    }
+
+    #[test]
+    fn patches_are_checked() {
+        let mut m = bs::GridPatch { x: 2, y: 3, width: 2, height: 1, data: vec![0, 100], ..Default::default() };
+        m.header.frame_id = "map".into();
+        let p = patch_from_msg(&m, "map").unwrap();
+        assert_eq!((p.x, p.y, p.width, p.height, p.data), (2, 3, 2, 1, vec![0, 100]));
+        let mut short = m.clone();
+        short.data.pop();
+        let mut empty = m.clone();
+        empty.width = 0;
+        let mut frame = m.clone();
+        frame.header.frame_id = "odom".into();
+        for bad in [short, empty, frame] {
+            assert_eq!(patch_from_msg(&bad, "map").unwrap_err().code, StatusCode::InvalidInput);
+        }
+    }
+
+    #[test]
+    fn any_angle_path_faces_the_next_waypoint_and_durations_split() {
+        let header = Header { stamp: Time::default(), frame_id: "map".into() };
+        let pts = [Point2::new(0.0, 0.0), Point2::new(0.0, 2.0), Point2::new(1.0, 2.0)];
+        let path = any_angle_to_msg(&pts, &header);
+        let yaws: Vec<f64> = path.poses.iter().map(|p| pose_from_msg(&p.pose).unwrap().yaw).collect();
+        assert!(
+            (yaws[0] - std::f64::consts::FRAC_PI_2).abs() < 1e-12 && yaws[1].abs() < 1e-12 && yaws[2].abs() < 1e-12
+        );
+        assert_eq!(path.poses[1].pose.position.y, 2.0);
+        let d = duration_msg(1.25);
+        assert_eq!((d.sec, d.nanosec), (1, 250_000_000));
+        assert_eq!(duration_msg(f64::NAN).sec, 0);
+        let e = action_result(&Err(PlanError::new(StatusCode::GoalOccupied, "wall")), &header);
+        assert_eq!((e.error_code, e.path.poses.len()), (StatusCode::GoalOccupied as u16, 0));
+        assert!(e.error_msg.contains("GOAL_OCCUPIED") && e.error_msg.contains("wall"));
     }
 }

@@ -1,0 +1,270 @@
+//! Replanning on a living map: after the map changed, is the rest of the trajectory the vehicle
+//! is driving still legal from where the vehicle is now, and if not, a new plan to the same goal.
+//! ROS-free (the node calls it on a worker thread with a clone of its [`Planner`]).
+
+use crate::directional::footprint::{sample_segment, sampled_radius};
+use crate::geometry::{Point2, Pose2};
+use crate::planner::{Budget, Plan, PlanError, Planner, StatusCode};
+use crate::trajectory::{Segment, Trajectory};
+
+/// Arc length (same unit as `traj`) of the point of `traj` nearest `p`, searched on samples at
+/// most `step` apart (`step` > 0; the answer is within `step / 2` of the true nearest point's arc
+/// length on a line). `None` for an empty trajectory.
+pub fn nearest_arc_length(traj: &Trajectory, p: Point2, step: f64) -> Option<f64> {
+    let step = if step.is_finite() && step > 0.0 { step } else { 0.01 };
+    let mut best: Option<(f64, f64)> = None;
+    let mut offset = 0.0;
+    for seg in &traj.segments {
+        let n = ((seg.length / step).ceil() as usize).max(1);
+        for i in 0..=n {
+            let s = seg.length * i as f64 / n as f64;
+            let d = seg.pose_at(s).point().distance(p);
+            if best.is_none_or(|(bd, _)| d < bd) {
+                best = Some((d, offset + s));
+            }
+        }
+        offset += seg.length;
+    }
+    best.map(|(_, s)| s)
+}
+
+/// The part of `traj` after arc length `s` (clamped to the trajectory): the segment holding `s`
+/// is cut there, later segments are kept as they are. Empty when `s` is at or past the end.
+pub fn remaining(traj: &Trajectory, s: f64) -> Trajectory {
+    let mut rest = s.max(0.0);
+    let mut segments = Vec::new();
+    for seg in &traj.segments {
+        if !segments.is_empty() {
+            segments.push(*seg);
+        } else if rest < seg.length {
+            segments.push(Segment { start: seg.pose_at(rest), length: seg.length - rest, ..*seg });
+        } else {
+            rest -= seg.length;
+        }
+    }
+    Trajectory { segments, min_turning_radius: traj.min_turning_radius }
+}
+
+/// Checks the rest of `traj` (map frame, metres), from the point nearest `pose`, against the map
+/// `planner` holds now: the vehicle's footprint swept along it (the verification rule of the
+/// planner) may touch no blocked cell.
+///
+/// Fails with `NO_MAP` when no map is held, and `NO_VALID_PATH` with the place (metres) where the
+/// footprint first meets an obstacle.
+pub fn check_remaining(planner: &Planner, traj: &Trajectory, pose: Pose2) -> Result<(), PlanError> {
+    let prepared = planner.map().ok_or_else(|| PlanError::new(StatusCode::NoMap, "no map is held"))?;
+    let info = &prepared.map.info;
+    // A quarter cell: the footprint sampling step, fine enough for the nearest point.
+    let Some(s) = nearest_arc_length(traj, pose.point(), info.resolution / 4.0) else { return Ok(()) };
+    let rest = remaining(traj, s).to_cells(info);
+    let radius = planner.config().robot_radius / info.resolution;
+    for seg in &rest.segments {
+        if prepared.collision.sweep_free(std::slice::from_ref(seg), radius, 0.0) {
+            continue;
+        }
+        let rho = sampled_radius(radius);
+        let mut hit = seg.start.point();
+        sample_segment(seg, |p| {
+            hit = p;
+            prepared.collision.disk_free(p, rho)
+        });
+        let w = info.cell_to_world(hit);
+        return Err(PlanError::new(
+            StatusCode::NoValidPath,
+            format!("the footprint meets an obstacle at ({:.2}, {:.2})", w.x, w.y),
+        ));
+    }
+    Ok(())
+}
+
+/// Why a replan ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// The map changed: replan only when the rest of the trajectory is no longer legal.
+    MapChange,
+    /// The `replan_period` elapsed: replan from the latest pose whatever the check says.
+    Periodic,
+}
+
+/// The outcome of [`check_and_replan`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The rest of the trajectory is still legal; nothing to publish.
+    StillLegal,
+    /// A new plan from the vehicle's pose to the goal; `reason` says why it was made.
+    Replanned {
+        /// The new plan.
+        plan: Plan,
+        /// Why (for the status message).
+        reason: String,
+    },
+    /// A periodic replan failed but the current trajectory is still legal: it stays.
+    Kept {
+        /// Why the replan failed.
+        error: PlanError,
+    },
+    /// The current trajectory is no longer legal and no new one was found: the vehicle must stop.
+    Blocked {
+        /// Why no new plan was found (its code is the status to publish).
+        error: PlanError,
+        /// Why the current trajectory is illegal.
+        reason: String,
+    },
+}
+
+/// After a map change or a period: checks the rest of `traj` from `pose` and, when it is no
+/// longer legal (or on a periodic trigger), plans from `pose` to `goal` within `budget`.
+pub fn check_and_replan(
+    planner: &Planner,
+    traj: &Trajectory,
+    pose: Pose2,
+    goal: Pose2,
+    trigger: Trigger,
+    budget: &Budget,
+) -> Outcome {
+    let check = check_remaining(planner, traj, pose);
+    let reason = match (&check, trigger) {
+        (Ok(()), Trigger::MapChange) => return Outcome::StillLegal,
+        (Ok(()), Trigger::Periodic) => "periodic replan from the latest pose".to_string(),
+        (Err(e), _) => format!("map change blocked the path: {}", e.message),
+    };
+    match planner.plan(pose, goal, false, budget) {
+        Ok(plan) => Outcome::Replanned { plan, reason },
+        Err(error) if check.is_ok() => Outcome::Kept { error },
+        Err(error) => Outcome::Blocked { error, reason },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::map::{MapInfo, OccupancyMap};
+    use crate::planner::PlannerConfig;
+    use crate::trajectory::Turn;
+
+    const W: usize = 60;
+    const H: usize = 30;
+    const RES: f64 = 0.1;
+
+    fn planner() -> Planner {
+        // A room with a border wall; a wall at x = 30 cells with two doors (y 4..10 and 20..26).
+        let mut data = vec![0i8; W * H];
+        for y in 0..H {
+            for x in 0..W {
+                let border = x == 0 || y == 0 || x == W - 1 || y == H - 1;
+                let wall = x == 30 && !((4..10).contains(&y) || (20..26).contains(&y));
+                if border || wall {
+                    data[y * W + x] = 100;
+                }
+            }
+        }
+        let info =
+            MapInfo { width: W, height: H, resolution: RES, origin: Pose2::new(0.0, 0.0, 0.0), frame_id: "map".into() };
+        let config = PlannerConfig { robot_radius: 0.1, min_turning_radius: 0.2, ..PlannerConfig::default() };
+        let mut p = Planner::new(config).unwrap();
+        p.set_map(OccupancyMap::new(info, data, 1 << 20).unwrap()).unwrap();
+        p
+    }
+
+    fn budget() -> Budget {
+        Budget::new(10.0, None)
+    }
+
+    fn close_door(p: &mut Planner, ys: std::ops::Range<i64>) {
+        let h = ys.end - ys.start;
+        p.apply_patch(30, ys.start, 1, h, &vec![100; h as usize]).unwrap();
+    }
+
+    #[test]
+    fn remaining_cuts_inside_a_segment_and_keeps_the_rest() {
+        let t = Trajectory {
+            segments: vec![
+                Segment::line(Pose2::new(0.0, 0.0, 0.0), 2.0),
+                Segment::arc(Pose2::new(2.0, 0.0, 0.0), 1.0, 1.0, Turn::Left),
+            ],
+            min_turning_radius: 1.0,
+        };
+        for s in [0.0, 0.5, 1.999, 2.0, 2.4, 3.0, 5.0] {
+            let r = remaining(&t, s);
+            let expected = (t.length() - s).max(0.0);
+            assert!((r.length() - expected).abs() < 1e-12, "s {s}: {} vs {expected}", r.length());
+            if let Some(first) = r.segments.first() {
+                let at = t.pose_at(s).unwrap();
+                assert!(first.start.point().distance(at.point()) < 1e-12);
+                assert!(crate::geometry::normalize_angle(first.start.yaw - at.yaw).abs() < 1e-12);
+                assert!(r.segments.last().unwrap().end().point().distance(t.segments[1].end().point()) < 1e-12);
+            }
+        }
+        assert!(remaining(&t, 3.0).is_empty());
+    }
+
+    #[test]
+    fn nearest_arc_length_finds_the_closest_sample() {
+        let t = Trajectory::polyline(&[Point2::new(0.0, 0.0), Point2::new(4.0, 0.0), Point2::new(4.0, 3.0)]);
+        let s = nearest_arc_length(&t, Point2::new(1.3, 0.7), 0.01).unwrap();
+        assert!((s - 1.3).abs() <= 0.005 + 1e-12, "{s}");
+        let s = nearest_arc_length(&t, Point2::new(5.0, 2.0), 0.01).unwrap();
+        assert!((s - 6.0).abs() <= 0.005 + 1e-12, "{s}");
+        assert_eq!(nearest_arc_length(&Trajectory::default(), Point2::new(0.0, 0.0), 0.1), None);
+    }
+
+    #[test]
+    fn a_closed_door_on_the_path_triggers_a_replan_through_the_other() {
+        let mut p = planner();
+        let start = Pose2::new(1.0, 0.7, 0.0);
+        let goal = Pose2::new(5.0, 0.7, 0.0);
+        let plan = p.plan(start, goal, false, &budget()).unwrap();
+        check_remaining(&p, &plan.trajectory, start).unwrap();
+        // The path uses the lower door (shorter); closing the upper one changes nothing.
+        close_door(&mut p, 20..26);
+        assert_eq!(
+            check_and_replan(&p, &plan.trajectory, start, goal, Trigger::MapChange, &budget()),
+            Outcome::StillLegal
+        );
+        // Reopen the upper door and close the lower one: the path is blocked.
+        p.apply_patch(30, 20, 1, 6, &[0; 6]).unwrap();
+        close_door(&mut p, 4..10);
+        let e = check_remaining(&p, &plan.trajectory, start).unwrap_err();
+        assert_eq!(e.code, StatusCode::NoValidPath);
+        // Once past the wall, the closed door is behind the vehicle: the rest is legal.
+        let past = plan.trajectory.pose_at(plan.trajectory.length() - 0.3).unwrap();
+        check_remaining(&p, &plan.trajectory, past).unwrap();
+        match check_and_replan(&p, &plan.trajectory, start, goal, Trigger::MapChange, &budget()) {
+            Outcome::Replanned { plan: new, reason } => {
+                assert!(reason.starts_with("map change blocked the path"), "{reason}");
+                check_remaining(&p, &new.trajectory, start).unwrap();
+                // Through the upper door: some pose crosses the wall above y = 2 m.
+                assert!(new.poses.iter().any(|q| (q.x - 3.05).abs() < 0.1 && q.y > 2.0));
+            }
+            other => panic!("expected a replan, got {other:?}"),
+        }
+        // Both doors closed: no legal path, the vehicle must stop.
+        close_door(&mut p, 20..26);
+        match check_and_replan(&p, &plan.trajectory, start, goal, Trigger::MapChange, &budget()) {
+            Outcome::Blocked { error, .. } => assert_eq!(error.code, StatusCode::NoValidPath),
+            other => panic!("expected Blocked, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn periodic_replans_from_the_latest_pose_or_keeps_a_legal_path() {
+        let p = planner();
+        let start = Pose2::new(1.0, 0.7, 0.0);
+        let goal = Pose2::new(5.0, 0.7, 0.0);
+        let plan = p.plan(start, goal, false, &budget()).unwrap();
+        let pose = plan.trajectory.pose_at(1.0).unwrap();
+        match check_and_replan(&p, &plan.trajectory, pose, goal, Trigger::Periodic, &budget()) {
+            Outcome::Replanned { plan: new, .. } => {
+                assert!(new.poses[0].point().distance(pose.point()) < 1e-9);
+                assert!(new.stats.trajectory_length <= plan.stats.trajectory_length - 1.0 + 0.1);
+            }
+            other => panic!("expected a replan, got {other:?}"),
+        }
+        // A spent budget: the replan fails but the legal path is kept.
+        let spent = Budget::new(0.0, None);
+        match check_and_replan(&p, &plan.trajectory, pose, goal, Trigger::Periodic, &spent) {
+            Outcome::Kept { error } => assert_eq!(error.code, StatusCode::Timeout),
+            other => panic!("expected Kept, got {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! The node's publishers and what it publishes on them: plans (`/plan`, `~/trajectory`,
+//! `~/any_angle_plan`, `~/markers`), the stop signal (all of them empty), statuses and the
+//! clearance display.
+
+use super::convert::{any_angle_to_msg, map_to_msg, path_to_msg, status_to_msg, trajectory_to_msg};
+use super::markers::plan_markers;
+use crate::clearance::display::Annotation;
+use crate::planner::{Plan, PlanError, Planner};
+use r2r::blockstar_planner_msgs::msg as bs;
+use r2r::geometry_msgs::msg as geo;
+use r2r::nav_msgs::msg as nav;
+use r2r::std_msgs::msg::Header;
+use r2r::visualization_msgs::msg::MarkerArray;
+use r2r::WrappedTypesupport;
+
+/// Footprint circles on `~/markers` are drawn this far apart along the trajectory (m).
+const FOOTPRINT_SPACING: f64 = 0.5;
+
+/// Publishers and the clock.
+pub struct Outputs {
+    /// `/plan`: the trajectory sampled every `path_spacing`.
+    pub path: r2r::Publisher<nav::Path>,
+    /// `~/trajectory`: the exact segments.
+    pub trajectory: r2r::Publisher<bs::Trajectory>,
+    /// `~/status`: one per goal, plus one per replan.
+    pub status: r2r::Publisher<bs::PlannerStatus>,
+    /// `~/any_angle_plan`: the Block A* waypoints.
+    pub any_angle: r2r::Publisher<nav::Path>,
+    /// `~/markers`: RViz display of the plan.
+    pub markers: r2r::Publisher<MarkerArray>,
+    /// `~/clearance`, when `publish_clearance` is set.
+    pub clearance: Option<r2r::Publisher<nav::OccupancyGrid>>,
+    /// ROS time for the headers.
+    pub clock: r2r::Clock,
+    /// The planner's frame (`global_frame`).
+    pub frame: String,
+    /// The node's logger name.
+    pub logger: String,
+}
+
+impl Outputs {
+    /// A header stamped now in the planner's frame.
+    pub fn header(&mut self) -> Header {
+        let stamp = self.clock.get_now().map(|d| r2r::Clock::to_builtin_time(&d)).unwrap_or_default();
+        Header { stamp, frame_id: self.frame.clone() }
+    }
+
+    fn publish<T: WrappedTypesupport + 'static>(&self, publisher: &r2r::Publisher<T>, msg: &T, what: &str) {
+        if let Err(e) = publisher.publish(msg) {
+            r2r::log_error!(&self.logger, "could not publish {what}: {e}");
+        }
+    }
+
+    /// Publishes the obstacle distance of the map `planner` holds on `~/clearance` (when enabled).
+    pub fn clearance(&mut self, planner: &Planner) {
+        if self.clearance.is_none() {
+            return;
+        }
+        let stamp = self.header().stamp;
+        let (Some(publisher), Some(m)) = (&self.clearance, planner.map()) else { return };
+        match crate::clearance::display::to_occupancy(&m.clearance, m.vehicle.capability, Annotation::Distance) {
+            Ok(mut grid) => {
+                grid.info.frame_id = self.frame.clone();
+                self.publish(publisher, &map_to_msg(&grid, stamp), "clearance");
+            }
+            Err(e) => r2r::log_error!(&self.logger, "cannot display the clearance: {e}"),
+        }
+    }
+
+    /// Publishes a plan on `/plan`, `~/trajectory`, `~/any_angle_plan` and `~/markers`.
+    pub fn plan(&mut self, plan: &Plan, robot_radius: f64) {
+        let header = self.header();
+        self.publish(&self.path, &path_to_msg(plan, &header), "/plan");
+        self.publish(&self.trajectory, &trajectory_to_msg(&plan.trajectory, &header), "trajectory");
+        self.publish(&self.any_angle, &any_angle_to_msg(&plan.any_angle, &header), "any_angle_plan");
+        let markers = plan_markers(Some(plan), robot_radius, FOOTPRINT_SPACING, &header);
+        self.publish(&self.markers, &markers, "markers");
+    }
+
+    /// Publishes an empty `/plan`, `~/trajectory` and `~/any_angle_plan` and clears the markers:
+    /// the controller must stop (no legal path any more).
+    pub fn stop(&mut self) {
+        let header = self.header();
+        let empty = nav::Path { header: header.clone(), poses: Vec::new() };
+        self.publish(&self.path, &empty, "/plan");
+        self.publish(&self.any_angle, &empty, "any_angle_plan");
+        let traj = bs::Trajectory { header: header.clone(), ..Default::default() };
+        self.publish(&self.trajectory, &traj, "trajectory");
+        self.publish(&self.markers, &plan_markers(None, 0.0, FOOTPRINT_SPACING, &header), "markers");
+    }
+
+    /// Publishes the status answering `goal`; `prefix` (when not empty) starts its message.
+    pub fn status(&mut self, goal: &geo::PoseStamped, result: &Result<Plan, PlanError>, prefix: &str) {
+        let header = self.header();
+        let mut msg = status_to_msg(result, goal, &header);
+        if !prefix.is_empty() {
+            msg.message = format!("{prefix}{}", msg.message);
+        }
+        self.publish(&self.status, &msg, "status");
+    }
+
+    /// Logs the answer to `goal`.
+    pub fn log_answer(&self, goal: &geo::PoseStamped, result: &Result<Plan, PlanError>, what: &str) {
+        let p = &goal.pose.position;
+        match result {
+            Ok(plan) => r2r::log_info!(
+                &self.logger,
+                "{what} ({:.3}, {:.3}): SUCCESS, {:.3} m, {} poses, {:.1} ms",
+                p.x,
+                p.y,
+                plan.stats.trajectory_length,
+                plan.poses.len(),
+                plan.stats.planning_time * 1e3
+            ),
+            Err(e) => r2r::log_warn!(&self.logger, "{what} ({:.3}, {:.3}): {e}", p.x, p.y),
+        }
+    }
+}
