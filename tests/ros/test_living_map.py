@@ -1,0 +1,219 @@
+"""A living map against a real rclpy peer: patches on /map_updates applied in order (a patch that
+does not fit is refused and changes nothing), the current trajectory re-checked after every
+change from the vehicle's latest pose, replanned when blocked, an empty /plan when no legal path
+is left, periodic replanning, and the display topics ~/any_angle_plan and ~/markers."""
+
+import math
+
+import pytest
+
+from blockstar_planner_msgs.msg import GridPatch, PlannerStatus as S
+from nav_msgs.msg import Odometry, Path
+from visualization_msgs.msg import Marker, MarkerArray
+
+from helpers import LATCHED, Peer, start_node, tmpdir, yaw_quaternion
+from living import (GOAL, LOWER_DOOR, PARAMS, PATCH_QOS, START, UPPER_DOOR, MapModel, assert_legal, door_patch,
+                    patch_msg, through, two_door_grid)
+
+PREFIX = "/lm"
+NAME = "planner_lm"
+
+
+class LivingPeer(Peer):
+    """A Peer that also publishes patches and records the display topics."""
+
+    def __init__(self, name, prefix, node_name):
+        super().__init__(name, prefix=prefix, node_name=node_name)
+        self.patch_pub = self.node.create_publisher(GridPatch, f"{prefix}/map_updates", PATCH_QOS)
+        self.any_angle, self.markers = [], []
+        self.node.create_subscription(Path, f"/{node_name}/any_angle_plan", self.any_angle.append, LATCHED)
+        self.node.create_subscription(MarkerArray, f"/{node_name}/markers", self.markers.append, LATCHED)
+
+    def wait_connected(self, timeout=20.0):
+        super().wait_connected(timeout)
+        self.spin_until(lambda: self.patch_pub.get_subscription_count() > 0, timeout, "discovery of /map_updates")
+
+    def patch(self, msg, node_proc, expect="applied"):
+        """Publishes a patch and waits until the node logs it applied (or rejected)."""
+        text = " applied" if expect == "applied" else "map patch rejected"
+        before = node_proc.count(text)
+        self.patch_pub.publish(msg)
+        self.spin_until(lambda: node_proc.count(text) > before, what=f"the patch to be {expect}")
+
+    def statuses_since(self, n):
+        return self.statuses[n:]
+
+    def odom(self, x, y, yaw):
+        m = Odometry()
+        m.header.frame_id = "map"
+        m.pose.pose.position.x, m.pose.pose.position.y = float(x), float(y)
+        o = m.pose.pose.orientation
+        o.x, o.y, o.z, o.w = yaw_quaternion(yaw)
+        self.odom_pub.publish(m)
+
+
+def start(tmp, name, params=None):
+    node = start_node(tmp, name, {**PARAMS, **(params or {})}, remap_prefix=f"/{name}",
+                      extra_args=["-r", f"/map_updates:=/{name}/map_updates"])
+    peer = LivingPeer(f"peer_{name}", f"/{name}", name)
+    peer.wait_connected()
+    return node, peer
+
+
+@pytest.fixture(scope="module")
+def setup():
+    tmp = tmpdir("blockstar-living-")
+    node, peer = start(tmp, NAME)
+    grid = two_door_grid()
+    peer.publish_map(grid, node)
+    peer.set_start(*START, node_proc=node)
+    yield node, peer, grid
+    peer.close()
+    node.stop()
+
+
+def wait_status_with(peer, n, text, timeout=30.0):
+    peer.spin_until(lambda: any(text in s.message for s in peer.statuses[n:]), timeout, f"a status with {text!r}")
+    return next(s for s in peer.statuses[n:] if text in s.message)
+
+
+def test_patches_replan_and_stop(setup):
+    node, peer, grid = setup
+    model = MapModel(grid)
+    status, path = peer.plan(*GOAL)
+    assert status.code == S.SUCCESS, status.message
+    assert through(path, LOWER_DOOR)
+    assert_legal(path, model, PARAMS["robot_radius"])
+
+    # A patch that does not fit the map is refused with a status, and changes nothing.
+    n = len(peer.statuses)
+    peer.patch(patch_msg(55, 10, 10, 2, 100), node, expect="rejected")
+    bad = wait_status_with(peer, n, "map patch rejected")
+    assert bad.code == S.INVALID_INPUT and "does not fit" in bad.message, bad.message
+    peer.patch(patch_msg(10, 10, 2, 2, 100, frame="odom"), node, expect="rejected")
+    again, path_again = peer.plan(*GOAL)
+    assert again.code == S.SUCCESS
+    assert [(p.pose.position.x, p.pose.position.y) for p in path_again.poses] == \
+        [(p.pose.position.x, p.pose.position.y) for p in path.poses]
+
+    # Closing (and reopening) the door the path does not use: checked, still legal, no replan.
+    n, checks = len(peer.statuses), node.count("still legal")
+    for closed in (True, False):
+        p = door_patch(UPPER_DOOR, closed)
+        peer.patch(p, node)
+        model.apply(p)
+    peer.spin_until(lambda: node.count("still legal") > checks, what="the re-check of the trajectory")
+    peer.spin(0.3)
+    assert not any("replanned" in s.message for s in peer.statuses[n:])
+
+    # Closing the door on the path: replanned through the other door, legal on the new map.
+    n, n_paths = len(peer.statuses), len(peer.paths)
+    p = door_patch(LOWER_DOOR, True)
+    peer.patch(p, node)
+    model.apply(p)
+    replan = wait_status_with(peer, n, "replanned: map change blocked the path")
+    assert replan.code == S.SUCCESS, replan.message
+    assert replan.goal.header.stamp.sec == again.goal.header.stamp.sec, "the status names the goal it replans"
+    peer.spin_until(lambda: len(peer.paths) > n_paths, what="the replanned /plan")
+    new_path = peer.paths[-1]
+    assert through(new_path, UPPER_DOOR)
+    assert_legal(new_path, model, PARAMS["robot_radius"])
+    p0 = new_path.poses[0].pose.position
+    assert math.hypot(p0.x - START[0], p0.y - START[1]) < 1e-6, "replanned from the latest pose"
+
+    # The other door closes too: no legal path, an empty /plan and trajectory so the vehicle stops.
+    n, n_paths, n_traj = len(peer.statuses), len(peer.paths), len(peer.trajectories)
+    p = door_patch(UPPER_DOOR, True)
+    peer.patch(p, node)
+    model.apply(p)
+    stop = wait_status_with(peer, n, "no legal path any more")
+    assert stop.code == S.NO_VALID_PATH, stop.message
+    peer.spin_until(lambda: len(peer.paths) > n_paths and len(peer.trajectories) > n_traj, what="the empty plan")
+    assert len(peer.paths[-1].poses) == 0 and len(peer.trajectories[-1].segments) == 0
+    peer.spin_until(lambda: peer.markers and peer.markers[-1].markers[0].action == Marker.DELETEALL
+                    and len(peer.markers[-1].markers) == 1, what="the cleared markers")
+
+    # Reopen the lower door for the next test.
+    p = door_patch(LOWER_DOOR, False)
+    peer.patch(p, node)
+    assert node.alive()
+
+
+def test_the_check_starts_at_the_vehicles_latest_pose(setup):
+    node, peer, grid = setup
+    peer.set_start(*START, node_proc=node)
+    status, path = peer.plan(*GOAL)
+    assert status.code == S.SUCCESS, status.message
+    assert through(path, LOWER_DOOR)
+    # The vehicle drove past the wall (odometry on the path, beyond the door) ...
+    beyond = next(p.pose for p in path.poses if p.pose.position.x > 3.6)
+    before = node.count("start pose")
+    peer.odom(beyond.position.x, beyond.position.y, 2 * math.atan2(beyond.orientation.z, beyond.orientation.w))
+    peer.spin_until(lambda: node.count("start pose") > before, what="the odometry pose")
+    # ... so the door closing behind it does not matter.
+    n, checks = len(peer.statuses), node.count("still legal")
+    peer.patch(door_patch(LOWER_DOOR, True), node)
+    peer.spin_until(lambda: node.count("still legal") > checks, what="the re-check")
+    peer.spin(0.3)
+    assert not any(s.goal.header.stamp.sec == status.goal.header.stamp.sec for s in peer.statuses[n:])
+    peer.patch(door_patch(LOWER_DOOR, False), node)
+    peer.set_start(*START, node_proc=node)
+
+
+def test_display_topics(setup):
+    node, peer, grid = setup
+    n_any, n_markers = len(peer.any_angle), len(peer.markers)
+    status, path = peer.plan(*GOAL, yaw=0.0)
+    assert status.code == S.SUCCESS
+    peer.spin_until(lambda: len(peer.any_angle) > n_any and len(peer.markers) > n_markers, what="display topics")
+    aa = peer.any_angle[-1]
+    assert aa.header.frame_id == "map" and len(aa.poses) >= 2
+    first, last = aa.poses[0].pose.position, aa.poses[-1].pose.position
+    assert math.hypot(first.x - START[0], first.y - START[1]) < 0.1
+    assert math.hypot(last.x - GOAL[0], last.y - GOAL[1]) < 0.1
+    length = sum(math.hypot(b.pose.position.x - a.pose.position.x, b.pose.position.y - a.pose.position.y)
+                 for a, b in zip(aa.poses, aa.poses[1:]))
+    assert abs(length - status.any_angle_length) < 1e-6
+    markers = peer.markers[-1].markers
+    assert markers[0].action == Marker.DELETEALL
+    by_ns = {}
+    for m in markers[1:]:
+        by_ns.setdefault(m.ns, []).append(m)
+    traj = peer.trajectories[-1]
+    n_lines = sum(1 for s in traj.segments if s.kind == s.LINE)
+    assert len(by_ns.get("trajectory_lines", [])) == n_lines
+    assert len(by_ns.get("trajectory_arcs", [])) == len(traj.segments) - n_lines
+    spheres = [m for m in by_ns["any_angle"] if m.type == Marker.SPHERE_LIST]
+    assert len(spheres) == 1 and len(spheres[0].points) == len(aa.poses)
+    # Footprint circles of the robot radius around poses on the trajectory, every 0.5 m.
+    feet = by_ns["footprint"]
+    assert len(feet) == math.floor(status.trajectory_length / 0.5 - 0.1) + 2
+    for m in feet:
+        centre = m.points[-2]
+        ring = m.points[:-2]
+        assert all(abs(math.hypot(p.x - centre.x, p.y - centre.y) - PARAMS["robot_radius"]) < 1e-9 for p in ring)
+    c0 = feet[0].points[-2]
+    assert math.hypot(c0.x - START[0], c0.y - START[1]) < 1e-6
+
+
+def test_periodic_replanning_from_odometry():
+    tmp = tmpdir("blockstar-periodic-")
+    node, peer = start(tmp, "planner_per", {"replan_period": 0.5})
+    try:
+        grid = two_door_grid()
+        peer.publish_map(grid, node)
+        peer.set_start(*START, node_proc=node)
+        status, path = peer.plan(*GOAL)
+        assert status.code == S.SUCCESS
+        mid = path.poses[len(path.poses) // 2].pose
+        n, n_paths = len(peer.statuses), len(peer.paths)
+        peer.odom(mid.position.x, mid.position.y, 2 * math.atan2(mid.orientation.z, mid.orientation.w))
+        replan = wait_status_with(peer, n, "replanned: periodic")
+        assert replan.code == S.SUCCESS
+        peer.spin_until(lambda: any(
+            math.hypot(p.poses[0].pose.position.x - mid.position.x, p.poses[0].pose.position.y - mid.position.y) < 1e-6
+            for p in peer.paths[n_paths:] if p.poses), what="a /plan from the odometry pose")
+        assert_legal(peer.paths[-1], MapModel(grid), PARAMS["robot_radius"])
+    finally:
+        peer.close()
+        node.stop()
