@@ -1,0 +1,169 @@
+"""The ~/compute_path action (blockstar_planner_msgs/action/ComputePath) with an rclpy
+ActionClient: a plan with feedback, an error code for a goal in an obstacle, an explicit start,
+cancellation, and a newer goal (action or topic) aborting the older one with SUPERSEDED."""
+
+import math
+
+import pytest
+from action_msgs.msg import GoalStatus
+from rclpy.action import ActionClient
+
+from blockstar_planner_msgs.action import ComputePath
+from blockstar_planner_msgs.msg import PlannerStatus as S
+from geometry_msgs.msg import PoseStamped
+
+from helpers import Peer, make_grid, start_node, tmpdir, yaw_quaternion
+from living import GOAL, PARAMS, START, MapModel, assert_legal, two_door_grid
+
+# The serpentine of test_node: reachable only along a long route, slow enough to cancel.
+BIG = 2000
+
+
+def big_blocked(x, y):
+    if x % 100 != 50:
+        return False
+    return y < 1900 if (x // 100) % 2 == 0 else y >= 100
+
+
+FAR = (1990 * 0.05 + 0.025, 1950 * 0.05 + 0.025)
+
+
+def pose_stamped(x, y, yaw=0.0, frame="map"):
+    p = PoseStamped()
+    p.header.frame_id = frame
+    p.pose.position.x, p.pose.position.y = float(x), float(y)
+    o = p.pose.orientation
+    o.x, o.y, o.z, o.w = yaw_quaternion(yaw)
+    return p
+
+
+class ActionPeer(Peer):
+    def __init__(self, name, node_name):
+        super().__init__(name, prefix=f"/{node_name}", node_name=node_name)
+        self.client = ActionClient(self.node, ComputePath, f"/{node_name}/compute_path")
+        self.feedback = []
+
+    def wait_server(self):
+        assert self.client.wait_for_server(timeout_sec=20.0), "no action server"
+
+    def send(self, x, y, yaw=0.0, start=None):
+        goal = ComputePath.Goal()
+        goal.goal = pose_stamped(x, y, yaw)
+        if start is not None:
+            goal.start = pose_stamped(*start)
+            goal.use_start = True
+        fut = self.client.send_goal_async(goal, feedback_callback=lambda f: self.feedback.append(f.feedback))
+        self.spin_until(fut.done, what="the goal to be accepted")
+        handle = fut.result()
+        assert handle.accepted
+        return handle
+
+    def result(self, handle, timeout=60.0):
+        fut = handle.get_result_async()
+        self.spin_until(fut.done, timeout, "the action result")
+        return fut.result()
+
+
+def start(tmp, name, params, grid, start_pose):
+    node = start_node(tmp, name, params, remap_prefix=f"/{name}")
+    peer = ActionPeer(f"peer_{name}", name)
+    peer.wait_connected()
+    peer.wait_server()
+    peer.publish_map(grid, node)
+    peer.set_start(*start_pose, node_proc=node)
+    return node, peer
+
+
+@pytest.fixture(scope="module")
+def small():
+    tmp = tmpdir("blockstar-action-")
+    grid = two_door_grid()
+    node, peer = start(tmp, "planner_act", PARAMS, grid, START)
+    yield node, peer, grid
+    peer.close()
+    node.stop()
+
+
+def test_action_plans_with_feedback_and_result_fields(small):
+    node, peer, grid = small
+    n_status = len(peer.statuses)
+    r = peer.result(peer.send(*GOAL))
+    assert r.status == GoalStatus.STATUS_SUCCEEDED
+    res = r.result
+    assert res.error_code == S.SUCCESS and res.error_msg == ""
+    assert res.path.header.frame_id == "map" and len(res.path.poses) >= 2
+    p0, p1 = res.path.poses[0].pose.position, res.path.poses[-1].pose.position
+    assert math.hypot(p0.x - START[0], p0.y - START[1]) < 1e-6
+    assert math.hypot(p1.x - GOAL[0], p1.y - GOAL[1]) < 1e-6
+    assert_legal(res.path, MapModel(grid), PARAMS["robot_radius"])
+    assert len(res.trajectory.segments) >= 1
+    assert abs(sum(s.length for s in res.trajectory.segments) - res.trajectory.total_length) < 1e-9
+    assert res.planning_time.sec > 0 or res.planning_time.nanosec > 0
+    peer.spin_until(lambda: peer.feedback, what="feedback")
+    assert {f.stage for f in peer.feedback} <= {"queued", "planning"}
+    # The status topic reports action goals too.
+    peer.spin_until(lambda: len(peer.statuses) > n_status, what="the status")
+    assert peer.statuses[-1].code == S.SUCCESS
+
+
+def test_action_start_pose_is_used_when_given(small):
+    node, peer, grid = small
+    r = peer.result(peer.send(*GOAL, start=(1.55, 2.55, 0.0)))
+    assert r.status == GoalStatus.STATUS_SUCCEEDED
+    p0 = r.result.path.poses[0].pose.position
+    assert math.hypot(p0.x - 1.55, p0.y - 2.55) < 1e-6
+
+
+@pytest.mark.parametrize("goal,code", [((3.05, 1.85), S.GOAL_OCCUPIED), ((9.0, 1.0), S.GOAL_OUTSIDE_MAP)])
+def test_action_errors_carry_the_planner_status_code(small, goal, code):
+    node, peer, grid = small
+    r = peer.result(peer.send(*goal))
+    assert r.status == GoalStatus.STATUS_ABORTED
+    assert r.result.error_code == code, r.result.error_msg
+    assert r.result.error_msg and len(r.result.path.poses) == 0
+
+
+@pytest.fixture(scope="module")
+def big():
+    tmp = tmpdir("blockstar-action-big-")
+    grid = make_grid(BIG, BIG, 0.05, (0.0, 0.0), big_blocked)
+    node, peer = start(tmp, "planner_actbig", {"robot_radius": 0.05, "max_planning_time": 60.0}, grid,
+                       (1.0, 1.0, 0.0))
+    yield node, peer
+    peer.close()
+    node.stop()
+
+
+def test_action_goal_can_be_cancelled(big):
+    node, peer = big
+    handle = peer.send(*FAR)
+    peer.spin(0.2)  # being planned now
+    fut = handle.cancel_goal_async()
+    peer.spin_until(fut.done, what="the cancel response")
+    assert len(fut.result().goals_canceling) == 1
+    r = peer.result(handle)
+    assert r.status == GoalStatus.STATUS_CANCELED
+    assert len(r.result.path.poses) == 0
+    # The node still plans afterwards.
+    r = peer.result(peer.send(2.0, 3.0))
+    assert r.status == GoalStatus.STATUS_SUCCEEDED and r.result.error_code == S.SUCCESS
+
+
+def test_newer_goal_supersedes_an_action_goal(big):
+    node, peer = big
+    a = peer.send(*FAR)
+    peer.spin(0.2)
+    b = peer.send(*FAR)  # a is aborted; b waits and is superseded by the topic goal c
+    c = peer.send_goal(2.0, 3.0)
+    ra, rb = peer.result(a), peer.result(b)
+    for r in (ra, rb):
+        assert r.status == GoalStatus.STATUS_ABORTED
+        assert r.result.error_code == S.SUPERSEDED, r.result.error_msg
+    sc = peer.wait_status(c, timeout=60)
+    assert sc.code == S.SUCCESS, sc.message
+    # And an action goal supersedes a topic goal.
+    d = peer.send_goal(*FAR)
+    peer.spin(0.2)
+    e = peer.send(2.5, 3.0)
+    assert peer.wait_status(d, timeout=60).code == S.SUPERSEDED
+    assert peer.result(e).result.error_code == S.SUCCESS
