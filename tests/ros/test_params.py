@@ -1,0 +1,162 @@
+"""Run-time parameters (what `ros2 param set` does) through rclpy's SetParameters and
+GetParameters service clients: invalid values and parameters that need a restart are refused with
+a reason and the old value kept; valid changes reach the next plan; a plan in progress finishes
+with the values it started with."""
+
+import pytest
+from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+from rcl_interfaces.srv import GetParameters, SetParameters
+
+from blockstar_planner_msgs.msg import PlannerStatus as S
+
+from helpers import Peer, make_grid, start_node, tmpdir
+from living import GOAL, PARAMS, START, MapModel, assert_legal, two_door_grid
+
+
+def value(v):
+    if isinstance(v, bool):
+        return ParameterValue(type=ParameterType.PARAMETER_BOOL, bool_value=v)
+    if isinstance(v, int):
+        return ParameterValue(type=ParameterType.PARAMETER_INTEGER, integer_value=v)
+    if isinstance(v, float):
+        return ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=v)
+    return ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=v)
+
+
+class ParamPeer(Peer):
+    def __init__(self, name, node_name):
+        super().__init__(name, prefix=f"/{node_name}", node_name=node_name)
+        self.set_client = self.node.create_client(SetParameters, f"/{node_name}/set_parameters")
+        self.get_client = self.node.create_client(GetParameters, f"/{node_name}/get_parameters")
+
+    def wait_services(self):
+        self.spin_until(lambda: self.set_client.service_is_ready() and self.get_client.service_is_ready(),
+                        what="the parameter services")
+
+    def set(self, **kwargs):
+        req = SetParameters.Request(parameters=[Parameter(name=k, value=value(v)) for k, v in kwargs.items()])
+        fut = self.set_client.call_async(req)
+        self.spin_until(fut.done, what="set_parameters")
+        return fut.result().results
+
+    def get(self, *names):
+        fut = self.get_client.call_async(GetParameters.Request(names=list(names)))
+        self.spin_until(fut.done, what="get_parameters")
+        out = []
+        for v in fut.result().values:
+            out.append({ParameterType.PARAMETER_DOUBLE: v.double_value, ParameterType.PARAMETER_INTEGER: v.integer_value,
+                        ParameterType.PARAMETER_BOOL: v.bool_value}.get(v.type, v.string_value))
+        return out
+
+
+def start(tmp, name, params, grid, start_pose):
+    node = start_node(tmp, name, params, remap_prefix=f"/{name}")
+    peer = ParamPeer(f"peer_{name}", name)
+    peer.wait_connected()
+    peer.wait_services()
+    peer.publish_map(grid, node)
+    peer.set_start(*start_pose, node_proc=node)
+    return node, peer
+
+
+def set_and_wait(node, peer, **kwargs):
+    """Sets parameters that change the planner and waits until the node uses them."""
+    before = node.count("parameters in use")
+    results = peer.set(**kwargs)
+    assert all(r.successful for r in results), [r.reason for r in results]
+    peer.spin_until(lambda: node.count("parameters in use") > before, what="the new parameters in use")
+
+
+@pytest.fixture(scope="module")
+def setup():
+    tmp = tmpdir("blockstar-params-")
+    grid = two_door_grid()
+    node, peer = start(tmp, "planner_par", PARAMS, grid, START)
+    yield node, peer, grid
+    peer.close()
+    node.stop()
+
+
+def test_parameters_read_back(setup):
+    node, peer, grid = setup
+    assert peer.get("robot_radius", "min_turning_radius", "heading_bins", "neighbourhood", "replan_period") == \
+        [0.1, 0.2, 8, 24, 0.0]
+
+
+@pytest.mark.parametrize("name,bad", [
+    ("heading_bins", 12), ("neighbourhood", 10), ("robot_radius", -0.5), ("min_turning_radius", "wide"),
+    ("path_spacing", 0.0), ("turn_penalty", -1.0), ("replan_period", -2.0), ("global_frame", "odom"),
+])
+def test_invalid_values_are_refused_with_a_reason_and_change_nothing(setup, name, bad):
+    node, peer, grid = setup
+    (before,) = peer.get(name) if name != "global_frame" else (None,)
+    (r,) = peer.set(**{name: bad})
+    assert not r.successful
+    assert name in r.reason, r.reason
+    if before is not None:
+        assert peer.get(name) == [before]
+    status, path = peer.plan(*GOAL)
+    assert status.code == S.SUCCESS and peer.trajectories[-1].min_turning_radius == pytest.approx(0.2)
+
+
+def test_valid_changes_reach_the_next_plan(setup):
+    node, peer, grid = setup
+    set_and_wait(node, peer, min_turning_radius=0.4, heading_bins=16, neighbourhood=48, path_spacing=0.1)
+    assert peer.get("min_turning_radius", "heading_bins", "neighbourhood", "path_spacing") == [0.4, 16, 48, 0.1]
+    n_traj = len(peer.trajectories)
+    status, path = peer.plan(*GOAL)
+    assert status.code == S.SUCCESS, status.message
+    peer.spin_until(lambda: len(peer.trajectories) > n_traj, what="the trajectory")
+    traj = peer.trajectories[-1]
+    assert traj.min_turning_radius == pytest.approx(0.4)
+    assert all(s.radius >= 0.4 - 1e-9 for s in traj.segments if s.kind == s.ARC)
+    gaps = [((b.pose.position.x - a.pose.position.x) ** 2 + (b.pose.position.y - a.pose.position.y) ** 2) ** 0.5
+            for a, b in zip(path.poses, path.poses[1:])]
+    assert max(gaps) <= 0.1 + 1e-9 and max(gaps) > 0.05, "path_spacing 0.1 in use"
+    # A robot wider than both doors: no path; narrower again: a legal path for that radius.
+    set_and_wait(node, peer, robot_radius=0.45)
+    status, _ = peer.plan(*GOAL)
+    assert status.code == S.NO_VALID_PATH, status.message
+    set_and_wait(node, peer, robot_radius=0.15, min_turning_radius=0.2, heading_bins=8, neighbourhood=24,
+                 path_spacing=0.05)
+    status, path = peer.plan(*GOAL)
+    assert status.code == S.SUCCESS, status.message
+    assert_legal(path, MapModel(grid), 0.15)
+
+
+BIG = 2000
+
+
+def big_blocked(x, y):
+    if x % 100 != 50:
+        return False
+    return y < 1900 if (x // 100) % 2 == 0 else y >= 100
+
+
+FAR = (1990 * 0.05 + 0.025, 1950 * 0.05 + 0.025)
+
+
+def test_a_plan_in_progress_finishes_with_the_old_values():
+    tmp = tmpdir("blockstar-params-big-")
+    grid = make_grid(BIG, BIG, 0.05, (0.0, 0.0), big_blocked)
+    node, peer = start(tmp, "planner_parbig", {"robot_radius": 0.05, "min_turning_radius": 0.5,
+                                                "max_planning_time": 120.0}, grid, (1.0, 1.0, 0.0))
+    try:
+        n_traj = len(peer.trajectories)
+        far = peer.send_goal(*FAR)
+        peer.spin(0.3)  # being planned now
+        set_and_wait(node, peer, min_turning_radius=0.25)
+        status = peer.wait_status(far, timeout=120)
+        assert status.code == S.SUCCESS, status.message
+        peer.spin_until(lambda: len(peer.trajectories) > n_traj, what="the trajectory")
+        assert peer.trajectories[-1].min_turning_radius == pytest.approx(0.5)
+        # The change did arrive while the plan was running (else this test would prove nothing).
+        log = node.log()
+        assert log.index("parameter min_turning_radius set") < log.index("goal (99.525, 97.525): SUCCESS")
+        status, _ = peer.plan(2.0, 3.0)
+        assert status.code == S.SUCCESS
+        peer.spin_until(lambda: peer.trajectories[-1].min_turning_radius == pytest.approx(0.25),
+                        what="a trajectory with the new radius")
+    finally:
+        peer.close()
+        node.stop()
