@@ -232,3 +232,150 @@ def test_cli_replay_corrupted_message_is_reported_and_the_previous_map_kept(bags
     assert lines[0]["status"] == "SUCCESS"
     assert lines[1]["status"] == "INVALID_INPUT" and "CDR" in lines[1]["message"], lines[1]
     assert "panicked" not in out.stderr
+
+
+# --- A living map in a bag: a map, a stream of GridPatch messages (/map_updates) and goals. ---
+
+from rosbags.typesys import get_types_from_msg  # noqa: E402
+
+from helpers import ROOT  # noqa: E402
+from living import MapModel, assert_legal  # noqa: E402
+
+TYPESTORE.register(get_types_from_msg(
+    (ROOT / "msg" / "msg" / "GridPatch.msg").read_text(), "blockstar_planner_msgs/msg/GridPatch"))
+STREAM_RADIUS = 0.1
+BLOCK = (8, 12, 3, 3)  # an obstacle appearing in the left room, off the routes
+
+
+def door_rows(door, closed):
+    return (WALL_X, door[0], 1, len(door), 100 if closed else 0)
+
+
+# (time s, topic, payload): payload is a patch (x, y, width, height, value) or a goal (id, x, y).
+STREAM = [
+    (0.0, "/map", None),
+    (0.2, "/initialpose", START),
+    (0.4, "/goal_pose", (2001, *GOAL)),
+    (0.8, "/map_updates", door_rows(DOOR_A, True)),   # blocks the current path: replanned via B
+    (1.2, "/goal_pose", (2002, *GOAL)),
+    (1.6, "/map_updates", door_rows(DOOR_A, False)),  # the B route stays legal
+    (1.8, "/map_updates", door_rows(DOOR_B, True)),   # blocks it: replanned via A
+    (2.2, "/goal_pose", (2003, *GOAL)),
+    (2.6, "/map_updates", (*BLOCK, 100)),
+    (3.0, "/goal_pose", (2004, 1.55, 0.55)),
+    (3.4, "/goal_pose", (2005, *GOAL)),
+    (3.8, "/map_updates", door_rows(DOOR_A, True)),   # both doors shut: stop
+    (4.2, "/goal_pose", (2006, *GOAL)),
+]
+EXPECTED = {2001: (S.SUCCESS, DOOR_A), 2002: (S.SUCCESS, DOOR_B), 2003: (S.SUCCESS, DOOR_A), 2004: (S.SUCCESS, None),
+            2005: (S.SUCCESS, DOOR_A), 2006: (S.NO_VALID_PATH, None)}
+
+
+def stream_msg(sec, topic, payload):
+    stamp = T["builtin_interfaces/msg/Time"](sec=sec, nanosec=0)
+    header = T["std_msgs/msg/Header"](stamp=stamp, frame_id="map")
+    Pose, Point, Quat = T["geometry_msgs/msg/Pose"], T["geometry_msgs/msg/Point"], T["geometry_msgs/msg/Quaternion"]
+    if topic == "/map":
+        return occupancy_grid(sec, True), "nav_msgs/msg/OccupancyGrid"
+    if topic == "/map_updates":
+        x, y, w, h, v = payload
+        return (T["blockstar_planner_msgs/msg/GridPatch"](header=header, x=x, y=y, width=w, height=h,
+                                                         data=np.full(w * h, v, dtype=np.int8)),
+                "blockstar_planner_msgs/msg/GridPatch")
+    if topic == "/initialpose":
+        pose = Pose(position=Point(x=payload[0], y=payload[1], z=0.0), orientation=Quat(x=0.0, y=0.0, z=0.0, w=1.0))
+        cov = T["geometry_msgs/msg/PoseWithCovariance"](pose=pose, covariance=np.zeros(36, dtype=np.float64))
+        return (T["geometry_msgs/msg/PoseWithCovarianceStamped"](header=header, pose=cov),
+                "geometry_msgs/msg/PoseWithCovarianceStamped")
+    gid, x, y = payload
+    header = T["std_msgs/msg/Header"](stamp=T["builtin_interfaces/msg/Time"](sec=gid, nanosec=0), frame_id="map")
+    pose = Pose(position=Point(x=x, y=y, z=0.0), orientation=Quat(x=0.0, y=0.0, z=0.0, w=1.0))
+    return T["geometry_msgs/msg/PoseStamped"](header=header, pose=pose), "geometry_msgs/msg/PoseStamped"
+
+
+def write_stream_bag(path, storage):
+    volatile = Qos(QosHistory.KEEP_LAST, 10, QosReliability.RELIABLE, QosDurability.VOLATILE,
+                   QosTime(0, 0), QosTime(0, 0), QosLiveliness.AUTOMATIC, QosTime(0, 0), False)
+    t0 = 1_700_000_000 * 10**9
+    with Writer(path, version=9, storage_plugin=storage) as writer:
+        conns = {}
+        for t, topic, payload in STREAM:
+            msg, msgtype = stream_msg(1_700_000_000 + int(t), topic, payload)
+            if topic not in conns:
+                qos = LATCHED if topic == "/map" else volatile
+                conns[topic] = writer.add_connection(topic, msgtype, typestore=TYPESTORE, offered_qos_profiles=[qos])
+            writer.write(conns[topic], t0 + int(t * 1e9), TYPESTORE.serialize_cdr(msg, msgtype))
+    return path
+
+
+@pytest.mark.parametrize("storage", STORAGES)
+def test_stream_of_patches_and_goals_every_plan_legal_on_its_map(storage):
+    tmp = tmpdir(f"blockstar-stream-{storage}-")
+    bag = write_stream_bag(tmp / f"stream_{storage}", STORAGES[storage])
+    with Reader(bag) as reader:
+        assert {c.topic for c in reader.connections} == {"/map", "/map_updates", "/initialpose", "/goal_pose"}
+        assert sum(1 for c in reader.connections if c.msgtype.endswith("GridPatch")) == 1
+    name = f"planner_stream_{storage}"
+    node = start_node(tmp, name, {"robot_radius": STREAM_RADIUS, "min_turning_radius": 0.3})
+    peer = Peer(f"peer_stream_{storage}", node_name=name)
+    player = BagPlayer(peer.node, bag)
+    model = None
+    checked = []  # (kind, goal id, door)
+
+    def check_new_paths(n_paths, kind, gid):
+        for path in peer.paths[n_paths:]:
+            if path.poses:
+                assert_legal(path, model, STREAM_RADIUS)
+                checked.append((kind, gid, path))
+
+    def after(index, topic, msg):
+        nonlocal model
+        n_paths, n_status = len(peer.paths), len(peer.statuses)
+        if topic == "/map":
+            peer.spin_until(lambda: node.count("in use") >= 1, what="the map in use")
+            model = MapModel(msg)
+        elif topic == "/initialpose":
+            peer.spin_until(lambda: node.count("start pose") >= 1, what="the start pose")
+        elif topic == "/map_updates":
+            model.apply(msg)
+            applied = sum(1 for t, tp, _ in STREAM[: index + 1] if tp == "/map_updates")
+            peer.spin_until(lambda: node.count(" applied") >= applied, what="the patch applied")
+            # The current trajectory is checked after the patch: still legal, replanned or stopped.
+            peer.spin_until(lambda: node.count("still legal") + node.count("replanned, goal")
+                            + node.count("no legal path any more") >= applied, what="the re-check")
+            peer.spin(0.1)
+            check_new_paths(n_paths, "replan", None)
+        else:
+            gid = msg.header.stamp.sec
+            peer.spin_until(lambda: any(s.goal.header.stamp.sec == gid and not s.message.startswith(("replanned",
+                            "no legal")) for s in peer.statuses[n_status:]), what=f"the status of goal {gid}")
+            status = next(s for s in peer.statuses[n_status:] if s.goal.header.stamp.sec == gid)
+            code, door = EXPECTED[gid]
+            assert status.code == code, (gid, status.message)
+            if code == S.SUCCESS:
+                peer.spin_until(lambda: len(peer.paths) > n_paths, what="/plan")
+                path = peer.paths[-1]
+                assert_legal(path, model, STREAM_RADIUS)
+                if door is not None:
+                    assert through([(p.pose.position.x, p.pose.position.y) for p in path.poses], door), gid
+                checked.append(("goal", gid, path))
+
+    try:
+        peer.spin_until(lambda: all(p.get_subscription_count() > 0 for p in player.publishers.values())
+                        and peer.path_sub.get_publisher_count() > 0 and peer.status_sub.get_publisher_count() > 0,
+                        what="discovery")
+        assert player.play(after_each=after) == len(STREAM)
+        goals = [gid for kind, gid, _ in checked if kind == "goal"]
+        assert goals == [2001, 2002, 2003, 2004, 2005]
+        replans = [p for kind, _, p in checked if kind == "replan"]
+        assert len(replans) == 2, "closing door A, then door B, each blocked the current path"
+        assert through([(p.pose.position.x, p.pose.position.y) for p in replans[0].poses], DOOR_B)
+        assert through([(p.pose.position.x, p.pose.position.y) for p in replans[1].poses], DOOR_A)
+        # Shutting both doors stopped the vehicle: an empty /plan after the last legal one.
+        assert node.count("no legal path any more") == 1
+        assert any(len(p.poses) == 0 for p in peer.paths)
+        assert node.alive()
+    finally:
+        player.close()
+        peer.close()
+        node.stop()
