@@ -19,6 +19,7 @@ use r2r::blockstar_planner_msgs::msg as bs;
 use r2r::geometry_msgs::msg as geo;
 use r2r::nav_msgs::msg as nav;
 use r2r::QosProfile;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -112,18 +113,30 @@ pub fn run() -> Result<(), String> {
     let planner = state.planner.clone();
     state.out.clearance(&planner);
     r2r::log_info!(&logger, "ready");
+    let spinning = Arc::new(AtomicBool::new(true));
+    let spin_flag = spinning.clone();
     runtime.block_on(async move {
-        // rcl's executor on its own thread: it only hands messages to the channels above.
-        tokio::task::spawn_blocking(move || loop {
-            node.spin_once(Duration::from_millis(20));
+        // rcl's executor on its own thread: it only hands messages to the channels above. It
+        // stops (dropping the node, so DDS peers see it leave) when the loop below ends.
+        tokio::task::spawn_blocking(move || {
+            while spin_flag.load(Ordering::Relaxed) {
+                node.spin_once(Duration::from_millis(20));
+            }
         });
         tokio::spawn(param_services);
         // Action feedback and periodic replanning.
         let mut tick = tokio::time::interval(Duration::from_millis(100));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        // SIGINT (Ctrl-C, `ros2 launch` stopping, a test's teardown) ends the node cleanly.
+        let interrupted = tokio::signal::ctrl_c();
+        tokio::pin!(interrupted);
         loop {
             tokio::select! {
-                Some(m) = maps.next() => state.on_map(m),
+                // The subscriptions end when rcl shuts down: the node exits too.
+                m = maps.next() => match m {
+                    Some(m) => state.on_map(m),
+                    None => break,
+                },
                 Some(p) = patches.next() => state.on_patch(p),
                 Some(g) = goals.next() => state.on_goal(g),
                 Some(g) = action_goals.next() => state.on_action_goal(g),
@@ -133,8 +146,15 @@ pub fn run() -> Result<(), String> {
                 Some((name, value)) = param_events.next() => state.on_param_event(&name, &value),
                 Some(d) = done_rx.recv() => state.on_done(d),
                 _ = tick.tick() => state.on_tick(),
+                _ = &mut interrupted => {
+                    r2r::log_info!(&logger, "interrupted, shutting down");
+                    break;
+                }
             }
         }
     });
+    spinning.store(false, Ordering::Relaxed);
+    // Plans still running are abandoned; the executor thread ends within one spin.
+    runtime.shutdown_timeout(Duration::from_secs(1));
     Ok(())
 }

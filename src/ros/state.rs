@@ -32,8 +32,8 @@ pub enum Source {
     Topic,
     /// `~/compute_path`: answered on `~/status` and with the action's result.
     Action {
-        /// The goal handle.
-        handle: ActionGoal,
+        /// The goal handle (boxed: it holds the whole goal message).
+        handle: Box<ActionGoal>,
         /// The client asked to cancel it.
         client_cancel: bool,
     },
@@ -63,7 +63,7 @@ pub struct Current {
 
 /// What the running job does.
 enum Work {
-    Goal(Request),
+    Goal(Box<Request>),
     Replan(Current, Trigger),
 }
 
@@ -200,7 +200,7 @@ impl NodeState {
                 .map(Some),
         };
         let parsed = goal_from_msg(&msg, &frame).and_then(|g| start.map(|s| (g, s)));
-        let source = Source::Action { handle, client_cancel: false };
+        let source = Source::Action { handle: Box::new(handle), client_cancel: false };
         match parsed {
             Ok((goal, start)) => self.submit(Request { source, msg, goal, start, received: Instant::now() }),
             Err(e) => self
@@ -279,7 +279,7 @@ impl NodeState {
         }
         let cancel = Arc::new(AtomicBool::new(false));
         let (planner, done, flag, goal) = (self.planner.clone(), self.done.clone(), cancel.clone(), req.goal);
-        self.running = Some(Running { work: Work::Goal(req), cancel, map_version: self.map_version });
+        self.running = Some(Running { work: Work::Goal(Box::new(req)), cancel, map_version: self.map_version });
         tokio::task::spawn_blocking(move || {
             let budget = Budget::new(planner.config().max_planning_time, Some(flag.clone()));
             let result = planner.plan(start, goal, false, &budget);
@@ -385,7 +385,7 @@ impl NodeState {
                     // A goal that cannot be reached replaces the intent: nothing to follow.
                     self.current = None;
                 }
-                self.finish(req, result);
+                self.finish(*req, result);
             }
             Done::Replan { outcome, cancelled } => {
                 let Some(Running { work: Work::Replan(current, trigger), map_version, .. }) = self.running.take()

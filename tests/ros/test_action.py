@@ -66,11 +66,15 @@ class ActionPeer(Peer):
 
 def start(tmp, name, params, grid, start_pose):
     node = start_node(tmp, name, params, remap_prefix=f"/{name}")
-    peer = ActionPeer(f"peer_{name}", name)
-    peer.wait_connected()
-    peer.wait_server()
-    peer.publish_map(grid, node)
-    peer.set_start(*start_pose, node_proc=node)
+    try:
+        peer = ActionPeer(f"peer_{name}", name)
+        peer.wait_connected()
+        peer.wait_server()
+        peer.publish_map(grid, node)
+        peer.set_start(*start_pose, node_proc=node)
+    except BaseException:
+        node.stop()  # never leave a node running behind a failed set-up
+        raise
     return node, peer
 
 

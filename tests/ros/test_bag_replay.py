@@ -317,8 +317,12 @@ def test_stream_of_patches_and_goals_every_plan_legal_on_its_map(storage):
         assert sum(1 for c in reader.connections if c.msgtype.endswith("GridPatch")) == 1
     name = f"planner_stream_{storage}"
     node = start_node(tmp, name, {"robot_radius": STREAM_RADIUS, "min_turning_radius": 0.3})
-    peer = Peer(f"peer_stream_{storage}", node_name=name)
-    player = BagPlayer(peer.node, bag)
+    try:
+        peer = Peer(f"peer_stream_{storage}", node_name=name)
+        player = BagPlayer(peer.node, bag)
+    except BaseException:
+        node.stop()
+        raise
     model = None
     checked = []  # (kind, goal id, door)
 

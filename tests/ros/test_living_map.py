@@ -55,8 +55,12 @@ class LivingPeer(Peer):
 def start(tmp, name, params=None):
     node = start_node(tmp, name, {**PARAMS, **(params or {})}, remap_prefix=f"/{name}",
                       extra_args=["-r", f"/map_updates:=/{name}/map_updates"])
-    peer = LivingPeer(f"peer_{name}", f"/{name}", name)
-    peer.wait_connected()
+    try:
+        peer = LivingPeer(f"peer_{name}", f"/{name}", name)
+        peer.wait_connected()
+    except BaseException:
+        node.stop()  # never leave a node running behind a failed set-up
+        raise
     return node, peer
 
 
@@ -65,11 +69,13 @@ def setup():
     tmp = tmpdir("blockstar-living-")
     node, peer = start(tmp, NAME)
     grid = two_door_grid()
-    peer.publish_map(grid, node)
-    peer.set_start(*START, node_proc=node)
-    yield node, peer, grid
-    peer.close()
-    node.stop()
+    try:
+        peer.publish_map(grid, node)
+        peer.set_start(*START, node_proc=node)
+        yield node, peer, grid
+    finally:
+        peer.close()
+        node.stop()
 
 
 def wait_status_with(peer, n, text, timeout=30.0):
@@ -128,7 +134,10 @@ def test_patches_replan_and_stop(setup):
     model.apply(p)
     stop = wait_status_with(peer, n, "no legal path any more")
     assert stop.code == S.NO_VALID_PATH, stop.message
-    peer.spin_until(lambda: len(peer.paths) > n_paths and len(peer.trajectories) > n_traj, what="the empty plan")
+    # (/plan, ~/trajectory and ~/status are separate topics: wait for the empty ones themselves.)
+    peer.spin_until(lambda: any(not p.poses for p in peer.paths[n_paths:])
+                    and any(not t.segments for t in peer.trajectories[n_traj:]), what="the empty plan")
+    peer.spin(0.2)
     assert len(peer.paths[-1].poses) == 0 and len(peer.trajectories[-1].segments) == 0
     peer.spin_until(lambda: peer.markers and peer.markers[-1].markers[0].action == Marker.DELETEALL
                     and len(peer.markers[-1].markers) == 1, what="the cleared markers")
@@ -162,10 +171,11 @@ def test_the_check_starts_at_the_vehicles_latest_pose(setup):
 
 def test_display_topics(setup):
     node, peer, grid = setup
-    n_any, n_markers = len(peer.any_angle), len(peer.markers)
+    n_any, n_markers, n_traj = len(peer.any_angle), len(peer.markers), len(peer.trajectories)
     status, path = peer.plan(*GOAL, yaw=0.0)
     assert status.code == S.SUCCESS
-    peer.spin_until(lambda: len(peer.any_angle) > n_any and len(peer.markers) > n_markers, what="display topics")
+    peer.spin_until(lambda: len(peer.any_angle) > n_any and len(peer.markers) > n_markers
+                    and len(peer.trajectories) > n_traj, what="display topics")
     aa = peer.any_angle[-1]
     assert aa.header.frame_id == "map" and len(aa.poses) >= 2
     first, last = aa.poses[0].pose.position, aa.poses[-1].pose.position
