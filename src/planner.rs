@@ -243,6 +243,9 @@ pub struct PlanStats {
     /// When the start or goal cell could not hold the vehicle and a covering cell was used
     /// instead (the "subsumed by a clearance square" rule): a note with the offsets, in metres.
     pub note: Option<String>,
+    /// Corners (map frame, metres, counter-clockwise) of each window the Directional A* window
+    /// repair searched, in order; empty when the repair did not run. For display.
+    pub repair_windows: Vec<[Point2; 4]>,
 }
 
 /// A successful plan, in the map frame (metres, radians).
@@ -624,6 +627,7 @@ impl Planner {
         };
         // 3. Already there: nothing to drive (a heading change at the goal is planned as a loop
         //    below when the turning radius forbids turning on the spot).
+        let mut repair_windows: Vec<[f64; 4]> = Vec::new();
         let (guide, trajectory, solved_by, expansions) =
             if same_place && (same_heading || prepared.directional.is_none()) {
                 let empty = Trajectory {
@@ -683,6 +687,7 @@ impl Planner {
                             directional::refine(ctx, &prepared.collision, inner, s, g, goal_heading_free, &mut stop)
                                 .map_err(refine_error)?;
                         clock.extend(refined.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
+                        repair_windows = refined.stats.repair_windows.clone();
                         let solved_by = refined.stats.solved_by.to_string();
                         (guide, refined.trajectory, solved_by, path.expansions + refined.stats.expansions)
                     }
@@ -704,6 +709,12 @@ impl Planner {
             stage_ms: clock.stages,
             solved_by,
             note: (!notes.is_empty()).then(|| notes.join("; ")),
+            repair_windows: repair_windows
+                .iter()
+                .map(|&[x0, y0, x1, y1]| {
+                    [(x0, y0), (x1, y0), (x1, y1), (x0, y1)].map(|(x, y)| to_world(Point2::new(x, y)))
+                })
+                .collect(),
         };
         Ok(Plan { any_angle, trajectory, poses, stats })
     }

@@ -74,6 +74,9 @@ pub struct RefineStats {
     pub poses_before_smoothing: usize,
     /// Poses kept by final smoothing.
     pub poses_after_smoothing: usize,
+    /// The windows the window repair searched, in order, as `[x0, y0, x1, y1]` in cell units
+    /// (lattice cells scaled to grid cells; empty when the repair did not run). For display.
+    pub repair_windows: Vec<[f64; 4]>,
 }
 
 /// A verified trajectory and how it was obtained.
@@ -618,6 +621,13 @@ pub fn refine(
         let mut outcome = String::from("no window");
         for attempt in 0..=p.window_widenings {
             let window = LatticeRect::around(window_cells.iter().copied(), margin, &lattice);
+            let sp = lattice.spacing as f64;
+            stats.repair_windows.push([
+                window.i0 as f64 * sp,
+                window.j0 as f64 * sp,
+                window.i1 as f64 * sp,
+                window.j1 as f64 * sp,
+            ]);
             match directional_astar(
                 ctx,
                 map,

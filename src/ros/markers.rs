@@ -76,13 +76,15 @@ fn marker(header: &Header, ns: &str, id: i32, kind: i32, width: f64, c: ColorRGB
 }
 
 /// Marker namespaces, in the order they appear in the array.
-pub const NAMESPACES: [&str; 4] = ["trajectory_lines", "trajectory_arcs", "any_angle", "footprint"];
+pub const NAMESPACES: [&str; 5] = ["trajectory_lines", "trajectory_arcs", "any_angle", "footprint", "repair_window"];
 
 /// The markers of `plan` (map frame of `header`): first a DELETEALL (so markers of an older plan
 /// vanish), then one line strip per trajectory segment (`trajectory_lines` green,
 /// `trajectory_arcs` blue), the any-angle path as a line strip plus its waypoints as spheres
 /// (`any_angle`, orange), and circles of `robot_radius` at poses every `footprint_spacing`
-/// metres (`footprint`, grey). With `plan` None only the DELETEALL is sent (no path any more).
+/// metres (`footprint`, grey), and each window the Directional A* window repair searched as a
+/// closed rectangle (`repair_window`, red; none when the repair did not run). With `plan` None
+/// only the DELETEALL is sent (no path any more).
 pub fn plan_markers(plan: Option<&Plan>, robot_radius: f64, footprint_spacing: f64, header: &Header) -> MarkerArray {
     let mut markers = vec![Marker { header: header.clone(), action: Marker::DELETEALL as i32, ..Default::default() }];
     let Some(plan) = plan else { return MarkerArray { markers } };
@@ -106,6 +108,12 @@ pub fn plan_markers(plan: Option<&Plan>, robot_radius: f64, footprint_spacing: f
             outline.push(Point2::new(p.x + robot_radius * p.yaw.cos(), p.y + robot_radius * p.yaw.sin()));
             markers.push(marker(header, NAMESPACES[3], i as i32, line_strip, 0.01, grey.clone(), outline));
         }
+    }
+    let red = color(0.9, 0.1, 0.1, 0.8);
+    for (i, corners) in plan.stats.repair_windows.iter().enumerate() {
+        let mut outline = corners.to_vec();
+        outline.push(corners[0]);
+        markers.push(marker(header, NAMESPACES[4], i as i32, line_strip, 0.02, red.clone(), outline));
     }
     MarkerArray { markers }
 }
@@ -171,7 +179,15 @@ mod tests {
             any_angle: vec![Point2::new(0.0, 0.0), Point2::new(1.0, 1.0), Point2::new(1.0, 3.0)],
             poses: t.sample(0.05),
             trajectory: t,
-            stats: PlanStats::default(),
+            stats: PlanStats {
+                repair_windows: vec![[
+                    Point2::new(0.0, 0.0),
+                    Point2::new(2.0, 0.0),
+                    Point2::new(2.0, 1.0),
+                    Point2::new(0.0, 1.0),
+                ]],
+                ..PlanStats::default()
+            },
         };
         let header = Header { frame_id: "map".into(), ..Default::default() };
         let m = plan_markers(Some(&plan), 0.2, 0.5, &header).markers;
@@ -179,6 +195,10 @@ mod tests {
         let count = |ns: &str| m.iter().filter(|x| x.ns == ns).count();
         assert_eq!((count("trajectory_arcs"), count("trajectory_lines"), count("any_angle")), (1, 1, 2));
         assert_eq!(count("footprint"), 9);
+        let window = m.iter().find(|x| x.ns == "repair_window").unwrap();
+        assert_eq!(window.points.len(), 5, "a closed rectangle");
+        assert_eq!((window.points[0].x, window.points[0].y), (window.points[4].x, window.points[4].y));
+        assert_eq!((window.points[2].x, window.points[2].y), (2.0, 1.0));
         let waypoints = m.iter().find(|x| x.type_ == Marker::SPHERE_LIST as i32).unwrap();
         assert_eq!(waypoints.points.len(), 3);
         assert!(m.iter().all(|x| x.header.frame_id == "map"));

@@ -11,7 +11,7 @@ from blockstar_planner_msgs.msg import GridPatch, PlannerStatus as S
 from nav_msgs.msg import Odometry, Path
 from visualization_msgs.msg import Marker, MarkerArray
 
-from helpers import LATCHED, Peer, start_node, tmpdir, yaw_quaternion
+from helpers import LATCHED, ROOT, Peer, start_node, tmpdir, yaw_quaternion
 from living import (GOAL, LOWER_DOOR, PARAMS, PATCH_QOS, START, UPPER_DOOR, MapModel, assert_legal, door_patch,
                     patch_msg, through, two_door_grid)
 
@@ -224,6 +224,46 @@ def test_periodic_replanning_from_odometry():
             math.hypot(p.poses[0].pose.position.x - mid.position.x, p.poses[0].pose.position.y - mid.position.y) < 1e-6
             for p in peer.paths[n_paths:] if p.poses), what="a /plan from the odometry pose")
         assert_legal(peer.paths[-1], MapModel(grid), PARAMS["robot_radius"])
+    finally:
+        peer.close()
+        node.stop()
+
+
+# Pairs on depot (../shared/data) whose refinement needed the Directional A* window repair when
+# this test was written (0.2 m robot, 0.5 m turning radius); at least one must still need it.
+DEPOT_PAIRS = [
+    ((27.2475, 2.3635, -1.2418), (16.0448, 7.7610, 0.8560)),
+    ((20.5652, 2.1039, 2.2422), (15.9013, 14.7973, -2.3162)),
+    ((15.1011, 13.7244, 0.9538), (25.3196, 1.7454, 0.5216)),
+    ((17.2969, 4.6019, -0.4373), (27.7061, 13.5757, 1.3922)),
+    ((24.7350, 1.2568, 2.6607), (0.9492, 13.7512, -2.0334)),
+]
+
+
+def test_markers_show_the_repair_windows():
+    depot = ROOT.parent / "shared" / "data" / "ros_maps" / "depot.yaml"
+    assert depot.exists(), f"test data missing: {depot}"
+    tmp = tmpdir("blockstar-windows-")
+    node, peer = start(tmp, "planner_win", {"robot_radius": 0.2, "min_turning_radius": 0.5, "map_file": str(depot),
+                                                  "max_map_cells": 10**7})
+    try:
+        with_windows = 0
+        for s, g in DEPOT_PAIRS:
+            peer.set_start(*s, node_proc=node)
+            n_markers = len(peer.markers)
+            status, path = peer.plan(*g[:2], yaw=g[2])
+            assert status.code == S.SUCCESS, status.message
+            peer.spin_until(lambda: len(peer.markers) > n_markers, what="markers")
+            windows = [m for m in peer.markers[-1].markers if m.ns == "repair_window"]
+            for w in windows:
+                xs, ys = [p.x for p in w.points], [p.y for p in w.points]
+                assert len(w.points) == 5 and (xs[0], ys[0]) == (xs[-1], ys[-1]), "a closed rectangle"
+                assert 0.0 <= min(xs) < max(xs) <= 604 * 0.05 + 1.0 and 0.0 <= min(ys) < max(ys) <= 307 * 0.05 + 1.0
+                # The repair searched where the trajectory goes: some of it lies inside the window.
+                assert any(min(xs) <= p.pose.position.x <= max(xs) and min(ys) <= p.pose.position.y <= max(ys)
+                           for p in path.poses)
+            with_windows += bool(windows)
+        assert with_windows >= 1, "no pair needed the window repair any more: pick new pairs"
     finally:
         peer.close()
         node.stop()
