@@ -615,6 +615,23 @@ impl Planner {
         }
         let same_place = s.point().distance(g.point()) < 1e-9;
         let same_heading = goal_heading_free || normalize_angle(s.yaw - g.yaw).abs() < 1e-9;
+        // A start boxed in ahead (or a goal behind) is refused before any search: a proof, not a
+        // guess (see `directional::escape`), so no pair a full search could solve is given up.
+        if let Some(ctx) = prepared.directional.as_ref().filter(|_| !same_place) {
+            let p = ctx.params();
+            let why = directional::escape::trapped_ends(
+                &prepared.collision,
+                s,
+                g,
+                goal_heading_free,
+                p.turning_radius,
+                p.footprint_radius,
+            );
+            clock.mark("escape");
+            if let Some(why) = why {
+                return Err(PlanError::new(StatusCode::NoValidPath, format!("no turning-radius-legal path: {why}")));
+            }
+        }
         let refine_error = |e: RefineError| match e {
             RefineError::Stopped => budget.stop_error(),
             RefineError::StartBlocked => PlanError::new(StatusCode::StartOccupied, e.to_string()),

@@ -34,6 +34,7 @@
 //! The result is then verified ([`super::verify`]); a trajectory that fails is never returned.
 
 use super::chain::{curve_cost, link, link_cost_estimate, PoseChain};
+use super::escape::trapped_ends;
 use super::footprint::{sampled_radius, CollisionMap, SEARCH_MARGIN};
 use super::lattice::{Lattice, LatticeRect};
 use super::params::Directional;
@@ -519,6 +520,16 @@ pub fn refine(
     }
     if let Some(r) = direct_curve(ctx, map, start, goal, goal_heading_free, &mut stats) {
         return Ok(r);
+    }
+    // A start boxed in ahead, or a goal boxed in behind, is refused at once: no search could
+    // succeed (see `escape`), and an exhaustive one would cost the most of any request.
+    if !same_place {
+        let t = Instant::now();
+        let why = trapped_ends(map, start, goal, goal_heading_free, p.turning_radius, p.footprint_radius);
+        stage(&mut stats, "escape", t, why.unwrap_or("not trapped").to_string());
+        if let Some(why) = why {
+            return Err(RefineError::NoPath(why.to_string()));
+        }
     }
     if same_place {
         // Turning round on the spot: a guide of no length says nothing, so the whole lattice is
