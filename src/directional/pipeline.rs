@@ -788,15 +788,25 @@ pub fn refine(
     }
 }
 
-/// Step 6: greedily keeps, from each kept pose, the farthest later pose whose direct curve is
-/// collision-free (probing 1, 2, 4, 8... poses ahead, then bisecting), and only when that curve
-/// costs no more (length plus turn penalty) than the chain it replaces.
+/// Step 6: drops poses wherever the direct curve between the neighbours left is collision-free
+/// and costs no more (length plus turn penalty) than the chain it replaces.
+///
+/// Without a turn penalty: greedily keeps, from each kept pose, the farthest later pose whose
+/// direct curve is collision-free (probing 1, 2, 4, 8... poses ahead, then bisecting); the
+/// shortest curve between two poses is never longer than the chain between them, so the farthest
+/// free shortcut is the useful one. Under a turn penalty that no longer holds (a shortcut may
+/// cost more than the turns it replaces, and skipping further may cost less again), so the
+/// greedy choice can miss cheaper combinations: then an exact dynamic programme picks the
+/// cheapest sub-chain of the poses (see [`cheapest_subchain`]).
 pub fn final_smoothing(ctx: &Directional, map: &CollisionMap, chain: &PoseChain) -> PoseChain {
     let p = ctx.params();
     let q = &chain.poses;
     let n = q.len();
     if n <= 2 {
         return chain.clone();
+    }
+    if p.turn_penalty > 0.0 {
+        return cheapest_subchain(ctx, map, chain);
     }
     // Prefix costs of the links.
     let mut prefix = vec![0.0; n];
@@ -848,6 +858,72 @@ pub fn final_smoothing(ctx: &Directional, map: &CollisionMap, chain: &PoseChain)
         kept.push(q[good]);
         k = good;
     }
+    PoseChain { poses: kept, goal_free: chain.goal_free }
+}
+
+/// The cheapest sub-chain of `chain` (start and goal kept, every link a collision-free curve of
+/// [`link`]), by cost = length plus turn penalty: a shortest path over the poses in order, where
+/// pose `j` may follow any earlier pose `i`. The chain's own links are assumed free (they were
+/// checked by the search), so the result never costs more than the chain. For each pose the
+/// candidates are ranked by a lower bound (cost so far plus straight distance), exact curve costs
+/// are computed only while they can still win, and curves are swept in exact-cost order, so most
+/// poses cost a few curve evaluations and one sweep; O(n^2) curve evaluations at worst.
+pub fn cheapest_subchain(ctx: &Directional, map: &CollisionMap, chain: &PoseChain) -> PoseChain {
+    let p = ctx.params();
+    let q = &chain.poses;
+    let n = q.len();
+    if n <= 2 {
+        return chain.clone();
+    }
+    let to_point = |j: usize| chain.goal_free && j == n - 1;
+    let mut best = vec![f64::INFINITY; n];
+    let mut from = vec![0usize; n];
+    best[0] = 0.0;
+    let mut cands: Vec<(f64, usize)> = Vec::with_capacity(n);
+    for j in 1..n {
+        // The chain's own link: always a fallback (free, as the search checked it).
+        let own = link_cost_estimate(q[j - 1], q[j], to_point(j), p.turning_radius, p.turn_penalty)
+            .map_or(f64::INFINITY, |c| best[j - 1] + c);
+        best[j] = own;
+        from[j] = j - 1;
+        cands.clear();
+        cands.extend((0..j - 1).map(|i| (best[i] + q[i].point().distance(q[j].point()), i)));
+        cands.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut ranked: BinaryHeap<Reverse<(OrdF64, usize)>> = BinaryHeap::new();
+        let mut next = 0;
+        loop {
+            let top = ranked.peek().map(|Reverse((c, _))| c.get());
+            let bound = top.unwrap_or(f64::INFINITY).min(best[j]);
+            if next < cands.len() && cands[next].0 < bound {
+                let i = cands[next].1;
+                if let Some(c) = link_cost_estimate(q[i], q[j], to_point(j), p.turning_radius, p.turn_penalty) {
+                    if best[i] + c < best[j] {
+                        ranked.push(Reverse((OrdF64::new(best[i] + c), i)));
+                    }
+                }
+                next += 1;
+                continue;
+            }
+            let Some(Reverse((c, i))) = ranked.pop() else { break };
+            if c.get() >= best[j] {
+                break;
+            }
+            let free = link(q[i], q[j], to_point(j), p.turning_radius)
+                .is_some_and(|segs| map.sweep_free(&segs, p.footprint_radius, SEARCH_MARGIN));
+            if free {
+                best[j] = c.get();
+                from[j] = i;
+                break;
+            }
+        }
+    }
+    let mut kept = vec![q[n - 1]];
+    let mut j = n - 1;
+    while j != 0 {
+        j = from[j];
+        kept.push(q[j]);
+    }
+    kept.reverse();
     PoseChain { poses: kept, goal_free: chain.goal_free }
 }
 
