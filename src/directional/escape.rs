@@ -183,7 +183,7 @@ mod tests {
             let m = CollisionMap::with_footprint(&g, params.footprint_radius);
             let rho = crate::directional::footprint::sampled_radius(1.5) + 1e-6;
             let draw = |rnd: &mut dyn FnMut() -> f64| loop {
-                let p = Pose2::new(rnd() * w as f64, rnd() * h as f64, rnd() * 6.283);
+                let p = Pose2::new(rnd() * w as f64, rnd() * h as f64, rnd() * std::f64::consts::TAU);
                 if m.disk_free(p.point(), rho) {
                     return p;
                 }
