@@ -35,7 +35,7 @@
 
 use super::chain::{curve_cost, link, link_cost_estimate, PoseChain};
 use super::escape::trapped_ends;
-use super::footprint::{sampled_radius, CollisionMap, SEARCH_MARGIN};
+use super::footprint::{CollisionMap, Shape, SEARCH_MARGIN};
 use super::lattice::{Lattice, LatticeRect};
 use super::params::Directional;
 use super::search::{directional_astar, directional_astar_below, Outcome, Source, Target, TargetPose};
@@ -248,7 +248,7 @@ impl<'a> PathDp<'a> {
     fn link_cost(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<f64> {
         let p = self.ctx.params();
         let segs = link(a, b, to_point, p.turning_radius)?;
-        self.map.sweep_free(&segs, p.footprint_radius, SEARCH_MARGIN).then(|| curve_cost(&segs, p.turn_penalty))
+        self.map.sweep_free(&segs, p.shape(), SEARCH_MARGIN).then(|| curve_cost(&segs, p.turn_penalty))
     }
 
     fn link_estimate(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<f64> {
@@ -453,15 +453,14 @@ pub fn direct_curve(
     }
     let t = Instant::now();
     let segs = link(start, goal, goal_heading_free, p.turning_radius)?;
-    if !map.sweep_free(&segs, p.footprint_radius, SEARCH_MARGIN) {
+    if !map.sweep_free(&segs, p.shape(), SEARCH_MARGIN) {
         stats.stages.push(StageStat { name: "direct", ms: ms_since(t), outcome: "the shortest curve collides".into() });
         return None;
     }
     stats.stages.push(StageStat { name: "direct", ms: ms_since(t), outcome: "the shortest curve is free".into() });
     let t = Instant::now();
     let traj = Trajectory { segments: segs, min_turning_radius: p.turning_radius };
-    if let Err(e) = verify_trajectory(map, &traj, p.footprint_radius, p.turning_radius, start, goal, goal_heading_free)
-    {
+    if let Err(e) = verify_trajectory(map, &traj, p.shape(), p.turning_radius, start, goal, goal_heading_free) {
         stats.stages.push(StageStat { name: "verify", ms: ms_since(t), outcome: format!("failed: {e}") });
         return None;
     }
@@ -502,11 +501,17 @@ pub fn refine(
     if same_place && (goal_heading_free || normalize_angle(goal.yaw - start.yaw).abs() < 1e-9) {
         return Err(RefineError::InvalidInput("start and goal coincide: there is nothing to drive".into()));
     }
-    let rho = sampled_radius(p.footprint_radius) + SEARCH_MARGIN;
-    if !map.disk_free(start.point(), rho) {
+    if !map.stands_free(start, p.shape()) {
         return Err(RefineError::StartBlocked);
     }
-    if !map.disk_free(goal.point(), rho) {
+    // With a free heading any heading will do at the goal: the disk holding the footprint in
+    // every heading is conservative for a square there, and exact for a disk.
+    let goal_fits = if goal_heading_free {
+        map.stands_free(goal, Shape::Disk(p.shape().circumradius()))
+    } else {
+        map.stands_free(goal, p.shape())
+    };
+    if !goal_fits {
         return Err(RefineError::GoalBlocked);
     }
     let mut stats = RefineStats::default();
@@ -525,7 +530,7 @@ pub fn refine(
     // succeed (see `escape`), and an exhaustive one would cost the most of any request.
     if !same_place {
         let t = Instant::now();
-        let why = trapped_ends(map, start, goal, goal_heading_free, p.turning_radius, p.footprint_radius);
+        let why = trapped_ends(map, start, goal, goal_heading_free, p.turning_radius, p.shape().inradius());
         stage(&mut stats, "escape", t, why.unwrap_or("not trapped").to_string());
         if let Some(why) = why {
             return Err(RefineError::NoPath(why.to_string()));
@@ -771,7 +776,7 @@ pub fn refine(
         let mut last_err = None;
         for c in [smooth, raw] {
             let traj = c.trajectory(p.turning_radius);
-            match verify_trajectory(map, &traj, p.footprint_radius, p.turning_radius, start, goal, goal_heading_free) {
+            match verify_trajectory(map, &traj, p.shape(), p.turning_radius, start, goal, goal_heading_free) {
                 Ok(()) => {
                     stage(&mut stats, "verify", t, "passed".into());
                     stats.solved_by = by;
@@ -820,7 +825,7 @@ pub fn final_smoothing(ctx: &Directional, map: &CollisionMap, chain: &PoseChain)
         let to_point = chain.goal_free && b == n - 1;
         let Some(segs) = link(q[a], q[b], to_point, p.turning_radius) else { return false };
         curve_cost(&segs, p.turn_penalty) <= prefix[b] - prefix[a] + 1e-9
-            && map.sweep_free(&segs, p.footprint_radius, SEARCH_MARGIN)
+            && map.sweep_free(&segs, p.shape(), SEARCH_MARGIN)
     };
     let mut kept = vec![q[0]];
     let mut k = 0;
@@ -909,7 +914,7 @@ pub fn cheapest_subchain(ctx: &Directional, map: &CollisionMap, chain: &PoseChai
                 break;
             }
             let free = link(q[i], q[j], to_point(j), p.turning_radius)
-                .is_some_and(|segs| map.sweep_free(&segs, p.footprint_radius, SEARCH_MARGIN));
+                .is_some_and(|segs| map.sweep_free(&segs, p.shape(), SEARCH_MARGIN));
             if free {
                 best[j] = c.get();
                 from[j] = i;
@@ -944,11 +949,17 @@ pub fn full_search(
     if !start.is_finite() || !goal.is_finite() {
         return Err(RefineError::InvalidInput("a pose is not finite".into()));
     }
-    let rho = sampled_radius(p.footprint_radius) + SEARCH_MARGIN;
-    if !map.disk_free(start.point(), rho) {
+    if !map.stands_free(start, p.shape()) {
         return Err(RefineError::StartBlocked);
     }
-    if !map.disk_free(goal.point(), rho) {
+    // With a free heading any heading will do at the goal: the disk holding the footprint in
+    // every heading is conservative for a square there, and exact for a disk.
+    let goal_fits = if goal_heading_free {
+        map.stands_free(goal, Shape::Disk(p.shape().circumradius()))
+    } else {
+        map.stands_free(goal, p.shape())
+    };
+    if !goal_fits {
         return Err(RefineError::GoalBlocked);
     }
     let mut stats = RefineStats::default();
@@ -985,7 +996,7 @@ pub fn full_search(
     let mut last = None;
     for c in [smooth, raw] {
         let traj = c.trajectory(p.turning_radius);
-        match verify_trajectory(map, &traj, p.footprint_radius, p.turning_radius, start, goal, goal_heading_free) {
+        match verify_trajectory(map, &traj, p.shape(), p.turning_radius, start, goal, goal_heading_free) {
             Ok(()) => {
                 stats.solved_by = "full_search";
                 return Ok(Refined { trajectory: traj, chain: c, stats });
