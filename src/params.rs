@@ -89,6 +89,7 @@ impl NodeParams {
             }
         };
         float("robot_radius", &mut p.planner.robot_radius)?;
+        float("robot_side", &mut p.planner.robot_side)?;
         float("min_turning_radius", &mut p.planner.min_turning_radius)?;
         float("path_spacing", &mut p.planner.path_spacing)?;
         float("max_planning_time", &mut p.planner.max_planning_time)?;

@@ -95,8 +95,18 @@ impl From<MapError> for PlanError {
 /// Planner parameters. Names match the ROS parameters of `config/planner.yaml`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlannerConfig {
-    /// Radius of the vehicle's circular footprint (m, >= 0).
+    /// Radius of the vehicle's circular footprint (m, >= 0); used when `robot_side` is 0.
     pub robot_radius: f64,
+    /// Side of the vehicle's square footprint (m, >= 0; 0 = the circle of `robot_radius`),
+    /// centred on the reference point and turning with the heading along arcs and lines.
+    ///
+    /// Clearance rule: the vehicle mask, regions and any-angle guide use the square's
+    /// circumscribed circle (radius `side / sqrt(2)`): wherever that disk fits, the square fits in
+    /// every heading it may turn to, so the mask is conservative for a turning square, whereas
+    /// true clearance (obstacle-free squares anchored at a cell, axis aligned) only describes a
+    /// square that never turns. The trajectory itself (hit-check tables,
+    /// searches, verification) is checked with the turning square.
+    pub robot_side: f64,
     /// Minimum turning radius (m, >= 0; 0 allows turning on the spot).
     pub min_turning_radius: f64,
     /// Whether unknown cells may be driven through.
@@ -121,6 +131,7 @@ impl Default for PlannerConfig {
     fn default() -> Self {
         Self {
             robot_radius: 0.2,
+            robot_side: 0.0,
             min_turning_radius: 0.5,
             allow_unknown: false,
             occupied_threshold: 65,
@@ -140,6 +151,9 @@ impl PlannerConfig {
         let bad = |m: String| Err(PlanError::new(StatusCode::InvalidInput, m));
         if !(self.robot_radius.is_finite() && self.robot_radius >= 0.0) {
             return bad(format!("robot_radius must be >= 0, got {}", self.robot_radius));
+        }
+        if !(self.robot_side.is_finite() && self.robot_side >= 0.0) {
+            return bad(format!("robot_side must be >= 0, got {}", self.robot_side));
         }
         if !(self.min_turning_radius.is_finite() && self.min_turning_radius >= 0.0) {
             return bad(format!("min_turning_radius must be >= 0, got {}", self.min_turning_radius));
@@ -180,8 +194,19 @@ impl PlannerConfig {
             },
             // Per radian turned: metres of penalty become cells of penalty.
             turn_penalty: self.turn_penalty / resolution,
+            footprint_side: self.robot_side / resolution,
             ..RefineParams::from_metres(self.robot_radius, self.min_turning_radius, resolution)
         })
+    }
+
+    /// Radius (m) of the disk the vehicle mask, regions and start/goal placement use: the circle
+    /// itself, or the square's circumscribed circle (see `robot_side`).
+    pub fn mask_radius(&self) -> f64 {
+        if self.robot_side > 0.0 {
+            self.robot_side * std::f64::consts::FRAC_1_SQRT_2
+        } else {
+            self.robot_radius
+        }
     }
 
     /// The rule turning occupancy values into blocked cells.
@@ -313,7 +338,7 @@ impl PreparedMap {
         let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
         let res = map.info.resolution;
         let capability = Capability::from_traversability(config.traversability());
-        let radius_cells = config.robot_radius / res + mask_margin();
+        let radius_cells = config.mask_radius() / res + mask_margin();
         let cap = (radius_cells.floor() as u16 + 2).max(crate::clearance::DEFAULT_CAP);
         let clearance_config = ClearanceConfig { distance_cap: cap.min(127), ..ClearanceConfig::default() };
         let mut clearance = ClearanceMap::new(&map, clearance_config, &[capability])
@@ -324,9 +349,9 @@ impl PreparedMap {
         };
         clearance
             .track_vehicle(vehicle)
-            .map_err(|e| invalid(format!("robot_radius {} m: {e}", config.robot_radius)))?;
+            .map_err(|e| invalid(format!("footprint radius {} m: {e}", config.mask_radius())))?;
         let obstacles = map.to_grid(config.traversability());
-        let collision = CollisionMap::with_footprint(&obstacles, config.robot_radius / res);
+        let collision = CollisionMap::with_footprint(&obstacles, config.mask_radius() / res);
         let mask = clearance.vehicle_mask(&vehicle).map_err(|e| invalid(e.to_string()))?;
         let blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
         let directional = match config.refine_params(res) {
@@ -346,7 +371,7 @@ impl PreparedMap {
         let obstacles = self.map.to_grid(config.traversability());
         let res = self.map.info.resolution;
         if changed.rebuilt {
-            self.collision = CollisionMap::with_footprint(&obstacles, config.robot_radius / res);
+            self.collision = CollisionMap::with_footprint(&obstacles, config.mask_radius() / res);
             let mask = self.clearance.vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
             self.blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
             return Ok(MapUpdate { changed: changed.cells, rebuilt: true });
@@ -618,6 +643,23 @@ impl Planner {
         }
         let same_place = s.point().distance(g.point()) < 1e-9;
         let same_heading = goal_heading_free || normalize_angle(s.yaw - g.yaw).abs() < 1e-9;
+        // A start boxed in ahead (or a goal behind) is refused before any search: a proof, not a
+        // guess (see `directional::escape`), so no pair a full search could solve is given up.
+        if let Some(ctx) = prepared.directional.as_ref().filter(|_| !same_place) {
+            let p = ctx.params();
+            let why = directional::escape::trapped_ends(
+                &prepared.collision,
+                s,
+                g,
+                goal_heading_free,
+                p.turning_radius,
+                p.shape().inradius(),
+            );
+            clock.mark("escape");
+            if let Some(why) = why {
+                return Err(PlanError::new(StatusCode::NoValidPath, format!("no turning-radius-legal path: {why}")));
+            }
+        }
         let refine_error = |e: RefineError| match e {
             RefineError::Stopped => budget.stop_error(),
             RefineError::StartBlocked => PlanError::new(StatusCode::StartOccupied, e.to_string()),
@@ -677,7 +719,7 @@ impl Planner {
                 match &prepared.directional {
                     None => {
                         let t = Trajectory::polyline(&guide);
-                        verify_polyline(&prepared.collision, &t, self.config.robot_radius / info.resolution, s, g)?;
+                        verify_polyline(&prepared.collision, &t, self.config.mask_radius() / info.resolution, s, g)?;
                         (guide, t, "any_angle".to_string(), path.expansions)
                     }
                     Some(ctx) => {
@@ -737,7 +779,7 @@ impl Planner {
     ) -> Result<(Pose2, (usize, usize)), PlanError> {
         let occupied = || {
             let code = if what == "start" { StatusCode::StartOccupied } else { StatusCode::GoalOccupied };
-            let r = self.config.robot_radius;
+            let r = self.config.mask_radius();
             PlanError::new(code, format!("the vehicle (radius {r} m) does not fit at the {what} cell {cell:?}"))
         };
         if prepared.vehicle_mask().is_free(cell.0 as i64, cell.1 as i64) {
@@ -746,7 +788,7 @@ impl Planner {
         let sub = prepared.clearance.subsuming_cell(&prepared.vehicle, cell.0, cell.1).map_err(|_| occupied())?;
         let sub = sub.ok_or_else(occupied)?;
         let res = prepared.map.info.resolution;
-        let rho = directional::footprint::sampled_radius(self.config.robot_radius / res)
+        let rho = directional::footprint::sampled_radius(self.config.mask_radius() / res)
             + 2.0 * directional::footprint::SEARCH_MARGIN;
         if prepared.collision.disk_free(p.point(), rho) {
             return Ok((p, sub.cell));

@@ -350,3 +350,82 @@ fn patches_change_the_route() {
     p.apply_patch(90, 10, 10, 20, &[100; 200]).unwrap();
     assert_eq!(plan(&p, s, g, true).unwrap_err().code, StatusCode::NoValidPath);
 }
+
+/// Brute force for a square vehicle of side `side` metres turning with the heading: at poses every
+/// 5 mm along the trajectory, no cell that is occupied, unknown or outside the map intersects the
+/// square (separating axis test).
+fn assert_square_free(map: &OccupancyMap, plan: &Plan, side: f64) {
+    let info = &map.info;
+    let t = &plan.trajectory;
+    let n = (t.length() / 0.005).ceil() as usize + 1;
+    let half = side / 2.0 / info.resolution;
+    for k in 0..=n {
+        let p = t.pose_at(t.length() * k as f64 / n as f64).unwrap();
+        let c = info.world_to_cell(p.point());
+        let (co, si) = (p.yaw.cos(), p.yaw.sin());
+        let corners: Vec<(f64, f64)> = [(half, half), (-half, half), (-half, -half), (half, -half)]
+            .iter()
+            .map(|&(u, v)| (c.x + co * u - si * v, c.y + si * u + co * v))
+            .collect();
+        let reach = half * 1.5 + 1.0;
+        for y in (c.y - reach).floor() as i64..=(c.y + reach).ceil() as i64 {
+            for x in (c.x - reach).floor() as i64..=(c.x + reach).ceil() as i64 {
+                let inside = x >= 0 && y >= 0 && (x as usize) < info.width && (y as usize) < info.height;
+                let bad = !inside || {
+                    let v = map.data[y as usize * info.width + x as usize];
+                    !(0..65).contains(&v)
+                };
+                if !bad {
+                    continue;
+                }
+                let cell = [
+                    (x as f64, y as f64),
+                    (x as f64 + 1.0, y as f64),
+                    (x as f64 + 1.0, y as f64 + 1.0),
+                    (x as f64, y as f64 + 1.0),
+                ];
+                let separated = [(1.0, 0.0), (0.0, 1.0), (co, si), (-si, co)].iter().any(|&(ax, ay)| {
+                    let proj = |pts: &[(f64, f64)]| {
+                        let v: Vec<f64> = pts.iter().map(|q| q.0 * ax + q.1 * ay).collect();
+                        (
+                            v.iter().cloned().fold(f64::INFINITY, f64::min),
+                            v.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+                        )
+                    };
+                    let ((a0, a1), (b0, b1)) = (proj(&corners), proj(&cell));
+                    a1 < b0 || b1 < a0
+                });
+                assert!(separated, "the square at {p:?} touches cell ({x}, {y})");
+            }
+        }
+    }
+}
+
+#[test]
+fn square_vehicle_plans_on_depot_are_legal_for_the_turning_square() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/ros_maps/depot.yaml");
+    let map = load_map_file(&path, "map", usize::MAX).unwrap();
+    let side = 0.3;
+    let config = PlannerConfig { robot_side: side, min_turning_radius: 0.5, ..PlannerConfig::default() };
+    let mut p = Planner::new(config).unwrap();
+    p.set_map(map.clone()).unwrap();
+    let mut seed = 21u64;
+    let mut rnd = || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let (w, h) = (map.info.width as f64 * RES, map.info.height as f64 * RES);
+    let mut solved = 0;
+    for _ in 0..60 {
+        let s = Pose2::new(rnd() * w, rnd() * h, (rnd() * 2.0 - 1.0) * PI);
+        let g = Pose2::new(rnd() * w, rnd() * h, (rnd() * 2.0 - 1.0) * PI);
+        if let Ok(r) = plan(&p, s, g, false) {
+            assert!(r.trajectory.segments.iter().all(|seg| seg.curvature.abs() <= 1.0 / 0.5 + 1e-9));
+            assert_square_free(&map, &r, side);
+            solved += 1;
+        }
+    }
+    assert!(solved >= 8, "only {solved} pairs solved");
+    // A negative side is refused.
+    assert!(Planner::new(PlannerConfig { robot_side: -0.1, ..PlannerConfig::default() }).is_err());
+}

@@ -226,13 +226,20 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             if args.verbose {
                 match &result {
                     Ok((t, line)) => eprintln!(
-                        "{} {:?}->{:?}: len {:.3} by {line}",
+                        "{} {:.3}ms {:?}->{:?}: len {:.3} by {line}",
                         a.name(),
+                        row.ms.last().copied().unwrap_or(f64::NAN),
                         (s.x, s.y, s.yaw),
                         (g.x, g.y, g.yaw),
                         t.length() * res
                     ),
-                    Err(e) => eprintln!("{} {:?}->{:?}: {e}", a.name(), (s.x, s.y, s.yaw), (g.x, g.y, g.yaw)),
+                    Err(e) => eprintln!(
+                        "{} {:.3}ms {:?}->{:?}: {e}",
+                        a.name(),
+                        row.ms.last().copied().unwrap_or(f64::NAN),
+                        (s.x, s.y, s.yaw),
+                        (g.x, g.y, g.yaw)
+                    ),
                 }
             }
             match result {

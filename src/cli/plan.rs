@@ -26,6 +26,10 @@ pub struct PlanArgs {
     /// Robot radius (map units).
     #[arg(long)]
     pub robot_radius: Option<f64>,
+    /// Side of a square footprint turning with the vehicle (map units; 0 = the circle of the
+    /// robot radius).
+    #[arg(long)]
+    pub robot_side: Option<f64>,
     /// Minimum turning radius (map units).
     #[arg(long)]
     pub min_turning_radius: Option<f64>,
@@ -69,6 +73,9 @@ pub fn run(args: &PlanArgs) -> CliResult {
     };
     if let Some(r) = args.robot_radius {
         config.robot_radius = r;
+    }
+    if let Some(a) = args.robot_side {
+        config.robot_side = a;
     }
     if let Some(r) = args.min_turning_radius {
         config.min_turning_radius = r;

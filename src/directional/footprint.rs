@@ -37,6 +37,102 @@ pub struct Span {
     pub x1: i32,
 }
 
+/// The vehicle's footprint in cells: a disk about its reference point, or a square centred on it
+/// that turns with the heading (sides parallel and perpendicular to the heading).
+///
+/// Sampling rule for the square: between samples the square both moves (at most half the sample
+/// spacing, [`SAMPLE_SPACING`] / 2) and turns (at most `|curvature|` times that), so every point of
+/// it stays within `SAMPLE_SPACING / 2 * (1 + |curvature| * side / sqrt(2))` of where it was at
+/// the nearest sample; the square tested at each sample is grown by that much on every side, which
+/// contains the true swept footprint (conservative like the disk's rule).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Shape {
+    /// A disk of this radius (cells, >= 0).
+    Disk(f64),
+    /// A square of this side (cells, > 0), turning with the vehicle.
+    Square(f64),
+}
+
+impl From<f64> for Shape {
+    fn from(radius: f64) -> Self {
+        Shape::Disk(radius)
+    }
+}
+
+impl Shape {
+    /// Radius of the smallest disk about the reference point holding the footprint in every
+    /// heading (the disk itself, or the square's circumscribed circle).
+    pub fn circumradius(self) -> f64 {
+        match self {
+            Shape::Disk(r) => r,
+            Shape::Square(a) => a * std::f64::consts::FRAC_1_SQRT_2,
+        }
+    }
+
+    /// Radius of the largest disk about the reference point inside the footprint in every heading.
+    pub fn inradius(self) -> f64 {
+        match self {
+            Shape::Disk(r) => r,
+            Shape::Square(a) => a / 2.0,
+        }
+    }
+
+    /// Radius of a disk test about a sample that covers the sampled footprint of a segment of
+    /// `curvature` (the disk's [`sampled_radius`], or the grown square's circumradius).
+    pub fn sampled_circumradius(self, curvature: f64) -> f64 {
+        match self {
+            Shape::Disk(r) => sampled_radius(r),
+            Shape::Square(_) => self.sampled_half_side(curvature) * std::f64::consts::SQRT_2,
+        }
+    }
+
+    /// Half the side of the square tested at each sample of a segment of `curvature` (see the
+    /// type's sampling rule); for a disk, its sampled radius.
+    pub fn sampled_half_side(self, curvature: f64) -> f64 {
+        match self {
+            Shape::Disk(r) => sampled_radius(r),
+            Shape::Square(a) => {
+                a / 2.0 + SAMPLE_SPACING / 2.0 * (1.0 + curvature.abs() * a * std::f64::consts::FRAC_1_SQRT_2)
+            }
+        }
+    }
+}
+
+/// Calls `f(y, x0, x1)` for every row of cells touched (closed-set intersection) by the square of
+/// half side `half` centred at `(cx, cy)` with heading `yaw`; stops early when `f` returns false.
+pub fn square_runs(cx: f64, cy: f64, yaw: f64, half: f64, mut f: impl FnMut(i64, i64, i64) -> bool) {
+    let (c, s) = (yaw.cos(), yaw.sin());
+    let corners = [(half, half), (-half, half), (-half, -half), (half, -half)]
+        .map(|(u, v)| (cx + c * u - s * v, cy + s * u + c * v));
+    let y_min = corners.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let y_max = corners.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+    for y in y_min.floor() as i64..=y_max.floor() as i64 {
+        // x-extent of the square within the closed strip [y, y + 1].
+        let (lo, hi) = (y as f64, y as f64 + 1.0);
+        let (mut x_lo, mut x_hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for k in 0..4 {
+            let (a, b) = (corners[k], corners[(k + 1) % 4]);
+            if a.1 >= lo && a.1 <= hi {
+                x_lo = x_lo.min(a.0);
+                x_hi = x_hi.max(a.0);
+            }
+            for level in [lo, hi] {
+                if (a.1 - level) * (b.1 - level) < 0.0 {
+                    let x = a.0 + (level - a.1) / (b.1 - a.1) * (b.0 - a.0);
+                    x_lo = x_lo.min(x);
+                    x_hi = x_hi.max(x);
+                }
+            }
+        }
+        if x_lo > x_hi {
+            continue;
+        }
+        if !f(y, (x_lo - 1.0).ceil() as i64, x_hi.floor() as i64) {
+            return;
+        }
+    }
+}
+
 /// Blocked cells with per-row prefix counts, so a whole run of cells is tested in O(1).
 /// Built once per map (O(cells)); everything outside the grid is blocked.
 #[derive(Debug, Clone, PartialEq)]
@@ -223,22 +319,56 @@ impl CollisionMap {
         Ok(())
     }
 
-    /// True when the footprint of radius `radius` (cells) swept along `segments` touches no
-    /// blocked cell, with the sampling rule of this module plus `margin` extra radius.
-    ///
-    /// Same answer as testing every sample of [`sample_segment`] with [`CollisionMap::disk_free`];
-    /// samples that the clearance bound proves free are skipped without being computed.
-    pub fn sweep_free(&self, segments: &[Segment], radius: f64, margin: f64) -> bool {
-        let rho = sampled_radius(radius) + margin;
-        segments.iter().all(|seg| self.segment_free(seg, rho))
+    /// True when the square of half side `half` centred at `p` with heading `yaw` touches no
+    /// blocked cell.
+    pub fn square_free(&self, p: Point2, yaw: f64, half: f64) -> bool {
+        let mut ok = true;
+        square_runs(p.x, p.y, yaw, half, |y, x0, x1| {
+            ok = ok && self.run_free(y, x0, x1);
+            ok
+        });
+        ok
     }
 
-    fn segment_free(&self, seg: &Segment, rho: f64) -> bool {
+    /// True when the footprint `shape` at `pose` passes the test a sweep applies to one sample
+    /// (sampling allowance and [`SEARCH_MARGIN`] included): the start and goal check of the
+    /// searches.
+    pub fn stands_free(&self, pose: crate::geometry::Pose2, shape: Shape) -> bool {
+        match shape {
+            Shape::Disk(r) => self.disk_free(pose.point(), sampled_radius(r) + SEARCH_MARGIN),
+            Shape::Square(_) => self.square_free(pose.point(), pose.yaw, shape.sampled_half_side(0.0) + SEARCH_MARGIN),
+        }
+    }
+
+    /// True when the footprint `shape` standing at `pose` (at rest: no sampling allowance),
+    /// grown by `margin`, touches no blocked cell.
+    pub fn pose_free(&self, pose: crate::geometry::Pose2, shape: impl Into<Shape>, margin: f64) -> bool {
+        match shape.into() {
+            Shape::Disk(r) => self.disk_free(pose.point(), r + margin),
+            Shape::Square(a) => self.square_free(pose.point(), pose.yaw, a / 2.0 + margin),
+        }
+    }
+
+    /// True when the footprint `shape` (cells; a plain radius means a disk) swept along
+    /// `segments` touches no blocked cell, with the sampling rule of this module plus `margin`.
+    ///
+    /// Same answer as testing every sample of [`sample_segment`] with [`CollisionMap::disk_free`]
+    /// (or [`CollisionMap::square_free`]); samples that the clearance bound proves free are skipped
+    /// without being computed.
+    pub fn sweep_free(&self, segments: &[Segment], shape: impl Into<Shape>, margin: f64) -> bool {
+        let shape = shape.into();
+        segments.iter().all(|seg| self.segment_free(seg, shape, margin))
+    }
+
+    fn segment_free(&self, seg: &Segment, shape: Shape, margin: f64) -> bool {
+        let half = shape.sampled_half_side(seg.curvature) + margin;
+        let rho = shape.sampled_circumradius(seg.curvature) + margin;
         let n = sample_count(seg);
         let step = seg.length / n as f64;
         let mut i = 0;
         while i <= n {
-            let p = seg.pose_at(seg.length * i as f64 / n as f64).point();
+            let pose = seg.pose_at(seg.length * i as f64 / n as f64);
+            let p = pose.point();
             let slack = self.clearance_at(p) - rho;
             if slack > 0.0 {
                 // Sample j lies within (j - i) * step of p along the curve, hence in straight
@@ -247,7 +377,11 @@ impl CollisionMap {
                 i += 1 + skip;
                 continue;
             }
-            if !self.disk_free(p, rho) {
+            let free = match shape {
+                Shape::Disk(_) => self.disk_free(p, rho),
+                Shape::Square(_) => self.square_free(p, pose.yaw, half),
+            };
+            if !free {
                 return false;
             }
             i += 1;
@@ -293,19 +427,28 @@ pub fn disk_runs(p: Point2, rho: f64, mut f: impl FnMut(i64, i64, i64) -> bool) 
     }
 }
 
-/// The cells swept by a footprint of radius `radius` along `segments` (with `margin` extra
-/// radius), as disjoint spans sorted by row then column.
-pub fn swept_spans(segments: &[Segment], radius: f64, margin: f64) -> Vec<Span> {
-    let rho = sampled_radius(radius) + margin;
+/// The cells swept by the footprint `shape` (a plain radius means a disk) along `segments` (with
+/// `margin` extra), by the sampling rule of this module, as disjoint spans sorted by row then
+/// column.
+pub fn swept_spans(segments: &[Segment], shape: impl Into<Shape>, margin: f64) -> Vec<Span> {
+    let shape = shape.into();
     let mut raw = Vec::new();
+    let mut push = |y: i64, x0: i64, x1: i64| {
+        raw.push(Span { y: y as i32, x0: x0 as i32, x1: x1 as i32 });
+        true
+    };
     for seg in segments {
-        sample_segment(seg, |p| {
-            disk_runs(p, rho, |y, x0, x1| {
-                raw.push(Span { y: y as i32, x0: x0 as i32, x1: x1 as i32 });
-                true
-            });
-            true
-        });
+        let n = sample_count(seg);
+        for i in 0..=n {
+            let pose = seg.pose_at(seg.length * i as f64 / n as f64);
+            match shape {
+                Shape::Disk(r) => disk_runs(pose.point(), sampled_radius(r) + margin, &mut push),
+                Shape::Square(_) => {
+                    let half = shape.sampled_half_side(seg.curvature) + margin;
+                    square_runs(pose.x, pose.y, pose.yaw, half, &mut push)
+                }
+            }
+        }
     }
     merge_spans(raw)
 }
@@ -482,5 +625,128 @@ mod tests {
         assert!(map.update_rect(&grid, outside).is_err());
         assert!(map.update_rect(&Grid::new_free(3, 3).unwrap(), outside).is_err());
         assert_eq!(map, before);
+    }
+
+    /// Brute force: does the closed square of half side `half` at `(cx, cy, yaw)` intersect the
+    /// closed cell `(x, y)`? Separating axis test on the two squares' axes.
+    fn square_hits_cell(cx: f64, cy: f64, yaw: f64, half: f64, x: i64, y: i64) -> bool {
+        let (c, s) = (yaw.cos(), yaw.sin());
+        let corners: Vec<(f64, f64)> = [(half, half), (-half, half), (-half, -half), (half, -half)]
+            .iter()
+            .map(|&(u, v)| (cx + c * u - s * v, cy + s * u + c * v))
+            .collect();
+        let cell = [
+            (x as f64, y as f64),
+            (x as f64 + 1.0, y as f64),
+            (x as f64 + 1.0, y as f64 + 1.0),
+            (x as f64, y as f64 + 1.0),
+        ];
+        let axes = [(1.0, 0.0), (0.0, 1.0), (c, s), (-s, c)];
+        axes.iter().all(|&(ax, ay)| {
+            let proj = |pts: &[(f64, f64)]| {
+                let v: Vec<f64> = pts.iter().map(|p| p.0 * ax + p.1 * ay).collect();
+                (v.iter().cloned().fold(f64::INFINITY, f64::min), v.iter().cloned().fold(f64::NEG_INFINITY, f64::max))
+            };
+            let (a0, a1) = proj(&corners);
+            let (b0, b1) = proj(&cell);
+            a0 <= b1 + 1e-12 && b0 <= a1 + 1e-12
+        })
+    }
+
+    #[test]
+    fn square_runs_equal_brute_force_cells() {
+        let mut state = 3u64;
+        let mut rnd = move || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for _ in 0..300 {
+            let (cx, cy, yaw, half) = (10.0 + rnd() * 5.0, 10.0 + rnd() * 5.0, rnd() * 7.0 - 3.5, 0.3 + rnd() * 3.0);
+            let mut got = Vec::new();
+            square_runs(cx, cy, yaw, half, |y, x0, x1| {
+                got.extend((x0..=x1).map(|x| (x, y)));
+                true
+            });
+            got.sort_by_key(|&(x, y)| (y, x));
+            let mut expect = Vec::new();
+            for y in 0..30 {
+                for x in 0..30 {
+                    if square_hits_cell(cx, cy, yaw, half, x, y) {
+                        expect.push((x, y));
+                    }
+                }
+            }
+            assert_eq!(got, expect, "{cx} {cy} {yaw} {half}");
+        }
+    }
+
+    #[test]
+    fn square_sweep_is_never_optimistic_against_brute_force_poses() {
+        // Random obstacles and random arcs/lines: whenever the sampled sweep of a turning square
+        // says free, the exact square at poses every 0.01 cells along the curve touches no
+        // blocked cell; and both answers occur. The tables' spans agree with the sweep.
+        let mut state = 17u64;
+        let mut rnd = move || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut g = Grid::new_free(60, 50).unwrap();
+        for _ in 0..40 {
+            g.set_blocked((rnd() * 60.0) as usize, (rnd() * 50.0) as usize, true).unwrap();
+        }
+        let m = CollisionMap::new(&g);
+        let side = 2.5;
+        let (mut free, mut hit) = (0, 0);
+        for _ in 0..600 {
+            let start = Pose2::new(8.0 + rnd() * 44.0, 8.0 + rnd() * 34.0, rnd() * 6.3);
+            let len = rnd() * 12.0;
+            let seg = match (rnd() * 3.0) as u32 {
+                0 => Segment::line(start, len),
+                1 => Segment::arc(start, len, 2.0 + rnd() * 6.0, Turn::Left),
+                _ => Segment::arc(start, len, 2.0 + rnd() * 6.0, Turn::Right),
+            };
+            let says_free = m.sweep_free(&[seg], Shape::Square(side), 0.0);
+            let spans = swept_spans(&[seg], Shape::Square(side), 0.0);
+            assert_eq!(m.spans_free(&spans, 0, 0), says_free, "{seg:?}");
+            let steps = (seg.length / 0.01).ceil() as usize;
+            let exact_free = (0..=steps).all(|k| {
+                let q = seg.pose_at(seg.length * k as f64 / steps.max(1) as f64);
+                let mut ok = true;
+                for y in (q.y - 3.0) as i64..=(q.y + 3.0) as i64 {
+                    for x in (q.x - 3.0) as i64..=(q.x + 3.0) as i64 {
+                        if g.is_blocked(x, y) && square_hits_cell(q.x, q.y, q.yaw, side / 2.0, x, y) {
+                            ok = false;
+                        }
+                    }
+                }
+                ok
+            });
+            if says_free {
+                assert!(exact_free, "sweep said free but the square hits a cell: {seg:?}");
+                free += 1;
+            } else {
+                hit += 1;
+            }
+        }
+        assert!(free > 100 && hit > 100, "free {free} hit {hit}");
+    }
+
+    #[test]
+    fn a_square_turning_in_a_tight_gap_is_caught_where_its_inscribed_disk_is_not() {
+        // A gap 3 cells wide: a square of side 2.6 passes straight through; turned by 45 degrees
+        // its diagonal (3.68) does not fit, though its inscribed disk (radius 1.3) would.
+        let mut g = Grid::new_free(30, 30).unwrap();
+        for x in 0..30 {
+            g.set_blocked(x, 10, true).unwrap();
+            g.set_blocked(x, 14, true).unwrap();
+        }
+        let m = CollisionMap::new(&g);
+        let straight = Segment::line(Pose2::new(5.0, 12.5, 0.0), 10.0);
+        assert!(m.sweep_free(&[straight], Shape::Square(2.6), 0.0));
+        let turned = Segment::line(Pose2::new(5.0, 12.5, 0.0), 0.0);
+        let diagonal = Pose2::new(10.0, 12.5, std::f64::consts::FRAC_PI_4);
+        assert!(!m.pose_free(diagonal, Shape::Square(2.6), 0.0));
+        assert!(m.pose_free(diagonal, Shape::Disk(1.3), 0.0));
+        assert!(m.pose_free(turned.start, Shape::Square(2.6), 0.0));
     }
 }

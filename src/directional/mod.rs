@@ -17,6 +17,7 @@
 //!    result is verified; [`full_search`] runs the plain Directional-8/-24/-48 instead.
 
 pub mod chain;
+pub mod escape;
 pub mod footprint;
 pub mod lattice;
 pub mod params;

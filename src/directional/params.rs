@@ -1,6 +1,7 @@
 //! Parameters of Directional A* and of the refinement pipeline, and the context that owns the
 //! lookup tables built from them.
 
+use super::footprint::Shape;
 use super::lattice::{HeadingBins, Neighbourhood};
 use super::tables::{EdgeTable, HeuristicTable, TableKey};
 
@@ -9,8 +10,13 @@ use super::tables::{EdgeTable, HeuristicTable, TableKey};
 pub struct RefineParams {
     /// Minimum turning radius (cells, finite and > 0).
     pub turning_radius: f64,
-    /// Radius of the vehicle's circular footprint (cells, >= 0).
+    /// Radius of the vehicle's circular footprint (cells, >= 0); ignored when `footprint_side`
+    /// is positive.
     pub footprint_radius: f64,
+    /// Side of the vehicle's square footprint (cells, >= 0; 0 = the disk of `footprint_radius`),
+    /// centred on the reference point and turning with the heading.
+    #[serde(default)]
+    pub footprint_side: f64,
     /// Lattice cell side (cells, >= 1); `None` picks half the turning radius, so a quarter turn
     /// joins two Directional-24 neighbours exactly.
     pub lattice_spacing: Option<i64>,
@@ -39,6 +45,7 @@ impl Default for RefineParams {
         Self {
             turning_radius: 10.0,
             footprint_radius: 4.0,
+            footprint_side: 0.0,
             lattice_spacing: None,
             heading_bins: HeadingBins::Eight,
             smoothing_hops: None,
@@ -59,6 +66,7 @@ impl RefineParams {
         Self {
             turning_radius: min_turning_radius / resolution,
             footprint_radius: robot_radius / resolution,
+            footprint_side: 0.0,
             ..Self::default()
         }
     }
@@ -70,6 +78,9 @@ impl RefineParams {
         }
         if !(self.footprint_radius.is_finite() && self.footprint_radius >= 0.0) {
             return Err(format!("footprint_radius must be finite and >= 0, got {}", self.footprint_radius));
+        }
+        if !(self.footprint_side.is_finite() && self.footprint_side >= 0.0) {
+            return Err(format!("footprint_side must be finite and >= 0, got {}", self.footprint_side));
         }
         if let Some(s) = self.lattice_spacing {
             if !(1..=4096).contains(&s) {
@@ -89,6 +100,15 @@ impl RefineParams {
             return Err(format!("heuristic_window must be in 1..=64, got {}", self.heuristic_window));
         }
         Ok(())
+    }
+
+    /// The footprint in force: the square when `footprint_side > 0`, else the disk.
+    pub fn shape(&self) -> Shape {
+        if self.footprint_side > 0.0 {
+            Shape::Square(self.footprint_side)
+        } else {
+            Shape::Disk(self.footprint_radius)
+        }
     }
 
     /// The lattice spacing in force.
@@ -112,7 +132,7 @@ impl RefineParams {
     fn table_key(&self) -> TableKey {
         TableKey {
             turning_radius: self.turning_radius,
-            footprint_radius: self.footprint_radius,
+            footprint: self.shape(),
             spacing: self.spacing(),
             bins: self.heading_bins,
         }

@@ -34,7 +34,8 @@
 //! The result is then verified ([`super::verify`]); a trajectory that fails is never returned.
 
 use super::chain::{curve_cost, link, link_cost_estimate, PoseChain};
-use super::footprint::{sampled_radius, CollisionMap, SEARCH_MARGIN};
+use super::escape::trapped_ends;
+use super::footprint::{CollisionMap, Shape, SEARCH_MARGIN};
 use super::lattice::{Lattice, LatticeRect};
 use super::params::Directional;
 use super::search::{directional_astar, directional_astar_below, Outcome, Source, Target, TargetPose};
@@ -250,7 +251,7 @@ impl<'a> PathDp<'a> {
     fn link_cost(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<f64> {
         let p = self.ctx.params();
         let segs = link(a, b, to_point, p.turning_radius)?;
-        self.map.sweep_free(&segs, p.footprint_radius, SEARCH_MARGIN).then(|| curve_cost(&segs, p.turn_penalty))
+        self.map.sweep_free(&segs, p.shape(), SEARCH_MARGIN).then(|| curve_cost(&segs, p.turn_penalty))
     }
 
     fn link_estimate(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<f64> {
@@ -455,15 +456,14 @@ pub fn direct_curve(
     }
     let t = Instant::now();
     let segs = link(start, goal, goal_heading_free, p.turning_radius)?;
-    if !map.sweep_free(&segs, p.footprint_radius, SEARCH_MARGIN) {
+    if !map.sweep_free(&segs, p.shape(), SEARCH_MARGIN) {
         stats.stages.push(StageStat { name: "direct", ms: ms_since(t), outcome: "the shortest curve collides".into() });
         return None;
     }
     stats.stages.push(StageStat { name: "direct", ms: ms_since(t), outcome: "the shortest curve is free".into() });
     let t = Instant::now();
     let traj = Trajectory { segments: segs, min_turning_radius: p.turning_radius };
-    if let Err(e) = verify_trajectory(map, &traj, p.footprint_radius, p.turning_radius, start, goal, goal_heading_free)
-    {
+    if let Err(e) = verify_trajectory(map, &traj, p.shape(), p.turning_radius, start, goal, goal_heading_free) {
         stats.stages.push(StageStat { name: "verify", ms: ms_since(t), outcome: format!("failed: {e}") });
         return None;
     }
@@ -504,11 +504,17 @@ pub fn refine(
     if same_place && (goal_heading_free || normalize_angle(goal.yaw - start.yaw).abs() < 1e-9) {
         return Err(RefineError::InvalidInput("start and goal coincide: there is nothing to drive".into()));
     }
-    let rho = sampled_radius(p.footprint_radius) + SEARCH_MARGIN;
-    if !map.disk_free(start.point(), rho) {
+    if !map.stands_free(start, p.shape()) {
         return Err(RefineError::StartBlocked);
     }
-    if !map.disk_free(goal.point(), rho) {
+    // With a free heading any heading will do at the goal: the disk holding the footprint in
+    // every heading is conservative for a square there, and exact for a disk.
+    let goal_fits = if goal_heading_free {
+        map.stands_free(goal, Shape::Disk(p.shape().circumradius()))
+    } else {
+        map.stands_free(goal, p.shape())
+    };
+    if !goal_fits {
         return Err(RefineError::GoalBlocked);
     }
     let mut stats = RefineStats::default();
@@ -522,6 +528,16 @@ pub fn refine(
     }
     if let Some(r) = direct_curve(ctx, map, start, goal, goal_heading_free, &mut stats) {
         return Ok(r);
+    }
+    // A start boxed in ahead, or a goal boxed in behind, is refused at once: no search could
+    // succeed (see `escape`), and an exhaustive one would cost the most of any request.
+    if !same_place {
+        let t = Instant::now();
+        let why = trapped_ends(map, start, goal, goal_heading_free, p.turning_radius, p.shape().inradius());
+        stage(&mut stats, "escape", t, why.unwrap_or("not trapped").to_string());
+        if let Some(why) = why {
+            return Err(RefineError::NoPath(why.to_string()));
+        }
     }
     if same_place {
         // Turning round on the spot: a guide of no length says nothing, so the whole lattice is
@@ -770,7 +786,7 @@ pub fn refine(
         let mut last_err = None;
         for c in [smooth, raw] {
             let traj = c.trajectory(p.turning_radius);
-            match verify_trajectory(map, &traj, p.footprint_radius, p.turning_radius, start, goal, goal_heading_free) {
+            match verify_trajectory(map, &traj, p.shape(), p.turning_radius, start, goal, goal_heading_free) {
                 Ok(()) => {
                     stage(&mut stats, "verify", t, "passed".into());
                     stats.solved_by = by;
@@ -787,15 +803,25 @@ pub fn refine(
     }
 }
 
-/// Step 6: greedily keeps, from each kept pose, the farthest later pose whose direct curve is
-/// collision-free (probing 1, 2, 4, 8... poses ahead, then bisecting), and only when that curve
-/// costs no more (length plus turn penalty) than the chain it replaces.
+/// Step 6: drops poses wherever the direct curve between the neighbours left is collision-free
+/// and costs no more (length plus turn penalty) than the chain it replaces.
+///
+/// Without a turn penalty: greedily keeps, from each kept pose, the farthest later pose whose
+/// direct curve is collision-free (probing 1, 2, 4, 8... poses ahead, then bisecting); the
+/// shortest curve between two poses is never longer than the chain between them, so the farthest
+/// free shortcut is the useful one. Under a turn penalty that no longer holds (a shortcut may
+/// cost more than the turns it replaces, and skipping further may cost less again), so the
+/// greedy choice can miss cheaper combinations: then an exact dynamic programme picks the
+/// cheapest sub-chain of the poses (see [`cheapest_subchain`]).
 pub fn final_smoothing(ctx: &Directional, map: &CollisionMap, chain: &PoseChain) -> PoseChain {
     let p = ctx.params();
     let q = &chain.poses;
     let n = q.len();
     if n <= 2 {
         return chain.clone();
+    }
+    if p.turn_penalty > 0.0 {
+        return cheapest_subchain(ctx, map, chain);
     }
     // Prefix costs of the links.
     let mut prefix = vec![0.0; n];
@@ -809,7 +835,7 @@ pub fn final_smoothing(ctx: &Directional, map: &CollisionMap, chain: &PoseChain)
         let to_point = chain.goal_free && b == n - 1;
         let Some(segs) = link(q[a], q[b], to_point, p.turning_radius) else { return false };
         curve_cost(&segs, p.turn_penalty) <= prefix[b] - prefix[a] + 1e-9
-            && map.sweep_free(&segs, p.footprint_radius, SEARCH_MARGIN)
+            && map.sweep_free(&segs, p.shape(), SEARCH_MARGIN)
     };
     let mut kept = vec![q[0]];
     let mut k = 0;
@@ -850,6 +876,72 @@ pub fn final_smoothing(ctx: &Directional, map: &CollisionMap, chain: &PoseChain)
     PoseChain { poses: kept, goal_free: chain.goal_free }
 }
 
+/// The cheapest sub-chain of `chain` (start and goal kept, every link a collision-free curve of
+/// [`link`]), by cost = length plus turn penalty: a shortest path over the poses in order, where
+/// pose `j` may follow any earlier pose `i`. The chain's own links are assumed free (they were
+/// checked by the search), so the result never costs more than the chain. For each pose the
+/// candidates are ranked by a lower bound (cost so far plus straight distance), exact curve costs
+/// are computed only while they can still win, and curves are swept in exact-cost order, so most
+/// poses cost a few curve evaluations and one sweep; O(n^2) curve evaluations at worst.
+pub fn cheapest_subchain(ctx: &Directional, map: &CollisionMap, chain: &PoseChain) -> PoseChain {
+    let p = ctx.params();
+    let q = &chain.poses;
+    let n = q.len();
+    if n <= 2 {
+        return chain.clone();
+    }
+    let to_point = |j: usize| chain.goal_free && j == n - 1;
+    let mut best = vec![f64::INFINITY; n];
+    let mut from = vec![0usize; n];
+    best[0] = 0.0;
+    let mut cands: Vec<(f64, usize)> = Vec::with_capacity(n);
+    for j in 1..n {
+        // The chain's own link: always a fallback (free, as the search checked it).
+        let own = link_cost_estimate(q[j - 1], q[j], to_point(j), p.turning_radius, p.turn_penalty)
+            .map_or(f64::INFINITY, |c| best[j - 1] + c);
+        best[j] = own;
+        from[j] = j - 1;
+        cands.clear();
+        cands.extend((0..j - 1).map(|i| (best[i] + q[i].point().distance(q[j].point()), i)));
+        cands.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut ranked: BinaryHeap<Reverse<(OrdF64, usize)>> = BinaryHeap::new();
+        let mut next = 0;
+        loop {
+            let top = ranked.peek().map(|Reverse((c, _))| c.get());
+            let bound = top.unwrap_or(f64::INFINITY).min(best[j]);
+            if next < cands.len() && cands[next].0 < bound {
+                let i = cands[next].1;
+                if let Some(c) = link_cost_estimate(q[i], q[j], to_point(j), p.turning_radius, p.turn_penalty) {
+                    if best[i] + c < best[j] {
+                        ranked.push(Reverse((OrdF64::new(best[i] + c), i)));
+                    }
+                }
+                next += 1;
+                continue;
+            }
+            let Some(Reverse((c, i))) = ranked.pop() else { break };
+            if c.get() >= best[j] {
+                break;
+            }
+            let free = link(q[i], q[j], to_point(j), p.turning_radius)
+                .is_some_and(|segs| map.sweep_free(&segs, p.shape(), SEARCH_MARGIN));
+            if free {
+                best[j] = c.get();
+                from[j] = i;
+                break;
+            }
+        }
+    }
+    let mut kept = vec![q[n - 1]];
+    let mut j = n - 1;
+    while j != 0 {
+        j = from[j];
+        kept.push(q[j]);
+    }
+    kept.reverse();
+    PoseChain { poses: kept, goal_free: chain.goal_free }
+}
+
 /// A full Directional A* (the references of `bench-nav`: Directional-8/-24/-48) from the exact
 /// `start` to `goal` over the whole lattice, followed by the same final smoothing and
 /// verification as [`refine`]. Same contract and errors as [`refine`].
@@ -867,11 +959,17 @@ pub fn full_search(
     if !start.is_finite() || !goal.is_finite() {
         return Err(RefineError::InvalidInput("a pose is not finite".into()));
     }
-    let rho = sampled_radius(p.footprint_radius) + SEARCH_MARGIN;
-    if !map.disk_free(start.point(), rho) {
+    if !map.stands_free(start, p.shape()) {
         return Err(RefineError::StartBlocked);
     }
-    if !map.disk_free(goal.point(), rho) {
+    // With a free heading any heading will do at the goal: the disk holding the footprint in
+    // every heading is conservative for a square there, and exact for a disk.
+    let goal_fits = if goal_heading_free {
+        map.stands_free(goal, Shape::Disk(p.shape().circumradius()))
+    } else {
+        map.stands_free(goal, p.shape())
+    };
+    if !goal_fits {
         return Err(RefineError::GoalBlocked);
     }
     let mut stats = RefineStats::default();
@@ -908,7 +1006,7 @@ pub fn full_search(
     let mut last = None;
     for c in [smooth, raw] {
         let traj = c.trajectory(p.turning_radius);
-        match verify_trajectory(map, &traj, p.footprint_radius, p.turning_radius, start, goal, goal_heading_free) {
+        match verify_trajectory(map, &traj, p.shape(), p.turning_radius, start, goal, goal_heading_free) {
             Ok(()) => {
                 stats.solved_by = "full_search";
                 return Ok(Refined { trajectory: traj, chain: c, stats });

@@ -134,7 +134,7 @@ pub fn directional_astar_below(
     let lattice = Lattice::new(map.width(), map.height(), p.spacing());
     let s = lattice.spacing;
     let radius = p.turning_radius;
-    let fp = p.footprint_radius;
+    let fp = p.shape();
     let tp = p.turn_penalty;
     let (w, h) = (window.width(), window.height());
     if w == 0 || h == 0 {

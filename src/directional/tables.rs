@@ -8,7 +8,7 @@
 //! - [`HeuristicTable`]: the curve length to a goal from every lattice offset in a window, by
 //!   heading and goal heading (and for a free goal heading), Euclidean beyond the window.
 
-use super::footprint::{swept_spans, Span, SEARCH_MARGIN};
+use super::footprint::{swept_spans, Shape, Span, SEARCH_MARGIN};
 use super::lattice::{HeadingBins, Lattice};
 use crate::curves::{dubins_shortest, pose_to_point};
 use crate::geometry::{Point2, Pose2};
@@ -31,8 +31,8 @@ pub struct Edge {
 pub struct TableKey {
     /// Minimum turning radius (cells).
     pub turning_radius: f64,
-    /// Footprint radius (cells).
-    pub footprint_radius: f64,
+    /// Footprint (cells).
+    pub footprint: Shape,
     /// Lattice spacing (cells).
     pub spacing: i64,
     /// Heading bins.
@@ -93,7 +93,7 @@ impl EdgeTable {
         Edge {
             length: curve.length(),
             turning: curve.turning(),
-            spans: swept_spans(&curve.segments(), k.footprint_radius, SEARCH_MARGIN).into_boxed_slice(),
+            spans: swept_spans(&curve.segments(), k.footprint, SEARCH_MARGIN).into_boxed_slice(),
         }
     }
 
@@ -197,7 +197,7 @@ mod tests {
 
     #[test]
     fn tabulated_spans_equal_the_swept_cells_of_the_placed_curve() {
-        let key = TableKey { turning_radius: 6.0, footprint_radius: 1.5, spacing: 3, bins: HeadingBins::Eight };
+        let key = TableKey { turning_radius: 6.0, footprint: Shape::Disk(1.5), spacing: 3, bins: HeadingBins::Eight };
         let t = EdgeTable::new(key, 3);
         for (h0, h1, dx, dy) in [(0, 1, 2, 1), (0, 2, 2, 2), (3, 3, -1, 1), (0, 4, 1, 0), (5, 0, -3, 2)] {
             let e = t.edge(h0, h1, dx, dy).unwrap();

@@ -387,3 +387,132 @@ fn turning_round_on_the_spot_is_a_verified_loop_and_a_blocked_loop_is_searched_a
     assert!(matches!(refine(&c, &map, &[], s, s, false, &mut || false), Err(RefineError::InvalidInput(_))));
     assert!(matches!(refine(&c, &map, &[], s, back, true, &mut || false), Err(RefineError::InvalidInput(_))));
 }
+
+/// Random 70x70 maps with rectangles and a border, as the property tests use.
+fn random_rect_map(seed: &mut u64) -> Grid {
+    let mut rects = Vec::new();
+    for _ in 0..8 {
+        let (x, y) = ((rnd(seed) * 60.0) as i64, (rnd(seed) * 60.0) as i64);
+        let (w, h) = (2 + (rnd(seed) * 12.0) as i64, 2 + (rnd(seed) * 12.0) as i64);
+        rects.push((x, y, w, h));
+    }
+    grid_from(70, 70, |x, y| {
+        !(1..69).contains(&x)
+            || !(1..69).contains(&y)
+            || rects.iter().any(|&(rx, ry, w, h)| x >= rx && x < rx + w && y >= ry && y < ry + h)
+    })
+}
+
+#[test]
+fn under_a_turn_penalty_the_full_search_is_optimal_for_its_own_cost() {
+    use super::chain::{curve_cost, PoseChain};
+    use super::lattice::{Lattice, LatticeRect};
+    use super::search::{directional_astar, Outcome, Source, Target};
+    let mut seed = 99u64;
+    let (radius, fp, tp) = (6.0, 1.5, 3.0);
+    let plain = ctx(radius, fp);
+    let pen = Directional::new(RefineParams { turn_penalty: tp, ..plain.params().clone() }).unwrap();
+    let cost = |poses: &[Pose2], free: bool| {
+        curve_cost(&PoseChain { poses: poses.to_vec(), goal_free: free }.trajectory(radius).segments, tp)
+    };
+    let (mut compared, mut final_worse, mut worst_excess) = (0, 0, 0.0f64);
+    for _ in 0..30 {
+        let g = random_rect_map(&mut seed);
+        let map = CollisionMap::with_footprint(&g, fp);
+        let draw = |seed: &mut u64| loop {
+            let p = Point2::new(rnd(seed) * 70.0, rnd(seed) * 70.0);
+            if map.disk_free(p, footprint::sampled_radius(fp) + 1e-6) {
+                return Pose2::new(p.x, p.y, (rnd(seed) * 2.0 - 1.0) * PI);
+            }
+        };
+        for _ in 0..4 {
+            let (s, e) = (draw(&mut seed), draw(&mut seed));
+            let free = rnd(&mut seed) < 0.3;
+            let all = LatticeRect::all(&Lattice::new(70, 70, plain.params().spacing()));
+            let src = [Source { pose: s, g: 0.0, wide: true }];
+            let t = Target::Pose { pose: e, free };
+            let d24 = Neighbourhood::Directional24;
+            let a = directional_astar(&plain, &map, all, d24, &src, t, &mut || false);
+            let b = directional_astar(&pen, &map, all, d24, &src, t, &mut || false);
+            let (Outcome::Found(a), Outcome::Found(b)) = (a, b) else { continue };
+            compared += 1;
+            // The search's own cost is the penalised cost of the chain it returns ...
+            assert!((b.cost - cost(&b.poses, free)).abs() < 1e-6, "{} vs {}", b.cost, cost(&b.poses, free));
+            // ... and no lattice path costs less: not the unpenalised search's path either.
+            assert!(b.cost <= cost(&a.poses, free) + 1e-6, "penalised {} > {}", b.cost, cost(&a.poses, free));
+            // Final smoothing never makes it dearer.
+            let fb = full_search(&pen, &map, s, e, free, d24, &mut || false).unwrap();
+            let final_cost = curve_cost(&fb.trajectory.segments, tp);
+            assert!(final_cost <= b.cost + 1e-6, "smoothing raised the cost {} -> {final_cost}", b.cost);
+            // Against the smoothed unpenalised result: smoothing shortcuts leave the lattice, so a
+            // different chain may smooth into something slightly cheaper; only by a hair.
+            let fa = full_search(&plain, &map, s, e, free, d24, &mut || false).unwrap();
+            let other = curve_cost(&fa.trajectory.segments, tp);
+            if final_cost > other + 1e-6 {
+                final_worse += 1;
+                worst_excess = worst_excess.max(final_cost / other - 1.0);
+            }
+        }
+    }
+    assert!(compared >= 40, "only {compared} pairs compared");
+    assert!(final_worse * 20 <= compared && worst_excess < 0.005, "{final_worse} of {compared}, worst {worst_excess}");
+}
+
+#[test]
+fn cheapest_subchain_equals_brute_force_over_all_subchains() {
+    use super::chain::{curve_cost, link, PoseChain};
+    use super::pipeline::cheapest_subchain;
+    let mut seed = 5u64;
+    let (radius, fp, tp) = (4.0, 1.0, 2.5);
+    let c = Directional::new(RefineParams {
+        turning_radius: radius,
+        footprint_radius: fp,
+        turn_penalty: tp,
+        ..Default::default()
+    })
+    .unwrap();
+    let mut improved = 0;
+    for _ in 0..40 {
+        let g = random_rect_map(&mut seed);
+        let map = CollisionMap::with_footprint(&g, fp);
+        // A wandering chain of free poses whose consecutive links are free.
+        let mut poses = Vec::new();
+        let mut tries = 0;
+        while poses.len() < 9 && tries < 5000 {
+            tries += 1;
+            let q = Pose2::new(rnd(&mut seed) * 70.0, rnd(&mut seed) * 70.0, (rnd(&mut seed) * 2.0 - 1.0) * PI);
+            if !map.disk_free(q.point(), footprint::sampled_radius(fp) + 1e-6) {
+                continue;
+            }
+            let ok = poses.last().is_none_or(|&l: &Pose2| {
+                l.point().distance(q.point()) < 25.0
+                    && link(l, q, false, radius).is_some_and(|s| map.sweep_free(&s, fp, footprint::SEARCH_MARGIN))
+            });
+            if ok {
+                poses.push(q);
+            }
+        }
+        if poses.len() < 9 {
+            continue;
+        }
+        let chain = PoseChain { poses: poses.clone(), goal_free: false };
+        let dp = cheapest_subchain(&c, &map, &chain);
+        let dp_cost = curve_cost(&dp.trajectory(radius).segments, tp);
+        // Brute force over the 2^7 choices of inner poses.
+        let n = poses.len();
+        let mut best = f64::INFINITY;
+        for mask in 0u32..(1 << (n - 2)) {
+            let sub: Vec<Pose2> =
+                (0..n).filter(|&k| k == 0 || k == n - 1 || mask & (1 << (k - 1)) != 0).map(|k| poses[k]).collect();
+            let links: Option<Vec<_>> = sub.windows(2).map(|w| link(w[0], w[1], false, radius)).collect();
+            let Some(links) = links else { continue };
+            if links.iter().all(|s| map.sweep_free(s, fp, footprint::SEARCH_MARGIN)) {
+                best = best.min(links.iter().map(|s| curve_cost(s, tp)).sum());
+            }
+        }
+        assert!((dp_cost - best).abs() < 1e-6, "dp {dp_cost} brute force {best}");
+        let greedy_like = curve_cost(&chain.trajectory(radius).segments, tp);
+        improved += (dp_cost < greedy_like - 1e-6) as usize;
+    }
+    assert!(improved >= 5, "only {improved} chains could be shortened");
+}

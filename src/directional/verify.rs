@@ -1,7 +1,7 @@
 //! Verification of a finished trajectory against the current map: the last gate before a
 //! trajectory is returned. A trajectory that fails here is never handed out.
 
-use super::footprint::CollisionMap;
+use super::footprint::{CollisionMap, Shape};
 use crate::geometry::{normalize_angle, Pose2};
 use crate::trajectory::Trajectory;
 
@@ -45,18 +45,19 @@ pub enum VerifyError {
 }
 
 /// Checks `traj` (cell units) on `map`: well-formed, continuous, curvature at most
-/// `1 / min_turning_radius` (+[`CURVATURE_TOLERANCE`]), footprint of radius `footprint_radius`
-/// (cells) never touching a blocked cell, starting at `start` and ending at `goal` (heading
+/// `1 / min_turning_radius` (+[`CURVATURE_TOLERANCE`]), the footprint `footprint` (cells; a plain
+/// radius means a disk, a square turns with the heading) never touching a blocked cell, starting at `start` and ending at `goal` (heading
 /// ignored when `goal_heading_free`). Returns the first violation found.
 pub fn verify_trajectory(
     map: &CollisionMap,
     traj: &Trajectory,
-    footprint_radius: f64,
+    footprint: impl Into<Shape>,
     min_turning_radius: f64,
     start: Pose2,
     goal: Pose2,
     goal_heading_free: bool,
 ) -> Result<(), VerifyError> {
+    let footprint: Shape = footprint.into();
     let segs = &traj.segments;
     let (Some(first), Some(last)) = (segs.first(), segs.last()) else { return Err(VerifyError::Empty) };
     let limit = if min_turning_radius > 0.0 { 1.0 / min_turning_radius } else { f64::INFINITY };
@@ -88,7 +89,7 @@ pub fn verify_trajectory(
         return Err(VerifyError::WrongGoal);
     }
     for (i, s) in segs.iter().enumerate() {
-        if !map.sweep_free(std::slice::from_ref(s), footprint_radius, 0.0) {
+        if !map.sweep_free(std::slice::from_ref(s), footprint, 0.0) {
             return Err(VerifyError::Collision(i));
         }
     }
