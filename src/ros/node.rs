@@ -12,10 +12,11 @@ use super::convert::{
 };
 use crate::clearance::display::Annotation;
 use crate::geometry::Pose2;
+use crate::lddb::{Lddb, LoadOutcome};
 use crate::map::OccupancyMap;
 use crate::map_io::load_map_file;
 use crate::params::{NodeParams, ParamValue};
-use crate::planner::{Budget, Plan, PlanError, Planner, StatusCode};
+use crate::planner::{Budget, Plan, PlanError, Planner, StatusCode, LDDB_BLOCK_SIDE};
 use futures::StreamExt;
 use r2r::blockstar_planner_msgs::msg as bs;
 use r2r::geometry_msgs::msg as geo;
@@ -40,6 +41,31 @@ pub fn map_qos() -> QosProfile {
 /// (or is still being discovered) still gets the latest answer.
 fn latched_qos(depth: usize) -> QosProfile {
     QosProfile::default().reliable().transient_local().keep_last(depth)
+}
+
+/// Depth of the `/goal_pose` subscription's queue: a burst of goals up to this many (a client
+/// catching up after a pause) is held by the middleware until the node takes it, so every goal
+/// gets its status; the default depth of 10 dropped goals silently. Bounded, so memory is too.
+pub const GOAL_QUEUE_DEPTH: usize = 1000;
+
+/// QoS of `/goal_pose`: reliable (as RViz publishes), volatile, [`GOAL_QUEUE_DEPTH`] deep.
+pub fn goal_qos() -> QosProfile {
+    QosProfile::default().reliable().keep_last(GOAL_QUEUE_DEPTH)
+}
+
+/// Runs rcl's executor on the calling thread, one `spin_once` at a time, each followed by a
+/// token on `spun` that the node's loop takes only when every message channel is empty (its
+/// lowest-priority branch). The bounded token channel keeps this thread at most two spins ahead
+/// of the loop, so r2r's per-subscription channels (10 deep, full ones drop messages silently)
+/// never fill: a backlog waits in the middleware's queues instead, whose depth the QoS sets.
+/// Returns when the loop is gone.
+fn spin_with_backpressure(node: &mut r2r::Node, spun: mpsc::Sender<()>) {
+    loop {
+        node.spin_once(Duration::from_millis(20));
+        if spun.blocking_send(()).is_err() {
+            return;
+        }
+    }
 }
 
 /// A finished background job.
@@ -280,6 +306,19 @@ fn read_params(node: &r2r::Node) -> Result<NodeParams, PlanError> {
     })
 }
 
+/// A planner for `params` whose LDDB comes from the cache (or is built), with what happened
+/// logged: a cache file that was corrupt and rebuilt is a warning, so it is noticed.
+fn planner_with_logged_lddb(params: &NodeParams, logger: &str) -> Result<Planner, String> {
+    params.planner.validate().map_err(|e| e.to_string())?;
+    let (lddb, report) = Lddb::load_or_build(None, LDDB_BLOCK_SIDE, &|_, _| {})
+        .map_err(|e| format!("local distance database: {e}"))?;
+    match report.outcome() {
+        LoadOutcome::Rebuilt => r2r::log_warn!(logger, "{}", report.summary()),
+        LoadOutcome::Loaded | LoadOutcome::BuiltFresh => r2r::log_info!(logger, "{}", report.summary()),
+    }
+    Planner::with_lddb(params.planner.clone(), Arc::new(lddb)).map_err(|e| e.to_string())
+}
+
 /// Runs the node until the process is stopped. Reads `--ros-args` (parameters file, remappings)
 /// from the command line.
 ///
@@ -289,7 +328,7 @@ pub fn run() -> Result<(), String> {
     let mut node = r2r::Node::create(ctx, NODE_NAME, "").map_err(|e| format!("cannot create the node: {e}"))?;
     let logger = node.logger().to_string();
     let params = read_params(&node).map_err(|e| e.to_string())?;
-    let mut planner = Planner::new(params.planner.clone()).map_err(|e| e.to_string())?;
+    let mut planner = planner_with_logged_lddb(&params, &logger)?;
     if !params.map_file.is_empty() {
         let path = std::path::Path::new(&params.map_file);
         match load_map_file(path, &params.global_frame, params.planner.max_map_cells)
@@ -303,7 +342,7 @@ pub fn run() -> Result<(), String> {
     let e = |what: &str, err: r2r::Error| format!("cannot create {what}: {err}");
     let mut maps = node.subscribe::<nav::OccupancyGrid>("/map", map_qos()).map_err(|x| e("/map", x))?;
     let mut goals =
-        node.subscribe::<geo::PoseStamped>("/goal_pose", QosProfile::default()).map_err(|x| e("/goal_pose", x))?;
+        node.subscribe::<geo::PoseStamped>("/goal_pose", goal_qos()).map_err(|x| e("/goal_pose", x))?;
     let mut initial = node
         .subscribe::<geo::PoseWithCovarianceStamped>("/initialpose", QosProfile::default())
         .map_err(|x| e("/initialpose", x))?;
@@ -346,16 +385,18 @@ pub fn run() -> Result<(), String> {
     r2r::log_info!(&logger, "ready");
     runtime.block_on(async move {
         // rcl's executor on its own thread: it only hands messages to the channels above.
-        tokio::task::spawn_blocking(move || loop {
-            node.spin_once(Duration::from_millis(20));
-        });
+        let (spun, mut spun_rx) = mpsc::channel(1);
+        tokio::task::spawn_blocking(move || spin_with_backpressure(&mut node, spun));
         loop {
+            // Biased: the spin token (last) is taken only when no message is waiting.
             tokio::select! {
+                biased;
+                Some(d) = done_rx.recv() => state.on_done(d),
                 Some(m) = maps.next() => state.on_map(m),
                 Some(g) = goals.next() => state.on_goal(g),
                 Some(p) = initial.next() => state.on_start("/initialpose", &p.header, &p.pose.pose),
                 Some(o) = odom.next() => state.on_start("/odom", &o.header, &o.pose.pose),
-                Some(d) = done_rx.recv() => state.on_done(d),
+                Some(()) = spun_rx.recv() => {}
                 else => break,
             }
         }
