@@ -310,8 +310,8 @@ fn read_params(node: &r2r::Node) -> Result<NodeParams, PlanError> {
 /// logged: a cache file that was corrupt and rebuilt is a warning, so it is noticed.
 fn planner_with_logged_lddb(params: &NodeParams, logger: &str) -> Result<Planner, String> {
     params.planner.validate().map_err(|e| e.to_string())?;
-    let (lddb, report) = Lddb::load_or_build(None, LDDB_BLOCK_SIDE, &|_, _| {})
-        .map_err(|e| format!("local distance database: {e}"))?;
+    let (lddb, report) =
+        Lddb::load_or_build(None, LDDB_BLOCK_SIDE, &|_, _| {}).map_err(|e| format!("local distance database: {e}"))?;
     match report.outcome() {
         LoadOutcome::Rebuilt => r2r::log_warn!(logger, "{}", report.summary()),
         LoadOutcome::Loaded | LoadOutcome::BuiltFresh => r2r::log_info!(logger, "{}", report.summary()),
@@ -341,8 +341,7 @@ pub fn run() -> Result<(), String> {
     }
     let e = |what: &str, err: r2r::Error| format!("cannot create {what}: {err}");
     let mut maps = node.subscribe::<nav::OccupancyGrid>("/map", map_qos()).map_err(|x| e("/map", x))?;
-    let mut goals =
-        node.subscribe::<geo::PoseStamped>("/goal_pose", goal_qos()).map_err(|x| e("/goal_pose", x))?;
+    let mut goals = node.subscribe::<geo::PoseStamped>("/goal_pose", goal_qos()).map_err(|x| e("/goal_pose", x))?;
     let mut initial = node
         .subscribe::<geo::PoseWithCovarianceStamped>("/initialpose", QosProfile::default())
         .map_err(|x| e("/initialpose", x))?;
