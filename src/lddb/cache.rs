@@ -66,6 +66,54 @@ pub enum LoadReport {
     },
 }
 
+/// The `reason` of [`LoadReport::Built`] when there was no cache file yet.
+pub const REASON_MISSING: &str = "missing";
+
+/// How the database was obtained, for logs: the distinction a user needs is whether an existing
+/// cache file had to be thrown away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadOutcome {
+    /// A valid cache file was loaded.
+    Loaded,
+    /// There was no cache file (or no cache directory): built for the first time.
+    BuiltFresh,
+    /// A cache file existed but was unusable (truncated, corrupted, wrong version or side, or
+    /// unreadable): rebuilt and, when possible, rewritten.
+    Rebuilt,
+}
+
+impl LoadReport {
+    /// Whether the database was loaded, built for the first time, or rebuilt over a bad file.
+    pub fn outcome(&self) -> LoadOutcome {
+        match self {
+            LoadReport::Loaded { .. } => LoadOutcome::Loaded,
+            LoadReport::Built { path, reason, .. } if reason == REASON_MISSING || path.as_os_str().is_empty() => {
+                LoadOutcome::BuiltFresh
+            }
+            LoadReport::Built { .. } => LoadOutcome::Rebuilt,
+        }
+    }
+
+    /// One line for a log: what happened, to which file, why, and whether the cache was written.
+    pub fn summary(&self) -> String {
+        let saved = |saved: &Result<(), String>| match saved {
+            Ok(()) => "cache written".to_string(),
+            Err(e) => format!("cache not written: {e}"),
+        };
+        match (self.outcome(), self) {
+            (_, LoadReport::Loaded { path }) => format!("LDDB loaded from cache {}", path.display()),
+            (LoadOutcome::Rebuilt, LoadReport::Built { path, reason, saved: s }) => format!(
+                "LDDB cache {} was corrupt or unusable and has been rebuilt ({reason}); {}",
+                path.display(),
+                saved(s)
+            ),
+            (_, LoadReport::Built { path, reason, saved: s }) => {
+                format!("LDDB built (cache {}: {reason}); {}", path.display(), saved(s))
+            }
+        }
+    }
+}
+
 /// The default cache directory (see the module doc), `None` when no variable gives one.
 pub fn default_cache_dir() -> Option<PathBuf> {
     let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
@@ -138,7 +186,9 @@ impl Lddb {
         };
         let reason = match Self::load(&path, side) {
             Ok(db) => return Ok((db, LoadReport::Loaded { path })),
-            Err(LddbError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => "missing".to_string(),
+            Err(LddbError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                REASON_MISSING.to_string()
+            }
             Err(e) => e.to_string(),
         };
         let db = Self::build(side, progress)?;

@@ -20,7 +20,7 @@ use build::{AA_SCALE, UNREACHABLE_U16, UNREACHABLE_U8};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-pub use cache::{default_cache_dir, LddbError, LoadReport};
+pub use cache::{default_cache_dir, LddbError, LoadOutcome, LoadReport};
 
 /// A search metric of the database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

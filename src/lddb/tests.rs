@@ -223,3 +223,59 @@ fn boundary_tables_equal_full_table_entries() {
         }
     }
 }
+
+#[test]
+fn every_damaged_cache_is_detected_rebuilt_and_reported() {
+    // Side 3 keeps the rebuilds cheap; the file layout and checks are the same for every side.
+    let side = 3;
+    let dir = std::env::temp_dir().join(format!("blockstar-lddb-damage-{}", std::process::id()));
+    let path = dir.join(cache::cache_file_name(side));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (fresh, report) = Lddb::load_or_build(Some(&path), side, &|_, _| {}).unwrap();
+    assert_eq!(report.outcome(), LoadOutcome::BuiltFresh, "{report:?}");
+    assert!(report.summary().contains("built"), "{}", report.summary());
+    let good = std::fs::read(&path).unwrap();
+    let (_, report) = Lddb::load_or_build(Some(&path), side, &|_, _| {}).unwrap();
+    assert_eq!(report.outcome(), LoadOutcome::Loaded);
+
+    let flip = |at: usize| {
+        let mut b = good.clone();
+        b[at] ^= 0x5A;
+        b
+    };
+    let mut wrong_version = good.clone();
+    wrong_version[8..12].copy_from_slice(&(cache::FORMAT_VERSION + 1).to_le_bytes());
+    let mut appended = good.clone();
+    appended.extend_from_slice(&[0; 3]);
+    let damaged: Vec<(&str, Vec<u8>)> = vec![
+        ("empty", Vec::new()),
+        ("header only, cut", good[..20].to_vec()),
+        ("header only", good[..40].to_vec()),
+        ("cut in the payload", good[..good.len() / 2].to_vec()),
+        ("one byte short", good[..good.len() - 1].to_vec()),
+        ("bytes appended", appended),
+        ("magic flipped", flip(0)),
+        ("version flipped", flip(9)),
+        ("side flipped", flip(12)),
+        ("class count flipped", flip(16)),
+        ("length flipped", flip(24)),
+        ("checksum flipped", flip(33)),
+        ("first payload byte flipped", flip(40)),
+        ("middle byte flipped", flip(good.len() / 2)),
+        ("last byte flipped", flip(good.len() - 1)),
+        ("newer format version", wrong_version),
+    ];
+    for (what, bytes) in damaged {
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(matches!(Lddb::load(&path, side), Err(LddbError::Corrupt { .. })), "{what}: not detected");
+        let (db, report) = Lddb::load_or_build(Some(&path), side, &|_, _| {}).unwrap();
+        assert_eq!(report.outcome(), LoadOutcome::Rebuilt, "{what}: {report:?}");
+        assert!(report.summary().contains("rebuilt") && report.summary().contains("cache written"), "{what}");
+        assert!(db == fresh, "{what}: rebuilt tables differ");
+        // The file is valid again: byte for byte the good one, and it loads.
+        assert!(std::fs::read(&path).unwrap() == good, "{what}: cache not rewritten");
+        let (_, report) = Lddb::load_or_build(Some(&path), side, &|_, _| {}).unwrap();
+        assert_eq!(report.outcome(), LoadOutcome::Loaded, "{what}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -10,9 +10,10 @@
 use super::live_params::{from_r2r, LiveParams};
 use super::outputs::Outputs;
 use super::state::NodeState;
+use crate::lddb::{Lddb, LoadOutcome};
 use crate::map_io::load_map_file;
 use crate::params::NodeParams;
-use crate::planner::{PlanError, Planner, StatusCode};
+use crate::planner::{PlanError, Planner, StatusCode, LDDB_BLOCK_SIDE};
 use futures::StreamExt;
 use r2r::blockstar_planner_msgs::action::ComputePath;
 use r2r::blockstar_planner_msgs::msg as bs;
@@ -46,6 +47,45 @@ fn latched_qos(depth: usize) -> QosProfile {
     QosProfile::default().reliable().transient_local().keep_last(depth)
 }
 
+/// Depth of the `/goal_pose` subscription's queue: a burst of goals up to this many (a client
+/// catching up after a pause) is held by the middleware until the node takes it, so every goal
+/// gets its status; the default depth of 10 dropped goals silently. Bounded, so memory is too.
+pub const GOAL_QUEUE_DEPTH: usize = 1000;
+
+/// QoS of `/goal_pose`: reliable (as RViz publishes), volatile, [`GOAL_QUEUE_DEPTH`] deep.
+pub fn goal_qos() -> QosProfile {
+    QosProfile::default().reliable().keep_last(GOAL_QUEUE_DEPTH)
+}
+
+/// Runs rcl's executor on the calling thread, one `spin_once` at a time, each followed by a
+/// token on `spun` that the node's loop takes only when every message channel is empty (its
+/// lowest-priority branch). The bounded token channel keeps this thread at most two spins ahead
+/// of the loop, so r2r's per-subscription channels (10 deep, full ones drop messages silently)
+/// never fill: a backlog waits in the middleware's queues instead, whose depth the QoS sets.
+/// Returns when `spinning` is cleared or the loop is gone (dropping the node, so DDS peers see
+/// it leave).
+fn spin_with_backpressure(mut node: r2r::Node, spun: mpsc::Sender<()>, spinning: Arc<AtomicBool>) {
+    while spinning.load(Ordering::Relaxed) {
+        node.spin_once(Duration::from_millis(20));
+        if spun.blocking_send(()).is_err() {
+            return;
+        }
+    }
+}
+
+/// A planner for `params` whose LDDB comes from the cache (or is built), with what happened
+/// logged: a cache file that was corrupt and rebuilt is a warning, so it is noticed.
+fn planner_with_logged_lddb(params: &NodeParams, logger: &str) -> Result<Planner, String> {
+    params.planner.validate().map_err(|e| e.to_string())?;
+    let (lddb, report) =
+        Lddb::load_or_build(None, LDDB_BLOCK_SIDE, &|_, _| {}).map_err(|e| format!("local distance database: {e}"))?;
+    match report.outcome() {
+        LoadOutcome::Rebuilt => r2r::log_warn!(logger, "{}", report.summary()),
+        LoadOutcome::Loaded | LoadOutcome::BuiltFresh => r2r::log_info!(logger, "{}", report.summary()),
+    }
+    Planner::with_lddb(params.planner.clone(), Arc::new(lddb)).map_err(|e| e.to_string())
+}
+
 fn read_params(node: &r2r::Node) -> Result<NodeParams, PlanError> {
     let params = node.params.lock().map_err(|_| PlanError::new(StatusCode::InvalidInput, "parameter lock poisoned"))?;
     NodeParams::from_lookup(|name| params.get(name).and_then(|p| from_r2r(&p.value)))
@@ -60,7 +100,7 @@ pub fn run() -> Result<(), String> {
     let mut node = r2r::Node::create(ctx, NODE_NAME, "").map_err(|e| format!("cannot create the node: {e}"))?;
     let logger = node.logger().to_string();
     let params = read_params(&node).map_err(|e| e.to_string())?;
-    let mut planner = Planner::new(params.planner.clone()).map_err(|e| e.to_string())?;
+    let mut planner = planner_with_logged_lddb(&params, &logger)?;
     if !params.map_file.is_empty() {
         let path = std::path::Path::new(&params.map_file);
         match load_map_file(path, &params.global_frame, params.planner.max_map_cells)
@@ -74,8 +114,7 @@ pub fn run() -> Result<(), String> {
     let e = |what: &str, err: r2r::Error| format!("cannot create {what}: {err}");
     let mut maps = node.subscribe::<nav::OccupancyGrid>("/map", map_qos()).map_err(|x| e("/map", x))?;
     let mut patches = node.subscribe::<bs::GridPatch>("/map_updates", patch_qos()).map_err(|x| e("/map_updates", x))?;
-    let mut goals =
-        node.subscribe::<geo::PoseStamped>("/goal_pose", QosProfile::default()).map_err(|x| e("/goal_pose", x))?;
+    let mut goals = node.subscribe::<geo::PoseStamped>("/goal_pose", goal_qos()).map_err(|x| e("/goal_pose", x))?;
     let mut initial = node
         .subscribe::<geo::PoseWithCovarianceStamped>("/initialpose", QosProfile::default())
         .map_err(|x| e("/initialpose", x))?;
@@ -116,13 +155,10 @@ pub fn run() -> Result<(), String> {
     let spinning = Arc::new(AtomicBool::new(true));
     let spin_flag = spinning.clone();
     runtime.block_on(async move {
-        // rcl's executor on its own thread: it only hands messages to the channels above. It
-        // stops (dropping the node, so DDS peers see it leave) when the loop below ends.
-        tokio::task::spawn_blocking(move || {
-            while spin_flag.load(Ordering::Relaxed) {
-                node.spin_once(Duration::from_millis(20));
-            }
-        });
+        // rcl's executor on its own thread: it only hands messages to the channels above, paced
+        // by the loop below (see spin_with_backpressure).
+        let (spun, mut spun_rx) = mpsc::channel(1);
+        tokio::task::spawn_blocking(move || spin_with_backpressure(node, spun, spin_flag));
         tokio::spawn(param_services);
         // Action feedback and periodic replanning.
         let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -131,7 +167,14 @@ pub fn run() -> Result<(), String> {
         let interrupted = tokio::signal::ctrl_c();
         tokio::pin!(interrupted);
         loop {
+            // Biased: finished jobs first, the spin token (last) only when no message waits.
             tokio::select! {
+                biased;
+                _ = &mut interrupted => {
+                    r2r::log_info!(&logger, "interrupted, shutting down");
+                    break;
+                }
+                Some(d) = done_rx.recv() => state.on_done(d),
                 // The subscriptions end when rcl shuts down: the node exits too.
                 m = maps.next() => match m {
                     Some(m) => state.on_map(m),
@@ -144,12 +187,8 @@ pub fn run() -> Result<(), String> {
                 Some(p) = initial.next() => state.on_start("/initialpose", &p.header, &p.pose.pose),
                 Some(o) = odom.next() => state.on_start("/odom", &o.header, &o.pose.pose),
                 Some((name, value)) = param_events.next() => state.on_param_event(&name, &value),
-                Some(d) = done_rx.recv() => state.on_done(d),
                 _ = tick.tick() => state.on_tick(),
-                _ = &mut interrupted => {
-                    r2r::log_info!(&logger, "interrupted, shutting down");
-                    break;
-                }
+                Some(()) = spun_rx.recv() => {}
             }
         }
     });

@@ -1,0 +1,451 @@
+"""Load benchmark of planner_node: goals at a fixed rate while the map changes, with an rclpy client.
+
+    python3 scripts/load_bench.py [--duration 60] [--goal-rate 100] [--map-rate 10] [--json]
+
+Starts planner_node (as the test suite does: tests/ros/helpers.py), publishes a map (8 x 5 m at
+5 cm: a wall with two doors), sets the start, then for --duration seconds sends goals to random
+free places at --goal-rate per second while republishing the whole /map at --map-rate per second
+with one door alternately closed and open (the node finds the changed rectangle itself). Then the
+door is closed for good, and the last goal is sent through where the door was: its /plan must go
+round by the other door. After a drain period it sends one more goal to check the node still
+answers.
+
+Recorded: every goal's status (matched by the goal's stamp, which is unique per goal), the
+latency from sending a goal to receiving its /plan (the /plan whose header stamp equals its
+SUCCESS status's) and to receiving its status, the node's resident memory (VmRSS) every second,
+and whether the last /plan is legal on the final map (every pose and every point between
+consecutive poses keeps the robot radius from blocked cells and the map's edge, checked here in
+Python, independently of the node). Prints a report (JSON with --json).
+"""
+
+import argparse
+import array
+import json
+import math
+import pathlib
+import random
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "ros"))
+import rclpy  # noqa: E402
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+
+from blockstar_planner_msgs.msg import PlannerStatus  # noqa: E402
+from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped  # noqa: E402
+from nav_msgs.msg import OccupancyGrid, Path  # noqa: E402
+
+from helpers import LATCHED, start_node, tmpdir, yaw_quaternion  # noqa: E402
+
+# The map: W x H cells of RES metres, a wall at column WALL_X with doors at DOOR_A and DOOR_B
+# (row ranges); DOOR_B is the one that closes and opens.
+W, H, RES = 160, 100, 0.05
+WALL_X = 80
+DOOR_A = range(15, 31)
+DOOR_B = range(66, 84)
+ROBOT_RADIUS = 0.15
+OCCUPIED = 65  # the node's default occupied_threshold
+START_CELL = (20, 75)
+LAST_GOAL_CELL = (140, 75)  # straight across DOOR_B from the start
+NODE_NAME = "planner_load"
+PREFIX = "/load"
+
+RELIABLE_DEEP = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=10000,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+)
+GOAL_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=100,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.VOLATILE,
+)
+
+
+def blocked_cell(x, y, door_closed):
+    """Whether cell (x, y) is an obstacle in the benchmark map."""
+    if x in (0, W - 1) or y in (0, H - 1):
+        return True
+    if x == WALL_X:
+        return not (y in DOOR_A or (y in DOOR_B and not door_closed))
+    # A few pillars so plans are not all straight lines.
+    return any(abs(x - px) <= 2 and abs(y - py) <= 2 for px, py in ((40, 30), (40, 70), (120, 50), (125, 85)))
+
+
+def bench_map(door_closed, version):
+    """The map as an OccupancyGrid; `version` goes into the stamp so every publication differs."""
+    g = OccupancyGrid()
+    g.header.frame_id = "map"
+    g.header.stamp.sec = version
+    g.info.width, g.info.height, g.info.resolution = W, H, RES
+    g.info.origin.orientation.w = 1.0
+    g.data = array.array("b", (100 if blocked_cell(x, y, door_closed) else 0 for y in range(H) for x in range(W)))
+    return g
+
+
+def cell_center(cx, cy):
+    return ((cx + 0.5) * RES, (cy + 0.5) * RES)
+
+
+def goal_cells(margin_m=0.6):
+    """Cells farther than margin_m (in x or y) from every obstacle cell of the closed-door map and
+    from the wall, so every goal is reachable with either door state and leaves room to turn."""
+    m = math.ceil(margin_m / RES)
+    near = set()
+    for y in range(H):
+        for x in range(W):
+            if blocked_cell(x, y, True) or x == WALL_X:
+                near.update((x + dx, y + dy) for dy in range(-m, m + 1) for dx in range(-m, m + 1))
+    return [(x, y) for y in range(H) for x in range(W) if (x, y) not in near]
+
+
+def distance_to_cell(px, py, cx, cy):
+    """Distance (m) from point (px, py) to the square of cell (cx, cy)."""
+    dx = max(cx * RES - px, 0.0, px - (cx + 1) * RES)
+    dy = max(cy * RES - py, 0.0, py - (cy + 1) * RES)
+    return math.hypot(dx, dy)
+
+
+def point_clearance_ok(grid, px, py, radius, tol):
+    """True when the disc of `radius` around (px, py) touches no blocked cell (occupied at or
+    above the threshold, unknown, or outside the map), up to `tol` metres."""
+    info = grid.info
+    x0, y0 = px - info.origin.position.x, py - info.origin.position.y
+    k = math.ceil(radius / info.resolution) + 1
+    cx, cy = math.floor(x0 / info.resolution), math.floor(y0 / info.resolution)
+    for y in range(cy - k, cy + k + 1):
+        for x in range(cx - k, cx + k + 1):
+            inside = 0 <= x < info.width and 0 <= y < info.height
+            v = grid.data[y * info.width + x] if inside else 100
+            if (v < 0 or v >= OCCUPIED) and distance_to_cell(x0, y0, x, y) < radius - tol:
+                return False
+    return True
+
+
+def path_legal(path, grid, radius, start, goal, tol=0.002):
+    """(legal, reason): the path runs from start to goal and every pose, and every point every
+    1/10 cell between consecutive poses, keeps `radius` from blocked cells. `tol` (2 mm) covers
+    the chord of an arc between two poses (5 cm apart on a 0.3 m radius: 1 mm inside the arc)."""
+    poses = [p.pose.position for p in path.poses]
+    if len(poses) < 2:
+        return False, f"{len(poses)} poses"
+    if math.hypot(poses[0].x - start[0], poses[0].y - start[1]) > 1e-6:
+        return False, f"starts at ({poses[0].x:.3f}, {poses[0].y:.3f}), not at the start"
+    if math.hypot(poses[-1].x - goal[0], poses[-1].y - goal[1]) > 1e-6:
+        return False, f"ends at ({poses[-1].x:.3f}, {poses[-1].y:.3f}), not at the goal"
+    step = grid.info.resolution / 10
+    for a, b in zip(poses, poses[1:]):
+        n = max(1, math.ceil(math.hypot(b.x - a.x, b.y - a.y) / step))
+        for i in range(n + 1):
+            t = i / n
+            x, y = a.x + (b.x - a.x) * t, a.y + (b.y - a.y) * t
+            if not point_clearance_ok(grid, x, y, radius, tol):
+                return False, f"point ({x:.3f}, {y:.3f}) is within {radius} m of a blocked cell"
+    return True, "ok"
+
+
+def rss_kib(pid):
+    """VmRSS of process `pid` in KiB, None when it is gone."""
+    try:
+        for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def percentile(values, q):
+    """The q-quantile (0..1) of values by linear interpolation; None when empty."""
+    if not values:
+        return None
+    v = sorted(values)
+    pos = q * (len(v) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+class Client:
+    """The benchmark's rclpy peer: sends goals and maps, records every answer with its arrival time."""
+
+    def __init__(self, name):
+        if not rclpy.ok():
+            rclpy.init()
+        self.node = rclpy.create_node(name)
+        n = self.node
+        self.map_pub = n.create_publisher(OccupancyGrid, f"{PREFIX}/map", LATCHED)
+        self.goal_pub = n.create_publisher(PoseStamped, f"{PREFIX}/goal_pose", GOAL_QOS)
+        self.initial_pub = n.create_publisher(PoseWithCovarianceStamped, f"{PREFIX}/initialpose", GOAL_QOS)
+        self.statuses = {}  # goal id -> list of (arrival time, status)
+        self.other_statuses = []  # statuses that name no goal of ours (map rejections)
+        self.paths = {}  # (stamp sec, nanosec) -> (arrival time, path)
+        self.sent = {}  # goal id -> send time
+        n.create_subscription(PlannerStatus, f"/{NODE_NAME}/status", self._on_status, RELIABLE_DEEP)
+        n.create_subscription(Path, f"{PREFIX}/plan", self._on_path, RELIABLE_DEEP)
+
+    def _on_status(self, msg):
+        gid = msg.goal.header.stamp.sec
+        if gid in self.sent:
+            self.statuses.setdefault(gid, []).append((time.monotonic(), msg))
+        else:
+            self.other_statuses.append(msg)
+
+    def _on_path(self, msg):
+        self.paths[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = (time.monotonic(), msg)
+
+    def spin_until(self, predicate, timeout, what):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if predicate():
+                return True
+            rclpy.spin_once(self.node, timeout_sec=0.01)
+        raise RuntimeError(f"timed out waiting for {what}")
+
+    def spin_for(self, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            rclpy.spin_once(self.node, timeout_sec=min(0.01, max(0.0, end - time.monotonic())))
+
+    def send_goal(self, gid, x, y, yaw):
+        msg = PoseStamped()
+        msg.header.frame_id = "map"
+        msg.header.stamp.sec = gid
+        msg.pose.position.x, msg.pose.position.y = float(x), float(y)
+        o = msg.pose.orientation
+        o.x, o.y, o.z, o.w = yaw_quaternion(yaw)
+        self.sent[gid] = time.monotonic()
+        self.goal_pub.publish(msg)
+
+    def set_start(self, x, y, yaw):
+        msg = PoseWithCovarianceStamped()
+        msg.header.frame_id = "map"
+        msg.pose.pose.position.x, msg.pose.pose.position.y = float(x), float(y)
+        o = msg.pose.pose.orientation
+        o.x, o.y, o.z, o.w = yaw_quaternion(yaw)
+        self.initial_pub.publish(msg)
+
+    def path_for(self, gid):
+        """(arrival time, path) of the /plan answering goal gid's SUCCESS status, or None."""
+        for _, s in self.statuses.get(gid, []):
+            if s.code == PlannerStatus.SUCCESS:
+                return self.paths.get((s.header.stamp.sec, s.header.stamp.nanosec))
+        return None
+
+    def close(self):
+        self.node.destroy_node()
+
+
+def run(duration=60.0, goal_rate=100.0, map_rate=10.0, seed=1, drain=30.0, log=print):
+    """Runs the benchmark against a node it starts (and stops), returns the report (a dict)."""
+    tmp = tmpdir("blockstar-load-")
+    node = start_node(tmp, NODE_NAME, {"robot_radius": ROBOT_RADIUS}, remap_prefix=PREFIX)
+    client = Client("load_bench_client")
+    try:
+        return _run(node, client, duration, goal_rate, map_rate, seed, drain, log)
+    finally:
+        client.close()
+        node.stop()
+
+
+def _run(node, client, duration, goal_rate, map_rate, seed, drain, log):
+    rng = random.Random(seed)
+    cells = goal_cells()
+    maps = {closed: bench_map(closed, 0) for closed in (False, True)}
+    pid = node.proc.pid
+    client.spin_until(
+        lambda: client.goal_pub.get_subscription_count() > 0 and client.map_pub.get_subscription_count() > 0,
+        30,
+        "discovery of planner_node",
+    )
+    in_use = node.count("in use")
+    client.map_pub.publish(maps[False])
+    client.spin_until(lambda: node.count("in use") > in_use, 30, "the first map in use")
+    starts = node.count("start pose")
+    start = cell_center(*START_CELL)
+    client.set_start(*start, 0.0)
+    client.spin_until(lambda: node.count("start pose") > starts, 30, "the start pose")
+
+    log(f"load: {duration:.0f} s, {goal_rate:g} goals/s, {map_rate:g} map changes/s, node pid {pid}")
+    rss = [(0.0, rss_kib(pid))]
+    gid, version, door_closed = 0, 0, False
+    t0 = time.monotonic()
+    next_goal, next_map, next_rss = t0, t0 + 1.0 / map_rate, t0 + 1.0
+    end = t0 + duration
+    while True:
+        now = time.monotonic()
+        if now >= end:
+            break
+        if now >= next_goal:
+            gid += 1
+            x, y = cell_center(*rng.choice(cells))
+            client.send_goal(gid, x, y, rng.uniform(-math.pi, math.pi))
+            next_goal += 1.0 / goal_rate
+        if now >= next_map:
+            version += 1
+            door_closed = not door_closed
+            m = maps[door_closed]
+            m.header.stamp.sec = version
+            client.map_pub.publish(m)
+            next_map += 1.0 / map_rate
+        if now >= next_rss:
+            rss.append((now - t0, rss_kib(pid)))
+            next_rss += 1.0
+        wait = min(next_goal, next_map, next_rss, end) - time.monotonic()
+        rclpy.spin_once(client.node, timeout_sec=max(0.0, min(wait, 0.005)))
+    stream_goals = gid
+
+    # The door closes for good; once the node has had time to take the map in, the last goal
+    # asks for a place straight across the closed door.
+    version += 1
+    final_map = bench_map(True, version)
+    client.map_pub.publish(final_map)
+    client.spin_for(1.0)
+    gid += 1
+    last_gid = gid
+    last_goal = cell_center(*LAST_GOAL_CELL)
+    client.send_goal(last_gid, *last_goal, 0.0)
+    drain_end = time.monotonic() + drain
+    while time.monotonic() < drain_end and len(client.statuses) < gid:
+        rclpy.spin_once(client.node, timeout_sec=0.01)
+    client.spin_until(lambda: client.path_for(last_gid) is not None or last_gid not in client.statuses
+                      or client.statuses[last_gid][0][1].code != PlannerStatus.SUCCESS, 10, "the last /plan")
+    rss.append((time.monotonic() - t0, rss_kib(pid)))
+    client.spin_for(0.3)  # a duplicate status would show up now
+
+    # A fresh goal after the load: the node still answers.
+    gid += 1
+    fresh_gid = gid
+    client.send_goal(fresh_gid, *cell_center(30, 20), 0.0)
+    try:
+        client.spin_until(lambda: fresh_gid in client.statuses, 30, "the fresh goal's status")
+        fresh = client.statuses[fresh_gid][0][1].code_name
+    except RuntimeError:
+        fresh = "MISSING"
+
+    codes, missing, duplicates = {}, [], []
+    plan_latency, status_latency = [], []
+    for g in range(1, last_gid + 1):
+        answers = client.statuses.get(g, [])
+        if not answers:
+            missing.append(g)
+            continue
+        if len(answers) > 1:
+            duplicates.append(g)
+        arrived, status = answers[0]
+        codes[status.code_name] = codes.get(status.code_name, 0) + 1
+        status_latency.append(arrived - client.sent[g])
+        if status.code == PlannerStatus.SUCCESS:
+            p = client.path_for(g)
+            if p is not None:
+                plan_latency.append(p[0] - client.sent[g])
+
+    last_status = client.statuses.get(last_gid, [(None, None)])[0][1]
+    last_path = client.path_for(last_gid)
+    if last_status is None:
+        legal, reason = False, "no status for the last goal"
+    elif last_status.code != PlannerStatus.SUCCESS:
+        legal, reason = False, f"last goal: {last_status.code_name}: {last_status.message}"
+    elif last_path is None:
+        legal, reason = False, "no /plan for the last goal"
+    else:
+        legal, reason = path_legal(last_path[1], final_map, ROBOT_RADIUS, start, last_goal)
+
+    def ms(values, q):
+        v = percentile(values, q)
+        return None if v is None else round(v * 1e3, 2)
+
+    sends = [client.sent[g] for g in range(1, stream_goals + 1)]
+    max_send_gap = max((b - a for a, b in zip(sends, sends[1:])), default=0.0)
+    half = duration / 2
+    rss_values = [(t, v) for t, v in rss if v is not None]
+    at_half = min(rss_values, key=lambda tv: abs(tv[0] - half))[1] if rss_values else None
+    return {
+        "duration_s": duration,
+        "goal_rate": goal_rate,
+        "map_rate": map_rate,
+        "goals_sent": last_gid,
+        "stream_goals": stream_goals,
+        "maps_published": version + 1,
+        "statuses_by_code": dict(sorted(codes.items())),
+        "missing_statuses": len(missing),
+        "missing_goal_ids": missing[:20],
+        # The client's own hiccups: the longest pause between two goals of the stream (goals
+        # due meanwhile are sent at once, a burst the node must absorb).
+        "max_send_gap_ms": round(max_send_gap * 1e3, 1),
+        "duplicate_statuses": len(duplicates),
+        "other_statuses": [f"{s.code_name}: {s.message}" for s in client.other_statuses][:10],
+        "plan_latency_ms": {
+            "count": len(plan_latency),
+            "p50": ms(plan_latency, 0.5),
+            "p95": ms(plan_latency, 0.95),
+            "max": ms(plan_latency, 1.0),
+        },
+        "status_latency_ms": {
+            "count": len(status_latency),
+            "p50": ms(status_latency, 0.5),
+            "p95": ms(status_latency, 0.95),
+            "max": ms(status_latency, 1.0),
+        },
+        "rss_kib": {
+            "first": rss_values[0][1] if rss_values else None,
+            "at_half": at_half,
+            "last": rss_values[-1][1] if rss_values else None,
+            "max": max(v for _, v in rss_values) if rss_values else None,
+            "max_second_half": max((v for t, v in rss_values if t >= half), default=None),
+            "samples": [[round(t, 1), v] for t, v in rss_values],
+        },
+        "last_goal": {
+            "status": last_status.code_name if last_status else None,
+            "legal_on_final_map": legal,
+            "reason": reason,
+        },
+        "fresh_goal_after_load": fresh,
+        "node_alive": node.alive(),
+        "node_log": str(node.log_path),
+    }
+
+
+def print_report(r):
+    print(f"goals sent: {r['goals_sent']} ({r['stream_goals']} in {r['duration_s']:g} s + the last goal), "
+          f"maps published: {r['maps_published']}")
+    print("statuses by code: " + ", ".join(f"{k} {v}" for k, v in r["statuses_by_code"].items()))
+    print(f"missing statuses: {r['missing_statuses']}, duplicates: {r['duplicate_statuses']}, "
+          f"longest pause of the client between goals: {r['max_send_gap_ms']} ms")
+    for name, key in (("goal -> /plan (SUCCESS)", "plan_latency_ms"), ("goal -> status (all)", "status_latency_ms")):
+        lat = r[key]
+        print(f"latency {name}: n={lat['count']} p50 {lat['p50']} ms, p95 {lat['p95']} ms, max {lat['max']} ms")
+    m = r["rss_kib"]
+    mib = lambda v: "n/a" if v is None else f"{v / 1024:.1f} MiB"  # noqa: E731
+    print(f"RSS: first {mib(m['first'])}, at half {mib(m['at_half'])}, last {mib(m['last'])}, max {mib(m['max'])}")
+    lg = r["last_goal"]
+    print(f"last goal: {lg['status']}, legal on the final map: {lg['legal_on_final_map']} ({lg['reason']})")
+    print(f"fresh goal after the load: {r['fresh_goal_after_load']}; node alive: {r['node_alive']}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--duration", type=float, default=60.0, help="seconds of load (default 60)")
+    ap.add_argument("--goal-rate", type=float, default=100.0, help="goals per second (default 100)")
+    ap.add_argument("--map-rate", type=float, default=10.0, help="map changes per second (default 10)")
+    ap.add_argument("--seed", type=int, default=1, help="seed of the random goals")
+    ap.add_argument("--json", action="store_true", help="print the report as JSON")
+    args = ap.parse_args()
+    if not (args.duration > 0 and args.goal_rate > 0 and args.map_rate > 0):
+        ap.error("duration and rates must be positive")
+    report = run(args.duration, args.goal_rate, args.map_rate, args.seed,
+                 log=(lambda s: print(s, file=sys.stderr)) if args.json else print)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_report(report)
+    ok = (report["missing_statuses"] == 0 and report["last_goal"]["legal_on_final_map"]
+          and report["fresh_goal_after_load"] == "SUCCESS")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,202 @@
+"""Faults (issue 6, robustness): the map publisher restarts with a new map, the node is killed
+mid-stream and restarted (it recovers its map from the latched /map), and the LDDB cache file is
+truncated or corrupted (detected, rebuilt, valid again, logged), for the node and the CLI."""
+
+import hashlib
+import os
+import pathlib
+import subprocess
+import time
+
+import pytest
+
+from blockstar_planner_msgs.msg import PlannerStatus as S
+
+from helpers import CLI_BIN, Peer, assert_path_valid, make_grid, node_env, start_node, tmpdir
+
+RES = 0.1
+W, H = 60, 40
+DOOR = range(15, 26)
+
+
+def cell_center(cx, cy):
+    return ((cx + 0.5) * RES, (cy + 0.5) * RES)
+
+
+def walled(door_open):
+    """A room split by a wall at x = 30; with door_open it has a door at rows 15..25."""
+
+    def blocked(x, y):
+        border = x in (0, W - 1) or y in (0, H - 1)
+        return border or (x == 30 and not (door_open and y in DOOR))
+
+    return blocked
+
+
+def larger_open(x, y):
+    """The open room framed by 10 more cells left and right and 5 above and below (origin moved
+    by (-1.0, -0.5) m, so the wall stays where it was in the world)."""
+    if 10 <= x < W + 10 and 5 <= y < H + 5:
+        return walled(True)(x - 10, y - 5)
+    return x in (0, W + 19) or y in (0, H + 9)
+
+
+CLOSED = make_grid(W, H, RES, (0.0, 0.0), walled(False))
+OPEN = make_grid(W, H, RES, (0.0, 0.0), walled(True))
+START = cell_center(10, 20)
+BEYOND = cell_center(50, 20)  # behind the wall: reachable only through the door
+
+
+def wait_start(peer, node, x, y, timeout=30.0):
+    """Publishes the start until the node logs it (after a restart, discovery takes a moment and
+    /initialpose is not latched)."""
+    before = node.count("start pose")
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        peer.set_start(x, y, 0.0)
+        try:
+            peer.spin_until(lambda: node.count("start pose") > before, 1.0)
+            return
+        except AssertionError:
+            continue
+    raise AssertionError(f"the node never took the start pose:\n{node.log()}")
+
+
+@pytest.mark.parametrize("new_geometry", [False, True], ids=["same-geometry", "new-geometry"])
+def test_map_publisher_restart_delivers_the_new_map(new_geometry):
+    tag = "mr" + ("g" if new_geometry else "s")
+    tmp = tmpdir("blockstar-maprestart-")
+    node = start_node(tmp, f"planner_{tag}", {"robot_radius": 0.15}, remap_prefix=f"/{tag}")
+    first = Peer(f"peer_{tag}", prefix=f"/{tag}", node_name=f"planner_{tag}")
+    publisher = Peer(f"mapserver_{tag}_1", prefix=f"/{tag}", node_name=f"planner_{tag}")
+    try:
+        first.wait_connected()
+        publisher.wait_connected()
+        publisher.publish_map(CLOSED, node)
+        first.set_start(*START, 0.0, node_proc=node)
+        status, _ = first.plan(*BEYOND)
+        assert status.code == S.NO_VALID_PATH, status.message  # the closed map is in use
+        # The map server goes away and a new one (a fresh transient-local publisher) comes up
+        # with a new version of the map: the door is open (and, for new-geometry, the map is
+        # larger and has another origin, so everything is rebuilt rather than patched).
+        publisher.close()
+        new_map = make_grid(W + 20, H + 10, RES, (-1.0, -0.5), larger_open) if new_geometry else OPEN
+        in_use = node.count("in use")
+        publisher = Peer(f"mapserver_{tag}_2", prefix=f"/{tag}", node_name=f"planner_{tag}")
+        publisher.map_pub.publish(new_map)  # before discovery: transient local delivers it later
+        publisher.spin_until(lambda: node.count("in use") > in_use, what="the new map in use")
+        status, path = first.plan(*BEYOND)
+        assert status.code == S.SUCCESS, status.message
+        assert_path_valid(path, new_map, START, BEYOND)
+    finally:
+        first.close()
+        publisher.close()
+        node.stop()
+
+
+def test_node_killed_and_restarted_recovers_the_latched_map():
+    tmp = tmpdir("blockstar-noderestart-")
+    params = {"robot_radius": 0.15}
+    node = start_node(tmp, "planner_nr", params, remap_prefix="/nr")
+    peer = Peer("peer_nr", prefix="/nr", node_name="planner_nr")
+    try:
+        peer.wait_connected()
+        peer.publish_map(OPEN, node)  # published once, never again
+        peer.set_start(*START, 0.0, node_proc=node)
+        status, path = peer.plan(*BEYOND)
+        assert status.code == S.SUCCESS, status.message
+        # Killed mid-stream: goals keep coming while it is down (they are lost with it).
+        for _ in range(5):
+            peer.send_goal(*BEYOND)
+        node.proc.kill()
+        node.proc.wait()
+        node.stop()
+        for _ in range(5):
+            peer.send_goal(*BEYOND)
+        peer.spin(0.2)
+        # A new process of the same node: its map comes from the latched /map of the peer.
+        node = start_node(tmp, "planner_nr", params, remap_prefix="/nr")
+        node.wait_log("in use", 1, timeout=30)
+        wait_start(peer, node, *START)
+        status, path = peer.plan(*BEYOND)
+        assert status.code == S.SUCCESS, status.message
+        assert_path_valid(path, OPEN, START, BEYOND)
+        assert node.alive()
+    finally:
+        peer.close()
+        node.stop()
+
+
+def sha256(path):
+    return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
+
+
+def truncate(data):
+    return data[: len(data) // 3]
+
+
+def flip_bytes(data):
+    b = bytearray(data)
+    for at in (len(b) // 2, len(b) - 5, 100):
+        b[at] ^= 0xFF
+    return bytes(b)
+
+
+@pytest.fixture(scope="module")
+def cache_dir():
+    """A private cache directory holding a freshly built, valid LDDB file, and its hash."""
+    d = tmpdir("blockstar-cache-")
+    env = dict(node_env(), BLOCKSTAR_CACHE_DIR=str(d))
+    out = subprocess.run([str(CLI_BIN), "lddb", "info"], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    files = list(d.glob("lddb-*.bin"))
+    assert len(files) == 1, files
+    return d, files[0], sha256(files[0])
+
+
+def node_with_cache(tmp, cache, name):
+    old = os.environ.get("BLOCKSTAR_CACHE_DIR")
+    os.environ["BLOCKSTAR_CACHE_DIR"] = str(cache)
+    try:
+        return start_node(tmp, name, {"robot_radius": 0.15})
+    finally:
+        if old is None:
+            del os.environ["BLOCKSTAR_CACHE_DIR"]
+        else:
+            os.environ["BLOCKSTAR_CACHE_DIR"] = old
+
+
+@pytest.mark.parametrize("damage", [truncate, flip_bytes], ids=["truncated", "flipped-bytes"])
+def test_node_detects_rebuilds_and_logs_a_corrupt_cache(cache_dir, damage):
+    d, file, good_hash = cache_dir
+    tmp = tmpdir("blockstar-cachenode-")
+    # A valid cache is loaded, and says so.
+    node = node_with_cache(tmp, d, "planner_cache_ok")
+    node.stop()
+    assert "LDDB loaded from cache" in node.log(), node.log()
+    file.write_bytes(damage(file.read_bytes()))
+    node = node_with_cache(tmp, d, "planner_cache_bad")
+    try:
+        log = node.log()
+        assert "[WARN]" in log and "was corrupt or unusable and has been rebuilt" in log, log
+        assert str(file) in log and "cache written" in log, log
+    finally:
+        node.stop()
+    assert sha256(file) == good_hash  # rewritten, byte for byte the valid file
+    node = node_with_cache(tmp, d, "planner_cache_again")
+    node.stop()
+    assert "LDDB loaded from cache" in node.log(), node.log()
+
+
+@pytest.mark.parametrize("damage", [truncate, flip_bytes], ids=["truncated", "flipped-bytes"])
+def test_cli_detects_rebuilds_and_reports_a_corrupt_cache(cache_dir, damage):
+    d, file, good_hash = cache_dir
+    env = dict(node_env(), BLOCKSTAR_CACHE_DIR=str(d))
+    file.write_bytes(damage(file.read_bytes()))
+    out = subprocess.run([str(CLI_BIN), "lddb", "info"], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout + out.stderr
+    assert "built" in text and "is invalid" in text and "saved" in text, text
+    assert sha256(file) == good_hash
+    out = subprocess.run([str(CLI_BIN), "lddb", "info"], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and "loaded" in out.stdout + out.stderr, out.stdout + out.stderr
