@@ -110,18 +110,46 @@ impl Layout {
     }
 }
 
+/// Search state of one block, kept together so an expansion touches two or three cache lines:
+/// the g-values of its boundary nodes (by boundary position), its heap value and its ingress
+/// (dirty) bits. A vertex shared by several blocks has one slot in each; every write goes to all
+/// of them (the hand-off), so the slots always agree.
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+struct BlockState {
+    stamp: u32,
+    dirty: u32,
+    key: f64,
+    g: [f64; 16],
+}
+
+impl BlockState {
+    /// This state, reset first when its stamp is not `generation`.
+    #[inline(always)]
+    fn touched(&mut self, generation: u32) -> &mut Self {
+        if self.stamp != generation {
+            *self = BlockState { stamp: generation, ..BlockState::default() };
+        }
+        self
+    }
+}
+
+impl Default for BlockState {
+    fn default() -> Self {
+        Self { stamp: 0, dirty: 0, key: f64::INFINITY, g: [f64::INFINITY; 16] }
+    }
+}
+
 /// Block A* with reusable scratch memory. Keep one per thread; any number of them may share
 /// one [`Lddb`] and one [`BlockGrid`].
 #[derive(Debug, Default, Clone)]
 pub struct BlockAStar {
     generation: u32,
-    node_stamp: Vec<u32>,
-    g: Vec<f64>,
-    parent: Vec<u32>,
-    parent_block: Vec<u32>,
-    block_stamp: Vec<u32>,
-    block_key: Vec<f64>,
-    dirty: Vec<u32>,
+    /// Per node: (parent node, block whose table leads from the parent, or [`STEP`]). Written
+    /// whenever a node's g-value improves and read only along the final path, so it needs no
+    /// generation stamp.
+    parent: Vec<(u32, u32)>,
+    blocks: Vec<BlockState>,
     heap: BinaryHeap<(Reverse<u64>, u32)>,
     layout: Layout,
     layout_key: (usize, bool),
@@ -141,6 +169,8 @@ struct Query<'a> {
     max_y: usize,
     goal: (i64, i64),
     goal_id: u32,
+    /// Node-id offset of each boundary position from the block's low corner node.
+    offsets: [u32; 16],
 }
 
 impl Query<'_> {
@@ -197,52 +227,36 @@ impl BlockAStar {
     }
 
     fn begin(&mut self, nodes: usize, blocks: usize) {
-        if self.node_stamp.len() != nodes {
-            self.node_stamp = vec![0; nodes];
-            self.g = vec![f64::INFINITY; nodes];
-            self.parent = vec![NONE; nodes];
-            self.parent_block = vec![NONE; nodes];
+        if self.parent.len() != nodes {
+            self.parent = vec![(NONE, NONE); nodes];
         }
-        if self.block_stamp.len() != blocks {
-            self.block_stamp = vec![0; blocks];
-            self.block_key = vec![f64::INFINITY; blocks];
-            self.dirty = vec![0; blocks];
+        if self.blocks.len() != blocks {
+            self.blocks = vec![BlockState::default(); blocks];
         }
-        // Fresh arrays carry stamp 0, which never equals a live generation; the generation is
-        // never reset here, since the other arrays may still hold stamps of earlier queries.
+        // Fresh blocks carry stamp 0, which never equals a live generation; the generation is
+        // never reset here, since other blocks may still hold stamps of earlier queries.
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
-            self.node_stamp.iter_mut().for_each(|s| *s = 0);
-            self.block_stamp.iter_mut().for_each(|s| *s = 0);
+            self.blocks.iter_mut().for_each(|s| s.stamp = 0);
             self.generation = 1;
         }
         self.heap.clear();
     }
 
+    /// The state of block `b`, reset first when this query has not touched it yet.
     #[inline(always)]
-    fn g(&self, id: u32) -> f64 {
-        if self.node_stamp[id as usize] == self.generation {
-            self.g[id as usize]
+    fn block(&mut self, b: usize) -> &mut BlockState {
+        self.blocks[b].touched(self.generation)
+    }
+
+    /// g-value of boundary position `pos` of block `b` (`+inf` when not reached).
+    #[inline(always)]
+    fn slot_g(&self, b: usize, pos: usize) -> f64 {
+        let s = &self.blocks[b];
+        if s.stamp == self.generation {
+            s.g[pos & 15]
         } else {
             f64::INFINITY
-        }
-    }
-
-    #[inline(always)]
-    fn set_g(&mut self, id: u32, g: f64, parent: u32, via: u32) {
-        let i = id as usize;
-        self.node_stamp[i] = self.generation;
-        self.g[i] = g;
-        self.parent[i] = parent;
-        self.parent_block[i] = via;
-    }
-
-    #[inline(always)]
-    fn block_touch(&mut self, b: usize) {
-        if self.block_stamp[b] != self.generation {
-            self.block_stamp[b] = self.generation;
-            self.block_key[b] = f64::INFINITY;
-            self.dirty[b] = 0;
         }
     }
 
@@ -256,12 +270,24 @@ impl BlockAStar {
     /// [`Self::mark_dirty`] for several boundary positions with least f-value `f`.
     #[inline(always)]
     fn mark_dirty_bits(&mut self, b: u32, bits: u32, f: f64) {
-        let bi = b as usize;
-        self.block_touch(bi);
-        self.dirty[bi] |= bits;
-        if f < self.block_key[bi] {
-            self.block_key[bi] = f;
+        let s = self.block(b as usize);
+        s.dirty |= bits;
+        if f < s.key {
+            s.key = f;
             self.heap.push((Reverse(f.to_bits()), b));
+        }
+    }
+
+    /// Stores g-value `g` of node `(x, y)` in the slots of every block whose boundary holds it.
+    #[inline]
+    fn store_everywhere(&mut self, q: &Query<'_>, x: i64, y: i64, g: f64) {
+        let mut blocks = [0u32; 4];
+        let k = q.blocks_of(x, y, &mut blocks);
+        for &ob in &blocks[..k] {
+            let pos = self.boundary_pos_in(q, ob as usize, x, y);
+            if pos != 0xFF {
+                self.block(ob as usize).g[pos & 15] = g;
+            }
         }
     }
 
@@ -322,10 +348,13 @@ impl BlockAStar {
             max_y,
             goal: (i64::from(goal.0), i64::from(goal.1)),
             goal_id: goal.1 * stride as u32 + goal.0,
+            offsets: std::array::from_fn(|i| {
+                self.layout.boundary_xy.get(i).map_or(0, |&(lx, ly)| (ly as usize * stride + lx as usize) as u32)
+            }),
         };
         self.begin(stride * (max_y + 1), grid.blocks_x() * grid.blocks_y());
         let start_id = start.1 * stride as u32 + start.0;
-        self.set_g(start_id, 0.0, NONE, NONE);
+        self.store_everywhere(&q, i64::from(start.0), i64::from(start.1), 0.0);
 
         // Best goal length found so far and the hop that reaches the goal.
         let mut best = (f64::INFINITY, NONE, NONE);
@@ -343,7 +372,8 @@ impl BlockAStar {
             }
             self.heap.pop();
             let bi = b as usize;
-            if self.block_key[bi].to_bits() != key.to_bits() || self.dirty[bi] == 0 {
+            let state = &self.blocks[bi];
+            if state.key.to_bits() != key.to_bits() || state.dirty == 0 {
                 continue;
             }
             expansions += 1;
@@ -364,29 +394,31 @@ impl BlockAStar {
     /// boundary nodes, or the single `source` node for start-block initialisation), updates the
     /// goal length when `b` holds the goal, and passes improved nodes on to neighbouring blocks.
     fn expand(&mut self, q: &Query<'_>, b: usize, source: Option<u32>, best: &mut (f64, u32, u32)) {
-        self.block_touch(b);
+        let state = self.block(b);
         // Start-block initialisation leaves whatever other blocks' expansions queued here.
-        let ingress = if source.is_none() { std::mem::take(&mut self.dirty[b]) } else { 0 };
+        let ingress = if source.is_none() { std::mem::take(&mut state.dirty) } else { 0 };
         if source.is_none() {
-            self.block_key[b] = f64::INFINITY;
+            state.key = f64::INFINITY;
         }
+        // g-values of the boundary nodes, by boundary position (contiguous, one copy).
+        let mut gs = state.g;
         let (bx, by) = (b % q.grid.blocks_x(), b / q.grid.blocks_x());
         let (ox, oy) = ((bx * q.side) as i64, (by * q.side) as i64);
         let (c, t) = q.lddb.class_of(q.grid.pattern(b));
         let perm = q.lddb.perm(q.metric, t);
         let n = self.layout.n;
         let nbd = self.layout.boundary.len();
-        // Boundary nodes of this block: ids (NONE off the map), class-frame indices, g-values.
+        // Boundary nodes of this block: ids (NONE off the map) and class-frame indices. Only
+        // blocks of the last row or column reach past the map.
         let mut ids = [NONE; 16];
         let mut cls = [0usize; 16];
-        let mut gs = [f64::INFINITY; 16];
+        let base = (oy as usize * q.stride + ox as usize) as u32;
+        let inside = ox as usize + n - 1 <= q.max_x && oy as usize + n - 1 <= q.max_y;
         for i in 0..nbd {
             let (lx, ly) = self.layout.boundary_xy[i];
-            let (x, y) = (ox + lx, oy + ly);
-            if x as usize <= q.max_x && y as usize <= q.max_y {
-                ids[i] = (y as usize * q.stride + x as usize) as u32;
+            if inside || ((ox + lx) as usize <= q.max_x && (oy + ly) as usize <= q.max_y) {
+                ids[i] = base + q.offsets[i];
                 cls[i] = perm[self.layout.boundary[i] as usize] as usize;
-                gs[i] = self.g(ids[i]);
             }
         }
         // Ingress list: (row offset of its class-frame index in the table, g, id).
@@ -455,6 +487,9 @@ impl BlockAStar {
                 })
             }
         };
+        if improved != 0 {
+            self.blocks[b].g = gs;
+        }
         if q.metric == Metric::AnyAngle {
             self.pass_on_vertices(q, b, improved, &ids, &gs, best);
         } else {
@@ -513,7 +548,7 @@ impl BlockAStar {
             if from[i] == NONE || ids[i] == NONE {
                 continue;
             }
-            self.set_g(ids[i], cand[i], from[i], b as u32);
+            self.parent[ids[i] as usize] = (from[i], b as u32);
             gs[i] = cand[i];
             improved |= 1 << i;
             if ids[i] == q.goal_id && cand[i] < best.0 {
@@ -577,7 +612,7 @@ impl BlockAStar {
             // The first ingress reaching the minimum, as the ingress-major scalar loop picks it
             // (the same f64 sum, so the comparison is exact).
             let from = rows[..nr].iter().find(|e| e.1 + f64::from(table[e.0 + j]) == v).map_or(NONE, |e| e.2);
-            self.set_g(ids[i], v, from, b as u32);
+            self.parent[ids[i] as usize] = (from, b as u32);
             gs[i] = v;
             improved |= 1 << i;
             if ids[i] == q.goal_id && v < best.0 {
@@ -601,7 +636,6 @@ impl BlockAStar {
     ) {
         let mask = q.grid.mask();
         let conservative = q.rule == LosRule::Conservative;
-        let mut blocks = [0u32; 4];
         let mut work: Vec<(u32, f64)> = Vec::new();
         let (bw, bh) = (q.grid.blocks_x() as i64, q.grid.blocks_y() as i64);
         let (bx, by) = ((b % q.grid.blocks_x()) as i64, (b / q.grid.blocks_x()) as i64);
@@ -615,30 +649,39 @@ impl BlockAStar {
             m &= m - 1;
             let (lx, ly) = self.layout.boundary_xy[i];
             let (x, y) = (ox + lx, oy + ly);
-            if conservative {
-                if mask.is_pinch(x, y) {
-                    continue;
-                }
-                work.push((ids[i], gs[i]));
+            let g = gs[i];
+            // Under the conservative rule a pinch vertex is never an intermediate waypoint: its
+            // g-value is handed over, but it becomes nobody's ingress.
+            let pinch = conservative && mask.is_pinch(x, y);
+            if conservative && !pinch {
+                work.push((ids[i], g));
             }
-            let f = gs[i] + q.h(x, y);
-            if f >= best.0 {
-                // Cannot lead to a shorter goal path (h is admissible).
-                continue;
-            }
+            let f = if pinch { f64::INFINITY } else { g + q.h(x, y) };
+            // Marking is useless when the vertex cannot lead to a shorter goal path (h is
+            // admissible).
+            let mark = f < best.0;
             // Surrounding cells that are free: bit 0 = (x-1,y-1), 1 = (x,y-1), 2 = (x-1,y), 3 = (x,y).
-            let free = u8::from(!mask.blocked(x - 1, y - 1))
-                | u8::from(!mask.blocked(x, y - 1)) << 1
-                | u8::from(!mask.blocked(x - 1, y)) << 2
-                | u8::from(!mask.blocked(x, y)) << 3;
+            let free = if mark {
+                u8::from(!mask.blocked(x - 1, y - 1))
+                    | u8::from(!mask.blocked(x, y - 1)) << 1
+                    | u8::from(!mask.blocked(x - 1, y)) << 2
+                    | u8::from(!mask.blocked(x, y)) << 3
+            } else {
+                0
+            };
             for &(dx, dy, pos, cells) in &self.layout.shared[i] {
                 let (nbx, nby) = (bx + dx, by + dy);
-                // Skip blocks off the map and blocks with no free cell at the vertex: no in-block
-                // path of theirs starts there, so handing the vertex over would waste an expansion.
-                if nbx < 0 || nby < 0 || nbx >= bw || nby >= bh || free & cells == 0 {
+                if nbx < 0 || nby < 0 || nbx >= bw || nby >= bh {
                     continue;
                 }
                 let ob = (nby * bw + nbx) as u32;
+                // The hand-off: every block holding the vertex learns its new g-value.
+                self.blocks[ob as usize].touched(self.generation).g[pos as usize & 15] = g;
+                // Blocks with no free cell at the vertex get no ingress there: no in-block path
+                // of theirs starts at it, so marking would waste an expansion.
+                if free & cells == 0 {
+                    continue;
+                }
                 // Coalesce: one heap push per neighbouring block and expansion.
                 match pending[..np].iter_mut().find(|e| e.0 == ob) {
                     Some(e) => {
@@ -661,12 +704,13 @@ impl BlockAStar {
         let (bx, by) = (b % q.grid.blocks_x(), b / q.grid.blocks_x());
         let (ox, oy) = ((bx * q.side) as i64, (by * q.side) as i64);
         let s = q.side as i64;
+        let mut blocks = [0u32; 4];
         while let Some((id, g)) = work.pop() {
-            if g > self.g(id) {
-                continue;
-            }
             let (x, y) = q.xy(id);
             let (lx, ly) = (x - ox, y - oy);
+            if g > self.slot_g(b, self.layout.boundary_pos[ly as usize * self.layout.n + lx as usize] as usize) {
+                continue;
+            }
             for (dx, dy) in [(1i64, 0i64), (-1, 0), (0, 1), (0, -1)] {
                 let on_line = if dx != 0 { ly == 0 || ly == s } else { lx == 0 || lx == s };
                 let (nlx, nly) = (lx + dx, ly + dy);
@@ -679,8 +723,10 @@ impl BlockAStar {
                 }
                 let nid = (ny as usize * q.stride + nx as usize) as u32;
                 let ng = g + 1.0;
-                if ng < self.g(nid) {
-                    self.set_g(nid, ng, id, STEP);
+                let npos = self.layout.boundary_pos[nly as usize * self.layout.n + nlx as usize] as usize;
+                if ng < self.slot_g(b, npos) {
+                    self.store_everywhere(q, nx, ny, ng);
+                    self.parent[nid as usize] = (id, STEP);
                     if nid == q.goal_id && ng < best.0 {
                         *best = (ng, id, STEP);
                     }
@@ -725,7 +771,7 @@ impl BlockAStar {
             }
             let (lx, ly) = self.layout.boundary_xy[i];
             let (x, y) = (ox + lx, oy + ly);
-            let g = self.g(ids[i]);
+            let g = self.slot_g(b, i);
             for &(dx, dy) in moves {
                 let (nlx, nly) = (lx + dx, ly + dy);
                 let (ex, ey) = (step(nlx), step(nly));
@@ -739,14 +785,15 @@ impl BlockAStar {
                 }
                 let nid = (ny as usize * q.stride + nx as usize) as u32;
                 let ng = g + if diagonal { SQRT2 } else { 1.0 };
-                if ng < self.g(nid) {
-                    self.set_g(nid, ng, ids[i], STEP);
+                // A free cell is on the map, so its block is too.
+                let nbi = (by + ey) as usize * bw + (bx + ex) as usize;
+                let pos = self.layout.boundary_pos[((nly - ey * s) * s + (nlx - ex * s)) as usize] as usize;
+                if ng < self.slot_g(nbi, pos) {
+                    self.block(nbi).g[pos & 15] = ng;
+                    self.parent[nid as usize] = (ids[i], STEP);
                     if nid == q.goal_id && ng < best.0 {
                         *best = (ng, ids[i], STEP);
                     }
-                    // A free cell is on the map, so its block is too.
-                    let nbi = (by + ey) as usize * bw + (bx + ex) as usize;
-                    let pos = self.layout.boundary_pos[((nly - ey * s) * s + (nlx - ex * s)) as usize] as usize;
                     self.mark_dirty(nbi as u32, pos, ng + q.h(nx, ny));
                 }
             }
@@ -761,8 +808,9 @@ impl BlockAStar {
         let mut cur = last_from;
         while cur != start_id {
             let i = cur as usize;
-            hops.push((self.parent[i], cur, self.parent_block[i]));
-            cur = self.parent[i];
+            let (from, via) = self.parent[i];
+            hops.push((from, cur, via));
+            cur = from;
         }
         hops.reverse();
         let mut pts: Vec<(u32, u32)> = vec![self.point(q, start_id)];

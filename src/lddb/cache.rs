@@ -7,19 +7,24 @@
 //!
 //! Layout (little endian): magic `BSLDDB\r\n`, u32 format version, u32 side, u32 class count,
 //! u32 zero, u64 payload length, u64 checksum of the payload; then the payload: pattern->class
-//! map (u32 each), canonical patterns (u32), per rule any-angle distances (u16) and next hops
-//! (u8), octile (u8), tile (u8).
+//! map (u32 each), canonical patterns (u32), per rule any-angle distances (u16), octile (u8),
+//! tile (u8). Next hops are derived from the distances (see [`Lddb::next_hop`]), never stored.
+//!
+//! Loading reads the sections in 1 MiB pieces on all rayon threads (positioned reads straight
+//! into the final arrays) and hashes each piece while it is still in cache, so the file is
+//! touched once.
 
 use super::{build, Lddb, Metric};
 use crate::search::los::LosRule;
 use rayon::prelude::*;
 use std::borrow::Cow;
-use std::io::{Read, Write};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 8] = b"BSLDDB\r\n";
 /// Version of the file layout and of the table semantics; bump it whenever either changes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 const HEADER: usize = 40;
 
 /// Errors of building, loading or saving the database.
@@ -127,27 +132,37 @@ pub fn cache_file_name(side: usize) -> String {
     format!("lddb-v{FORMAT_VERSION}-s{side}.bin")
 }
 
-/// 64-bit checksum of `bytes`: a multiply-rotate hash per 1 MiB chunk (in parallel), chained.
+const K: u64 = 0x9E37_79B9_7F4A_7C15;
+/// Bytes per independently hashed (and, when loading, independently read) piece.
+const PIECE: usize = 1 << 20;
+
+/// Hash of one piece of at most [`PIECE`] bytes.
+fn piece_hash(chunk: &[u8]) -> u64 {
+    let mut lanes = [0x243F_6A88_85A3_08D3u64, 0x1319_8A2E_0370_7344, 0xA409_3822_299F_31D0, 0x082E_FA98_EC4E_6C89];
+    let mut words = chunk.chunks_exact(32);
+    for w in &mut words {
+        for (l, lane) in lanes.iter_mut().enumerate() {
+            let v = u64::from_le_bytes(w[l * 8..l * 8 + 8].try_into().unwrap_or([0; 8]));
+            *lane = (*lane ^ v).wrapping_mul(K).rotate_left(29);
+        }
+    }
+    let mut h = lanes.iter().fold(chunk.len() as u64, |h, &l| (h ^ l).wrapping_mul(K).rotate_left(31));
+    for &b in words.remainder() {
+        h = (h ^ u64::from(b)).wrapping_mul(K);
+    }
+    h
+}
+
+/// Chains the piece hashes of a byte string of `len` bytes.
+fn combine_pieces(len: usize, pieces: impl Iterator<Item = u64>) -> u64 {
+    pieces.fold(len as u64 ^ K, |h, p| (h ^ p).wrapping_mul(K).rotate_left(23))
+}
+
+/// 64-bit checksum of `bytes`: a multiply-rotate hash per 1 MiB piece (in parallel), chained.
 /// Not cryptographic; it detects truncation, bit rot and partial writes.
 pub fn checksum(bytes: &[u8]) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let chunk_hash = |chunk: &[u8]| {
-        let mut lanes = [0x243F_6A88_85A3_08D3u64, 0x1319_8A2E_0370_7344, 0xA409_3822_299F_31D0, 0x082E_FA98_EC4E_6C89];
-        let mut words = chunk.chunks_exact(32);
-        for w in &mut words {
-            for (l, lane) in lanes.iter_mut().enumerate() {
-                let v = u64::from_le_bytes(w[l * 8..l * 8 + 8].try_into().unwrap_or([0; 8]));
-                *lane = (*lane ^ v).wrapping_mul(K).rotate_left(29);
-            }
-        }
-        let mut h = lanes.iter().fold(chunk.len() as u64, |h, &l| (h ^ l).wrapping_mul(K).rotate_left(31));
-        for &b in words.remainder() {
-            h = (h ^ u64::from(b)).wrapping_mul(K);
-        }
-        h
-    };
-    let parts: Vec<u64> = bytes.par_chunks(1 << 20).map(chunk_hash).collect();
-    parts.iter().fold(bytes.len() as u64 ^ K, |h, &p| (h ^ p).wrapping_mul(K).rotate_left(23))
+    let parts: Vec<u64> = bytes.par_chunks(PIECE).map(piece_hash).collect();
+    combine_pieces(bytes.len(), parts.into_iter())
 }
 
 impl Lddb {
@@ -236,24 +251,23 @@ impl Lddb {
             le_bytes(&self.canon_of),
             le_bytes(&self.canon),
             le_bytes(&self.aa_dist[0]),
-            Cow::Borrowed(&self.aa_next[0][..]),
             le_bytes(&self.aa_dist[1]),
-            Cow::Borrowed(&self.aa_next[1][..]),
             Cow::Borrowed(&self.oct[..]),
             Cow::Borrowed(&self.tile[..]),
         ]
     }
 
     /// Reads and validates the cache file at `path` for blocks of `side` cells. The sections are
-    /// read straight into their final arrays (one pass over the data, no intermediate copy).
+    /// read straight into their final arrays in 1 MiB pieces on all rayon threads, each piece
+    /// hashed right after it is read (one pass over the data, no intermediate copy).
     pub fn load(path: &Path, side: usize) -> Result<Lddb, LddbError> {
         let shown = || path.display().to_string();
         let io = |source| LddbError::Io { path: shown(), source };
         let corrupt = |reason: String| LddbError::Corrupt { path: shown(), reason };
-        let mut f = std::fs::File::open(path).map_err(io)?;
+        let f = std::fs::File::open(path).map_err(io)?;
         let file_len = f.metadata().map_err(io)?.len();
         let mut header = [0u8; HEADER];
-        f.read_exact(&mut header).map_err(|_| corrupt("not an LDDB file (shorter than its header)".into()))?;
+        f.read_exact_at(&mut header, 0).map_err(|_| corrupt("not an LDDB file (shorter than its header)".into()))?;
         let u32_at = |o: usize| u32::from_le_bytes([header[o], header[o + 1], header[o + 2], header[o + 3]]);
         let u64_at = |o: usize| u64::from_le_bytes(header[o..o + 8].try_into().unwrap_or([0; 8]));
         if &header[..8] != MAGIC {
@@ -271,7 +285,7 @@ impl Lddb {
         if k == 0 || k > patterns {
             return Err(corrupt(format!("class count {k} out of range")));
         }
-        let expected = patterns * 4 + k * 4 + 2 * k * nv * nv * 3 + 2 * k * nc * nc;
+        let expected = patterns * 4 + k * 4 + 2 * k * nv * nv * 2 + 2 * k * nc * nc;
         if u64_at(24) != expected as u64 || file_len != (HEADER + expected) as u64 {
             return Err(corrupt(format!(
                 "payload is {} bytes, header says {}, expected {expected}",
@@ -282,33 +296,49 @@ impl Lddb {
         let mut canon_of = vec![0u32; patterns];
         let mut canon = vec![0u32; k];
         let mut aa_dist = [vec![0u16; k * nv * nv], vec![0u16; k * nv * nv]];
-        let mut aa_next = [vec![0u8; k * nv * nv], vec![0u8; k * nv * nv]];
         let mut oct = vec![0u8; k * nc * nc];
         let mut tile = vec![0u8; k * nc * nc];
-        {
+        let checksum = {
             let [d0, d1] = &mut aa_dist;
-            let [n0, n1] = &mut aa_next;
-            let sections: [&mut [u8]; 8] = [
+            let sections: [&mut [u8]; 6] = [
                 bytemuck::cast_slice_mut(&mut canon_of[..]),
                 bytemuck::cast_slice_mut(&mut canon[..]),
                 bytemuck::cast_slice_mut(&mut d0[..]),
-                &mut n0[..],
                 bytemuck::cast_slice_mut(&mut d1[..]),
-                &mut n1[..],
                 &mut oct[..],
                 &mut tile[..],
             ];
-            for section in sections {
-                f.read_exact(section).map_err(|e| corrupt(format!("truncated: {e}")))?;
+            let lens: Vec<usize> = sections.iter().map(|s| s.len()).collect();
+            // (section, file offset, piece) for every piece of every section.
+            let mut pieces = vec![];
+            let mut offset = HEADER as u64;
+            for (i, section) in sections.into_iter().enumerate() {
+                for piece in section.chunks_mut(PIECE) {
+                    let len = piece.len() as u64;
+                    pieces.push((i, offset, piece));
+                    offset += len;
+                }
             }
+            let hashes: Vec<(usize, u64)> = pieces
+                .into_par_iter()
+                .map(|(i, at, piece)| {
+                    f.read_exact_at(piece, at).map(|()| (i, piece_hash(piece))).map_err(|e| format!("truncated: {e}"))
+                })
+                .collect::<Result<_, String>>()
+                .map_err(corrupt)?;
+            let per_section = lens
+                .iter()
+                .enumerate()
+                .map(|(i, &len)| combine_pieces(len, hashes.iter().filter(|h| h.0 == i).map(|h| h.1)));
+            per_section.fold(FORMAT_VERSION as u64, |h, c| (h ^ c).wrapping_mul(K).rotate_left(17))
+        };
+        if checksum != u64_at(32) {
+            return Err(corrupt("checksum mismatch".into()));
         }
         from_le_in_place(&mut canon_of);
         from_le_in_place(&mut canon);
         aa_dist.iter_mut().for_each(|d| from_le_in_place(d));
-        let db = Lddb::assemble(side, canon_of, canon, aa_dist, aa_next, oct, tile);
-        if checksum_sections(&db.sections_le()) != u64_at(32) {
-            return Err(corrupt("checksum mismatch".into()));
-        }
+        let db = Lddb::assemble(side, canon_of, canon, aa_dist, oct, tile);
         db.validate().map_err(corrupt)?;
         Ok(db)
     }
@@ -318,17 +348,13 @@ impl Lddb {
     /// trusted even when its checksum matches).
     fn validate(&self) -> Result<(), String> {
         let side = self.side;
-        let (patterns, nv, k) = (1usize << (side * side), (side + 1) * (side + 1), self.canon.len());
+        let (patterns, k) = (1usize << (side * side), self.canon.len());
         // Range checks as branch-free folds over large chunks (they vectorise; a per-element
         // early-exit `any` costs more than reading the file).
-        let (k32, nv8) = (k as u32, nv as u8);
+        let k32 = k as u32;
         let bad_class = |c: &[u32]| c.iter().fold(false, |bad, &v| bad | ((v >> 3) >= k32));
         if self.canon_of.par_chunks(1 << 14).any(bad_class) || self.canon.iter().any(|&p| p as usize >= patterns) {
             return Err("class index out of range".into());
-        }
-        let bad_hop = |c: &[u8]| c.iter().fold(false, |bad, &h| bad | ((h != build::NO_HOP) & (h >= nv8)));
-        if self.aa_next[0].par_chunks(1 << 16).any(bad_hop) || self.aa_next[1].par_chunks(1 << 16).any(bad_hop) {
-            return Err("next hop out of range".into());
         }
         for p in (0..patterns as u32).step_by((patterns / 64).max(1)) {
             let (c, t) = self.class_of(p);
@@ -353,9 +379,7 @@ impl Lddb {
         for rule in LosRule::ALL {
             build::any_angle_table(side, p, rule, &mut d, &mut n);
             let r = rule.index();
-            if d[..] != self.aa_dist[r][c * nv * nv..(c + 1) * nv * nv]
-                || n[..] != self.aa_next[r][c * nv * nv..(c + 1) * nv * nv]
-            {
+            if d[..] != self.aa_dist[r][c * nv * nv..(c + 1) * nv * nv] {
                 return false;
             }
         }
@@ -369,9 +393,7 @@ impl Lddb {
 
 /// Checksum of the payload sections, in order.
 fn checksum_sections(sections: &[Cow<'_, [u8]>]) -> u64 {
-    sections
-        .iter()
-        .fold(FORMAT_VERSION as u64, |h, s| (h ^ checksum(s)).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17))
+    sections.iter().fold(FORMAT_VERSION as u64, |h, s| (h ^ checksum(s)).wrapping_mul(K).rotate_left(17))
 }
 
 /// Little-endian bytes of a slice of integers (borrowed on little-endian machines).

@@ -1,7 +1,8 @@
 //! The Local Distance Database (Yap, Burch, Holte, Schaeffer, AAAI 2011): for every obstacle
 //! pattern of a square block of cells, the shortest in-block distance between every pair of
 //! nodes for three metrics (tile and octile between cells, any-angle between vertices under both
-//! [`LosRule`]s), plus next hops so found paths can be rebuilt through their inflection points.
+//! [`LosRule`]s). Paths are rebuilt through their inflection points from the distances alone (see
+//! [`Lddb::next_hop`]), so no next-hop table is stored.
 //!
 //! Only one pattern per symmetry class of the square is stored (8548 instead of 65536 for 4x4
 //! cells); a lookup maps the pattern to its class and the node indices through the transform.
@@ -43,8 +44,6 @@ pub struct Lddb {
     pub(crate) canon: Vec<u32>,
     /// Per rule: any-angle distances, `[c][a][b]`, fixed point.
     pub(crate) aa_dist: [Vec<u16>; 2],
-    /// Per rule: any-angle next hops, `[c][a][b]`.
-    pub(crate) aa_next: [Vec<u8>; 2],
     /// Per rule: any-angle distances between boundary vertices only, `[c][i][j]` over boundary
     /// positions (row-major order of the boundary vertices), as `f32` (exact: entries are
     /// multiples of 1/1024 below 64) with `+inf` for unreachable. Derived from `aa_dist` when the
@@ -60,6 +59,9 @@ pub struct Lddb {
     cperm: Vec<Vec<u8>>,
     cinv: Vec<Vec<u8>>,
     oct_len: [f64; 256],
+    /// Euclidean distance between block vertices `a` and `b` at `[a * nodes + b]`, times
+    /// [`AA_SCALE`] (the fixed-point unit of the stored distances).
+    euclid_fixed: Vec<f64>,
 }
 
 impl std::fmt::Debug for Lddb {
@@ -94,11 +96,11 @@ impl Lddb {
             }
         };
         let mut aa_dist = [vec![0u16; k * nv * nv], vec![0u16; k * nv * nv]];
-        let mut aa_next = [vec![0u8; k * nv * nv], vec![0u8; k * nv * nv]];
         for (r, rule) in LosRule::ALL.into_iter().enumerate() {
-            aa_dist[r].par_chunks_mut(nv * nv).zip(aa_next[r].par_chunks_mut(nv * nv)).enumerate().for_each(
-                |(c, (d, n))| {
-                    build::any_angle_table(side, canon[c], rule, d, n);
+            aa_dist[r].par_chunks_mut(nv * nv).enumerate().for_each_init(
+                || vec![0u8; nv * nv],
+                |next, (c, d)| {
+                    build::any_angle_table(side, canon[c], rule, d, next);
                     tick(1);
                 },
             );
@@ -113,7 +115,7 @@ impl Lddb {
             build::tile_table(side, canon[c], out);
             tick(1);
         });
-        Ok(Self::assemble(side, canon_of, canon, aa_dist, aa_next, oct, tile))
+        Ok(Self::assemble(side, canon_of, canon, aa_dist, oct, tile))
     }
 
     pub(crate) fn assemble(
@@ -121,7 +123,6 @@ impl Lddb {
         canon_of: Vec<u32>,
         canon: Vec<u32>,
         aa_dist: [Vec<u16>; 2],
-        aa_next: [Vec<u8>; 2],
         oct: Vec<u8>,
         tile: Vec<u8>,
     ) -> Self {
@@ -136,7 +137,18 @@ impl Lddb {
                 *l = (v & 15) as f64 + (v >> 4) as f64 * std::f64::consts::SQRT_2;
             }
         }
-        Self { side, canon_of, canon, aa_dist, aa_next, aa_boundary, oct, tile, vperm, vinv, cperm, cinv, oct_len }
+        let nv = (side + 1) * (side + 1);
+        let euclid_fixed = (0..nv * nv)
+            .map(|i| {
+                let (a, b) = (i / nv, i % nv);
+                let (dx, dy) = (
+                    (a % (side + 1)) as f64 - (b % (side + 1)) as f64,
+                    (a / (side + 1)) as f64 - (b / (side + 1)) as f64,
+                );
+                dx.hypot(dy) * AA_SCALE
+            })
+            .collect();
+        Self { side, canon_of, canon, aa_dist, aa_boundary, oct, tile, vperm, vinv, cperm, cinv, oct_len, euclid_fixed }
     }
 
     /// Cells per block side.
@@ -155,7 +167,6 @@ impl Lddb {
         self.canon_of.len() * 4
             + self.canon.len() * 4
             + self.aa_dist.iter().map(|v| v.len() * 2).sum::<usize>()
-            + self.aa_next.iter().map(Vec::len).sum::<usize>()
             + self.aa_boundary.iter().map(|v| v.len() * 4).sum::<usize>()
             + self.oct.len()
             + self.tile.len()
@@ -239,13 +250,65 @@ impl Lddb {
         self.tile[(c * n + a) * n + b]
     }
 
-    /// First waypoint after class-frame vertex `a` on the stored shortest any-angle path to `b`
-    /// in class `c` (`None` when unreachable or `a == b`).
-    #[inline(always)]
+    /// First waypoint after class-frame vertex `a` on a shortest any-angle path to `b` in class
+    /// `c` (`None` when unreachable or `a == b`), derived from the distances: the nearest vertex
+    /// `w` that `a` reaches in a straight line (stored distance equal to the Euclidean one) and
+    /// that lies on a shortest path (`|aw| + d(w, b) = d(a, b)`), and that may be an intermediate
+    /// waypoint under `rule` (or is `b`).
+    ///
+    /// Why equality within rounding is exact: stored entries are within 1/2048 of the truth,
+    /// while a polyline between block vertices that is not straight is longer than the straight
+    /// line by far more (the smallest such excess in a 5x5 vertex block is about 0.0198), and so
+    /// is a path that is not shortest (checked against brute force by the module's tests).
     pub fn next_hop(&self, rule: LosRule, c: usize, a: usize, b: usize) -> Option<usize> {
+        self.next_hop_among(rule, c, a, b, self.usable_vertices(rule, self.canon[c]))
+    }
+
+    /// [`Lddb::next_hop`] with the usable vertices of class `c` given.
+    fn next_hop_among(&self, rule: LosRule, c: usize, a: usize, b: usize, usable: u32) -> Option<usize> {
         let n = self.nodes(Metric::AnyAngle);
-        let v = self.aa_next[rule.index()][(c * n + a) * n + b];
-        (v != build::NO_HOP).then_some(v as usize)
+        let d = self.any_angle_class(rule, c);
+        let dab = d[a * n + b];
+        if a == b || dab == UNREACHABLE_U16 {
+            return None;
+        }
+        // Tolerances in fixed-point units: each stored entry is off by at most 1/2 unit.
+        const STRAIGHT: f64 = 0.75;
+        const ON_PATH: f64 = 1.25;
+        let mut best: Option<(f64, usize)> = None;
+        for w in 0..n {
+            let (daw, dwb) = (d[a * n + w], d[w * n + b]);
+            if w == a || daw == UNREACHABLE_U16 || dwb == UNREACHABLE_U16 || (w != b && usable >> w & 1 == 0) {
+                continue;
+            }
+            let e = self.euclid_fixed[a * n + w];
+            if (f64::from(daw) - e).abs() > STRAIGHT || e + f64::from(dwb) - f64::from(dab) > ON_PATH {
+                continue;
+            }
+            if best.is_none_or(|(be, _)| e < be) {
+                best = Some((e, w));
+            }
+        }
+        best.map(|(_, w)| w)
+    }
+
+    /// Bit set of the class-frame vertices of `pattern` that may be intermediate waypoints under
+    /// `rule` in the block's own view (cells outside the block blocked): a free cell around
+    /// them, and no pinch under the conservative rule.
+    fn usable_vertices(&self, rule: LosRule, pattern: u32) -> u32 {
+        let s = self.side as i64;
+        let blocked = |x: i64, y: i64| x < 0 || y < 0 || x >= s || y >= s || pattern >> (y * s + x) & 1 == 1;
+        let mut out = 0u32;
+        for v in 0..(s + 1) * (s + 1) {
+            let (x, y) = (v % (s + 1), v / (s + 1));
+            let (tl, tr, bl, br) = (blocked(x - 1, y - 1), blocked(x, y - 1), blocked(x - 1, y), blocked(x, y));
+            let any_free = !(tl && tr && bl && br);
+            let pinch = (tl && br && !tr && !bl) || (tr && bl && !tl && !br);
+            if any_free && (rule == LosRule::MovingAi || !pinch) {
+                out |= 1 << v;
+            }
+        }
+        out
     }
 
     /// Raw any-angle distances of class `c` (`[a * nodes + b]`, fixed point 1/1024, 0xFFFF =
@@ -296,8 +359,9 @@ impl Lddb {
         let (ca, cb) = (p[a] as usize, p[b] as usize);
         let mut out = vec![a];
         let mut cur = ca;
+        let usable = self.usable_vertices(rule, self.canon[c]);
         while cur != cb {
-            cur = self.next_hop(rule, c, cur, cb)?;
+            cur = self.next_hop_among(rule, c, cur, cb, usable)?;
             out.push(inv[cur] as usize);
             if out.len() > self.nodes(Metric::AnyAngle) {
                 return None;

@@ -279,3 +279,51 @@ fn every_damaged_cache_is_detected_rebuilt_and_reported() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn straight_lines_are_shorter_than_any_bend_by_far_more_than_the_rounding() {
+    // Deriving next hops from rounded distances relies on this gap (see `Lddb::next_hop`).
+    let n = 5i64;
+    let pts: Vec<(i64, i64)> = (0..n * n).map(|i| (i % n, i / n)).collect();
+    let d = |p: (i64, i64), q: (i64, i64)| ((p.0 - q.0) as f64).hypot((p.1 - q.1) as f64);
+    let mut least = f64::INFINITY;
+    for &a in &pts {
+        for &u in &pts {
+            for &w in &pts {
+                let collinear = (u.0 - a.0) * (w.1 - a.1) == (u.1 - a.1) * (w.0 - a.0);
+                if !collinear {
+                    least = least.min(d(a, u) + d(u, w) - d(a, w));
+                }
+            }
+        }
+    }
+    assert!(least > 0.019, "smallest bend excess {least}");
+}
+
+#[test]
+fn derived_paths_of_every_class_are_valid_and_as_long_as_the_entries() {
+    let db = db4();
+    let (side, n) = (4usize, 5usize);
+    for (c, &pattern) in db.canon.iter().enumerate() {
+        let mask = CellMask::from_grid(&block_grid(side, pattern));
+        for rule in LosRule::ALL {
+            // Every boundary source, a spread of targets (all pairs of every class is slow).
+            for a in boundary_vertices(side) {
+                for b in (usize::from(a) % 3..n * n).step_by(3) {
+                    let want = db.class_distance(Metric::AnyAngle, rule, c, a as usize, b);
+                    let Some(path) = db.any_angle_path(rule, pattern, a as usize, b) else {
+                        assert!(want.is_infinite(), "{rule:?} class {c} {a}->{b}: no path for {want}");
+                        continue;
+                    };
+                    let pts: Vec<(i64, i64)> = path.iter().map(|&i| ((i % n) as i64, (i / n) as i64)).collect();
+                    let mut len = 0.0;
+                    for w in pts.windows(2) {
+                        assert!(mask.los_vertices(rule, w[0], w[1]), "{rule:?} class {c} {a}->{b}: {pts:?}");
+                        len += ((w[0].0 - w[1].0) as f64).hypot((w[0].1 - w[1].1) as f64);
+                    }
+                    assert!((len - want).abs() <= 0.5 / 1024.0 + 1e-9, "{rule:?} class {c} {a}->{b}: {len} vs {want}");
+                }
+            }
+        }
+    }
+}
