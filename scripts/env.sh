@@ -8,7 +8,13 @@
 BLOCKSTAR_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export BLOCKSTAR_ROOT
 _bs_venv="$BLOCKSTAR_ROOT/.venv-ros"
-_bs_prefix="$BLOCKSTAR_ROOT/.ros-prefix"
+# The interface package is installed into a directory named by a hash of msg/: r2r caches its
+# generated bindings by the value of AMENT_PREFIX_PATH (and a few other variables), so a changed
+# message must change that value, or the next build would use stale bindings.
+BLOCKSTAR_MSGS_HASH="$(cd "$BLOCKSTAR_ROOT" && { find msg -type f | LC_ALL=C sort; find msg -type f -print0 |
+    LC_ALL=C sort -z | xargs -0 cat; } | sha256sum | cut -c1-16)"
+export BLOCKSTAR_MSGS_PREFIX="$BLOCKSTAR_ROOT/.ros-prefix/msgs-$BLOCKSTAR_MSGS_HASH"
+_bs_prefix="$BLOCKSTAR_MSGS_PREFIX"
 
 _bs_prepend() { # VAR DIR: prepends DIR to the colon list VAR unless already present
     local cur="${!1:-}"

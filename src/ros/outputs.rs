@@ -2,7 +2,7 @@
 //! `~/any_angle_plan`, `~/markers`), the stop signal (all of them empty), statuses and the
 //! clearance display.
 
-use super::convert::{any_angle_to_msg, map_to_msg, path_to_msg, status_to_msg, trajectory_to_msg};
+use super::convert::{any_angle_to_msg, map_to_msg, path_to_msg, status_to_msg, trajectory_to_msg, StatusEvent};
 use super::markers::plan_markers;
 use crate::clearance::display::Annotation;
 use crate::planner::{Plan, PlanError, Planner};
@@ -67,14 +67,17 @@ impl Outputs {
         }
     }
 
-    /// Publishes a plan on `/plan`, `~/trajectory`, `~/any_angle_plan` and `~/markers`.
-    pub fn plan(&mut self, plan: &Plan, robot_radius: f64) {
+    /// Publishes a plan on `/plan`, `~/trajectory`, `~/any_angle_plan` and `~/markers`, all with
+    /// one header, which it returns: the status answering the plan carries the same stamp (see
+    /// [`Outputs::status`]), so a client can pair a status with its `/plan`.
+    pub fn plan(&mut self, plan: &Plan, robot_radius: f64) -> Header {
         let header = self.header();
         self.publish(&self.path, &path_to_msg(plan, &header), "/plan");
         self.publish(&self.trajectory, &trajectory_to_msg(&plan.trajectory, &header), "trajectory");
         self.publish(&self.any_angle, &any_angle_to_msg(&plan.any_angle, &header), "any_angle_plan");
         let markers = plan_markers(Some(plan), robot_radius, FOOTPRINT_SPACING, &header);
         self.publish(&self.markers, &markers, "markers");
+        header
     }
 
     /// Publishes an empty `/plan`, `~/trajectory` and `~/any_angle_plan` and clears the markers:
@@ -89,10 +92,19 @@ impl Outputs {
         self.publish(&self.markers, &plan_markers(None, 0.0, FOOTPRINT_SPACING, &header), "markers");
     }
 
-    /// Publishes the status answering `goal`; `prefix` (when not empty) starts its message.
-    pub fn status(&mut self, goal: &geo::PoseStamped, result: &Result<Plan, PlanError>, prefix: &str) {
-        let header = self.header();
-        let mut msg = status_to_msg(result, goal, &header);
+    /// Publishes the status for `event` about `goal`; `prefix` (when not empty) starts its
+    /// message. `header` is the one [`Outputs::plan`] returned for the plan this status answers
+    /// (None: stamped now).
+    pub fn status(
+        &mut self,
+        event: StatusEvent,
+        goal: &geo::PoseStamped,
+        result: &Result<Plan, PlanError>,
+        prefix: &str,
+        header: Option<Header>,
+    ) {
+        let header = header.unwrap_or_else(|| self.header());
+        let mut msg = status_to_msg(event, result, goal, &header);
         if !prefix.is_empty() {
             msg.message = format!("{prefix}{}", msg.message);
         }

@@ -6,7 +6,7 @@
 //! pending goal. Map updates run beside it on another worker thread (see `updates.rs`); a plan
 //! finishing on a map older than the current one is re-checked at once.
 
-use super::convert::{action_result, duration_msg, goal_from_msg, pose_from_msg};
+use super::convert::{action_result, duration_msg, goal_from_msg, pose_from_msg, StatusEvent};
 use super::live_params::LiveParams;
 use super::outputs::Outputs;
 use super::updates::UpdateQueue;
@@ -305,10 +305,11 @@ impl NodeState {
     /// Answers `req`: outputs on success, the status always, the action's result for an action.
     fn finish(&mut self, req: Request, result: Result<Plan, PlanError>) {
         self.out.log_answer(&req.msg, &result, "goal");
-        if let Ok(plan) = &result {
-            self.out.plan(plan, self.planner.config().robot_radius);
-        }
-        self.out.status(&req.msg, &result, "");
+        let header = match &result {
+            Ok(plan) => Some(self.out.plan(plan, self.planner.config().robot_radius)),
+            Err(_) => None,
+        };
+        self.out.status(StatusEvent::Goal, &req.msg, &result, "", header);
         if let Source::Action { mut handle, client_cancel } = req.source {
             let header: Header = self.out.header();
             let answer = action_result(&result, &header);
@@ -420,11 +421,12 @@ impl NodeState {
                 let prefix = format!("replanned: {reason}; ");
                 let result = Ok(plan);
                 self.out.log_answer(&current.goal_msg, &result, "replanned, goal");
+                let mut header = None;
                 if let Ok(plan) = &result {
-                    self.out.plan(plan, self.planner.config().robot_radius);
+                    header = Some(self.out.plan(plan, self.planner.config().robot_radius));
                     self.adopt(current.goal_msg.clone(), current.goal, plan, map_version);
                 }
-                self.out.status(&current.goal_msg, &result, &prefix);
+                self.out.status(StatusEvent::Replan, &current.goal_msg, &result, &prefix, header);
             }
             Outcome::Kept { error } => {
                 r2r::log_info!(self.logger(), "periodic replan failed ({error}); the current trajectory is still legal")
@@ -433,7 +435,7 @@ impl NodeState {
                 let prefix = format!("no legal path any more ({reason}); published an empty /plan: ");
                 r2r::log_warn!(self.logger(), "{prefix}{error}");
                 self.out.stop();
-                self.out.status(&current.goal_msg, &Err(error), &prefix);
+                self.out.status(StatusEvent::Replan, &current.goal_msg, &Err(error), &prefix, None);
                 self.current = None;
             }
         }

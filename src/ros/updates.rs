@@ -5,7 +5,7 @@
 //! map makes the maps and patches queued before it moot. Whatever fails is answered with a status
 //! and changes nothing.
 
-use super::convert::{map_from_msg, patch_from_msg, Patch};
+use super::convert::{map_from_msg, patch_from_msg, Patch, StatusEvent};
 use super::live_params::from_r2r;
 use super::state::{Done, NodeState};
 use crate::map::OccupancyMap;
@@ -196,6 +196,6 @@ impl NodeState {
         r2r::log_error!(self.logger(), "{what}, keeping the previous one: {e}");
         let goal = geo::PoseStamped::default();
         let message = format!("{what}: {}", e.message);
-        self.out.status(&goal, &Err(PlanError::new(e.code, message)), "");
+        self.out.status(StatusEvent::InputRefused, &goal, &Err(PlanError::new(e.code, message)), "", None);
     }
 }

@@ -201,8 +201,9 @@ class Peer:
         return gid
 
     def status_for(self, gid):
-        found = [s for s in self.statuses if s.goal.header.stamp.sec == gid]
-        return found
+        """The answers (event EVENT_GOAL) to goal gid; replans of it are not answers."""
+        return [s for s in self.statuses
+                if s.goal.header.stamp.sec == gid and s.event == PlannerStatus.EVENT_GOAL]
 
     def wait_status(self, gid, timeout=30.0):
         self.spin_until(lambda: self.status_for(gid), timeout, f"the status of goal {gid}")
@@ -219,8 +220,11 @@ class Peer:
         status = self.wait_status(gid)
         if status.code != PlannerStatus.SUCCESS:
             return status, None
-        self.spin_until(lambda: len(self.paths) > n_paths, what="/plan")
-        return status, self.paths[-1]
+        # The /plan answering the status carries the status's header stamp.
+        stamp = (status.header.stamp.sec, status.header.stamp.nanosec)
+        same = lambda p: (p.header.stamp.sec, p.header.stamp.nanosec) == stamp  # noqa: E731
+        self.spin_until(lambda: any(same(p) for p in self.paths[n_paths:]), what="/plan with the status's stamp")
+        return status, next(p for p in self.paths[n_paths:] if same(p))
 
     def close(self):
         self.node.destroy_node()

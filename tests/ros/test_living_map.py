@@ -96,6 +96,7 @@ def test_patches_replan_and_stop(setup):
     peer.patch(patch_msg(55, 10, 10, 2, 100), node, expect="rejected")
     bad = wait_status_with(peer, n, "map patch rejected")
     assert bad.code == S.INVALID_INPUT and "does not fit" in bad.message, bad.message
+    assert bad.event == S.EVENT_INPUT_REFUSED
     peer.patch(patch_msg(10, 10, 2, 2, 100, frame="odom"), node, expect="rejected")
     again, path_again = peer.plan(*GOAL)
     assert again.code == S.SUCCESS
@@ -119,6 +120,7 @@ def test_patches_replan_and_stop(setup):
     model.apply(p)
     replan = wait_status_with(peer, n, "replanned: map change blocked the path")
     assert replan.code == S.SUCCESS, replan.message
+    assert replan.event == S.EVENT_REPLAN and again.event == S.EVENT_GOAL
     assert replan.goal.header.stamp.sec == again.goal.header.stamp.sec, "the status names the goal it replans"
     peer.spin_until(lambda: len(peer.paths) > n_paths, what="the replanned /plan")
     new_path = peer.paths[-1]
@@ -134,6 +136,7 @@ def test_patches_replan_and_stop(setup):
     model.apply(p)
     stop = wait_status_with(peer, n, "no legal path any more")
     assert stop.code == S.NO_VALID_PATH, stop.message
+    assert stop.event == S.EVENT_REPLAN
     # (/plan, ~/trajectory and ~/status are separate topics: wait for the empty ones themselves.)
     peer.spin_until(lambda: any(not p.poses for p in peer.paths[n_paths:])
                     and any(not t.segments for t in peer.trajectories[n_traj:]), what="the empty plan")

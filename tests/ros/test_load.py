@@ -20,7 +20,7 @@ def test_a_burst_of_goals_gets_one_status_each():
     """500 goals published back to back (a client catching up after a pause): the default
     subscription depth and r2r's 10-deep channels used to drop most of them without a status."""
     tmp = tmpdir("blockstar-burst-")
-    node = start_node(tmp, load_bench.NODE_NAME, {"robot_radius": load_bench.ROBOT_RADIUS},
+    node = start_node(tmp, load_bench.NODE_NAME, load_bench.NODE_PARAMS,
                       remap_prefix=load_bench.PREFIX)
     client = load_bench.Client("burst_client")
     try:
