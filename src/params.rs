@@ -38,8 +38,9 @@ pub struct NodeParams {
 
 /// Parameters that `ros2 param set` may change while the node runs. The others (frame, map file,
 /// map size cap, clearance display) shape the node's topics or inputs and need a restart.
-pub const RUNTIME_PARAMS: [&str; 10] = [
+pub const RUNTIME_PARAMS: [&str; 11] = [
     "robot_radius",
+    "robot_side",
     "min_turning_radius",
     "neighbourhood",
     "heading_bins",
@@ -169,6 +170,7 @@ impl NodeParams {
         };
         match name {
             "robot_radius" => c.robot_radius = number(value)?,
+            "robot_side" => c.robot_side = number(value)?,
             "min_turning_radius" => c.min_turning_radius = number(value)?,
             "path_spacing" => c.path_spacing = number(value)?,
             "turn_penalty" => c.turn_penalty = number(value)?,
@@ -203,6 +205,7 @@ impl NodeParams {
         let c = &self.planner;
         Some(match name {
             "robot_radius" => ParamValue::Double(c.robot_radius),
+            "robot_side" => ParamValue::Double(c.robot_side),
             "min_turning_radius" => ParamValue::Double(c.min_turning_radius),
             "path_spacing" => ParamValue::Double(c.path_spacing),
             "turn_penalty" => ParamValue::Double(c.turn_penalty),
@@ -344,6 +347,7 @@ mod runtime_tests {
         let p = NodeParams::default();
         let changes = [
             ("robot_radius", ParamValue::Double(0.3)),
+            ("robot_side", ParamValue::Double(0.4)),
             ("min_turning_radius", ParamValue::Integer(1)),
             ("neighbourhood", ParamValue::Integer(48)),
             ("heading_bins", ParamValue::Integer(16)),
@@ -375,6 +379,7 @@ mod runtime_tests {
         let p = NodeParams::default();
         let cases = [
             ("robot_radius", ParamValue::Double(-0.1)),
+            ("robot_side", ParamValue::Double(f64::INFINITY)),
             ("min_turning_radius", ParamValue::Double(f64::NAN)),
             ("neighbourhood", ParamValue::Integer(12)),
             ("heading_bins", ParamValue::Integer(12)),

@@ -90,6 +90,7 @@ def test_parameters_read_back(setup):
 @pytest.mark.parametrize("name,bad", [
     ("heading_bins", 12), ("neighbourhood", 10), ("robot_radius", -0.5), ("min_turning_radius", "wide"),
     ("path_spacing", 0.0), ("turn_penalty", -1.0), ("replan_period", -2.0), ("global_frame", "odom"),
+    ("robot_side", -0.3),
 ])
 def test_invalid_values_are_refused_with_a_reason_and_change_nothing(setup, name, bad):
     node, peer, grid = setup
@@ -126,6 +127,17 @@ def test_valid_changes_reach_the_next_plan(setup):
     status, path = peer.plan(*GOAL)
     assert status.code == S.SUCCESS, status.message
     assert_legal(path, MapModel(grid), 0.15)
+    # A square footprint (robot_side) replaces the circle: one whose corners cannot pass the doors
+    # in any heading, then a small one (checked with its circumscribed circle).
+    set_and_wait(node, peer, robot_side=0.7)
+    assert peer.get("robot_side") == [0.7]
+    status, _ = peer.plan(*GOAL)
+    assert status.code == S.NO_VALID_PATH, status.message
+    set_and_wait(node, peer, robot_side=0.2)
+    status, path = peer.plan(*GOAL)
+    assert status.code == S.SUCCESS, status.message
+    assert_legal(path, MapModel(grid), 0.2 * 2 ** 0.5 / 2)
+    set_and_wait(node, peer, robot_side=0.0)
 
 
 BIG = 2000
