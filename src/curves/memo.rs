@@ -40,9 +40,13 @@ impl Hasher for KeyHasher {
     }
 }
 
+/// The remembered answer: the word and its piece lengths, or none.
+type Solved = Option<(DubinsWord, [f64; 3])>;
+
+type Memo = HashMap<Key, Solved, BuildHasherDefault<KeyHasher>>;
+
 thread_local! {
-    static MEMO: RefCell<HashMap<Key, Option<(DubinsWord, [f64; 3])>, BuildHasherDefault<KeyHasher>>> =
-        RefCell::new(HashMap::default());
+    static MEMO: RefCell<Memo> = RefCell::new(HashMap::default());
 }
 
 /// [`dubins_candidate`] from `start` to `goal` with `radius`, remembered per thread by the exact
