@@ -725,9 +725,11 @@ impl Planner {
                     Some(ctx) => {
                         let inner = &guide[1..guide.len().saturating_sub(1)];
                         let mut stop = || budget.should_stop();
-                        let refined =
-                            directional::refine(ctx, &prepared.collision, inner, s, g, goal_heading_free, &mut stop)
-                                .map_err(refine_error)?;
+                        // Away from the start, the direct curve and the trapped-ends test already
+                        // ran above on these poses: the refinement does not repeat them.
+                        let refine = if same_place { directional::refine } else { directional::refine_prechecked };
+                        let refined = refine(ctx, &prepared.collision, inner, s, g, goal_heading_free, &mut stop)
+                            .map_err(refine_error)?;
                         clock.extend(refined.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
                         repair_windows = refined.stats.repair_windows.clone();
                         let solved_by = refined.stats.solved_by.to_string();

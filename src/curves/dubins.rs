@@ -262,6 +262,14 @@ pub fn dubins_shortest(start: Pose2, goal: Pose2, radius: f64) -> Option<DubinsC
 /// alone without rebuilding the curve: the cheap form for ranking many candidates. `None` as for
 /// [`dubins_shortest`].
 pub fn dubins_length(start: Pose2, goal: Pose2, radius: f64) -> Option<(f64, f64)> {
+    dubins_candidate(start, goal, radius).map(|c| (c.length(), c.turning()))
+}
+
+/// The shortest word by the closed forms alone, not yet rebuilt and checked against `goal`: the
+/// curve whose length [`dubins_length`] reports. A caller that ranks many candidates by length
+/// keeps it, and turns the one it uses into a curve with [`DubinsCurve::checked`] instead of
+/// solving the pair again. `None` as for [`dubins_shortest`].
+pub fn dubins_candidate(start: Pose2, goal: Pose2, radius: f64) -> Option<DubinsCurve> {
     if !valid_inputs(start, goal, radius) {
         return None;
     }
@@ -270,7 +278,19 @@ pub fn dubins_length(start: Pose2, goal: Pose2, radius: f64) -> Option<(f64, f64
         .iter()
         .filter_map(|&w| unchecked(start, &k, radius, w))
         .min_by(|a, b| a.length().total_cmp(&b.length()))
-        .map(|c| (c.length(), c.turning()))
+}
+
+impl DubinsCurve {
+    /// This curve if it really ends at `goal` (the check [`dubins_shortest`] applies to its
+    /// winner), else [`dubins_shortest`] from its start to `goal`. For a curve from
+    /// [`dubins_candidate`] the result equals [`dubins_shortest`] of the same pair.
+    pub fn checked(self, goal: Pose2) -> Option<DubinsCurve> {
+        if ends_at(&self, goal) {
+            Some(self)
+        } else {
+            dubins_shortest(self.start, goal, self.radius)
+        }
+    }
 }
 
 #[cfg(test)]

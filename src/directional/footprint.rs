@@ -10,12 +10,15 @@
 //! accepts too (the search adds [`SEARCH_MARGIN`] so rounding can never tip a cell the other way).
 
 use crate::clearance::distance::DistanceField;
-use crate::geometry::Point2;
+use crate::geometry::{Point2, Pose2};
 use crate::grid::Grid;
 use crate::trajectory::Segment;
 
 /// Largest distance (cells) between consecutive footprint samples along a segment.
 pub const SAMPLE_SPACING: f64 = 0.25;
+
+/// Sample stride of the first, coarse look of a sweep (see [`CollisionMap::sweep_free`]).
+const COARSE_STRIDE: usize = 8;
 
 /// Extra radius (cells) the search uses over verification, so floating-point differences between
 /// a tabulated curve and the same curve rebuilt elsewhere never make verification stricter.
@@ -357,7 +360,29 @@ impl CollisionMap {
     /// without being computed.
     pub fn sweep_free(&self, segments: &[Segment], shape: impl Into<Shape>, margin: f64) -> bool {
         let shape = shape.into();
-        segments.iter().all(|seg| self.segment_free(seg, shape, margin))
+        // A colliding curve usually collides somewhere in its middle: a first look at every
+        // `COARSE_STRIDE`-th sample finds most collisions after a fraction of the samples a
+        // sequential pass would test. It only ever answers "blocked" for a sample the full pass
+        // tests the same way, so the answer is the full pass's.
+        segments.iter().all(|seg| self.segment_coarse_free(seg, shape, margin))
+            && segments.iter().all(|seg| self.segment_free(seg, shape, margin))
+    }
+
+    /// False when one of every [`COARSE_STRIDE`]-th sample of `seg` (the samples of
+    /// [`CollisionMap::segment_free`]) fails its footprint test; true says nothing more.
+    fn segment_coarse_free(&self, seg: &Segment, shape: Shape, margin: f64) -> bool {
+        let half = shape.sampled_half_side(seg.curvature) + margin;
+        let rho = shape.sampled_circumradius(seg.curvature) + margin;
+        let n = sample_count(seg);
+        let at = SamplePoints::new(seg, n);
+        (COARSE_STRIDE / 2..n).step_by(COARSE_STRIDE).all(|i| {
+            let p = at.point(i);
+            self.clearance_at(p) - rho > 0.0
+                || match shape {
+                    Shape::Disk(_) => self.disk_free(p, rho),
+                    Shape::Square(_) => self.square_free(p, at.yaw(i), half),
+                }
+        })
     }
 
     fn segment_free(&self, seg: &Segment, shape: Shape, margin: f64) -> bool {
@@ -365,10 +390,10 @@ impl CollisionMap {
         let rho = shape.sampled_circumradius(seg.curvature) + margin;
         let n = sample_count(seg);
         let step = seg.length / n as f64;
+        let at = SamplePoints::new(seg, n);
         let mut i = 0;
         while i <= n {
-            let pose = seg.pose_at(seg.length * i as f64 / n as f64);
-            let p = pose.point();
+            let p = at.point(i);
             let slack = self.clearance_at(p) - rho;
             if slack > 0.0 {
                 // Sample j lies within (j - i) * step of p along the curve, hence in straight
@@ -379,7 +404,7 @@ impl CollisionMap {
             }
             let free = match shape {
                 Shape::Disk(_) => self.disk_free(p, rho),
-                Shape::Square(_) => self.square_free(p, pose.yaw, half),
+                Shape::Square(_) => self.square_free(p, at.yaw(i), half),
             };
             if !free {
                 return false;
@@ -387,6 +412,54 @@ impl CollisionMap {
             i += 1;
         }
         true
+    }
+}
+
+/// The sample points of one segment, `0..=n`, computed as [`Segment::pose_at`] computes them
+/// (same arithmetic, so the same points) but with the trigonometry of the segment's start done
+/// once instead of once per sample, and the heading only when asked for: a sweep evaluates many
+/// samples of one segment, and a disk needs no heading.
+struct SamplePoints {
+    seg: Segment,
+    n: f64,
+    /// Sine and cosine of the start heading.
+    sin0: f64,
+    cos0: f64,
+}
+
+impl SamplePoints {
+    fn new(seg: &Segment, n: usize) -> Self {
+        let (sin0, cos0) = seg.start.yaw.sin_cos();
+        Self { seg: *seg, n: n as f64, sin0, cos0 }
+    }
+
+    /// Signed arc length of sample `i` (negative when reversing), as `pose_at` clamps and signs it.
+    #[inline]
+    fn t(&self, i: usize) -> f64 {
+        let s = (self.seg.length * i as f64 / self.n).clamp(0.0, self.seg.length);
+        if self.seg.reverse {
+            -s
+        } else {
+            s
+        }
+    }
+
+    #[inline]
+    fn point(&self, i: usize) -> Point2 {
+        let t = self.t(i);
+        let Pose2 { x, y, yaw } = self.seg.start;
+        let k = self.seg.curvature;
+        if k == 0.0 {
+            Point2::new(x + t * self.cos0, y + t * self.sin0)
+        } else {
+            let (s2, c2) = (yaw + k * t).sin_cos();
+            Point2::new(x + (s2 - self.sin0) / k, y - (c2 - self.cos0) / k)
+        }
+    }
+
+    #[inline]
+    fn yaw(&self, i: usize) -> f64 {
+        crate::geometry::normalize_angle(self.seg.start.yaw + self.seg.curvature * self.t(i))
     }
 }
 

@@ -40,6 +40,7 @@ use super::lattice::{Lattice, LatticeRect};
 use super::params::Directional;
 use super::search::{directional_astar, directional_astar_below, Outcome, Source, Target, TargetPose};
 use super::verify::{verify_trajectory, VerifyError};
+use crate::curves::{dubins_candidate_memo, DubinsCurve};
 use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::search::OrdF64;
 use crate::trajectory::Trajectory;
@@ -181,6 +182,17 @@ struct PathDp<'a> {
 
 const NO_PARENT: (usize, usize) = (usize::MAX, usize::MAX);
 
+/// Working memory of [`PathDp::cheapest_free`], reused across the states of one pass.
+#[derive(Default)]
+struct Scratch {
+    /// Candidates `(lower bound, cost so far, t, h)`.
+    cands: Vec<(f64, f64, usize, usize)>,
+    /// Candidates with exact costs, cheapest first.
+    ranked: BinaryHeap<Reverse<(OrdF64, usize)>>,
+    /// The Dubins candidate of each ranked link, by candidate index.
+    curves: Vec<Option<DubinsCurve>>,
+}
+
 impl<'a> PathDp<'a> {
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -248,15 +260,39 @@ impl<'a> PathDp<'a> {
         Pose2::new(pt.cell.0 as f64 + 0.5, pt.cell.1 as f64 + 0.5, yaw)
     }
 
-    fn link_cost(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<f64> {
+    /// True when the link from `a` to `b` is collision-free. `curve` is the Dubins candidate
+    /// [`Self::link_estimate`] ranked it by (checked here, so the pair is not solved twice).
+    fn link_free(&self, a: Pose2, b: Pose2, to_point: bool, curve: Option<DubinsCurve>) -> bool {
         let p = self.ctx.params();
-        let segs = link(a, b, to_point, p.turning_radius)?;
-        self.map.sweep_free(&segs, p.shape(), SEARCH_MARGIN).then(|| curve_cost(&segs, p.turn_penalty))
+        let segs = match curve {
+            Some(c) if !to_point => c.checked(b).map(|c| c.segments()),
+            _ => link(a, b, to_point, p.turning_radius),
+        };
+        segs.is_some_and(|segs| self.map.sweep_free(&segs, p.shape(), SEARCH_MARGIN))
     }
 
-    fn link_estimate(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<f64> {
+    /// The cost of the link from `a` to `b` (as [`link_cost_estimate`]), with the Dubins
+    /// candidate it was computed from (none for a link to a point).
+    fn link_estimate(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<(f64, Option<DubinsCurve>)> {
         let p = self.ctx.params();
-        link_cost_estimate(a, b, to_point, p.turning_radius, p.turn_penalty)
+        if to_point {
+            return link_cost_estimate(a, b, true, p.turning_radius, p.turn_penalty).map(|c| (c, None));
+        }
+        let c = dubins_candidate_memo(a, b, p.turning_radius)?;
+        Some((c.length() + p.turn_penalty * c.turning(), Some(c)))
+    }
+
+    /// A lower bound on [`Self::link_estimate`] from `a` to `b`, cheaper than solving the pair:
+    /// the straight distance, and (towards a heading) the arc the heading change needs at least,
+    /// whose turning the turn penalty charges.
+    fn link_lower_bound(&self, a: Pose2, b: Pose2, to_point: bool) -> f64 {
+        let d = a.point().distance(b.point());
+        if to_point {
+            return d;
+        }
+        let p = self.ctx.params();
+        let turn = normalize_angle(b.yaw - a.yaw).abs();
+        d.max(p.turning_radius * turn) + p.turn_penalty * turn
     }
 
     /// The pose of index `t` (`0` the start, `m + 1` the goal).
@@ -276,18 +312,28 @@ impl<'a> PathDp<'a> {
     /// curve evaluations and one sweep.
     fn cheapest_free(
         &self,
-        cands: &mut [(f64, f64, usize, usize)],
+        scratch: &mut Scratch,
         ends: impl Fn(usize, usize) -> (Pose2, Pose2, bool),
     ) -> Option<(f64, usize, usize)> {
+        let Scratch { cands, ranked, curves } = scratch;
+        // Tighten the straight-line bounds by the heading change before ranking.
+        for c in cands.iter_mut() {
+            let (_, g, t, h) = *c;
+            let (a, b, to_point) = ends(t, h);
+            c.0 = c.0.max(g + self.link_lower_bound(a, b, to_point));
+        }
         cands.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mut ranked: BinaryHeap<Reverse<(OrdF64, usize)>> = BinaryHeap::new();
+        ranked.clear();
+        curves.clear();
+        curves.resize(cands.len(), None);
         let mut next = 0;
         loop {
             let top = ranked.peek().map(|Reverse((c, _))| c.get());
             if next < cands.len() && top.is_none_or(|c| cands[next].0 < c) {
                 let (_, g, t, h) = cands[next];
                 let (a, b, to_point) = ends(t, h);
-                if let Some(c) = self.link_estimate(a, b, to_point) {
+                if let Some((c, curve)) = self.link_estimate(a, b, to_point) {
+                    curves[next] = curve;
                     ranked.push(Reverse((OrdF64::new(g + c), next)));
                 }
                 next += 1;
@@ -296,7 +342,7 @@ impl<'a> PathDp<'a> {
             let Reverse((c, i)) = ranked.pop()?;
             let (_, _, t, h) = cands[i];
             let (a, b, to_point) = ends(t, h);
-            if self.link_cost(a, b, to_point).is_some() {
+            if self.link_free(a, b, to_point, curves[i]) {
                 return Some((c.get(), t, h));
             }
         }
@@ -311,7 +357,7 @@ impl<'a> PathDp<'a> {
         let (m, nb, hops) = (self.m(), self.nb, self.hops);
         let mut cost = vec![f64::INFINITY; (m + 1) * nb];
         let mut parent = vec![NO_PARENT; (m + 1) * nb];
-        let mut cands = Vec::new();
+        let mut scratch = Scratch::default();
         for u in 1..=m + 1 {
             if should_stop() {
                 return None;
@@ -321,6 +367,7 @@ impl<'a> PathDp<'a> {
                 if !is_goal && !self.allowed[u * nb + h1] {
                     continue;
                 }
+                let cands = &mut scratch.cands;
                 cands.clear();
                 let to = self.any_pose(u, h1);
                 let to_point = is_goal && self.goal_free;
@@ -337,7 +384,7 @@ impl<'a> PathDp<'a> {
                         }
                     }
                 }
-                if let Some((c, t, h)) = self.cheapest_free(&mut cands, |t, h| (self.any_pose(t, h), to, to_point)) {
+                if let Some((c, t, h)) = self.cheapest_free(&mut scratch, |t, h| (self.any_pose(t, h), to, to_point)) {
                     if is_goal {
                         return Some((cost, parent, Some((c, (t, h)))));
                     }
@@ -355,7 +402,7 @@ impl<'a> PathDp<'a> {
         let (m, nb, hops) = (self.m(), self.nb, self.hops);
         let mut cost = vec![f64::INFINITY; (m + 2) * nb];
         let mut next = vec![NO_PARENT; (m + 2) * nb];
-        let mut cands = Vec::new();
+        let mut scratch = Scratch::default();
         for t in (1..=m).rev() {
             if should_stop() {
                 return None;
@@ -364,6 +411,7 @@ impl<'a> PathDp<'a> {
                 if !self.allowed[t * nb + h] {
                     continue;
                 }
+                let cands = &mut scratch.cands;
                 cands.clear();
                 let from = self.pose(t, h);
                 if t >= self.goal_reach {
@@ -380,7 +428,7 @@ impl<'a> PathDp<'a> {
                 }
                 let goal_free = self.goal_free;
                 if let Some((c, u, h1)) =
-                    self.cheapest_free(&mut cands, |u, h1| (from, self.any_pose(u, h1), goal_free && u == m + 1))
+                    self.cheapest_free(&mut scratch, |u, h1| (from, self.any_pose(u, h1), goal_free && u == m + 1))
                 {
                     cost[t * nb + h] = c;
                     next[t * nb + h] = (u, h1);
@@ -495,6 +543,36 @@ pub fn refine(
     goal_heading_free: bool,
     should_stop: &mut dyn FnMut() -> bool,
 ) -> Result<Refined, RefineError> {
+    refine_with(ctx, map, waypoints, start, goal, goal_heading_free, should_stop, false)
+}
+
+/// [`refine`] for a caller that has already run, on these same poses and map, the two
+/// pre-checks `refine` starts with: [`direct_curve`] (which found the shortest curve colliding)
+/// and [`trapped_ends`] (which found neither end trapped). They are not repeated; everything
+/// else, verification included, is as in [`refine`], with the same contract and errors.
+pub fn refine_prechecked(
+    ctx: &Directional,
+    map: &CollisionMap,
+    waypoints: &[Point2],
+    start: Pose2,
+    goal: Pose2,
+    goal_heading_free: bool,
+    should_stop: &mut dyn FnMut() -> bool,
+) -> Result<Refined, RefineError> {
+    refine_with(ctx, map, waypoints, start, goal, goal_heading_free, should_stop, true)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn refine_with(
+    ctx: &Directional,
+    map: &CollisionMap,
+    waypoints: &[Point2],
+    start: Pose2,
+    goal: Pose2,
+    goal_heading_free: bool,
+    should_stop: &mut dyn FnMut() -> bool,
+    prechecked: bool,
+) -> Result<Refined, RefineError> {
     let p = ctx.params().clone();
     let goal = if goal_heading_free { Pose2::new(goal.x, goal.y, 0.0) } else { goal };
     if !start.is_finite() || !goal.is_finite() || waypoints.iter().any(|w| !w.is_finite()) {
@@ -526,12 +604,14 @@ pub fn refine(
     if should_stop() {
         return Err(RefineError::Stopped);
     }
-    if let Some(r) = direct_curve(ctx, map, start, goal, goal_heading_free, &mut stats) {
-        return Ok(r);
+    if !prechecked {
+        if let Some(r) = direct_curve(ctx, map, start, goal, goal_heading_free, &mut stats) {
+            return Ok(r);
+        }
     }
     // A start boxed in ahead, or a goal boxed in behind, is refused at once: no search could
     // succeed (see `escape`), and an exhaustive one would cost the most of any request.
-    if !same_place {
+    if !same_place && !prechecked {
         let t = Instant::now();
         let why = trapped_ends(map, start, goal, goal_heading_free, p.turning_radius, p.shape().inradius());
         stage(&mut stats, "escape", t, why.unwrap_or("not trapped").to_string());
