@@ -14,7 +14,7 @@
 //! always the true any-angle optimum).
 
 use super::BlockGrid;
-use crate::lddb::{Lddb, Metric};
+use crate::lddb::{BoundaryRow, Lddb, Metric};
 use crate::search::los::LosRule;
 use crate::search::path::{polyline_length, remove_collinear_if, GridPath, SearchFailure};
 use std::cmp::Reverse;
@@ -30,13 +30,12 @@ const SQRT2: f64 = std::f64::consts::SQRT_2;
 const AA_EPS: f64 = 1e-3;
 const MOVES8: [(i64, i64); 8] = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)];
 
-/// `cand[j] = min(cand[j], g + row[j])` for the first `N` lanes (written as a select so it
-/// compiles to packed min instructions).
+/// `cand[j] = min(cand[j], g + row[j])` over all 16 lanes (written as a select so it compiles
+/// to packed min instructions; padding lanes hold `+inf` and stay `+inf`).
 #[inline(always)]
-fn min_lanes<const N: usize>(cand: &mut [f64; 16], row: &[f32], g: f64) {
-    let row: &[f32; N] = row.try_into().unwrap_or_else(|_| unreachable!("rows hold N lanes"));
-    for j in 0..N {
-        let v = g + f64::from(row[j]);
+fn min_lanes(cand: &mut [f64; 16], row: &BoundaryRow, g: f64) {
+    for j in 0..16 {
+        let v = g + f64::from(row.0[j]);
         cand[j] = if v < cand[j] { v } else { cand[j] };
     }
 }
@@ -53,9 +52,11 @@ struct Layout {
     /// Local coordinates of the boundary nodes (saves divisions in the hot loop).
     boundary_xy: Vec<(i64, i64)>,
     /// Vertex layouts only: for each boundary position, the other blocks sharing that vertex as
-    /// (block offset dx, dy, position in that block, bit set of the vertex's surrounding cells
-    /// that lie in that block: bit 0 = (-1,-1), 1 = (0,-1), 2 = (-1,0), 3 = (0,0)).
-    shared: Vec<Vec<(i64, i64, u8, u8)>>,
+    /// (block offset dx, dy, position in that block, the vertex's surrounding cells that lie in
+    /// that block as bits of its pattern code).
+    shared: [[(i64, i64, u8, u16); 3]; 16],
+    /// Number of entries of `shared` per boundary position.
+    shared_len: [u8; 16],
     /// Per symmetry transform: block-frame boundary position -> class-frame boundary position
     /// (symmetries of the square map the boundary onto itself).
     class_pos: [[u8; 16]; 8],
@@ -76,7 +77,7 @@ impl Layout {
             boundary.iter().map(|&l| ((l as usize % n) as i64, (l as usize / n) as i64)).collect();
         // Shared vertices exist only when nodes are vertices (n = side + 1).
         let side = n as i64 - 1;
-        let shared = boundary_xy
+        let shared: Vec<Vec<(i64, i64, u8, u16)>> = boundary_xy
             .iter()
             .map(|&(lx, ly)| {
                 let mut out = vec![];
@@ -86,11 +87,11 @@ impl Layout {
                     if nx < 0 || ny < 0 || nx > side || ny > side {
                         continue;
                     }
-                    let mut cells = 0u8;
-                    for (bit, (cx, cy)) in [(-1i64, -1i64), (0, -1), (-1, 0), (0, 0)].into_iter().enumerate() {
+                    let mut cells = 0u16;
+                    for (cx, cy) in [(-1i64, -1i64), (0, -1), (-1, 0), (0, 0)] {
                         let (ux, uy) = (nx + cx, ny + cy);
                         if (0..side).contains(&ux) && (0..side).contains(&uy) {
-                            cells |= 1 << bit;
+                            cells |= 1 << (uy * side + ux);
                         }
                     }
                     let pos = (ny * n as i64 + nx) as usize;
@@ -106,7 +107,14 @@ impl Layout {
                 row[i] = boundary_pos[perm[l as usize] as usize];
             }
         }
-        Self { n, boundary, boundary_pos, boundary_xy, shared, class_pos }
+        // Fixed-size copies: the hand-off loop reads them with no pointer chase.
+        let mut shared_arr = [[(0i64, 0i64, 0u8, 0u16); 3]; 16];
+        let mut shared_len = [0u8; 16];
+        for (i, list) in shared.iter().enumerate() {
+            shared_len[i] = list.len() as u8;
+            shared_arr[i][..list.len()].copy_from_slice(list);
+        }
+        Self { n, boundary, boundary_pos, boundary_xy, shared: shared_arr, shared_len, class_pos }
     }
 }
 
@@ -408,42 +416,60 @@ impl BlockAStar {
         let perm = q.lddb.perm(q.metric, t);
         let n = self.layout.n;
         let nbd = self.layout.boundary.len();
+        // The goal's class-frame index when this block holds the goal.
+        let (gx, gy) = (q.goal.0 - ox, q.goal.1 - oy);
+        let goal_here = gx >= 0 && gy >= 0 && (gx as usize) < n && (gy as usize) < n;
+        // The ingress list with class-frame indices is needed by the generic relax (start block,
+        // cell metrics) and the goal check; the any-angle boundary relax of every other block
+        // works on boundary positions alone, so it skips building it.
+        let need_list = source.is_some() || q.metric != Metric::AnyAngle || goal_here;
         // Boundary nodes of this block: ids (NONE off the map) and class-frame indices. Only
         // blocks of the last row or column reach past the map.
         let mut ids = [NONE; 16];
         let mut cls = [0usize; 16];
         let base = (oy as usize * q.stride + ox as usize) as u32;
         let inside = ox as usize + n - 1 <= q.max_x && oy as usize + n - 1 <= q.max_y;
-        for i in 0..nbd {
-            let (lx, ly) = self.layout.boundary_xy[i];
-            if inside || ((ox + lx) as usize <= q.max_x && (oy + ly) as usize <= q.max_y) {
+        if inside {
+            for i in 0..nbd {
                 ids[i] = base + q.offsets[i];
-                cls[i] = perm[self.layout.boundary[i] as usize] as usize;
+            }
+        } else {
+            for i in 0..nbd {
+                let (lx, ly) = self.layout.boundary_xy[i];
+                if (ox + lx) as usize <= q.max_x && (oy + ly) as usize <= q.max_y {
+                    ids[i] = base + q.offsets[i];
+                }
             }
         }
         // Ingress list: (row offset of its class-frame index in the table, g, id).
         let nn = n * n;
         let mut ys: [(usize, f64, u32); 16] = [(0, 0.0, NONE); 16];
         let mut ny = 0;
-        if let Some(s) = source {
-            let (sx, sy) = q.xy(s);
-            let l = ((sy - oy) as usize) * n + (sx - ox) as usize;
-            ys[0] = (perm[l] as usize * nn, 0.0, s);
-            ny = 1;
-        } else {
-            let mut m = ingress;
-            while m != 0 {
-                let i = m.trailing_zeros() as usize;
-                m &= m - 1;
+        if need_list {
+            for i in 0..nbd {
                 if ids[i] != NONE {
-                    ys[ny] = (cls[i] * nn, gs[i], ids[i]);
-                    ny += 1;
+                    cls[i] = perm[self.layout.boundary[i] as usize] as usize;
+                }
+            }
+            if let Some(s) = source {
+                let (sx, sy) = q.xy(s);
+                let l = ((sy - oy) as usize) * n + (sx - ox) as usize;
+                ys[0] = (perm[l] as usize * nn, 0.0, s);
+                ny = 1;
+            } else {
+                let mut m = ingress;
+                while m != 0 {
+                    let i = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    if ids[i] != NONE {
+                        ys[ny] = (cls[i] * nn, gs[i], ids[i]);
+                        ny += 1;
+                    }
                 }
             }
         }
         // Goal in this block: the best ingress-to-goal length.
-        let (gx, gy) = (q.goal.0 - ox, q.goal.1 - oy);
-        if gx >= 0 && gy >= 0 && (gx as usize) < n && (gy as usize) < n {
+        if goal_here {
             let cg = perm[gy as usize * n + gx as usize] as usize;
             for &(row, g, id) in &ys[..ny] {
                 let l = g + q.dist(c, row / nn, cg);
@@ -574,7 +600,7 @@ impl BlockAStar {
         class_pos: &[u8; 16],
         gs: &mut [f64; 16],
         ingress: u32,
-        table: &[f32],
+        table: &[BoundaryRow],
         best: &mut (f64, u32, u32),
     ) -> u32 {
         // Thresholds and candidates in class-frame boundary order.
@@ -592,14 +618,10 @@ impl BlockAStar {
             if ids[i] == NONE {
                 continue;
             }
-            let row = class_pos[i] as usize * nbd;
+            let row = class_pos[i] as usize;
             rows[nr] = (row, gs[i], ids[i]);
             nr += 1;
-            match nbd {
-                16 => min_lanes::<16>(&mut cand, &table[row..row + 16], gs[i]),
-                12 => min_lanes::<12>(&mut cand, &table[row..row + 12], gs[i]),
-                _ => min_lanes::<8>(&mut cand, &table[row..row + 8], gs[i]),
-            }
+            min_lanes(&mut cand, &table[row], gs[i]);
         }
         let mut improved = 0u32;
         for i in 0..nbd {
@@ -611,7 +633,7 @@ impl BlockAStar {
             }
             // The first ingress reaching the minimum, as the ingress-major scalar loop picks it
             // (the same f64 sum, so the comparison is exact).
-            let from = rows[..nr].iter().find(|e| e.1 + f64::from(table[e.0 + j]) == v).map_or(NONE, |e| e.2);
+            let from = rows[..nr].iter().find(|e| e.1 + f64::from(table[e.0].0[j]) == v).map_or(NONE, |e| e.2);
             self.parent[ids[i] as usize] = (from, b as u32);
             gs[i] = v;
             improved |= 1 << i;
@@ -660,16 +682,7 @@ impl BlockAStar {
             // Marking is useless when the vertex cannot lead to a shorter goal path (h is
             // admissible).
             let mark = f < best.0;
-            // Surrounding cells that are free: bit 0 = (x-1,y-1), 1 = (x,y-1), 2 = (x-1,y), 3 = (x,y).
-            let free = if mark {
-                u8::from(!mask.blocked(x - 1, y - 1))
-                    | u8::from(!mask.blocked(x, y - 1)) << 1
-                    | u8::from(!mask.blocked(x - 1, y)) << 2
-                    | u8::from(!mask.blocked(x, y)) << 3
-            } else {
-                0
-            };
-            for &(dx, dy, pos, cells) in &self.layout.shared[i] {
+            for &(dx, dy, pos, cells) in &self.layout.shared[i][..self.layout.shared_len[i] as usize] {
                 let (nbx, nby) = (bx + dx, by + dy);
                 if nbx < 0 || nby < 0 || nbx >= bw || nby >= bh {
                     continue;
@@ -678,8 +691,10 @@ impl BlockAStar {
                 // The hand-off: every block holding the vertex learns its new g-value.
                 self.blocks[ob as usize].touched(self.generation).g[pos as usize & 15] = g;
                 // Blocks with no free cell at the vertex get no ingress there: no in-block path
-                // of theirs starts at it, so marking would waste an expansion.
-                if free & cells == 0 {
+                // of theirs starts at it, so marking would waste an expansion. Their pattern code
+                // tells (cells beyond the map count as blocked there, as on the map).
+                let cells = u32::from(cells);
+                if !mark || q.grid.pattern(ob as usize) & cells == cells {
                     continue;
                 }
                 // Coalesce: one heap push per neighbouring block and expansion.
