@@ -51,7 +51,10 @@ pub struct Lddb {
     /// row is one aligned cache line, so the Block A* relax loop reads an ingress vertex's
     /// distances with one memory access and runs branch-free in SIMD lanes.
     pub(crate) aa_boundary: [Vec<BoundaryRow>; 2],
-    /// Per rule and class: [`Lddb::usable_vertices`] of the canonical pattern, computed once
+    /// [`symmetry::class_map_fingerprint`] of `canon_of`: block grids whose class codes come
+    /// from the same map may hand them to the search directly.
+    class_map_id: u64,
+    /// Per rule and class: [`usable_vertices`] of the canonical pattern, computed once
     /// (path reconstruction asks for it on every in-block hop).
     usable: [Vec<u32>; 2],
     /// Octile distances `[c][a][b]`, packed straight | diagonal << 4.
@@ -154,8 +157,10 @@ impl Lddb {
             .collect();
         let usable =
             LosRule::ALL.map(|rule| canon.par_iter().map(|&p| usable_vertices(side, rule, p)).collect::<Vec<u32>>());
+        let class_map_id = symmetry::class_map_fingerprint(&canon_of);
         Self {
             side,
+            class_map_id,
             canon_of,
             canon,
             aa_dist,
@@ -208,6 +213,19 @@ impl Lddb {
     pub fn class_of(&self, pattern: u32) -> (usize, usize) {
         let v = self.canon_of[pattern as usize];
         ((v >> 3) as usize, (v & 7) as usize)
+    }
+
+    /// Fingerprint of the pattern-to-class map ([`symmetry::class_map_fingerprint`]); class
+    /// codes computed from a map with this fingerprint equal [`Lddb::class_code`].
+    #[inline]
+    pub fn class_map_id(&self) -> u64 {
+        self.class_map_id
+    }
+
+    /// `(class << 3) | transform` of `pattern` (see [`Lddb::class_of`]).
+    #[inline(always)]
+    pub fn class_code(&self, pattern: u32) -> u32 {
+        self.canon_of[pattern as usize]
     }
 
     /// Local-index permutation (block frame to class frame) of transform `t` for `metric`.

@@ -87,9 +87,39 @@ pub fn canonical_classes(side: usize) -> (Vec<u32>, Vec<u32>) {
     (canon_of, canon)
 }
 
+/// [`canonical_classes`]`(side).0` (pattern -> `(class << 3) | transform`), computed once per
+/// process and side (2, 3 or 4; `None` for other sides). Block grids keep each block's class
+/// code from it, so a search reads it beside the pattern instead of looking it up.
+pub fn class_codes(side: usize) -> Option<&'static [u32]> {
+    static CODES: [std::sync::OnceLock<Vec<u32>>; 3] = [const { std::sync::OnceLock::new() }; 3];
+    let slot = CODES.get(side.checked_sub(2)?)?;
+    Some(slot.get_or_init(|| canonical_classes(side).0))
+}
+
+/// A 64-bit fingerprint (FNV-1a) of a pattern-to-class map: two maps with equal fingerprints are
+/// taken to be the same map (a block grid's class codes are used with a database only then).
+pub fn class_map_fingerprint(codes: &[u32]) -> u64 {
+    codes.iter().fold(0xcbf2_9ce4_8422_2325u64 ^ codes.len() as u64, |h, &v| {
+        (h ^ u64::from(v)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn class_codes_are_the_canonical_map() {
+        for side in 2..=4 {
+            let codes = class_codes(side).unwrap();
+            assert_eq!(codes, &canonical_classes(side).0[..]);
+            assert_eq!(class_map_fingerprint(codes), class_map_fingerprint(&canonical_classes(side).0));
+        }
+        assert!(class_codes(5).is_none() && class_codes(1).is_none());
+        let mut other = class_codes(3).unwrap().to_vec();
+        other[7] ^= 1;
+        assert_ne!(class_map_fingerprint(&other), class_map_fingerprint(class_codes(3).unwrap()));
+    }
 
     #[test]
     fn class_counts_match_burnside() {
