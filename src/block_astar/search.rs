@@ -34,9 +34,9 @@ const MOVES8: [(i64, i64); 8] = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -
 /// to packed min instructions; padding lanes hold `+inf` and stay `+inf`).
 #[inline(always)]
 fn min_lanes(cand: &mut [f64; 16], row: &BoundaryRow, g: f64) {
-    for j in 0..16 {
-        let v = g + f64::from(row.0[j]);
-        cand[j] = if v < cand[j] { v } else { cand[j] };
+    for (c, &d) in cand.iter_mut().zip(&row.0) {
+        let v = g + f64::from(d);
+        *c = if v < *c { v } else { *c };
     }
 }
 
@@ -210,11 +210,7 @@ impl Query<'_> {
     /// Class and transform of block `b`'s pattern.
     #[inline(always)]
     fn class_of(&self, b: usize) -> (usize, usize) {
-        let code = if self.grid_classes {
-            self.grid.class_code(b)
-        } else {
-            self.lddb.class_code(self.grid.pattern(b))
-        };
+        let code = if self.grid_classes { self.grid.class_code(b) } else { self.lddb.class_code(self.grid.pattern(b)) };
         ((code >> 3) as usize, (code & 7) as usize)
     }
 
@@ -455,6 +451,20 @@ impl BlockAStar {
     /// boundary nodes, or the single `source` node for start-block initialisation), updates the
     /// goal length when `b` holds the goal, and passes improved nodes on to neighbouring blocks.
     fn expand(&mut self, q: &Query<'_>, b: usize, source: Option<u32>, best: &mut (f64, u32, u32)) {
+        if q.metric == Metric::AnyAngle {
+            // The hand-off at the end writes into the neighbouring blocks' states: start loading
+            // them now, so they arrive while this block is relaxed.
+            let bw = q.grid.blocks_x();
+            for nb in [b.wrapping_sub(bw + 1), b.wrapping_sub(bw), b.wrapping_sub(bw - 1), b.wrapping_sub(1), b + 1]
+                .into_iter()
+                .chain([b + bw - 1, b + bw, b + bw + 1])
+            {
+                if let Some(state) = self.blocks.get(nb) {
+                    prefetch(state);
+                    prefetch(&state.g[8]);
+                }
+            }
+        }
         let state = self.block(b);
         // Start-block initialisation leaves whatever other blocks' expansions queued here.
         let ingress = if source.is_none() { std::mem::take(&mut state.dirty) } else { 0 };
@@ -482,16 +492,9 @@ impl BlockAStar {
         let mut cls = [0usize; 16];
         let base = (oy as usize * q.stride + ox as usize) as u32;
         let inside = ox as usize + n - 1 <= q.max_x && oy as usize + n - 1 <= q.max_y;
-        if inside {
-            for i in 0..nbd {
-                ids[i] = base + q.offsets[i];
-            }
-        } else {
-            for i in 0..nbd {
-                let (lx, ly) = self.layout.boundary_xy[i];
-                if (ox + lx) as usize <= q.max_x && (oy + ly) as usize <= q.max_y {
-                    ids[i] = base + q.offsets[i];
-                }
+        for ((id, &off), &(lx, ly)) in ids.iter_mut().zip(&q.offsets).zip(&self.layout.boundary_xy).take(nbd) {
+            if inside || ((ox + lx) as usize <= q.max_x && (oy + ly) as usize <= q.max_y) {
+                *id = base + off;
             }
         }
         // Ingress list: (row offset of its class-frame index in the table, g, id).

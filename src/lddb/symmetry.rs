@@ -99,9 +99,9 @@ pub fn class_codes(side: usize) -> Option<&'static [u32]> {
 /// A 64-bit fingerprint (FNV-1a) of a pattern-to-class map: two maps with equal fingerprints are
 /// taken to be the same map (a block grid's class codes are used with a database only then).
 pub fn class_map_fingerprint(codes: &[u32]) -> u64 {
-    codes.iter().fold(0xcbf2_9ce4_8422_2325u64 ^ codes.len() as u64, |h, &v| {
-        (h ^ u64::from(v)).wrapping_mul(0x100_0000_01b3)
-    })
+    codes
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64 ^ codes.len() as u64, |h, &v| (h ^ u64::from(v)).wrapping_mul(0x100_0000_01b3))
 }
 
 #[cfg(test)]
