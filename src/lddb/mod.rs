@@ -194,6 +194,7 @@ impl Lddb {
             + self.canon.len() * 4
             + self.aa_dist.iter().map(|v| v.len() * 2).sum::<usize>()
             + self.aa_boundary.iter().map(|v| v.len() * std::mem::size_of::<BoundaryRow>()).sum::<usize>()
+            + self.usable.iter().map(|v| v.len() * 4).sum::<usize>()
             + self.oct.len()
             + self.tile.len()
     }
