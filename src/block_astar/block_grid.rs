@@ -16,6 +16,11 @@ pub struct BlockGrid {
     blocks_y: usize,
     mask: CellMask,
     patterns: Vec<u16>,
+    /// Per block: `(class << 3) | transform` of its pattern under the canonical class map
+    /// ([`crate::lddb::symmetry::class_codes`]), so the search reads it beside the pattern.
+    classes: Vec<u32>,
+    /// Fingerprint of that class map (compared with [`Lddb::class_map_id`] before use).
+    class_map_id: u64,
 }
 
 impl BlockGrid {
@@ -28,8 +33,16 @@ impl BlockGrid {
         }
         let (w, h) = (grid.width(), grid.height());
         let (blocks_x, blocks_y) = (w.div_ceil(side), h.div_ceil(side));
-        let mut g =
-            Self { side, blocks_x, blocks_y, mask: CellMask::from_grid(grid), patterns: vec![0; blocks_x * blocks_y] };
+        let codes = crate::lddb::symmetry::class_codes(side).ok_or(GridError::BadSize { width: side, height: side })?;
+        let mut g = Self {
+            side,
+            blocks_x,
+            blocks_y,
+            mask: CellMask::from_grid(grid),
+            patterns: vec![0; blocks_x * blocks_y],
+            classes: vec![0; blocks_x * blocks_y],
+            class_map_id: crate::lddb::symmetry::class_map_fingerprint(codes),
+        };
         g.recompute(0, 0, blocks_x, blocks_y);
         Ok(g)
     }
@@ -47,7 +60,9 @@ impl BlockGrid {
                         }
                     }
                 }
+                let code = self.class_code_of(p);
                 self.patterns[by * self.blocks_x + bx] = p;
+                self.classes[by * self.blocks_x + bx] = code;
             }
         }
     }
@@ -88,7 +103,27 @@ impl BlockGrid {
         let bit = 1u16 << ((y % self.side) * self.side + x % self.side);
         let p = &mut self.patterns[by * self.blocks_x + bx];
         *p = if blocked { *p | bit } else { *p & !bit };
+        let p = *p;
+        self.classes[by * self.blocks_x + bx] = self.class_code_of(p);
         Ok(())
+    }
+
+    fn class_code_of(&self, pattern: u16) -> u32 {
+        // `new` checked the side, so the map exists.
+        crate::lddb::symmetry::class_codes(self.side).map_or(0, |codes| codes[usize::from(pattern)])
+    }
+
+    /// Fingerprint of the class map behind [`BlockGrid::class_code`] (equal to
+    /// [`Lddb::class_map_id`] when the database uses the same map).
+    #[inline]
+    pub fn class_map_id(&self) -> u64 {
+        self.class_map_id
+    }
+
+    /// `(class << 3) | transform` of block `b`'s pattern under the canonical class map.
+    #[inline(always)]
+    pub fn class_code(&self, b: usize) -> u32 {
+        self.classes[b]
     }
 
     /// Cells per block side.
@@ -153,6 +188,10 @@ mod tests {
         grid.set_blocked(4, 4, true).unwrap();
         bg.update_rect(&grid, CellRect { x: 0, y: 0, width: 6, height: 5 }).unwrap();
         assert_eq!(bg, BlockGrid::new(&grid, 4).unwrap());
+        let codes = crate::lddb::symmetry::class_codes(4).unwrap();
+        for b in 0..4 {
+            assert_eq!(bg.class_code(b), codes[bg.pattern(b) as usize]);
+        }
         let before = bg.clone();
         assert!(bg.set_cell(6, 0, true).is_err());
         assert!(bg.update_rect(&grid, CellRect { x: 5, y: 0, width: 2, height: 1 }).is_err());

@@ -17,6 +17,8 @@
 //! ```
 
 mod block_grid;
+#[cfg(test)]
+mod fingerprint;
 mod search;
 
 pub use block_grid::BlockGrid;

@@ -14,7 +14,7 @@
 //! always the true any-angle optimum).
 
 use super::BlockGrid;
-use crate::lddb::{Lddb, Metric};
+use crate::lddb::{BoundaryRow, Lddb, Metric};
 use crate::search::los::LosRule;
 use crate::search::path::{polyline_length, remove_collinear_if, GridPath, SearchFailure};
 use std::cmp::Reverse;
@@ -30,15 +30,26 @@ const SQRT2: f64 = std::f64::consts::SQRT_2;
 const AA_EPS: f64 = 1e-3;
 const MOVES8: [(i64, i64); 8] = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)];
 
-/// `cand[j] = min(cand[j], g + row[j])` for the first `N` lanes (written as a select so it
-/// compiles to packed min instructions).
+/// `cand[j] = min(cand[j], g + row[j])` over all 16 lanes (written as a select so it compiles
+/// to packed min instructions; padding lanes hold `+inf` and stay `+inf`).
 #[inline(always)]
-fn min_lanes<const N: usize>(cand: &mut [f64; 16], row: &[f32], g: f64) {
-    let row: &[f32; N] = row.try_into().unwrap_or_else(|_| unreachable!("rows hold N lanes"));
-    for j in 0..N {
-        let v = g + f64::from(row[j]);
-        cand[j] = if v < cand[j] { v } else { cand[j] };
+fn min_lanes(cand: &mut [f64; 16], row: &BoundaryRow, g: f64) {
+    for (c, &d) in cand.iter_mut().zip(&row.0) {
+        let v = g + f64::from(d);
+        *c = if v < *c { v } else { *c };
     }
+}
+
+/// A hint to load `value`'s cache line; no effect on results.
+#[inline(always)]
+fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint that never faults; the pointer comes from a reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((value as *const T).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
 }
 
 /// Per-block node layout for one metric and block side.
@@ -53,9 +64,11 @@ struct Layout {
     /// Local coordinates of the boundary nodes (saves divisions in the hot loop).
     boundary_xy: Vec<(i64, i64)>,
     /// Vertex layouts only: for each boundary position, the other blocks sharing that vertex as
-    /// (block offset dx, dy, position in that block, bit set of the vertex's surrounding cells
-    /// that lie in that block: bit 0 = (-1,-1), 1 = (0,-1), 2 = (-1,0), 3 = (0,0)).
-    shared: Vec<Vec<(i64, i64, u8, u8)>>,
+    /// (block offset dx, dy, position in that block, the vertex's surrounding cells that lie in
+    /// that block as bits of its pattern code).
+    shared: [[(i64, i64, u8, u16); 3]; 16],
+    /// Number of entries of `shared` per boundary position.
+    shared_len: [u8; 16],
     /// Per symmetry transform: block-frame boundary position -> class-frame boundary position
     /// (symmetries of the square map the boundary onto itself).
     class_pos: [[u8; 16]; 8],
@@ -76,7 +89,7 @@ impl Layout {
             boundary.iter().map(|&l| ((l as usize % n) as i64, (l as usize / n) as i64)).collect();
         // Shared vertices exist only when nodes are vertices (n = side + 1).
         let side = n as i64 - 1;
-        let shared = boundary_xy
+        let shared: Vec<Vec<(i64, i64, u8, u16)>> = boundary_xy
             .iter()
             .map(|&(lx, ly)| {
                 let mut out = vec![];
@@ -86,11 +99,11 @@ impl Layout {
                     if nx < 0 || ny < 0 || nx > side || ny > side {
                         continue;
                     }
-                    let mut cells = 0u8;
-                    for (bit, (cx, cy)) in [(-1i64, -1i64), (0, -1), (-1, 0), (0, 0)].into_iter().enumerate() {
+                    let mut cells = 0u16;
+                    for (cx, cy) in [(-1i64, -1i64), (0, -1), (-1, 0), (0, 0)] {
                         let (ux, uy) = (nx + cx, ny + cy);
                         if (0..side).contains(&ux) && (0..side).contains(&uy) {
-                            cells |= 1 << bit;
+                            cells |= 1 << (uy * side + ux);
                         }
                     }
                     let pos = (ny * n as i64 + nx) as usize;
@@ -106,7 +119,14 @@ impl Layout {
                 row[i] = boundary_pos[perm[l as usize] as usize];
             }
         }
-        Self { n, boundary, boundary_pos, boundary_xy, shared, class_pos }
+        // Fixed-size copies: the hand-off loop reads them with no pointer chase.
+        let mut shared_arr = [[(0i64, 0i64, 0u8, 0u16); 3]; 16];
+        let mut shared_len = [0u8; 16];
+        for (i, list) in shared.iter().enumerate() {
+            shared_len[i] = list.len() as u8;
+            shared_arr[i][..list.len()].copy_from_slice(list);
+        }
+        Self { n, boundary, boundary_pos, boundary_xy, shared: shared_arr, shared_len, class_pos }
     }
 }
 
@@ -171,6 +191,9 @@ struct Query<'a> {
     goal_id: u32,
     /// Node-id offset of each boundary position from the block's low corner node.
     offsets: [u32; 16],
+    /// The grid's class codes come from the database's class map (always, unless a database
+    /// file was written with another map), so they can replace the lookup.
+    grid_classes: bool,
 }
 
 impl Query<'_> {
@@ -182,6 +205,13 @@ impl Query<'_> {
             Metric::Octile => dx.max(dy) + (SQRT2 - 1.0) * dx.min(dy),
             Metric::Tile => dx + dy,
         }
+    }
+
+    /// Class and transform of block `b`'s pattern.
+    #[inline(always)]
+    fn class_of(&self, b: usize) -> (usize, usize) {
+        let code = if self.grid_classes { self.grid.class_code(b) } else { self.lddb.class_code(self.grid.pattern(b)) };
+        ((code >> 3) as usize, (code & 7) as usize)
     }
 
     #[inline(always)]
@@ -348,6 +378,7 @@ impl BlockAStar {
             max_y,
             goal: (i64::from(goal.0), i64::from(goal.1)),
             goal_id: goal.1 * stride as u32 + goal.0,
+            grid_classes: grid.class_map_id() == lddb.class_map_id(),
             offsets: std::array::from_fn(|i| {
                 self.layout.boundary_xy.get(i).map_or(0, |&(lx, ly)| (ly as usize * stride + lx as usize) as u32)
             }),
@@ -376,6 +407,9 @@ impl BlockAStar {
             if state.key.to_bits() != key.to_bits() || state.dirty == 0 {
                 continue;
             }
+            if aa {
+                self.prefetch_next(&q);
+            }
             expansions += 1;
             if expansions % 64 == 0 && should_stop() {
                 return Err(SearchFailure::Stopped);
@@ -390,10 +424,47 @@ impl BlockAStar {
         Ok(path)
     }
 
+    /// Starts loading the table rows the block now at the top of the heap (most often the next
+    /// one expanded) will read, so they arrive while the current block is expanded: the row
+    /// loads, scattered over megabytes of table, are what an expansion mostly waits for.
+    #[inline(always)]
+    fn prefetch_next(&self, q: &Query<'_>) {
+        let Some(&(_, nb)) = self.heap.peek() else { return };
+        let state = &self.blocks[nb as usize];
+        if state.stamp != self.generation {
+            return;
+        }
+        let (c, t) = q.class_of(nb as usize);
+        let table = q.lddb.any_angle_boundary_class(q.rule, c);
+        let class_pos = &self.layout.class_pos[t];
+        let mut m = state.dirty & 0xFFFF;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if let Some(row) = table.get(class_pos[i] as usize) {
+                prefetch(row);
+            }
+        }
+    }
+
     /// Algorithm 2: relaxes every boundary node of block `b` from its ingress nodes (the dirty
     /// boundary nodes, or the single `source` node for start-block initialisation), updates the
     /// goal length when `b` holds the goal, and passes improved nodes on to neighbouring blocks.
     fn expand(&mut self, q: &Query<'_>, b: usize, source: Option<u32>, best: &mut (f64, u32, u32)) {
+        if q.metric == Metric::AnyAngle {
+            // The hand-off at the end writes into the neighbouring blocks' states: start loading
+            // them now, so they arrive while this block is relaxed.
+            let bw = q.grid.blocks_x();
+            for nb in [b.wrapping_sub(bw + 1), b.wrapping_sub(bw), b.wrapping_sub(bw - 1), b.wrapping_sub(1), b + 1]
+                .into_iter()
+                .chain([b + bw - 1, b + bw, b + bw + 1])
+            {
+                if let Some(state) = self.blocks.get(nb) {
+                    prefetch(state);
+                    prefetch(&state.g[8]);
+                }
+            }
+        }
         let state = self.block(b);
         // Start-block initialisation leaves whatever other blocks' expansions queued here.
         let ingress = if source.is_none() { std::mem::take(&mut state.dirty) } else { 0 };
@@ -404,46 +475,57 @@ impl BlockAStar {
         let mut gs = state.g;
         let (bx, by) = (b % q.grid.blocks_x(), b / q.grid.blocks_x());
         let (ox, oy) = ((bx * q.side) as i64, (by * q.side) as i64);
-        let (c, t) = q.lddb.class_of(q.grid.pattern(b));
+        let (c, t) = q.class_of(b);
         let perm = q.lddb.perm(q.metric, t);
         let n = self.layout.n;
         let nbd = self.layout.boundary.len();
+        // The goal's class-frame index when this block holds the goal.
+        let (gx, gy) = (q.goal.0 - ox, q.goal.1 - oy);
+        let goal_here = gx >= 0 && gy >= 0 && (gx as usize) < n && (gy as usize) < n;
+        // The ingress list with class-frame indices is needed by the generic relax (start block,
+        // cell metrics) and the goal check; the any-angle boundary relax of every other block
+        // works on boundary positions alone, so it skips building it.
+        let need_list = source.is_some() || q.metric != Metric::AnyAngle || goal_here;
         // Boundary nodes of this block: ids (NONE off the map) and class-frame indices. Only
         // blocks of the last row or column reach past the map.
         let mut ids = [NONE; 16];
         let mut cls = [0usize; 16];
         let base = (oy as usize * q.stride + ox as usize) as u32;
         let inside = ox as usize + n - 1 <= q.max_x && oy as usize + n - 1 <= q.max_y;
-        for i in 0..nbd {
-            let (lx, ly) = self.layout.boundary_xy[i];
+        for ((id, &off), &(lx, ly)) in ids.iter_mut().zip(&q.offsets).zip(&self.layout.boundary_xy).take(nbd) {
             if inside || ((ox + lx) as usize <= q.max_x && (oy + ly) as usize <= q.max_y) {
-                ids[i] = base + q.offsets[i];
-                cls[i] = perm[self.layout.boundary[i] as usize] as usize;
+                *id = base + off;
             }
         }
         // Ingress list: (row offset of its class-frame index in the table, g, id).
         let nn = n * n;
         let mut ys: [(usize, f64, u32); 16] = [(0, 0.0, NONE); 16];
         let mut ny = 0;
-        if let Some(s) = source {
-            let (sx, sy) = q.xy(s);
-            let l = ((sy - oy) as usize) * n + (sx - ox) as usize;
-            ys[0] = (perm[l] as usize * nn, 0.0, s);
-            ny = 1;
-        } else {
-            let mut m = ingress;
-            while m != 0 {
-                let i = m.trailing_zeros() as usize;
-                m &= m - 1;
+        if need_list {
+            for i in 0..nbd {
                 if ids[i] != NONE {
-                    ys[ny] = (cls[i] * nn, gs[i], ids[i]);
-                    ny += 1;
+                    cls[i] = perm[self.layout.boundary[i] as usize] as usize;
+                }
+            }
+            if let Some(s) = source {
+                let (sx, sy) = q.xy(s);
+                let l = ((sy - oy) as usize) * n + (sx - ox) as usize;
+                ys[0] = (perm[l] as usize * nn, 0.0, s);
+                ny = 1;
+            } else {
+                let mut m = ingress;
+                while m != 0 {
+                    let i = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    if ids[i] != NONE {
+                        ys[ny] = (cls[i] * nn, gs[i], ids[i]);
+                        ny += 1;
+                    }
                 }
             }
         }
         // Goal in this block: the best ingress-to-goal length.
-        let (gx, gy) = (q.goal.0 - ox, q.goal.1 - oy);
-        if gx >= 0 && gy >= 0 && (gx as usize) < n && (gy as usize) < n {
+        if goal_here {
             let cg = perm[gy as usize * n + gx as usize] as usize;
             for &(row, g, id) in &ys[..ny] {
                 let l = g + q.dist(c, row / nn, cg);
@@ -574,7 +656,7 @@ impl BlockAStar {
         class_pos: &[u8; 16],
         gs: &mut [f64; 16],
         ingress: u32,
-        table: &[f32],
+        table: &[BoundaryRow],
         best: &mut (f64, u32, u32),
     ) -> u32 {
         // Thresholds and candidates in class-frame boundary order.
@@ -592,14 +674,10 @@ impl BlockAStar {
             if ids[i] == NONE {
                 continue;
             }
-            let row = class_pos[i] as usize * nbd;
+            let row = class_pos[i] as usize;
             rows[nr] = (row, gs[i], ids[i]);
             nr += 1;
-            match nbd {
-                16 => min_lanes::<16>(&mut cand, &table[row..row + 16], gs[i]),
-                12 => min_lanes::<12>(&mut cand, &table[row..row + 12], gs[i]),
-                _ => min_lanes::<8>(&mut cand, &table[row..row + 8], gs[i]),
-            }
+            min_lanes(&mut cand, &table[row], gs[i]);
         }
         let mut improved = 0u32;
         for i in 0..nbd {
@@ -611,7 +689,7 @@ impl BlockAStar {
             }
             // The first ingress reaching the minimum, as the ingress-major scalar loop picks it
             // (the same f64 sum, so the comparison is exact).
-            let from = rows[..nr].iter().find(|e| e.1 + f64::from(table[e.0 + j]) == v).map_or(NONE, |e| e.2);
+            let from = rows[..nr].iter().find(|e| e.1 + f64::from(table[e.0].0[j]) == v).map_or(NONE, |e| e.2);
             self.parent[ids[i] as usize] = (from, b as u32);
             gs[i] = v;
             improved |= 1 << i;
@@ -660,16 +738,7 @@ impl BlockAStar {
             // Marking is useless when the vertex cannot lead to a shorter goal path (h is
             // admissible).
             let mark = f < best.0;
-            // Surrounding cells that are free: bit 0 = (x-1,y-1), 1 = (x,y-1), 2 = (x-1,y), 3 = (x,y).
-            let free = if mark {
-                u8::from(!mask.blocked(x - 1, y - 1))
-                    | u8::from(!mask.blocked(x, y - 1)) << 1
-                    | u8::from(!mask.blocked(x - 1, y)) << 2
-                    | u8::from(!mask.blocked(x, y)) << 3
-            } else {
-                0
-            };
-            for &(dx, dy, pos, cells) in &self.layout.shared[i] {
+            for &(dx, dy, pos, cells) in &self.layout.shared[i][..self.layout.shared_len[i] as usize] {
                 let (nbx, nby) = (bx + dx, by + dy);
                 if nbx < 0 || nby < 0 || nbx >= bw || nby >= bh {
                     continue;
@@ -678,8 +747,10 @@ impl BlockAStar {
                 // The hand-off: every block holding the vertex learns its new g-value.
                 self.blocks[ob as usize].touched(self.generation).g[pos as usize & 15] = g;
                 // Blocks with no free cell at the vertex get no ingress there: no in-block path
-                // of theirs starts at it, so marking would waste an expansion.
-                if free & cells == 0 {
+                // of theirs starts at it, so marking would waste an expansion. Their pattern code
+                // tells (cells beyond the map count as blocked there, as on the map).
+                let cells = u32::from(cells);
+                if !mark || q.grid.pattern(ob as usize) & cells == cells {
                     continue;
                 }
                 // Coalesce: one heap push per neighbouring block and expansion.

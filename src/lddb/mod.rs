@@ -44,12 +44,19 @@ pub struct Lddb {
     pub(crate) canon: Vec<u32>,
     /// Per rule: any-angle distances, `[c][a][b]`, fixed point.
     pub(crate) aa_dist: [Vec<u16>; 2],
-    /// Per rule: any-angle distances between boundary vertices only, `[c][i][j]` over boundary
-    /// positions (row-major order of the boundary vertices), as `f32` (exact: entries are
-    /// multiples of 1/1024 below 64) with `+inf` for unreachable. Derived from `aa_dist` when the
-    /// database is built or loaded (never stored on disk): contiguous, branch-free rows let the
-    /// Block A* relax loop run in SIMD lanes.
-    pub(crate) aa_boundary: [Vec<f32>; 2],
+    /// Per rule: any-angle distances between boundary vertices only, `[c][i]` rows over boundary
+    /// positions (row-major order of the boundary vertices), lane `j` as `f32` (exact: entries
+    /// are multiples of 1/1024 below 64) with `+inf` for unreachable and for padding lanes.
+    /// Derived from `aa_dist` when the database is built or loaded (never stored on disk): one
+    /// row is one aligned cache line, so the Block A* relax loop reads an ingress vertex's
+    /// distances with one memory access and runs branch-free in SIMD lanes.
+    pub(crate) aa_boundary: [Vec<BoundaryRow>; 2],
+    /// [`symmetry::class_map_fingerprint`] of `canon_of`: block grids whose class codes come
+    /// from the same map may hand them to the search directly.
+    class_map_id: u64,
+    /// Per rule and class: [`usable_vertices`] of the canonical pattern, computed once
+    /// (path reconstruction asks for it on every in-block hop).
+    usable: [Vec<u32>; 2],
     /// Octile distances `[c][a][b]`, packed straight | diagonal << 4.
     pub(crate) oct: Vec<u8>,
     /// Tile distances `[c][a][b]`.
@@ -148,7 +155,26 @@ impl Lddb {
                 dx.hypot(dy) * AA_SCALE
             })
             .collect();
-        Self { side, canon_of, canon, aa_dist, aa_boundary, oct, tile, vperm, vinv, cperm, cinv, oct_len, euclid_fixed }
+        let usable =
+            LosRule::ALL.map(|rule| canon.par_iter().map(|&p| usable_vertices(side, rule, p)).collect::<Vec<u32>>());
+        let class_map_id = symmetry::class_map_fingerprint(&canon_of);
+        Self {
+            side,
+            class_map_id,
+            canon_of,
+            canon,
+            aa_dist,
+            aa_boundary,
+            usable,
+            oct,
+            tile,
+            vperm,
+            vinv,
+            cperm,
+            cinv,
+            oct_len,
+            euclid_fixed,
+        }
     }
 
     /// Cells per block side.
@@ -167,7 +193,8 @@ impl Lddb {
         self.canon_of.len() * 4
             + self.canon.len() * 4
             + self.aa_dist.iter().map(|v| v.len() * 2).sum::<usize>()
-            + self.aa_boundary.iter().map(|v| v.len() * 4).sum::<usize>()
+            + self.aa_boundary.iter().map(|v| v.len() * std::mem::size_of::<BoundaryRow>()).sum::<usize>()
+            + self.usable.iter().map(|v| v.len() * 4).sum::<usize>()
             + self.oct.len()
             + self.tile.len()
     }
@@ -187,6 +214,19 @@ impl Lddb {
     pub fn class_of(&self, pattern: u32) -> (usize, usize) {
         let v = self.canon_of[pattern as usize];
         ((v >> 3) as usize, (v & 7) as usize)
+    }
+
+    /// Fingerprint of the pattern-to-class map ([`symmetry::class_map_fingerprint`]); class
+    /// codes computed from a map with this fingerprint equal [`Lddb::class_code`].
+    #[inline]
+    pub fn class_map_id(&self) -> u64 {
+        self.class_map_id
+    }
+
+    /// `(class << 3) | transform` of `pattern` (see [`Lddb::class_of`]).
+    #[inline(always)]
+    pub fn class_code(&self, pattern: u32) -> u32 {
+        self.canon_of[pattern as usize]
     }
 
     /// Local-index permutation (block frame to class frame) of transform `t` for `metric`.
@@ -261,7 +301,7 @@ impl Lddb {
     /// line by far more (the smallest such excess in a 5x5 vertex block is about 0.0198), and so
     /// is a path that is not shortest (checked against brute force by the module's tests).
     pub fn next_hop(&self, rule: LosRule, c: usize, a: usize, b: usize) -> Option<usize> {
-        self.next_hop_among(rule, c, a, b, self.usable_vertices(rule, self.canon[c]))
+        self.next_hop_among(rule, c, a, b, self.usable[rule.index()][c])
     }
 
     /// [`Lddb::next_hop`] with the usable vertices of class `c` given.
@@ -292,25 +332,6 @@ impl Lddb {
         best.map(|(_, w)| w)
     }
 
-    /// Bit set of the class-frame vertices of `pattern` that may be intermediate waypoints under
-    /// `rule` in the block's own view (cells outside the block blocked): a free cell around
-    /// them, and no pinch under the conservative rule.
-    fn usable_vertices(&self, rule: LosRule, pattern: u32) -> u32 {
-        let s = self.side as i64;
-        let blocked = |x: i64, y: i64| x < 0 || y < 0 || x >= s || y >= s || pattern >> (y * s + x) & 1 == 1;
-        let mut out = 0u32;
-        for v in 0..(s + 1) * (s + 1) {
-            let (x, y) = (v % (s + 1), v / (s + 1));
-            let (tl, tr, bl, br) = (blocked(x - 1, y - 1), blocked(x, y - 1), blocked(x - 1, y), blocked(x, y));
-            let any_free = !(tl && tr && bl && br);
-            let pinch = (tl && br && !tr && !bl) || (tr && bl && !tl && !br);
-            if any_free && (rule == LosRule::MovingAi || !pinch) {
-                out |= 1 << v;
-            }
-        }
-        out
-    }
-
     /// Raw any-angle distances of class `c` (`[a * nodes + b]`, fixed point 1/1024, 0xFFFF =
     /// unreachable).
     #[inline(always)]
@@ -319,13 +340,14 @@ impl Lddb {
         &self.aa_dist[rule.index()][c * n * n..(c + 1) * n * n]
     }
 
-    /// Any-angle distances of class `c` between class-frame boundary vertices:
-    /// `[i * boundary + j]` over boundary positions (see [`boundary_vertices`]), `+inf` when
-    /// unreachable; same values as [`Lddb::class_distance`] (fixed point, error at most 1/2048).
+    /// Any-angle distances of class `c` between class-frame boundary vertices: row `i`, lane
+    /// `j` over boundary positions (see [`boundary_vertices`]; `4 * side` rows, lanes from
+    /// `4 * side` on are padding), `+inf` when unreachable; same values as
+    /// [`Lddb::class_distance`] (fixed point, error at most 1/2048).
     #[inline(always)]
-    pub fn any_angle_boundary_class(&self, rule: LosRule, c: usize) -> &[f32] {
+    pub fn any_angle_boundary_class(&self, rule: LosRule, c: usize) -> &[BoundaryRow] {
         let nb = 4 * self.side;
-        &self.aa_boundary[rule.index()][c * nb * nb..(c + 1) * nb * nb]
+        &self.aa_boundary[rule.index()][c * nb..(c + 1) * nb]
     }
 
     /// Raw octile (packed) or tile entries of class `c` (`[a * nodes + b]`, 0xFF = unreachable).
@@ -359,7 +381,7 @@ impl Lddb {
         let (ca, cb) = (p[a] as usize, p[b] as usize);
         let mut out = vec![a];
         let mut cur = ca;
-        let usable = self.usable_vertices(rule, self.canon[c]);
+        let usable = self.usable[rule.index()][c];
         while cur != cb {
             cur = self.next_hop_among(rule, c, cur, cb, usable)?;
             out.push(inv[cur] as usize);
@@ -371,6 +393,38 @@ impl Lddb {
     }
 }
 
+/// Bit set of the class-frame vertices of `pattern` that may be intermediate waypoints under
+/// `rule` in the block's own view (cells outside the block blocked): a free cell around
+/// them, and no pinch under the conservative rule.
+fn usable_vertices(side: usize, rule: LosRule, pattern: u32) -> u32 {
+    // The pattern with a ring of blocked cells around it, as bits `(y + 1) * (side + 2) + x + 1`:
+    // the four cells around vertex `(x, y)` are then padded cells `(x, y)`, `(x + 1, y)`,
+    // `(x, y + 1)`, `(x + 1, y + 1)`, so each vertex costs a few bit tests (this runs for every
+    // class whenever the database is loaded).
+    let w = side + 2;
+    let mut padded = u64::MAX;
+    for y in 0..side {
+        for x in 0..side {
+            if pattern >> (y * side + x) & 1 == 0 {
+                padded &= !(1u64 << ((y + 1) * w + x + 1));
+            }
+        }
+    }
+    let mut out = 0u32;
+    for y in 0..=side {
+        for x in 0..=side {
+            let at = |dx: usize, dy: usize| padded >> ((y + dy) * w + x + dx) & 1 == 1;
+            let (tl, tr, bl, br) = (at(0, 0), at(1, 0), at(0, 1), at(1, 1));
+            let any_free = !(tl && tr && bl && br);
+            let pinch = (tl && br && !tr && !bl) || (tr && bl && !tl && !br);
+            if any_free && (rule == LosRule::MovingAi || !pinch) {
+                out |= 1 << (y * (side + 1) + x);
+            }
+        }
+    }
+    out
+}
+
 /// The boundary vertices of a block of `side` cells as local vertex indices, in row-major order
 /// (position `i` of a boundary-indexed table is vertex `boundary_vertices(side)[i]`).
 pub fn boundary_vertices(side: usize) -> Vec<u8> {
@@ -378,21 +432,31 @@ pub fn boundary_vertices(side: usize) -> Vec<u8> {
     (0..n * n).filter(|&l| l % n == 0 || l / n == 0 || l % n == side || l / n == side).map(|l| l as u8).collect()
 }
 
+/// One row of a boundary-to-boundary table: the distances from one boundary vertex to every
+/// boundary vertex (lane = boundary position; `+inf` when unreachable and in unused lanes).
+/// Aligned to a cache line (64 bytes, exactly its size), so reading a row is one memory access.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C, align(64))]
+pub struct BoundaryRow(pub [f32; 16]);
+
 /// The boundary-to-boundary part of a full any-angle table (`[c][a][b]` over all vertices), as
-/// `f32` with `+inf` for unreachable.
-fn boundary_table(side: usize, dist: &[u16]) -> Vec<f32> {
+/// rows of `f32` with `+inf` for unreachable.
+fn boundary_table(side: usize, dist: &[u16]) -> Vec<BoundaryRow> {
     let nv = (side + 1) * (side + 1);
     let bv = boundary_vertices(side);
     let nb = bv.len();
-    let mut out = vec![0f32; dist.len() / (nv * nv) * nb * nb];
+    let mut out = vec![BoundaryRow([f32::INFINITY; 16]); dist.len() / (nv * nv) * nb];
     // Source offset of each output entry within a class, computed once: the per-class loop is a
-    // plain gather and convert (it runs on every load, so it must stay cheap).
+    // plain gather and convert (it runs on every load, so it must stay cheap). Padding lanes
+    // keep their `+inf`.
     let src: Vec<usize> = bv.iter().flat_map(|&a| bv.iter().map(move |&b| a as usize * nv + b as usize)).collect();
-    out.par_chunks_mut(nb * nb * 64).zip(dist.par_chunks(nv * nv * 64)).for_each(|(o, d)| {
-        for (o, d) in o.chunks_exact_mut(nb * nb).zip(d.chunks_exact(nv * nv)) {
-            for (o, &k) in o.iter_mut().zip(&src) {
-                let v = d[k];
-                *o = if v == UNREACHABLE_U16 { f32::INFINITY } else { f32::from(v) * (1.0 / AA_SCALE as f32) };
+    out.par_chunks_mut(nb * 64).zip(dist.par_chunks(nv * nv * 64)).for_each(|(o, d)| {
+        for (o, d) in o.chunks_exact_mut(nb).zip(d.chunks_exact(nv * nv)) {
+            for (row, src) in o.iter_mut().zip(src.chunks_exact(nb)) {
+                for (lane, &k) in row.0.iter_mut().zip(src) {
+                    let v = d[k];
+                    *lane = if v == UNREACHABLE_U16 { f32::INFINITY } else { f32::from(v) * (1.0 / AA_SCALE as f32) };
+                }
             }
         }
     });
