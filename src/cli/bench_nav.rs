@@ -91,8 +91,11 @@ impl SplitMix {
 }
 
 /// Random start/goal poses (cell units) whose footprint fits (by `mask`, the centre mask, and the
-/// exact disk test), at least `min_sep` cells apart, with uniform random headings.
-fn random_pairs(
+/// exact disk test of radius `rho` cells), at least `min_sep` cells apart, with uniform random
+/// headings: `n` pairs, the same for the same `seed` on every machine (bench-nav's protocol, also
+/// used by the criterion benchmark `benches/pipeline.rs`). Fails when the map has no room for the
+/// vehicle or too few poses that far apart.
+pub fn random_pairs(
     map: &CollisionMap,
     mask: &Grid,
     rho: f64,
