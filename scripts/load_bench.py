@@ -38,7 +38,7 @@ from blockstar_planner_msgs.msg import PlannerStatus  # noqa: E402
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped  # noqa: E402
 from nav_msgs.msg import OccupancyGrid, Path  # noqa: E402
 
-from helpers import LATCHED, start_node, tmpdir, yaw_quaternion  # noqa: E402
+from helpers import LATCHED, initial_pose, pose_stamped, start_node, tmpdir  # noqa: E402
 
 # The map: W x H cells of RES metres, a wall at column WALL_X with doors at DOOR_A and DOOR_B
 # (row ranges); DOOR_B is the one that closes and opens.
@@ -221,21 +221,12 @@ class Client:
             rclpy.spin_once(self.node, timeout_sec=min(0.01, max(0.0, end - time.monotonic())))
 
     def send_goal(self, gid, x, y, yaw):
-        msg = PoseStamped()
-        msg.header.frame_id = "map"
-        msg.header.stamp.sec = gid
-        msg.pose.position.x, msg.pose.position.y = float(x), float(y)
-        o = msg.pose.orientation
-        o.x, o.y, o.z, o.w = yaw_quaternion(yaw)
+        msg = pose_stamped(x, y, yaw, stamp_sec=gid)
         self.sent[gid] = time.monotonic()
         self.goal_pub.publish(msg)
 
     def set_start(self, x, y, yaw):
-        msg = PoseWithCovarianceStamped()
-        msg.header.frame_id = "map"
-        msg.pose.pose.position.x, msg.pose.pose.position.y = float(x), float(y)
-        o = msg.pose.pose.orientation
-        o.x, o.y, o.z, o.w = yaw_quaternion(yaw)
+        msg = initial_pose(x, y, yaw)
         self.initial_pub.publish(msg)
 
     def path_for(self, gid):

@@ -110,8 +110,50 @@ def start_node(tmp_dir, name, params=None, remap_prefix=None, extra_args=()):
     return NodeProcess(cmd, tmp_dir / f"{name}.log")
 
 
+def start_with_peer(tmp_dir, name, params, make_peer, ready=lambda peer: None, grid=None, start_pose=None,
+                    extra_args=()):
+    """Starts planner_node `name` with its topics under /`name`, then a peer `make_peer()`,
+    connected (see Peer.wait_connected) and `ready(peer)`; publishes `grid` and sets `start_pose`
+    when given, each taken in by the node before this returns (node, peer). When any of that
+    fails, the node is stopped before the error propagates: a failed set-up never leaves a node
+    running."""
+    node = start_node(tmp_dir, name, params, remap_prefix=f"/{name}", extra_args=extra_args)
+    try:
+        peer = make_peer()
+        peer.wait_connected()
+        ready(peer)
+        if grid is not None:
+            peer.publish_map(grid, node)
+        if start_pose is not None:
+            peer.set_start(*start_pose, node_proc=node)
+    except BaseException:
+        node.stop()
+        raise
+    return node, peer
+
+
 def yaw_quaternion(yaw):
     return (0.0, 0.0, math.sin(yaw / 2), math.cos(yaw / 2))
+
+
+def pose_stamped(x, y, yaw=0.0, frame="map", stamp_sec=0, quaternion=None):
+    """A PoseStamped at (x, y) facing `yaw` (or with `quaternion` as given, unnormalised ones too),
+    its header stamp's seconds `stamp_sec` (the tests' goal id)."""
+    msg = PoseStamped()
+    msg.header.frame_id = frame
+    msg.header.stamp.sec = stamp_sec
+    msg.pose.position.x, msg.pose.position.y = float(x), float(y)
+    o = msg.pose.orientation
+    o.x, o.y, o.z, o.w = quaternion if quaternion is not None else yaw_quaternion(yaw)
+    return msg
+
+
+def initial_pose(x, y, yaw, frame="map"):
+    """A PoseWithCovarianceStamped (as /initialpose carries it) at (x, y) facing `yaw`."""
+    msg = PoseWithCovarianceStamped()
+    msg.header.frame_id = frame
+    msg.pose.pose = pose_stamped(x, y, yaw).pose
+    return msg
 
 
 def quaternion_yaw(q):
@@ -176,12 +218,7 @@ class Peer:
                             what="the node to process the map")
 
     def set_start(self, x, y, yaw, frame="map", node_proc=None):
-        msg = PoseWithCovarianceStamped()
-        msg.header.frame_id = frame
-        msg.pose.pose.position.x, msg.pose.pose.position.y = float(x), float(y)
-        q = yaw_quaternion(yaw)
-        o = msg.pose.pose.orientation
-        o.x, o.y, o.z, o.w = q
+        msg = initial_pose(x, y, yaw, frame)
         before = node_proc.count("start pose") if node_proc else 0
         self.initial_pub.publish(msg)
         if node_proc:
@@ -191,12 +228,7 @@ class Peer:
         """Publishes a goal and returns its id (the stamp's seconds)."""
         Peer._next_goal_id += 1
         gid = Peer._next_goal_id
-        msg = PoseStamped()
-        msg.header.frame_id = frame
-        msg.header.stamp.sec = gid
-        msg.pose.position.x, msg.pose.position.y = float(x), float(y)
-        o = msg.pose.orientation
-        o.x, o.y, o.z, o.w = quaternion if quaternion is not None else yaw_quaternion(yaw)
+        msg = pose_stamped(x, y, yaw, frame, stamp_sec=gid, quaternion=quaternion)
         self.goal_pub.publish(msg)
         return gid
 

@@ -10,9 +10,8 @@ from rclpy.action import ActionClient
 
 from blockstar_planner_msgs.action import ComputePath
 from blockstar_planner_msgs.msg import PlannerStatus as S
-from geometry_msgs.msg import PoseStamped
 
-from helpers import Peer, make_grid, start_node, tmpdir, yaw_quaternion
+from helpers import Peer, make_grid, pose_stamped, start_with_peer, tmpdir
 from living import GOAL, PARAMS, START, MapModel, assert_legal, two_door_grid
 
 # The serpentine of test_node: reachable only along a long route, slow enough to cancel.
@@ -26,15 +25,6 @@ def big_blocked(x, y):
 
 
 FAR = (1990 * 0.05 + 0.025, 1950 * 0.05 + 0.025)
-
-
-def pose_stamped(x, y, yaw=0.0, frame="map"):
-    p = PoseStamped()
-    p.header.frame_id = frame
-    p.pose.position.x, p.pose.position.y = float(x), float(y)
-    o = p.pose.orientation
-    o.x, o.y, o.z, o.w = yaw_quaternion(yaw)
-    return p
 
 
 class ActionPeer(Peer):
@@ -65,17 +55,8 @@ class ActionPeer(Peer):
 
 
 def start(tmp, name, params, grid, start_pose):
-    node = start_node(tmp, name, params, remap_prefix=f"/{name}")
-    try:
-        peer = ActionPeer(f"peer_{name}", name)
-        peer.wait_connected()
-        peer.wait_server()
-        peer.publish_map(grid, node)
-        peer.set_start(*start_pose, node_proc=node)
-    except BaseException:
-        node.stop()  # never leave a node running behind a failed set-up
-        raise
-    return node, peer
+    return start_with_peer(tmp, name, params, lambda: ActionPeer(f"peer_{name}", name), ActionPeer.wait_server,
+                           grid=grid, start_pose=start_pose)
 
 
 @pytest.fixture(scope="module")

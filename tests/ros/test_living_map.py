@@ -11,7 +11,7 @@ from blockstar_planner_msgs.msg import GridPatch, PlannerStatus as S
 from nav_msgs.msg import Odometry, Path
 from visualization_msgs.msg import Marker, MarkerArray
 
-from helpers import LATCHED, ROOT, Peer, start_node, tmpdir, yaw_quaternion
+from helpers import LATCHED, ROOT, Peer, start_with_peer, tmpdir, yaw_quaternion
 from living import (GOAL, LOWER_DOOR, PARAMS, PATCH_QOS, START, UPPER_DOOR, MapModel, assert_legal, door_patch,
                     patch_msg, through, two_door_grid)
 
@@ -53,15 +53,9 @@ class LivingPeer(Peer):
 
 
 def start(tmp, name, params=None):
-    node = start_node(tmp, name, {**PARAMS, **(params or {})}, remap_prefix=f"/{name}",
-                      extra_args=["-r", f"/map_updates:=/{name}/map_updates"])
-    try:
-        peer = LivingPeer(f"peer_{name}", f"/{name}", name)
-        peer.wait_connected()
-    except BaseException:
-        node.stop()  # never leave a node running behind a failed set-up
-        raise
-    return node, peer
+    return start_with_peer(tmp, name, {**PARAMS, **(params or {})},
+                           lambda: LivingPeer(f"peer_{name}", f"/{name}", name),
+                           extra_args=["-r", f"/map_updates:=/{name}/map_updates"])
 
 
 @pytest.fixture(scope="module")

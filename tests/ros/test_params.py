@@ -9,7 +9,7 @@ from rcl_interfaces.srv import GetParameters, SetParameters
 
 from blockstar_planner_msgs.msg import PlannerStatus as S
 
-from helpers import Peer, make_grid, start_node, tmpdir
+from helpers import Peer, make_grid, start_with_peer, tmpdir
 from living import GOAL, PARAMS, START, MapModel, assert_legal, two_door_grid
 
 
@@ -50,17 +50,8 @@ class ParamPeer(Peer):
 
 
 def start(tmp, name, params, grid, start_pose):
-    node = start_node(tmp, name, params, remap_prefix=f"/{name}")
-    try:
-        peer = ParamPeer(f"peer_{name}", name)
-        peer.wait_connected()
-        peer.wait_services()
-        peer.publish_map(grid, node)
-        peer.set_start(*start_pose, node_proc=node)
-    except BaseException:
-        node.stop()  # never leave a node running behind a failed set-up
-        raise
-    return node, peer
+    return start_with_peer(tmp, name, params, lambda: ParamPeer(f"peer_{name}", name), ParamPeer.wait_services,
+                           grid=grid, start_pose=start_pose)
 
 
 def set_and_wait(node, peer, **kwargs):
