@@ -212,23 +212,35 @@ fn subsumed_goal_is_planned_to_its_covering_cell() {
     assert!(end.point().distance(g.point()) <= 0.1 + 0.05, "ended {end:?}, far from {g:?}");
 }
 
+/// The depot map of `../shared` (map_server YAML, metres).
+fn depot_map() -> OccupancyMap {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/ros_maps/depot.yaml");
+    load_map_file(&path, "map", usize::MAX).unwrap()
+}
+
+/// A reproducible stream (from `seed`) of poses uniform over `map`'s extent (metres) and over
+/// headings; not necessarily free.
+fn random_poses(map: &OccupancyMap, mut seed: u64) -> impl FnMut() -> Pose2 {
+    let (w, h) = (map.info.width as f64 * RES, map.info.height as f64 * RES);
+    move || {
+        let mut rnd = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        Pose2::new(rnd() * w, rnd() * h, (rnd() * 2.0 - 1.0) * PI)
+    }
+}
+
 /// Random pairs on a real map: every success is legal by the brute-force check.
 #[test]
 fn depot_random_pairs_are_legal() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/ros_maps/depot.yaml");
-    let map = load_map_file(&path, "map", usize::MAX).unwrap();
+    let map = depot_map();
     let p = planner(map.clone(), 0.2, 0.5);
-    let mut seed = 7u64;
-    let mut rnd = || {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (seed >> 11) as f64 / (1u64 << 53) as f64
-    };
-    let (w, h) = (map.info.width as f64 * RES, map.info.height as f64 * RES);
+    let mut random_pose = random_poses(&map, 7);
     let mut solved = 0;
     let mut tried = 0;
     while tried < 12 {
-        let s = Pose2::new(rnd() * w, rnd() * h, (rnd() * 2.0 - 1.0) * PI);
-        let g = Pose2::new(rnd() * w, rnd() * h, (rnd() * 2.0 - 1.0) * PI);
+        let (s, g) = (random_pose(), random_pose());
         match plan(&p, s, g, false) {
             Ok(r) => {
                 tried += 1;
@@ -403,22 +415,15 @@ fn assert_square_free(map: &OccupancyMap, plan: &Plan, side: f64) {
 
 #[test]
 fn square_vehicle_plans_on_depot_are_legal_for_the_turning_square() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/ros_maps/depot.yaml");
-    let map = load_map_file(&path, "map", usize::MAX).unwrap();
+    let map = depot_map();
     let side = 0.3;
     let config = PlannerConfig { robot_side: side, min_turning_radius: 0.5, ..PlannerConfig::default() };
     let mut p = Planner::new(config).unwrap();
     p.set_map(map.clone()).unwrap();
-    let mut seed = 21u64;
-    let mut rnd = || {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (seed >> 11) as f64 / (1u64 << 53) as f64
-    };
-    let (w, h) = (map.info.width as f64 * RES, map.info.height as f64 * RES);
+    let mut random_pose = random_poses(&map, 21);
     let mut solved = 0;
     for _ in 0..60 {
-        let s = Pose2::new(rnd() * w, rnd() * h, (rnd() * 2.0 - 1.0) * PI);
-        let g = Pose2::new(rnd() * w, rnd() * h, (rnd() * 2.0 - 1.0) * PI);
+        let (s, g) = (random_pose(), random_pose());
         if let Ok(r) = plan(&p, s, g, false) {
             assert!(r.trajectory.segments.iter().all(|seg| seg.curvature.abs() <= 1.0 / 0.5 + 1e-9));
             assert_square_free(&map, &r, side);
