@@ -52,6 +52,24 @@ fn prefetch<T>(value: &T) {
     let _ = value;
 }
 
+/// Block offsets of the eight neighbouring blocks.
+const NEIGHBOUR_OFFSETS: [(i64, i64); 8] = [(-1, -1), (0, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (0, 1), (1, 1)];
+
+/// The boundary vertices a block shares with one neighbouring block (vertex layouts only).
+#[derive(Debug, Clone, Copy, Default)]
+struct Neighbour {
+    /// Block offset of the neighbour.
+    dx: i64,
+    dy: i64,
+    /// Boundary positions (this block's frame) of the shared vertices.
+    edge: u32,
+    /// Per shared position: the vertex's boundary position in the neighbour's frame.
+    pos: [u8; 16],
+    /// Per shared position: the vertex's surrounding cells that lie in the neighbour, as bits of
+    /// its pattern code.
+    cells: [u16; 16],
+}
+
 /// Per-block node layout for one metric and block side.
 #[derive(Debug, Clone, Default)]
 struct Layout {
@@ -63,15 +81,14 @@ struct Layout {
     boundary_pos: Vec<u8>,
     /// Local coordinates of the boundary nodes (saves divisions in the hot loop).
     boundary_xy: Vec<(i64, i64)>,
-    /// Vertex layouts only: for each boundary position, the other blocks sharing that vertex as
-    /// (block offset dx, dy, position in that block, the vertex's surrounding cells that lie in
-    /// that block as bits of its pattern code).
-    shared: [[(i64, i64, u8, u16); 3]; 16],
-    /// Number of entries of `shared` per boundary position.
-    shared_len: [u8; 16],
+    /// Vertex layouts only: the vertices shared with each neighbouring block.
+    neighbours: [Neighbour; 8],
     /// Per symmetry transform: block-frame boundary position -> class-frame boundary position
     /// (symmetries of the square map the boundary onto itself).
     class_pos: [[u8; 16]; 8],
+    /// The inverse of `class_pos`: class-frame boundary position -> block-frame position
+    /// (0xFF for padding lanes).
+    block_pos: [[u8; 16]; 8],
 }
 
 impl Layout {
@@ -93,7 +110,7 @@ impl Layout {
             .iter()
             .map(|&(lx, ly)| {
                 let mut out = vec![];
-                for (dx, dy) in [(-1i64, -1i64), (0, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (0, 1), (1, 1)] {
+                for (dx, dy) in NEIGHBOUR_OFFSETS {
                     // The vertex in the neighbour's frame must lie on its node grid.
                     let (nx, ny) = (lx - dx * side, ly - dy * side);
                     if nx < 0 || ny < 0 || nx > side || ny > side {
@@ -119,14 +136,29 @@ impl Layout {
                 row[i] = boundary_pos[perm[l as usize] as usize];
             }
         }
-        // Fixed-size copies: the hand-off loop reads them with no pointer chase.
-        let mut shared_arr = [[(0i64, 0i64, 0u8, 0u16); 3]; 16];
-        let mut shared_len = [0u8; 16];
-        for (i, list) in shared.iter().enumerate() {
-            shared_len[i] = list.len() as u8;
-            shared_arr[i][..list.len()].copy_from_slice(list);
+        // Grouped by neighbouring block: the hand-off visits each neighbour once, with the
+        // improved vertices it shares as one bit mask.
+        let mut neighbours = [Neighbour::default(); 8];
+        for (k, nb) in neighbours.iter_mut().enumerate() {
+            let (dx, dy) = NEIGHBOUR_OFFSETS[k];
+            *nb = Neighbour { dx, dy, ..Neighbour::default() };
+            for (i, list) in shared.iter().enumerate() {
+                for &(sx, sy, pos, cells) in list {
+                    if (sx, sy) == (dx, dy) {
+                        nb.edge |= 1 << i;
+                        nb.pos[i] = pos;
+                        nb.cells[i] = cells;
+                    }
+                }
+            }
         }
-        Self { n, boundary, boundary_pos, boundary_xy, shared: shared_arr, shared_len, class_pos }
+        let mut block_pos = [[0xFFu8; 16]; 8];
+        for (inv, fwd) in block_pos.iter_mut().zip(&class_pos) {
+            for (i, &j) in fwd.iter().enumerate().take(boundary.len()) {
+                inv[j as usize] = i as u8;
+            }
+        }
+        Self { n, boundary, boundary_pos, boundary_xy, neighbours, class_pos, block_pos }
     }
 }
 
@@ -539,8 +571,8 @@ impl BlockAStar {
         let improved = match q.metric {
             Metric::AnyAngle if source.is_none() => {
                 let table = q.lddb.any_angle_boundary_class(q.rule, c);
-                let class_pos = self.layout.class_pos[t];
-                self.relax_boundary(q, b, nbd, &ids, &class_pos, &mut gs, ingress, table, best)
+                let (class_pos, block_pos) = (self.layout.class_pos[t], self.layout.block_pos[t]);
+                self.relax_boundary(q, b, nbd, &ids, (&class_pos, &block_pos), &mut gs, ingress, table, best)
             }
             Metric::AnyAngle => {
                 let table = q.lddb.any_angle_class(q.rule, c);
@@ -653,18 +685,21 @@ impl BlockAStar {
         b: usize,
         nbd: usize,
         ids: &[u32; 16],
-        class_pos: &[u8; 16],
+        (class_pos, block_pos): (&[u8; 16], &[u8; 16]),
         gs: &mut [f64; 16],
         ingress: u32,
         table: &[BoundaryRow],
         best: &mut (f64, u32, u32),
     ) -> u32 {
-        // Thresholds and candidates in class-frame boundary order.
-        let mut cand = [f64::INFINITY; 16];
+        // Thresholds and candidates in class-frame boundary order; lanes of vertices beyond the
+        // map (and padding lanes) keep `-inf` thresholds, which nothing is below.
+        let mut threshold = [f64::NEG_INFINITY; 16];
         for i in 0..nbd {
-            cand[class_pos[i] as usize] = gs[i] - AA_EPS;
+            if ids[i] != NONE {
+                threshold[class_pos[i] as usize] = gs[i] - AA_EPS;
+            }
         }
-        let threshold = cand;
+        let mut cand = threshold;
         let mut rows = [(0usize, 0f64, NONE); 16];
         let mut nr = 0;
         let mut m = ingress;
@@ -679,14 +714,18 @@ impl BlockAStar {
             nr += 1;
             min_lanes(&mut cand, &table[row], gs[i]);
         }
+        // Only strict improvements beyond `eps` count, as in the scalar loop; the comparison is
+        // a branch-free pass over the lanes, and only improved lanes are visited below.
+        let mut better = 0u32;
+        for (j, (c, t)) in cand.iter().zip(&threshold).enumerate() {
+            better |= u32::from(c < t) << j;
+        }
         let mut improved = 0u32;
-        for i in 0..nbd {
-            let j = class_pos[i] as usize;
+        while better != 0 {
+            let j = better.trailing_zeros() as usize;
+            better &= better - 1;
+            let i = block_pos[j] as usize;
             let v = cand[j];
-            // Only strict improvements beyond `eps` count, as in the scalar loop.
-            if ids[i] == NONE || v >= threshold[j] {
-                continue;
-            }
             // The first ingress reaching the minimum, as the ingress-major scalar loop picks it
             // (the same f64 sum, so the comparison is exact).
             let from = rows[..nr].iter().find(|e| e.1 + f64::from(table[e.0].0[j]) == v).map_or(NONE, |e| e.2);
@@ -718,56 +757,65 @@ impl BlockAStar {
         let (bw, bh) = (q.grid.blocks_x() as i64, q.grid.blocks_y() as i64);
         let (bx, by) = ((b % q.grid.blocks_x()) as i64, (b / q.grid.blocks_x()) as i64);
         let (ox, oy) = (bx * q.side as i64, by * q.side as i64);
-        // Neighbouring blocks to mark: (block, boundary bits, least f); at most 8 neighbours.
-        let mut pending = [(0u32, 0u32, 0f64); 8];
-        let mut np = 0usize;
+        // f-values of the improved vertices, and which of them may lead to a shorter goal path
+        // (h is admissible; others are handed over but become nobody's ingress).
+        let mut f = [f64::INFINITY; 16];
+        let mut markable = 0u32;
         let mut m = improved;
         while m != 0 {
             let i = m.trailing_zeros() as usize;
             m &= m - 1;
             let (lx, ly) = self.layout.boundary_xy[i];
             let (x, y) = (ox + lx, oy + ly);
-            let g = gs[i];
             // Under the conservative rule a pinch vertex is never an intermediate waypoint: its
             // g-value is handed over, but it becomes nobody's ingress.
-            let pinch = conservative && mask.is_pinch(x, y);
-            if conservative && !pinch {
-                work.push((ids[i], g));
-            }
-            let f = if pinch { f64::INFINITY } else { g + q.h(x, y) };
-            // Marking is useless when the vertex cannot lead to a shorter goal path (h is
-            // admissible).
-            let mark = f < best.0;
-            for &(dx, dy, pos, cells) in &self.layout.shared[i][..self.layout.shared_len[i] as usize] {
-                let (nbx, nby) = (bx + dx, by + dy);
-                if nbx < 0 || nby < 0 || nbx >= bw || nby >= bh {
+            if conservative {
+                if mask.is_pinch(x, y) {
                     continue;
                 }
-                let ob = (nby * bw + nbx) as u32;
+                work.push((ids[i], gs[i]));
+            }
+            f[i] = gs[i] + q.h(x, y);
+            markable |= u32::from(f[i] < best.0) << i;
+        }
+        let generation = self.generation;
+        for nb in &self.layout.neighbours {
+            let mut shared = improved & nb.edge;
+            if shared == 0 {
+                continue;
+            }
+            let (nbx, nby) = (bx + nb.dx, by + nb.dy);
+            if nbx < 0 || nby < 0 || nbx >= bw || nby >= bh {
+                continue;
+            }
+            let ob = (nby * bw + nbx) as usize;
+            let pattern = q.grid.pattern(ob);
+            let state = self.blocks[ob].touched(generation);
+            let (mut bits, mut least) = (0u32, f64::INFINITY);
+            while shared != 0 {
+                let i = shared.trailing_zeros() as usize;
+                shared &= shared - 1;
+                let pos = nb.pos[i] as usize & 15;
                 // The hand-off: every block holding the vertex learns its new g-value.
-                self.blocks[ob as usize].touched(self.generation).g[pos as usize & 15] = g;
+                state.g[pos] = gs[i];
                 // Blocks with no free cell at the vertex get no ingress there: no in-block path
                 // of theirs starts at it, so marking would waste an expansion. Their pattern code
                 // tells (cells beyond the map count as blocked there, as on the map).
-                let cells = u32::from(cells);
-                if !mark || q.grid.pattern(ob as usize) & cells == cells {
-                    continue;
-                }
-                // Coalesce: one heap push per neighbouring block and expansion.
-                match pending[..np].iter_mut().find(|e| e.0 == ob) {
-                    Some(e) => {
-                        e.1 |= 1 << pos;
-                        e.2 = e.2.min(f);
-                    }
-                    None => {
-                        pending[np] = (ob, 1 << pos, f);
-                        np += 1;
-                    }
+                let cells = u32::from(nb.cells[i]);
+                if markable >> i & 1 != 0 && pattern & cells != cells {
+                    bits |= 1 << pos;
+                    least = least.min(f[i]);
                 }
             }
-        }
-        for &(ob, bits, f) in &pending[..np] {
-            self.mark_dirty_bits(ob, bits, f);
+            // One heap push per neighbouring block and expansion.
+            if bits != 0 {
+                let s = &mut self.blocks[ob];
+                s.dirty |= bits;
+                if least < s.key {
+                    s.key = least;
+                    self.heap.push((Reverse(least.to_bits()), ob as u32));
+                }
+            }
         }
         if !conservative {
             return;
@@ -885,11 +933,12 @@ impl BlockAStar {
         }
         hops.reverse();
         let mut pts: Vec<(u32, u32)> = vec![self.point(q, start_id)];
+        let mut scratch = Vec::with_capacity(self.layout.n * self.layout.n);
         for &(from, to, via) in &hops {
             if via == STEP {
                 pts.push(self.point(q, to));
             } else {
-                self.expand_hop(q, from, to, via as usize, &mut pts);
+                self.expand_hop(q, from, to, via as usize, &mut pts, &mut scratch);
             }
         }
         let length = if q.metric == Metric::AnyAngle {
@@ -910,8 +959,18 @@ impl BlockAStar {
         (id % q.stride as u32, id / q.stride as u32)
     }
 
-    /// Appends the in-block path from `from` to `to` through block `b` (excluding `from`).
-    fn expand_hop(&self, q: &Query<'_>, from: u32, to: u32, b: usize, pts: &mut Vec<(u32, u32)>) {
+    /// Appends the in-block path from `from` to `to` through block `b` (excluding `from`);
+    /// `scratch` is working memory.
+    #[allow(clippy::too_many_arguments)]
+    fn expand_hop(
+        &self,
+        q: &Query<'_>,
+        from: u32,
+        to: u32,
+        b: usize,
+        pts: &mut Vec<(u32, u32)>,
+        scratch: &mut Vec<usize>,
+    ) {
         let n = self.layout.n;
         let (bx, by) = (b % q.grid.blocks_x(), b / q.grid.blocks_x());
         let (ox, oy) = ((bx * q.side) as u32, (by * q.side) as u32);
@@ -923,8 +982,17 @@ impl BlockAStar {
         let (la, lb) = (local(from), local(to));
         let pattern = q.grid.pattern(b);
         if q.metric == Metric::AnyAngle {
-            if let Some(path) = q.lddb.any_angle_path(q.rule, pattern, la, lb) {
-                pts.extend(path.into_iter().skip(1).map(global));
+            scratch.clear();
+            // A straight leg that the rule allows as one segment on the map needs none of the
+            // lattice vertices on it.
+            let mask = q.grid.mask();
+            let vertex = |l: usize| {
+                let (x, y) = global(l);
+                (i64::from(x), i64::from(y))
+            };
+            let sees = |u: usize, v: usize| mask.los_vertices(q.rule, vertex(u), vertex(v));
+            if q.lddb.any_angle_path_into(q.rule, pattern, la, lb, scratch, sees) {
+                pts.extend(scratch.iter().map(|&l| global(l)));
             } else {
                 pts.push(global(lb));
             }

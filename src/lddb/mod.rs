@@ -312,9 +312,6 @@ impl Lddb {
         if a == b || dab == UNREACHABLE_U16 {
             return None;
         }
-        // Tolerances in fixed-point units: each stored entry is off by at most 1/2 unit.
-        const STRAIGHT: f64 = 0.75;
-        const ON_PATH: f64 = 1.25;
         let mut best: Option<(f64, usize)> = None;
         for w in 0..n {
             let (daw, dwb) = (d[a * n + w], d[w * n + b]);
@@ -374,24 +371,68 @@ impl Lddb {
 
     /// The in-block any-angle path from block-frame vertex `a` to `b` of a block with `pattern`
     /// under `rule`, as block-frame vertex indices from `a` to `b` (only `a` when `a == b`);
-    /// `None` when unreachable.
+    /// `None` when unreachable. Consecutive vertices see each other; vertices in the middle of a
+    /// straight leg may be left out.
     pub fn any_angle_path(&self, rule: LosRule, pattern: u32, a: usize, b: usize) -> Option<Vec<usize>> {
+        let mut out = vec![a];
+        self.any_angle_path_into(rule, pattern, a, b, &mut out, |_, _| false).then_some(out)
+    }
+
+    /// [`Lddb::any_angle_path`] without its first vertex `a`, appended to `out` (nothing is
+    /// appended when `a == b`). Returns false, leaving `out` with whatever was appended, when
+    /// `b` is unreachable from `a`. Allocates nothing: Block A* reconstructs every hop with it.
+    ///
+    /// `sees(u, b)` (block-frame vertex indices) is asked only when the stored distance from `u`
+    /// to `b` equals their Euclidean distance, i.e. the shortest path runs straight to `b`, maybe
+    /// through lattice vertices on the way; when it answers true, `b` follows `u` at once instead
+    /// of every one of those vertices. A straight run of sight-checked pieces need not pass the
+    /// rule as one segment, so only a caller that checks the whole segment (on the map, say) may
+    /// answer true; `|_, _| false` gives every vertex.
+    pub fn any_angle_path_into(
+        &self,
+        rule: LosRule,
+        pattern: u32,
+        a: usize,
+        b: usize,
+        out: &mut Vec<usize>,
+        sees: impl Fn(usize, usize) -> bool,
+    ) -> bool {
         let (c, t) = self.class_of(pattern);
         let (p, inv) = (self.perm(Metric::AnyAngle, t), self.perm_inv(Metric::AnyAngle, t));
         let (ca, cb) = (p[a] as usize, p[b] as usize);
-        let mut out = vec![a];
-        let mut cur = ca;
+        let n = self.nodes(Metric::AnyAngle);
+        let d = self.any_angle_class(rule, c);
         let usable = self.usable[rule.index()][c];
-        while cur != cb {
-            cur = self.next_hop_among(rule, c, cur, cb, usable)?;
-            out.push(inv[cur] as usize);
-            if out.len() > self.nodes(Metric::AnyAngle) {
-                return None;
+        let mut cur = ca;
+        for _ in 0..n {
+            if cur == cb {
+                return true;
             }
+            // A straight last leg is the only shortest path (a bend is longer by far more than
+            // the rounding of the entries), so when the caller sees along it, `b` follows at
+            // once; the general step below walks it through every lattice vertex on the way.
+            let dcb = d[cur * n + cb];
+            let straight =
+                dcb != UNREACHABLE_U16 && (f64::from(dcb) - self.euclid_fixed[cur * n + cb]).abs() <= STRAIGHT;
+            cur = if straight && sees(inv[cur] as usize, b) {
+                cb
+            } else {
+                match self.next_hop_among(rule, c, cur, cb, usable) {
+                    Some(w) => w,
+                    None => return false,
+                }
+            };
+            out.push(inv[cur] as usize);
         }
-        Some(out)
+        cur == cb
     }
 }
+
+/// Tolerances of [`Lddb::next_hop`] in fixed-point units (each stored entry is off by at most 1/2
+/// unit): an entry within `STRAIGHT` of the Euclidean distance is a straight segment, and a vertex
+/// within `ON_PATH` of the triangle equality lies on a shortest path.
+const STRAIGHT: f64 = 0.75;
+const ON_PATH: f64 = 1.25;
 
 /// Bit set of the class-frame vertices of `pattern` that may be intermediate waypoints under
 /// `rule` in the block's own view (cells outside the block blocked): a free cell around
