@@ -163,9 +163,9 @@ impl Layout {
 }
 
 /// Search state of one block, kept together so an expansion touches two or three cache lines:
-/// the g-values of its boundary nodes (by boundary position), its heap value and its ingress
-/// (dirty) bits. A vertex shared by several blocks has one slot in each; every write goes to all
-/// of them (the hand-off), so the slots always agree.
+/// the g-values of its boundary nodes, its heap value and its ingress (dirty) bits, both indexed
+/// by slot (see [`BlockAStar::slot_of`]). A vertex shared by several blocks has one slot in each;
+/// every write goes to all of them (the hand-off), so the slots always agree.
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
 struct BlockState {
@@ -311,25 +311,38 @@ impl BlockAStar {
         self.blocks[b].touched(self.generation)
     }
 
-    /// g-value of boundary position `pos` of block `b` (`+inf` when not reached).
+    /// The slot of block `b`'s state that holds its boundary position `pos`. Any-angle states are
+    /// kept in the frame of the block's pattern class (slot = the position's class-frame
+    /// boundary position), so an expansion compares and updates its slots lane by lane against
+    /// the class's table rows with no permutation; cell metrics keep block-frame positions.
     #[inline(always)]
-    fn slot_g(&self, b: usize, pos: usize) -> f64 {
+    fn slot_of(&self, q: &Query<'_>, b: usize, pos: usize) -> usize {
+        if q.metric == Metric::AnyAngle {
+            self.layout.class_pos[q.class_of(b).1][pos & 15] as usize
+        } else {
+            pos
+        }
+    }
+
+    /// g-value in slot `slot` of block `b` (`+inf` when not reached).
+    #[inline(always)]
+    fn slot_g(&self, b: usize, slot: usize) -> f64 {
         let s = &self.blocks[b];
         if s.stamp == self.generation {
-            s.g[pos & 15]
+            s.g[slot & 15]
         } else {
             f64::INFINITY
         }
     }
 
-    /// Marks boundary position `pos` of block `b` as an improved ingress node with f-value `f`
-    /// and (re)queues the block when its heap value drops.
+    /// Marks slot `slot` of block `b` as an improved ingress node with f-value `f` and
+    /// (re)queues the block when its heap value drops.
     #[inline(always)]
-    fn mark_dirty(&mut self, b: u32, pos: usize, f: f64) {
-        self.mark_dirty_bits(b, 1 << pos, f)
+    fn mark_dirty(&mut self, b: u32, slot: usize, f: f64) {
+        self.mark_dirty_bits(b, 1 << slot, f)
     }
 
-    /// [`Self::mark_dirty`] for several boundary positions with least f-value `f`.
+    /// [`Self::mark_dirty`] for several slots with least f-value `f`.
     #[inline(always)]
     fn mark_dirty_bits(&mut self, b: u32, bits: u32, f: f64) {
         let s = self.block(b as usize);
@@ -348,7 +361,8 @@ impl BlockAStar {
         for &ob in &blocks[..k] {
             let pos = self.boundary_pos_in(q, ob as usize, x, y);
             if pos != 0xFF {
-                self.block(ob as usize).g[pos & 15] = g;
+                let slot = self.slot_of(q, ob as usize, pos);
+                self.block(ob as usize).g[slot & 15] = g;
             }
         }
     }
@@ -466,15 +480,29 @@ impl BlockAStar {
         if state.stamp != self.generation {
             return;
         }
-        let (c, t) = q.class_of(nb as usize);
-        let table = q.lddb.any_angle_boundary_class(q.rule, c);
-        let class_pos = &self.layout.class_pos[t];
+        let table = q.lddb.any_angle_boundary_class(q.rule, q.class_of(nb as usize).0);
         let mut m = state.dirty & 0xFFFF;
         while m != 0 {
-            let i = m.trailing_zeros() as usize;
+            let j = m.trailing_zeros() as usize;
             m &= m - 1;
-            if let Some(row) = table.get(class_pos[i] as usize) {
+            if let Some(row) = table.get(j) {
                 prefetch(row);
+            }
+        }
+    }
+
+    /// Starts loading the states of the blocks around `b`: the hand-off at the end of an
+    /// any-angle expansion writes into them, and they arrive while `b` is relaxed.
+    #[inline(always)]
+    fn prefetch_neighbours(&self, q: &Query<'_>, b: usize) {
+        let bw = q.grid.blocks_x();
+        for nb in [b.wrapping_sub(bw + 1), b.wrapping_sub(bw), b.wrapping_sub(bw - 1), b.wrapping_sub(1), b + 1]
+            .into_iter()
+            .chain([b + bw - 1, b + bw, b + bw + 1])
+        {
+            if let Some(state) = self.blocks.get(nb) {
+                prefetch(state);
+                prefetch(&state.g[8]);
             }
         }
     }
@@ -483,76 +511,58 @@ impl BlockAStar {
     /// boundary nodes, or the single `source` node for start-block initialisation), updates the
     /// goal length when `b` holds the goal, and passes improved nodes on to neighbouring blocks.
     fn expand(&mut self, q: &Query<'_>, b: usize, source: Option<u32>, best: &mut (f64, u32, u32)) {
-        if q.metric == Metric::AnyAngle {
-            // The hand-off at the end writes into the neighbouring blocks' states: start loading
-            // them now, so they arrive while this block is relaxed.
-            let bw = q.grid.blocks_x();
-            for nb in [b.wrapping_sub(bw + 1), b.wrapping_sub(bw), b.wrapping_sub(bw - 1), b.wrapping_sub(1), b + 1]
-                .into_iter()
-                .chain([b + bw - 1, b + bw, b + bw + 1])
-            {
-                if let Some(state) = self.blocks.get(nb) {
-                    prefetch(state);
-                    prefetch(&state.g[8]);
-                }
-            }
+        if q.metric == Metric::AnyAngle && source.is_none() {
+            self.expand_any_angle(q, b, best);
+            return;
         }
+        if q.metric == Metric::AnyAngle {
+            self.prefetch_neighbours(q, b);
+        }
+        let (c, t) = q.class_of(b);
+        let aa = q.metric == Metric::AnyAngle;
+        // Any-angle slots are class-frame positions: this generic path works in the block frame.
+        let slots: [u8; 16] = if aa { self.layout.class_pos[t] } else { std::array::from_fn(|i| i as u8) };
         let state = self.block(b);
         // Start-block initialisation leaves whatever other blocks' expansions queued here.
         let ingress = if source.is_none() { std::mem::take(&mut state.dirty) } else { 0 };
         if source.is_none() {
             state.key = f64::INFINITY;
         }
-        // g-values of the boundary nodes, by boundary position (contiguous, one copy).
-        let mut gs = state.g;
+        // g-values of the boundary nodes, by boundary position.
+        let mut gs: [f64; 16] = std::array::from_fn(|i| state.g[slots[i] as usize & 15]);
         let (bx, by) = (b % q.grid.blocks_x(), b / q.grid.blocks_x());
         let (ox, oy) = ((bx * q.side) as i64, (by * q.side) as i64);
-        let (c, t) = q.class_of(b);
         let perm = q.lddb.perm(q.metric, t);
         let n = self.layout.n;
         let nbd = self.layout.boundary.len();
         // The goal's class-frame index when this block holds the goal.
         let (gx, gy) = (q.goal.0 - ox, q.goal.1 - oy);
         let goal_here = gx >= 0 && gy >= 0 && (gx as usize) < n && (gy as usize) < n;
-        // The ingress list with class-frame indices is needed by the generic relax (start block,
-        // cell metrics) and the goal check; the any-angle boundary relax of every other block
-        // works on boundary positions alone, so it skips building it.
-        let need_list = source.is_some() || q.metric != Metric::AnyAngle || goal_here;
-        // Boundary nodes of this block: ids (NONE off the map) and class-frame indices. Only
-        // blocks of the last row or column reach past the map.
-        let mut ids = [NONE; 16];
+        let (ids, base) = self.boundary_ids(q, b);
+        // Class-frame indices of the boundary nodes.
         let mut cls = [0usize; 16];
-        let base = (oy as usize * q.stride + ox as usize) as u32;
-        let inside = ox as usize + n - 1 <= q.max_x && oy as usize + n - 1 <= q.max_y;
-        for ((id, &off), &(lx, ly)) in ids.iter_mut().zip(&q.offsets).zip(&self.layout.boundary_xy).take(nbd) {
-            if inside || ((ox + lx) as usize <= q.max_x && (oy + ly) as usize <= q.max_y) {
-                *id = base + off;
+        for i in 0..nbd {
+            if ids[i] != NONE {
+                cls[i] = perm[self.layout.boundary[i] as usize] as usize;
             }
         }
         // Ingress list: (row offset of its class-frame index in the table, g, id).
         let nn = n * n;
         let mut ys: [(usize, f64, u32); 16] = [(0, 0.0, NONE); 16];
         let mut ny = 0;
-        if need_list {
-            for i in 0..nbd {
+        if let Some(s) = source {
+            let (sx, sy) = q.xy(s);
+            let l = ((sy - oy) as usize) * n + (sx - ox) as usize;
+            ys[0] = (perm[l] as usize * nn, 0.0, s);
+            ny = 1;
+        } else {
+            let mut m = ingress;
+            while m != 0 {
+                let i = m.trailing_zeros() as usize;
+                m &= m - 1;
                 if ids[i] != NONE {
-                    cls[i] = perm[self.layout.boundary[i] as usize] as usize;
-                }
-            }
-            if let Some(s) = source {
-                let (sx, sy) = q.xy(s);
-                let l = ((sy - oy) as usize) * n + (sx - ox) as usize;
-                ys[0] = (perm[l] as usize * nn, 0.0, s);
-                ny = 1;
-            } else {
-                let mut m = ingress;
-                while m != 0 {
-                    let i = m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    if ids[i] != NONE {
-                        ys[ny] = (cls[i] * nn, gs[i], ids[i]);
-                        ny += 1;
-                    }
+                    ys[ny] = (cls[i] * nn, gs[i], ids[i]);
+                    ny += 1;
                 }
             }
         }
@@ -567,16 +577,11 @@ impl BlockAStar {
             }
         }
         // Relax all boundary nodes from the ingress nodes, with a table lookup specialised per
-        // metric (the hot loop of the search).
+        // metric.
         let improved = match q.metric {
-            Metric::AnyAngle if source.is_none() => {
-                let table = q.lddb.any_angle_boundary_class(q.rule, c);
-                let (class_pos, block_pos) = (self.layout.class_pos[t], self.layout.block_pos[t]);
-                self.relax_boundary(q, b, nbd, &ids, (&class_pos, &block_pos), &mut gs, ingress, table, best)
-            }
             Metric::AnyAngle => {
                 let table = q.lddb.any_angle_class(q.rule, c);
-                self.relax(q, b, n, nbd, &ids, &cls, &mut gs, &ys[..ny], best, AA_EPS, |a, z| {
+                self.relax(q, b, nbd, &ids, &cls, &mut gs, &ys[..ny], best, AA_EPS, |a, z| {
                     let v = table[a + z];
                     if v == u16::MAX {
                         f64::INFINITY
@@ -587,11 +592,11 @@ impl BlockAStar {
             }
             Metric::Octile => {
                 let (table, lens) = (q.lddb.cell_class(Metric::Octile, c), q.lddb.octile_lengths());
-                self.relax(q, b, n, nbd, &ids, &cls, &mut gs, &ys[..ny], best, 0.0, |a, z| lens[table[a + z] as usize])
+                self.relax(q, b, nbd, &ids, &cls, &mut gs, &ys[..ny], best, 0.0, |a, z| lens[table[a + z] as usize])
             }
             Metric::Tile => {
                 let table = q.lddb.cell_class(Metric::Tile, c);
-                self.relax(q, b, n, nbd, &ids, &cls, &mut gs, &ys[..ny], best, 0.0, |a, z| {
+                self.relax(q, b, nbd, &ids, &cls, &mut gs, &ys[..ny], best, 0.0, |a, z| {
                     let v = table[a + z];
                     if v == u8::MAX {
                         f64::INFINITY
@@ -601,11 +606,15 @@ impl BlockAStar {
                 })
             }
         };
-        if improved != 0 {
-            self.blocks[b].g = gs;
+        let state = &mut self.blocks[b];
+        let mut m = improved;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            state.g[slots[i] as usize & 15] = gs[i];
         }
-        if q.metric == Metric::AnyAngle {
-            self.pass_on_vertices(q, b, improved, &ids, &gs, best);
+        if aa {
+            self.pass_on_vertices(q, b, improved, base, &gs, best);
         } else {
             // Cross moves start from every improved node and from the ingress nodes themselves,
             // which arrived by a move from another block and have not left through this one.
@@ -622,6 +631,126 @@ impl BlockAStar {
         }
     }
 
+    /// Node ids of block `b`'s boundary nodes by boundary position ([`NONE`] beyond the map:
+    /// only blocks of the last row or column reach past it), and the id of its low corner node.
+    #[inline(always)]
+    fn boundary_ids(&self, q: &Query<'_>, b: usize) -> ([u32; 16], u32) {
+        let n = self.layout.n;
+        let (bx, by) = (b % q.grid.blocks_x(), b / q.grid.blocks_x());
+        let (ox, oy) = (bx * q.side, by * q.side);
+        let base = (oy * q.stride + ox) as u32;
+        let mut ids = [NONE; 16];
+        let inside = ox + n - 1 <= q.max_x && oy + n - 1 <= q.max_y;
+        for ((id, &off), &(lx, ly)) in ids.iter_mut().zip(&q.offsets).zip(&self.layout.boundary_xy) {
+            if inside || (ox + lx as usize <= q.max_x && oy + ly as usize <= q.max_y) {
+                *id = base + off;
+            }
+        }
+        (ids, base)
+    }
+
+    /// Algorithm 2 for an any-angle block entered from its neighbours (every expansion but the
+    /// start block's): the same result as the generic [`Self::expand`] (same candidates, same
+    /// first-best ingress, same `eps`), computed on the block's slots, which are in the frame of
+    /// its pattern class. There each ingress vertex's distances to all boundary vertices are one
+    /// contiguous `f32` table row, so the relaxation is a branch-free min over SIMD lanes, its
+    /// thresholds come straight from the slots, and only improved lanes are visited afterwards
+    /// (the ingress that gave an improved value is found then).
+    fn expand_any_angle(&mut self, q: &Query<'_>, b: usize, best: &mut (f64, u32, u32)) {
+        self.prefetch_neighbours(q, b);
+        let (c, t) = q.class_of(b);
+        let table = q.lddb.any_angle_boundary_class(q.rule, c);
+        let (class_pos, block_pos) = (&self.layout.class_pos[t], &self.layout.block_pos[t]);
+        let n = self.layout.n;
+        let (bx, by) = (b % q.grid.blocks_x(), b / q.grid.blocks_x());
+        let (ox, oy) = (bx * q.side, by * q.side);
+        let base = (oy * q.stride + ox) as u32;
+        let state = self.blocks[b].touched(self.generation);
+        let mut ingress = std::mem::take(&mut state.dirty);
+        state.key = f64::INFINITY;
+        let g = state.g;
+        // Only strict improvements beyond `eps` count. Lanes of vertices beyond the map (blocks
+        // of the last row or column) get `-inf` thresholds, which nothing is below, and are
+        // nobody's ingress; padding lanes hold `+inf` slots and rows, so they never improve.
+        let mut threshold: [f64; 16] = std::array::from_fn(|j| g[j] - AA_EPS);
+        if ox + n - 1 > q.max_x || oy + n - 1 > q.max_y {
+            for (j, th) in threshold.iter_mut().enumerate() {
+                let i = block_pos[j] as usize;
+                let on_map = i < 16 && {
+                    let (lx, ly) = self.layout.boundary_xy[i];
+                    ox + lx as usize <= q.max_x && oy + ly as usize <= q.max_y
+                };
+                if !on_map {
+                    *th = f64::NEG_INFINITY;
+                    ingress &= !(1 << j);
+                }
+            }
+        }
+        let mut cand = threshold;
+        // Ingress vertices in block-frame order (the order that picks the first-best ingress):
+        // (slot, g, id).
+        let mut rows = [(0usize, 0f64, NONE); 16];
+        let mut nr = 0;
+        let mut by_block = 0u32;
+        let mut m = ingress;
+        while m != 0 {
+            let j = m.trailing_zeros() as usize;
+            m &= m - 1;
+            by_block |= 1 << block_pos[j];
+        }
+        while by_block != 0 {
+            let i = by_block.trailing_zeros() as usize;
+            by_block &= by_block - 1;
+            let j = class_pos[i] as usize;
+            rows[nr] = (j, g[j], base + q.offsets[i]);
+            nr += 1;
+            min_lanes(&mut cand, &table[j], g[j]);
+        }
+        // Goal in this block: the best ingress-to-goal length.
+        let (gx, gy) = (q.goal.0 - ox as i64, q.goal.1 - oy as i64);
+        if gx >= 0 && gy >= 0 && (gx as usize) < n && (gy as usize) < n {
+            let cg = q.lddb.perm(q.metric, t)[gy as usize * n + gx as usize] as usize;
+            for &(j, gj, id) in &rows[..nr] {
+                let l = gj + q.dist(c, self.layout.boundary[j] as usize, cg);
+                if l < best.0 {
+                    *best = (l, id, b as u32);
+                }
+            }
+        }
+        let mut better = 0u32;
+        for (j, (cj, tj)) in cand.iter().zip(&threshold).enumerate() {
+            better |= u32::from(cj < tj) << j;
+        }
+        // Improved vertices by block-frame position, for the hand-off.
+        let mut improved = 0u32;
+        let mut gs = [f64::INFINITY; 16];
+        let mut m = better;
+        while m != 0 {
+            let j = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let i = block_pos[j] as usize & 15;
+            let v = cand[j];
+            // The first ingress reaching the minimum (the same f64 sum, so the comparison is
+            // exact).
+            let from = rows[..nr].iter().find(|e| e.1 + f64::from(table[e.0].0[j]) == v).map_or(NONE, |e| e.2);
+            let id = base + q.offsets[i];
+            self.parent[id as usize] = (from, b as u32);
+            gs[i] = v;
+            improved |= 1 << i;
+            if id == q.goal_id && v < best.0 {
+                *best = (v, from, b as u32);
+            }
+        }
+        let state = &mut self.blocks[b];
+        let mut m = better;
+        while m != 0 {
+            let j = m.trailing_zeros() as usize;
+            m &= m - 1;
+            state.g[j] = cand[j];
+        }
+        self.pass_on_vertices(q, b, improved, base, &gs, best);
+    }
+
     /// Relaxes every boundary node from the ingress list `ys` (table row offset, g, id) with
     /// `dist(row, b)` on class-frame indices; an improvement must exceed `eps`. Returns the mask
     /// of improved boundary positions.
@@ -631,7 +760,6 @@ impl BlockAStar {
         &mut self,
         q: &Query<'_>,
         b: usize,
-        _n: usize,
         nbd: usize,
         ids: &[u32; 16],
         cls: &[usize; 16],
@@ -672,73 +800,6 @@ impl BlockAStar {
         improved
     }
 
-    /// Any-angle relaxation between boundary vertices (every expansion but the start block's):
-    /// the same result as [`Self::relax`] (same candidates, same first-best ingress, same `eps`),
-    /// computed in the class frame, where each ingress vertex's distances to all boundary vertices
-    /// are one contiguous `f32` row, so the inner loop is a branch-free min over SIMD lanes; the
-    /// ingress that gave an improved value is found afterwards, only for improved vertices.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    fn relax_boundary(
-        &mut self,
-        q: &Query<'_>,
-        b: usize,
-        nbd: usize,
-        ids: &[u32; 16],
-        (class_pos, block_pos): (&[u8; 16], &[u8; 16]),
-        gs: &mut [f64; 16],
-        ingress: u32,
-        table: &[BoundaryRow],
-        best: &mut (f64, u32, u32),
-    ) -> u32 {
-        // Thresholds and candidates in class-frame boundary order; lanes of vertices beyond the
-        // map (and padding lanes) keep `-inf` thresholds, which nothing is below.
-        let mut threshold = [f64::NEG_INFINITY; 16];
-        for i in 0..nbd {
-            if ids[i] != NONE {
-                threshold[class_pos[i] as usize] = gs[i] - AA_EPS;
-            }
-        }
-        let mut cand = threshold;
-        let mut rows = [(0usize, 0f64, NONE); 16];
-        let mut nr = 0;
-        let mut m = ingress;
-        while m != 0 {
-            let i = m.trailing_zeros() as usize;
-            m &= m - 1;
-            if ids[i] == NONE {
-                continue;
-            }
-            let row = class_pos[i] as usize;
-            rows[nr] = (row, gs[i], ids[i]);
-            nr += 1;
-            min_lanes(&mut cand, &table[row], gs[i]);
-        }
-        // Only strict improvements beyond `eps` count, as in the scalar loop; the comparison is
-        // a branch-free pass over the lanes, and only improved lanes are visited below.
-        let mut better = 0u32;
-        for (j, (c, t)) in cand.iter().zip(&threshold).enumerate() {
-            better |= u32::from(c < t) << j;
-        }
-        let mut improved = 0u32;
-        while better != 0 {
-            let j = better.trailing_zeros() as usize;
-            better &= better - 1;
-            let i = block_pos[j] as usize;
-            let v = cand[j];
-            // The first ingress reaching the minimum, as the ingress-major scalar loop picks it
-            // (the same f64 sum, so the comparison is exact).
-            let from = rows[..nr].iter().find(|e| e.1 + f64::from(table[e.0].0[j]) == v).map_or(NONE, |e| e.2);
-            self.parent[ids[i] as usize] = (from, b as u32);
-            gs[i] = v;
-            improved |= 1 << i;
-            if ids[i] == q.goal_id && v < best.0 {
-                *best = (v, from, b as u32);
-            }
-        }
-        improved
-    }
-
     /// Any-angle: improved boundary vertices become ingress vertices of the other blocks that
     /// share them; under the conservative rule, runs along this block's boundary lines are
     /// relaxed as unit moves checked on the map.
@@ -747,7 +808,7 @@ impl BlockAStar {
         q: &Query<'_>,
         b: usize,
         improved: u32,
-        ids: &[u32; 16],
+        base: u32,
         gs: &[f64; 16],
         best: &mut (f64, u32, u32),
     ) {
@@ -773,7 +834,7 @@ impl BlockAStar {
                 if mask.is_pinch(x, y) {
                     continue;
                 }
-                work.push((ids[i], gs[i]));
+                work.push((base + q.offsets[i], gs[i]));
             }
             f[i] = gs[i] + q.h(x, y);
             markable |= u32::from(f[i] < best.0) << i;
@@ -790,20 +851,21 @@ impl BlockAStar {
             }
             let ob = (nby * bw + nbx) as usize;
             let pattern = q.grid.pattern(ob);
+            let slots = &self.layout.class_pos[q.class_of(ob).1];
             let state = self.blocks[ob].touched(generation);
             let (mut bits, mut least) = (0u32, f64::INFINITY);
             while shared != 0 {
                 let i = shared.trailing_zeros() as usize;
                 shared &= shared - 1;
-                let pos = nb.pos[i] as usize & 15;
+                let slot = slots[nb.pos[i] as usize & 15] as usize & 15;
                 // The hand-off: every block holding the vertex learns its new g-value.
-                state.g[pos] = gs[i];
+                state.g[slot] = gs[i];
                 // Blocks with no free cell at the vertex get no ingress there: no in-block path
                 // of theirs starts at it, so marking would waste an expansion. Their pattern code
                 // tells (cells beyond the map count as blocked there, as on the map).
                 let cells = u32::from(nb.cells[i]);
                 if markable >> i & 1 != 0 && pattern & cells != cells {
-                    bits |= 1 << pos;
+                    bits |= 1 << slot;
                     least = least.min(f[i]);
                 }
             }
@@ -827,7 +889,8 @@ impl BlockAStar {
         while let Some((id, g)) = work.pop() {
             let (x, y) = q.xy(id);
             let (lx, ly) = (x - ox, y - oy);
-            if g > self.slot_g(b, self.layout.boundary_pos[ly as usize * self.layout.n + lx as usize] as usize) {
+            let pos = self.layout.boundary_pos[ly as usize * self.layout.n + lx as usize] as usize;
+            if g > self.slot_g(b, self.slot_of(q, b, pos)) {
                 continue;
             }
             for (dx, dy) in [(1i64, 0i64), (-1, 0), (0, 1), (0, -1)] {
@@ -843,7 +906,7 @@ impl BlockAStar {
                 let nid = (ny as usize * q.stride + nx as usize) as u32;
                 let ng = g + 1.0;
                 let npos = self.layout.boundary_pos[nly as usize * self.layout.n + nlx as usize] as usize;
-                if ng < self.slot_g(b, npos) {
+                if ng < self.slot_g(b, self.slot_of(q, b, npos)) {
                     self.store_everywhere(q, nx, ny, ng);
                     self.parent[nid as usize] = (id, STEP);
                     if nid == q.goal_id && ng < best.0 {
@@ -853,7 +916,7 @@ impl BlockAStar {
                     let k = q.blocks_of(nx, ny, &mut blocks);
                     for &ob in &blocks[..k] {
                         let pos = self.boundary_pos_in(q, ob as usize, nx, ny);
-                        self.mark_dirty(ob, pos, f);
+                        self.mark_dirty(ob, self.slot_of(q, ob as usize, pos), f);
                     }
                     if !mask.is_pinch(nx, ny) {
                         work.push((nid, ng));
