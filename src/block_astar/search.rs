@@ -17,7 +17,6 @@ use super::BlockGrid;
 use crate::lddb::{BoundaryRow, Lddb, Metric};
 use crate::search::los::LosRule;
 use crate::search::path::{polyline_length, remove_collinear_if, GridPath, SearchFailure};
-use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 const NONE: u32 = u32::MAX;
@@ -29,6 +28,20 @@ const SQRT2: f64 = std::f64::consts::SQRT_2;
 /// re-expand blocks for nothing.
 const AA_EPS: f64 = 1e-3;
 const MOVES8: [(i64, i64); 8] = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)];
+
+/// A heap entry for block `b` with heap value `f` (non-negative, so its bits order as the
+/// value): one integer whose order is that of `(Reverse(f), b)`, so the max-heap pops the least
+/// value first (the larger block among equal values) with one comparison per step.
+#[inline(always)]
+fn heap_entry(f: f64, b: u32) -> u128 {
+    u128::from(!f.to_bits()) << 32 | u128::from(b)
+}
+
+/// The heap value and block of a [`heap_entry`].
+#[inline(always)]
+fn heap_value(entry: u128) -> (f64, u32) {
+    (f64::from_bits(!((entry >> 32) as u64)), entry as u32)
+}
 
 /// `cand[j] = min(cand[j], g + row[j])` over all 16 lanes (written as a select so it compiles
 /// to packed min instructions; padding lanes hold `+inf` and stay `+inf`).
@@ -202,7 +215,8 @@ pub struct BlockAStar {
     /// generation stamp.
     parent: Vec<(u32, u32)>,
     blocks: Vec<BlockState>,
-    heap: BinaryHeap<(Reverse<u64>, u32)>,
+    /// Queued blocks as [`heap_entry`]s.
+    heap: BinaryHeap<u128>,
     layout: Layout,
     layout_key: (usize, bool),
 }
@@ -349,7 +363,7 @@ impl BlockAStar {
         s.dirty |= bits;
         if f < s.key {
             s.key = f;
-            self.heap.push((Reverse(f.to_bits()), b));
+            self.heap.push(heap_entry(f, b));
         }
     }
 
@@ -442,8 +456,8 @@ impl BlockAStar {
             self.expand(&q, b as usize, Some(start_id), &mut best);
         }
         let mut expansions = 0usize;
-        while let Some(&(Reverse(key), b)) = self.heap.peek() {
-            let key = f64::from_bits(key);
+        while let Some(&entry) = self.heap.peek() {
+            let (key, b) = heap_value(entry);
             if key >= best.0 {
                 break;
             }
@@ -475,7 +489,8 @@ impl BlockAStar {
     /// loads, scattered over megabytes of table, are what an expansion mostly waits for.
     #[inline(always)]
     fn prefetch_next(&self, q: &Query<'_>) {
-        let Some(&(_, nb)) = self.heap.peek() else { return };
+        let Some(&entry) = self.heap.peek() else { return };
+        let nb = heap_value(entry).1;
         let state = &self.blocks[nb as usize];
         if state.stamp != self.generation {
             return;
@@ -875,7 +890,7 @@ impl BlockAStar {
                 s.dirty |= bits;
                 if least < s.key {
                     s.key = least;
-                    self.heap.push((Reverse(least.to_bits()), ob as u32));
+                    self.heap.push(heap_entry(least, ob as u32));
                 }
             }
         }
