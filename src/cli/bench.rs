@@ -145,6 +145,9 @@ struct Stats {
     max_abs_err: Option<f64>,
     threads: usize,
     queries_per_s: f64,
+    /// This algorithm's median time over the first listed algorithm's (the side-by-side
+    /// speed ratio: 4.0 means the first one is four times faster at the median).
+    median_vs_first: f64,
 }
 
 /// Runs `blockstar bench`.
@@ -204,6 +207,10 @@ pub fn run(args: &BenchArgs) -> CliResult {
     for (name, algo, smooth) in &algos {
         all.push(bench_one(name, *algo, *smooth, &shared, &scens, args.threads));
     }
+    let first_median = all.first().map_or(0.0, |s| s.median_ms);
+    for s in &mut all {
+        s.median_vs_first = if first_median > 0.0 { s.median_ms / first_median } else { f64::NAN };
+    }
     if args.json {
         let v = serde_json::json!({
             "map": args.map.display().to_string(),
@@ -215,7 +222,7 @@ pub fn run(args: &BenchArgs) -> CliResult {
         emit!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         emit!(
-            "{:<16} {:>7} {:>7} {:>9} {:>9} {:>9} {:>11} {:>11} {:>11} {:>9}",
+            "{:<16} {:>7} {:>7} {:>9} {:>9} {:>9} {:>11} {:>11} {:>11} {:>9} {:>9}",
             "algorithm",
             "queries",
             "solved",
@@ -225,11 +232,12 @@ pub fn run(args: &BenchArgs) -> CliResult {
             "mean_expans",
             "mean_length",
             "max_abs_err",
-            "q/s"
+            "q/s",
+            "x_median"
         );
         for s in &all {
             emit!(
-                "{:<16} {:>7} {:>7} {:>9.4} {:>9.4} {:>9.4} {:>11.1} {:>11.4} {:>11} {:>9.0}",
+                "{:<16} {:>7} {:>7} {:>9.4} {:>9.4} {:>9.4} {:>11.1} {:>11.4} {:>11} {:>9.0} {:>9.2}",
                 s.name,
                 s.queries,
                 s.solved,
@@ -239,7 +247,8 @@ pub fn run(args: &BenchArgs) -> CliResult {
                 s.mean_expansions,
                 s.mean_length,
                 s.max_abs_err.map_or("-".to_string(), |e| format!("{e:.2e}")),
-                s.queries_per_s
+                s.queries_per_s,
+                s.median_vs_first
             );
         }
     }
@@ -300,5 +309,6 @@ fn bench_one(name: &str, algo: Algo, smooth: bool, sh: &Shared<'_>, scens: &[Sce
         max_abs_err,
         threads,
         queries_per_s: scens.len() as f64 / wall_s.max(1e-9),
+        median_vs_first: f64::NAN,
     }
 }
