@@ -370,19 +370,38 @@ impl CollisionMap {
 
     /// False when one of every [`COARSE_STRIDE`]-th sample of `seg` (the samples of
     /// [`CollisionMap::segment_free`]) fails its footprint test; true says nothing more.
+    ///
+    /// Coarse samples that the clearance bound of an earlier coarse sample already proves free
+    /// are skipped, as the sequential pass skips them: on a free curve through open space the
+    /// first look then costs a few samples instead of one in every `COARSE_STRIDE`.
     fn segment_coarse_free(&self, seg: &Segment, shape: Shape, margin: f64) -> bool {
         let half = shape.sampled_half_side(seg.curvature) + margin;
         let rho = shape.sampled_circumradius(seg.curvature) + margin;
         let n = sample_count(seg);
+        let step = seg.length / n as f64;
         let at = SamplePoints::new(seg, n);
-        (COARSE_STRIDE / 2..n).step_by(COARSE_STRIDE).all(|i| {
+        let first = COARSE_STRIDE / 2;
+        let mut i = first;
+        while i < n {
             let p = at.point(i);
-            self.clearance_at(p) - rho > 0.0
-                || match shape {
-                    Shape::Disk(_) => self.disk_free(p, rho),
-                    Shape::Square(_) => self.square_free(p, at.yaw(i), half),
-                }
-        })
+            let slack = self.clearance_at(p) - rho;
+            if slack > 0.0 {
+                // Samples within `slack` of p along the curve are free (see `segment_free`): the
+                // next one to look at is the first coarse sample beyond them.
+                let next = if step > 0.0 { i + ((slack / step).ceil() as usize).max(1) } else { n };
+                i = first + (next.saturating_sub(first)).div_ceil(COARSE_STRIDE) * COARSE_STRIDE;
+                continue;
+            }
+            let free = match shape {
+                Shape::Disk(_) => self.disk_free(p, rho),
+                Shape::Square(_) => self.square_free(p, at.yaw(i), half),
+            };
+            if !free {
+                return false;
+            }
+            i += COARSE_STRIDE;
+        }
+        true
     }
 
     fn segment_free(&self, seg: &Segment, shape: Shape, margin: f64) -> bool {
