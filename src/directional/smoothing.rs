@@ -8,6 +8,7 @@ use super::params::Directional;
 use crate::curves::{dubins_candidate_memo, DubinsCurve};
 use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::search::OrdF64;
+use crate::trajectory::Segment;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -71,12 +72,16 @@ pub(super) struct PathDp<'a> {
     /// `allowed[t * nb + h]`: heading `h` at point `t` is within 45 degrees of the path's
     /// direction there (Pinter's heuristic favouring the path's direction, as a hard filter:
     /// facing away from the path is only useful inside a loop, which one curve already makes, and
-    /// the guide's own direction is always a slot). Two or three bins per point instead of five
+    /// the guide's own direction is always a slot, unless an allowed bin has it already). Two or three bins per point instead of five
     /// cut the candidate curves per state by more than half; repairs cover what this misses.
     allowed: Vec<bool>,
 }
 
 const NO_PARENT: (usize, usize) = (usize::MAX, usize::MAX);
+
+/// Headings closer than this (radians) are one heading: the guide's direction and a bin that
+/// differ by rounding only.
+const SAME_YAW: f64 = 1e-9;
 
 /// Working memory of [`PathDp::cheapest_free`], reused across the states of one pass.
 #[derive(Default)]
@@ -140,7 +145,12 @@ impl<'a> PathDp<'a> {
                 allowed[t * nb + h] =
                     normalize_angle(p.heading_bins.yaw(h) - dir).abs() <= std::f64::consts::FRAC_PI_4 + 1e-9;
             }
-            allowed[t * nb + bins] = true;
+            // The guide's direction is a slot of its own unless an allowed bin already has it
+            // (an axis-parallel or diagonal guide segment): the same pose twice would only double
+            // the candidates of every later state.
+            let dir = points[t - 1].dir;
+            allowed[t * nb + bins] = !(0..bins)
+                .any(|h| allowed[t * nb + h] && normalize_angle(p.heading_bins.yaw(h) - dir).abs() < SAME_YAW);
         }
         Self { ctx, map, points, start, goal, goal_free, hops, nb, start_reach, goal_reach, allowed }
     }
@@ -160,11 +170,11 @@ impl<'a> PathDp<'a> {
     /// [`Self::link_estimate`] ranked it by (checked here, so the pair is not solved twice).
     fn link_free(&self, a: Pose2, b: Pose2, to_point: bool, curve: Option<DubinsCurve>) -> bool {
         let p = self.ctx.params();
-        let segs = match curve {
-            Some(c) if !to_point => c.checked(b).map(|c| c.segments()),
-            _ => link(a, b, to_point, p.turning_radius),
-        };
-        segs.is_some_and(|segs| self.map.sweep_free(&segs, p.shape(), SEARCH_MARGIN))
+        let sweep = |segs: &[Segment]| self.map.sweep_free(segs, p.shape(), SEARCH_MARGIN);
+        match curve {
+            Some(c) if !to_point => c.checked_pieces(b).is_some_and(|pieces| sweep(pieces.as_slice())),
+            _ => link(a, b, to_point, p.turning_radius).is_some_and(|segs| sweep(&segs)),
+        }
     }
 
     /// The cost of the link from `a` to `b` (as [`link_cost_estimate`]), with the Dubins
@@ -244,6 +254,12 @@ impl<'a> PathDp<'a> {
         }
     }
 
+    /// The heading slots of index `u`: the allowed slots of a path point, slot 0 of the goal.
+    fn slots(&self, u: usize) -> impl Iterator<Item = usize> + '_ {
+        let is_goal = u == self.m() + 1;
+        (0..if is_goal { 1 } else { self.nb }).filter(move |&h| is_goal || self.allowed[u * self.nb + h])
+    }
+
     /// Forward costs `fwd[t][h]` with parents; the goal's best (cost, parent) if reached.
     #[allow(clippy::type_complexity)]
     pub(super) fn forward(
@@ -259,10 +275,7 @@ impl<'a> PathDp<'a> {
                 return None;
             }
             let is_goal = u == m + 1;
-            for h1 in 0..if is_goal { 1 } else { nb } {
-                if !is_goal && !self.allowed[u * nb + h1] {
-                    continue;
-                }
+            for h1 in self.slots(u) {
                 let cands = &mut scratch.cands;
                 cands.clear();
                 let to = self.any_pose(u, h1);
@@ -303,10 +316,7 @@ impl<'a> PathDp<'a> {
             if should_stop() {
                 return None;
             }
-            for h in 0..nb {
-                if !self.allowed[t * nb + h] {
-                    continue;
-                }
+            for h in self.slots(t) {
                 let cands = &mut scratch.cands;
                 cands.clear();
                 let from = self.pose(t, h);
@@ -364,5 +374,42 @@ impl<'a> PathDp<'a> {
         v.sort_by(|a, b| a.1.total_cmp(&b.1));
         v.truncate(keep);
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::directional::HeadingBins;
+    use crate::directional::RefineParams;
+    use crate::grid::Grid;
+    use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI};
+
+    /// The allowed heading slots of each path point of a straight guide at `angle` (radians).
+    fn slots_along(angle: f64) -> Vec<Vec<usize>> {
+        let ctx = Directional::new(RefineParams::default()).unwrap();
+        let map = CollisionMap::new(&Grid::new_free(200, 200).unwrap());
+        let (a, b) = (Point2::new(20.5, 20.5), Point2::new(20.5 + 120.0 * angle.cos(), 20.5 + 120.0 * angle.sin()));
+        let points = path_points(&[a, b], 5.0, 20.0, 25.0);
+        let dp = PathDp::new(&ctx, &map, &points, Pose2::new(a.x, a.y, angle), Pose2::new(b.x, b.y, angle), false);
+        (1..=dp.m()).map(|t| dp.slots(t).collect()).collect()
+    }
+
+    #[test]
+    fn the_guide_direction_is_a_slot_only_when_no_allowed_bin_has_it() {
+        let guide_slot = HeadingBins::Eight.count();
+        // Along a bin (axis-parallel or diagonal): the bin within 45 degrees on either side and
+        // the bin itself, which is the guide's direction, so no extra slot.
+        for (angle, bins) in [(0.0, [0, 1, 7]), (FRAC_PI_4, [0, 1, 2]), (PI, [3, 4, 5]), (-FRAC_PI_2, [5, 6, 7])] {
+            for slots in slots_along(angle) {
+                let mut slots = slots.clone();
+                slots.sort();
+                assert_eq!(slots, bins.to_vec(), "guide at {angle}");
+            }
+        }
+        // Between bins: the two bins around it and the guide's own direction.
+        for slots in slots_along(0.5) {
+            assert_eq!(slots, vec![0, 1, guide_slot]);
+        }
     }
 }
