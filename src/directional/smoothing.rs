@@ -75,9 +75,38 @@ pub(super) struct PathDp<'a> {
     /// the guide's own direction is always a slot, unless an allowed bin has it already). Two or three bins per point instead of five
     /// cut the candidate curves per state by more than half; repairs cover what this misses.
     allowed: Vec<bool>,
+    /// Yaw of each heading bin (the guide's slot has the direction of its point).
+    bin_yaw: Vec<f64>,
 }
 
 const NO_PARENT: (usize, usize) = (usize::MAX, usize::MAX);
+
+/// Straight distance between `a` and `b` (the square root of the sum of squares: the coordinates
+/// are cell positions, far from overflow, so `hypot`'s care is not needed here).
+#[inline]
+fn straight(a: Point2, b: Point2) -> f64 {
+    let (dx, dy) = (b.x - a.x, b.y - a.y);
+    (dx * dx + dy * dy).sqrt()
+}
+
+/// `|normalize_angle(b - a)|`: the heading change from `a` to `b` (radians, in `[0, pi]`), without
+/// a floating-point remainder when both lie in `[-pi, pi]` (bins, guide directions).
+#[inline]
+fn heading_change(a: f64, b: f64) -> f64 {
+    use std::f64::consts::{PI, TAU};
+    if a.abs() > PI || b.abs() > PI {
+        return normalize_angle(b - a).abs();
+    }
+    let d = b - a;
+    (if d > PI {
+        d - TAU
+    } else if d < -PI {
+        d + TAU
+    } else {
+        d
+    })
+    .abs()
+}
 
 /// Headings closer than this (radians) are one heading: the guide's direction and a bin that
 /// differ by rounding only.
@@ -86,7 +115,7 @@ const SAME_YAW: f64 = 1e-9;
 /// Working memory of [`PathDp::cheapest_free`], reused across the states of one pass.
 #[derive(Default)]
 struct Scratch {
-    /// Candidates `(lower bound, cost so far, t, h)`.
+    /// Candidates `(straight distance, cost so far, t, h)`.
     cands: Vec<(f64, f64, usize, usize)>,
     /// Candidates with exact costs, cheapest first.
     ranked: BinaryHeap<Reverse<(OrdF64, usize)>>,
@@ -152,7 +181,8 @@ impl<'a> PathDp<'a> {
             allowed[t * nb + bins] = !(0..bins)
                 .any(|h| allowed[t * nb + h] && normalize_angle(p.heading_bins.yaw(h) - dir).abs() < SAME_YAW);
         }
-        Self { ctx, map, points, start, goal, goal_free, hops, nb, start_reach, goal_reach, allowed }
+        let bin_yaw = (0..bins).map(|h| p.heading_bins.yaw(h)).collect();
+        Self { ctx, map, points, start, goal, goal_free, hops, nb, start_reach, goal_reach, allowed, bin_yaw }
     }
 
     pub(super) fn m(&self) -> usize {
@@ -161,8 +191,7 @@ impl<'a> PathDp<'a> {
 
     pub(super) fn pose(&self, t: usize, h: usize) -> Pose2 {
         let pt = self.points[t - 1];
-        let bins = self.ctx.params().heading_bins;
-        let yaw = if h < bins.count() { bins.yaw(h) } else { pt.dir };
+        let yaw = self.bin_yaw.get(h).copied().unwrap_or(pt.dir);
         Pose2::new(pt.cell.0 as f64 + 0.5, pt.cell.1 as f64 + 0.5, yaw)
     }
 
@@ -188,16 +217,15 @@ impl<'a> PathDp<'a> {
         Some((c.length() + p.turn_penalty * c.turning(), Some(c)))
     }
 
-    /// A lower bound on [`Self::link_estimate`] from `a` to `b`, cheaper than solving the pair:
-    /// the straight distance, and (towards a heading) the arc the heading change needs at least,
-    /// whose turning the turn penalty charges.
-    fn link_lower_bound(&self, a: Pose2, b: Pose2, to_point: bool) -> f64 {
-        let d = a.point().distance(b.point());
+    /// A lower bound on [`Self::link_estimate`] from `a` to `b`, `d` apart, cheaper than solving
+    /// the pair: the straight distance, and (towards a heading) the arc the heading change needs
+    /// at least, whose turning the turn penalty charges.
+    fn link_lower_bound(&self, a: Pose2, b: Pose2, d: f64, to_point: bool) -> f64 {
         if to_point {
             return d;
         }
         let p = self.ctx.params();
-        let turn = normalize_angle(b.yaw - a.yaw).abs();
+        let turn = heading_change(a.yaw, b.yaw);
         d.max(p.turning_radius * turn) + p.turn_penalty * turn
     }
 
@@ -222,11 +250,12 @@ impl<'a> PathDp<'a> {
         ends: impl Fn(usize, usize) -> (Pose2, Pose2, bool),
     ) -> Option<(f64, usize, usize)> {
         let Scratch { cands, ranked, curves } = scratch;
-        // Tighten the straight-line bounds by the heading change before ranking.
+        // Rank by cost so far plus a lower bound on the link (straight distance and heading
+        // change).
         for c in cands.iter_mut() {
-            let (_, g, t, h) = *c;
+            let (d, g, t, h) = *c;
             let (a, b, to_point) = ends(t, h);
-            c.0 = c.0.max(g + self.link_lower_bound(a, b, to_point));
+            c.0 = g + self.link_lower_bound(a, b, d, to_point);
         }
         cands.sort_by(|a, b| a.0.total_cmp(&b.0));
         ranked.clear();
@@ -281,15 +310,15 @@ impl<'a> PathDp<'a> {
                 let to = self.any_pose(u, h1);
                 let to_point = is_goal && self.goal_free;
                 if u <= self.start_reach || is_goal {
-                    cands.push((self.start.point().distance(to.point()), 0.0, 0, 0));
+                    cands.push((straight(self.start.point(), to.point()), 0.0, 0, 0));
                 }
                 let first = if is_goal { self.goal_reach } else { u.saturating_sub(hops).max(1) };
                 for t in first..u {
-                    let d = self.pose(t, 0).point().distance(to.point());
+                    let d = straight(self.pose(t, 0).point(), to.point());
                     for h in 0..nb {
                         let g = cost[t * nb + h];
                         if g.is_finite() {
-                            cands.push((g + d, g, t, h));
+                            cands.push((d, g, t, h));
                         }
                     }
                 }
@@ -321,14 +350,14 @@ impl<'a> PathDp<'a> {
                 cands.clear();
                 let from = self.pose(t, h);
                 if t >= self.goal_reach {
-                    cands.push((from.point().distance(self.goal.point()), 0.0, m + 1, 0));
+                    cands.push((straight(from.point(), self.goal.point()), 0.0, m + 1, 0));
                 }
                 for u in t + 1..=(t + hops).min(m) {
-                    let d = self.pose(u, 0).point().distance(from.point());
+                    let d = straight(self.pose(u, 0).point(), from.point());
                     for h1 in 0..nb {
                         let rest = cost[u * nb + h1];
                         if rest.is_finite() {
-                            cands.push((rest + d, rest, u, h1));
+                            cands.push((d, rest, u, h1));
                         }
                     }
                 }
@@ -393,6 +422,25 @@ mod tests {
         let points = path_points(&[a, b], 5.0, 20.0, 25.0);
         let dp = PathDp::new(&ctx, &map, &points, Pose2::new(a.x, a.y, angle), Pose2::new(b.x, b.y, angle), false);
         (1..=dp.m()).map(|t| dp.slots(t).collect()).collect()
+    }
+
+    #[test]
+    fn heading_change_is_the_normalised_difference() {
+        let mut seed = 3u64;
+        let mut rnd = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for k in 0..20000 {
+            // Mostly within [-pi, pi] (the fast path), sometimes beyond (the general one).
+            let span = if k % 4 == 0 { 20.0 } else { 2.0 * PI };
+            let (a, b) = ((rnd() - 0.5) * span, (rnd() - 0.5) * span);
+            let expected = normalize_angle(b - a).abs();
+            let got = heading_change(a, b);
+            assert!((got - expected).abs() < 1e-12 && (0.0..=PI).contains(&got), "{a} {b}: {got} vs {expected}");
+        }
+        assert_eq!(heading_change(PI, -PI), 0.0);
+        assert_eq!(heading_change(-FRAC_PI_2, FRAC_PI_2), PI);
     }
 
     #[test]
