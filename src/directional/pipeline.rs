@@ -12,7 +12,9 @@
 //!    of the goal may link to it. Each state's incoming curves are ranked by cost and swept in
 //!    that order, so a state usually costs one sweep. (Path points are not lattice-aligned, so
 //!    their curves are swept directly rather than looked up.) It fails when no state beyond some
-//!    point is reachable.
+//!    point is reachable. Beyond Pinter: it first runs over coarse path points, twice as far
+//!    apart near the vertices with hops that reach as far (about a third of the work), and over
+//!    the dense points only when that fails.
 //! 3. On failure the same programme runs from the goal backwards; the furthest forward state and
 //!    the earliest backward state bound a failure window.
 //! 4. Directional A* (Directional-24 by default) inside the window, from the best forward states
@@ -39,7 +41,7 @@ use super::footprint::{CollisionMap, Shape, SEARCH_MARGIN};
 use super::lattice::{Lattice, LatticeRect};
 use super::params::Directional;
 use super::search::{directional_astar, directional_astar_below, Outcome, Source, Target, TargetPose};
-use super::smoothing::{path_points, PathDp};
+use super::smoothing::{path_points, Ends, PathDp};
 use super::verify::{verify_trajectory, VerifyError};
 use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::search::OrdF64;
@@ -121,6 +123,10 @@ fn ms_since(t: Instant) -> f64 {
 
 /// How many headings per point the window repair starts from or aims at.
 const REPAIR_HEADINGS: usize = 3;
+
+/// Path points of the coarse Smoothing pass lie this many times as far apart near the guide's
+/// vertices as the dense pass's (one lattice spacing).
+const COARSE_SPACINGS: f64 = 2.0;
 
 /// A guide of at most this many turning radii counts as short: its repairs search one window
 /// holding the whole of it.
@@ -287,129 +293,40 @@ fn refine_with(
     stats.path_points = points.len();
     stage(&mut stats, "path_points", t, format!("{} points", points.len()));
 
-    let dp = PathDp::new(ctx, map, &points, start, goal, goal_heading_free);
     let guide_len: f64 = guide.windows(2).map(|w| w[0].distance(w[1])).sum();
     let short = guide_len <= SHORT_PATH_RADII * p.turning_radius;
-    let (m, hops) = (dp.m(), dp.hops);
+    let ends = Ends { start, goal, goal_free: goal_heading_free };
 
+    // Coarse first: Smoothing over path points twice as far apart near the guide's vertices, with
+    // hops that reach as far, has about a third of the states and candidate links of the dense
+    // programme and solves most guides. The dense programme, and the repairs built on its costs,
+    // run only when it fails.
     let mut chain: Option<(Vec<Pose2>, &'static str)> = None;
     let mut chain_cost = f64::INFINITY;
-    let t = Instant::now();
-    let (fwd, fwd_parent, fwd_goal) = dp.forward(should_stop).ok_or(RefineError::Stopped)?;
-    if let Some((c, (t_last, h_last))) = fwd_goal {
-        let mut poses = dp.forward_chain(&fwd_parent, t_last, h_last);
-        poses.push(goal);
-        chain = Some((poses, "smoothing"));
-        chain_cost = c;
-        stage(&mut stats, "smoothing_forward", t, format!("reached the goal, cost {c:.2}"));
-    } else if short {
-        // A short guide: the windowed start-to-goal search below covers it all, cheaper than
-        // splicing a repair between partial chains.
-        stage(&mut stats, "smoothing_forward", t, "stuck; short path, searching the whole window".into());
-    } else {
-        let nb = dp.nb;
-        let f = (1..=m).rev().find(|&t| (0..nb).any(|h| fwd[t * nb + h].is_finite())).unwrap_or(0);
-        stage(&mut stats, "smoothing_forward", t, format!("stuck after path point {f} of {m}"));
-
+    let coarse_near = COARSE_SPACINGS * near;
+    let mut coarse = path_points(&guide, coarse_near, far.max(coarse_near), 2.5 * p.turning_radius);
+    coarse.retain(|q| q.cell != cell(start) && q.cell != cell(goal));
+    if coarse.len() < points.len() {
         let t = Instant::now();
-        let (bwd, bwd_next) = dp.backward(should_stop).ok_or(RefineError::Stopped)?;
-        let b = (1..=m).find(|&t| (0..nb).any(|h| bwd[t * nb + h].is_finite())).unwrap_or(m + 1);
-        stage(&mut stats, "smoothing_backward", t, format!("reached back to path point {b}"));
-
-        // Window repair: the best forward states just before the failure to the best backward
-        // states just after it; the exact start or goal join when the window reaches them.
-        let t = Instant::now();
-        let mut sources = Vec::new();
-        let mut source_of = Vec::new();
-        let lo = f.saturating_sub(hops - 1).max(1);
-        let start_near = f < 2 * hops || start.point().distance(dp.pose(f.max(1), 0).point()) < 4.0 * p.turning_radius;
-        if start_near {
-            sources.push(Source { pose: start, g: 0.0, wide: true });
-            source_of.push((0, 0));
+        let hops = (p.hops() as f64 * near / coarse_near).ceil() as usize;
+        let dp = PathDp::new(ctx, map, &coarse, ends, hops.max(1), coarse_near);
+        let (_, parent, found) = dp.forward(should_stop).ok_or(RefineError::Stopped)?;
+        if let Some((c, (t_last, h_last))) = found {
+            let mut poses = dp.forward_chain(&parent, t_last, h_last);
+            poses.push(goal);
+            chain = Some((poses, "smoothing"));
+            chain_cost = c;
+            stage(&mut stats, "smoothing_coarse", t, format!("{} points: reached the goal, cost {c:.2}", coarse.len()));
+        } else {
+            stage(&mut stats, "smoothing_coarse", t, format!("{} points: stuck", coarse.len()));
         }
-        for tt in lo..=f {
-            for (h, g) in dp.best_headings(&fwd, tt, REPAIR_HEADINGS) {
-                sources.push(Source { pose: dp.pose(tt, h), g, wide: false });
-                source_of.push((tt, h));
-            }
+    }
+    if chain.is_none() {
+        let dp = PathDp::new(ctx, map, &points, ends, p.hops(), near);
+        if let Some(found) = dense_smoothing(ctx, map, &dp, &lattice, short, &mut stats, should_stop)? {
+            chain = Some((found.poses, found.by));
+            chain_cost = found.cost;
         }
-        let hi = (b + hops - 1).min(m);
-        let mut targets = Vec::new();
-        let mut target_of = Vec::new();
-        for tt in b..=hi {
-            for (h, c) in dp.best_headings(&bwd, tt, REPAIR_HEADINGS) {
-                targets.push(TargetPose { pose: dp.pose(tt, h), cost_to_go: c, free: false });
-                target_of.push((tt, h));
-            }
-        }
-        let goal_near =
-            b + 2 * hops > m + 1 || goal.point().distance(dp.pose(b.min(m).max(1), 0).point()) < 4.0 * p.turning_radius;
-        if goal_near || targets.is_empty() {
-            targets.push(TargetPose { pose: goal, cost_to_go: 0.0, free: goal_heading_free });
-            target_of.push((m + 1, 0));
-        }
-        let mut window_cells: Vec<(i64, i64)> = sources.iter().map(|s| lattice.cell_of(s.pose.point())).collect();
-        window_cells.extend(targets.iter().map(|s| lattice.cell_of(s.pose.point())));
-        let grid_cells = |range: std::ops::RangeInclusive<usize>| {
-            range.filter(|&tt| tt >= 1 && tt <= m).map(|tt| {
-                let (i, j) = points[tt - 1].cell;
-                lattice.cell_of(Point2::new(i as f64 + 0.5, j as f64 + 0.5))
-            })
-        };
-        window_cells.extend(grid_cells(lo..=hi.max(lo)));
-        let mut margin = p.margin();
-        let mut outcome = String::from("no window");
-        for attempt in 0..=p.window_widenings {
-            let window = LatticeRect::around(window_cells.iter().copied(), margin, &lattice);
-            let sp = lattice.spacing as f64;
-            stats.repair_windows.push([
-                window.i0 as f64 * sp,
-                window.j0 as f64 * sp,
-                window.i1 as f64 * sp,
-                window.j1 as f64 * sp,
-            ]);
-            match directional_astar(
-                ctx,
-                map,
-                window,
-                p.repair_neighbourhood,
-                &sources,
-                Target::Poses(&targets),
-                should_stop,
-            ) {
-                Outcome::Found(found) => {
-                    stats.expansions += found.expansions;
-                    let (st, sh) = source_of[found.source];
-                    let mut poses = dp.forward_chain(&fwd_parent, st, sh);
-                    poses.pop();
-                    poses.extend_from_slice(&found.poses);
-                    let (tt, th) = target_of[found.target];
-                    poses.pop();
-                    poses.extend(dp.backward_chain(&bwd_next, tt, th));
-                    chain = Some((poses, "window_repair"));
-                    chain_cost = found.cost;
-                    outcome =
-                        format!("found on attempt {} (window {}x{})", attempt + 1, window.width(), window.height());
-                    break;
-                }
-                Outcome::Stopped => return Err(RefineError::Stopped),
-                Outcome::NoPath(e) => {
-                    stats.expansions += e;
-                    outcome = format!("failed {} windows", attempt + 1);
-                    if window.covers(&lattice) {
-                        break;
-                    }
-                }
-                Outcome::Exhausted(e) => {
-                    // A wider window would expand the same states.
-                    stats.expansions += e;
-                    outcome = format!("failed {} windows (nothing more reachable)", attempt + 1);
-                    break;
-                }
-            }
-            margin *= 2;
-        }
-        stage(&mut stats, "window_repair", t, outcome);
     }
 
     // A cost well above the guide's length means the chain holds a loop, usually because a
@@ -525,6 +442,153 @@ fn refine_with(
             return Err(RefineError::VerificationFailed(e));
         }
     }
+}
+
+/// A chain of poses from the start to the goal, with the stage that found it and its cost.
+struct Chain {
+    poses: Vec<Pose2>,
+    by: &'static str,
+    cost: f64,
+}
+
+/// The dense Smoothing programme over `dp` (steps 2 and 3), and when it cannot reach the goal
+/// on a long guide, the backward programme and the window repair between the two (step 4).
+/// The chain found, with the stage that found it and its cost; `None` when smoothing failed on a
+/// short guide (its repair searches the whole guide's window instead) or the repair failed.
+#[allow(clippy::too_many_arguments)]
+fn dense_smoothing(
+    ctx: &Directional,
+    map: &CollisionMap,
+    dp: &PathDp,
+    lattice: &Lattice,
+    short: bool,
+    stats: &mut RefineStats,
+    should_stop: &mut dyn FnMut() -> bool,
+) -> Result<Option<Chain>, RefineError> {
+    let p = ctx.params();
+    let Ends { start, goal, goal_free: goal_heading_free } = dp.ends();
+    let points = dp.points();
+    let (m, hops) = (dp.m(), dp.hops);
+    let stage = |stats: &mut RefineStats, name: &'static str, t: Instant, outcome: String| {
+        stats.stages.push(StageStat { name, ms: ms_since(t), outcome });
+    };
+    let mut chain: Option<Chain> = None;
+    let t = Instant::now();
+    let (fwd, fwd_parent, fwd_goal) = dp.forward(should_stop).ok_or(RefineError::Stopped)?;
+    if let Some((c, (t_last, h_last))) = fwd_goal {
+        let mut poses = dp.forward_chain(&fwd_parent, t_last, h_last);
+        poses.push(goal);
+        chain = Some(Chain { poses, by: "smoothing", cost: c });
+        stage(stats, "smoothing_forward", t, format!("reached the goal, cost {c:.2}"));
+    } else if short {
+        // A short guide: the windowed start-to-goal search below covers it all, cheaper than
+        // splicing a repair between partial chains.
+        stage(stats, "smoothing_forward", t, "stuck; short path, searching the whole window".into());
+    } else {
+        let nb = dp.nb;
+        let f = (1..=m).rev().find(|&t| (0..nb).any(|h| fwd[t * nb + h].is_finite())).unwrap_or(0);
+        stage(stats, "smoothing_forward", t, format!("stuck after path point {f} of {m}"));
+
+        let t = Instant::now();
+        let (bwd, bwd_next) = dp.backward(should_stop).ok_or(RefineError::Stopped)?;
+        let b = (1..=m).find(|&t| (0..nb).any(|h| bwd[t * nb + h].is_finite())).unwrap_or(m + 1);
+        stage(stats, "smoothing_backward", t, format!("reached back to path point {b}"));
+
+        // Window repair: the best forward states just before the failure to the best backward
+        // states just after it; the exact start or goal join when the window reaches them.
+        let t = Instant::now();
+        let mut sources = Vec::new();
+        let mut source_of = Vec::new();
+        let lo = f.saturating_sub(hops - 1).max(1);
+        let start_near = f < 2 * hops || start.point().distance(dp.pose(f.max(1), 0).point()) < 4.0 * p.turning_radius;
+        if start_near {
+            sources.push(Source { pose: start, g: 0.0, wide: true });
+            source_of.push((0, 0));
+        }
+        for tt in lo..=f {
+            for (h, g) in dp.best_headings(&fwd, tt, REPAIR_HEADINGS) {
+                sources.push(Source { pose: dp.pose(tt, h), g, wide: false });
+                source_of.push((tt, h));
+            }
+        }
+        let hi = (b + hops - 1).min(m);
+        let mut targets = Vec::new();
+        let mut target_of = Vec::new();
+        for tt in b..=hi {
+            for (h, c) in dp.best_headings(&bwd, tt, REPAIR_HEADINGS) {
+                targets.push(TargetPose { pose: dp.pose(tt, h), cost_to_go: c, free: false });
+                target_of.push((tt, h));
+            }
+        }
+        let goal_near =
+            b + 2 * hops > m + 1 || goal.point().distance(dp.pose(b.min(m).max(1), 0).point()) < 4.0 * p.turning_radius;
+        if goal_near || targets.is_empty() {
+            targets.push(TargetPose { pose: goal, cost_to_go: 0.0, free: goal_heading_free });
+            target_of.push((m + 1, 0));
+        }
+        let mut window_cells: Vec<(i64, i64)> = sources.iter().map(|s| lattice.cell_of(s.pose.point())).collect();
+        window_cells.extend(targets.iter().map(|s| lattice.cell_of(s.pose.point())));
+        let grid_cells = |range: std::ops::RangeInclusive<usize>| {
+            range.filter(|&tt| tt >= 1 && tt <= m).map(|tt| {
+                let (i, j) = points[tt - 1].cell;
+                lattice.cell_of(Point2::new(i as f64 + 0.5, j as f64 + 0.5))
+            })
+        };
+        window_cells.extend(grid_cells(lo..=hi.max(lo)));
+        let mut margin = p.margin();
+        let mut outcome = String::from("no window");
+        for attempt in 0..=p.window_widenings {
+            let window = LatticeRect::around(window_cells.iter().copied(), margin, lattice);
+            let sp = lattice.spacing as f64;
+            stats.repair_windows.push([
+                window.i0 as f64 * sp,
+                window.j0 as f64 * sp,
+                window.i1 as f64 * sp,
+                window.j1 as f64 * sp,
+            ]);
+            match directional_astar(
+                ctx,
+                map,
+                window,
+                p.repair_neighbourhood,
+                &sources,
+                Target::Poses(&targets),
+                should_stop,
+            ) {
+                Outcome::Found(found) => {
+                    stats.expansions += found.expansions;
+                    let (st, sh) = source_of[found.source];
+                    let mut poses = dp.forward_chain(&fwd_parent, st, sh);
+                    poses.pop();
+                    poses.extend_from_slice(&found.poses);
+                    let (tt, th) = target_of[found.target];
+                    poses.pop();
+                    poses.extend(dp.backward_chain(&bwd_next, tt, th));
+                    chain = Some(Chain { poses, by: "window_repair", cost: found.cost });
+                    outcome =
+                        format!("found on attempt {} (window {}x{})", attempt + 1, window.width(), window.height());
+                    break;
+                }
+                Outcome::Stopped => return Err(RefineError::Stopped),
+                Outcome::NoPath(e) => {
+                    stats.expansions += e;
+                    outcome = format!("failed {} windows", attempt + 1);
+                    if window.covers(lattice) {
+                        break;
+                    }
+                }
+                Outcome::Exhausted(e) => {
+                    // A wider window would expand the same states.
+                    stats.expansions += e;
+                    outcome = format!("failed {} windows (nothing more reachable)", attempt + 1);
+                    break;
+                }
+            }
+            margin *= 2;
+        }
+        stage(stats, "window_repair", t, outcome);
+    }
+    Ok(chain)
 }
 
 /// Step 6: drops poses wherever the direct curve between the neighbours left is collision-free

@@ -54,6 +54,17 @@ pub fn path_points(points: &[Point2], near: f64, far: f64, near_radius: f64) -> 
     out
 }
 
+/// The exact ends of a refinement: start pose, goal pose, and whether the goal's heading is free.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Ends {
+    /// Start pose (cell units).
+    pub start: Pose2,
+    /// Goal pose (cell units); its heading is ignored when `goal_free`.
+    pub goal: Pose2,
+    /// True when the goal heading is free.
+    pub goal_free: bool,
+}
+
 /// Dynamic programme over (path point, heading) states: index 0 is the start, `1..=m` the path
 /// points, `m + 1` the goal.
 pub(super) struct PathDp<'a> {
@@ -124,20 +135,21 @@ struct Scratch {
 }
 
 impl<'a> PathDp<'a> {
-    #[allow(clippy::too_many_arguments)]
+    /// The programme over `points` (about `spacing` cells apart where they are densest), whose
+    /// links hop up to `hops` points ahead.
     pub(super) fn new(
         ctx: &'a Directional,
         map: &'a CollisionMap,
         points: &'a [PathPoint],
-        start: Pose2,
-        goal: Pose2,
-        goal_free: bool,
+        ends: Ends,
+        hops: usize,
+        spacing: f64,
     ) -> Self {
         let p = ctx.params();
-        let hops = p.hops();
+        let Ends { start, goal, goal_free } = ends;
         let m = points.len();
         // Ends link to every point within reach of a loop (or of `hops` points).
-        let reach = (hops as f64 * p.spacing() as f64).max(4.0 * p.turning_radius);
+        let reach = (hops as f64 * spacing).max(4.0 * p.turning_radius);
         let centre = |t: usize| Point2::new(points[t].cell.0 as f64 + 0.5, points[t].cell.1 as f64 + 0.5);
         let mut along = 0.0;
         let mut start_reach = 0;
@@ -187,6 +199,16 @@ impl<'a> PathDp<'a> {
 
     pub(super) fn m(&self) -> usize {
         self.points.len()
+    }
+
+    /// The path points.
+    pub(super) fn points(&self) -> &'a [PathPoint] {
+        self.points
+    }
+
+    /// The start, goal and goal heading rule.
+    pub(super) fn ends(&self) -> Ends {
+        Ends { start: self.start, goal: self.goal, goal_free: self.goal_free }
     }
 
     pub(super) fn pose(&self, t: usize, h: usize) -> Pose2 {
@@ -420,7 +442,8 @@ mod tests {
         let map = CollisionMap::new(&Grid::new_free(200, 200).unwrap());
         let (a, b) = (Point2::new(20.5, 20.5), Point2::new(20.5 + 120.0 * angle.cos(), 20.5 + 120.0 * angle.sin()));
         let points = path_points(&[a, b], 5.0, 20.0, 25.0);
-        let dp = PathDp::new(&ctx, &map, &points, Pose2::new(a.x, a.y, angle), Pose2::new(b.x, b.y, angle), false);
+        let ends = Ends { start: Pose2::new(a.x, a.y, angle), goal: Pose2::new(b.x, b.y, angle), goal_free: false };
+        let dp = PathDp::new(&ctx, &map, &points, ends, 5, 5.0);
         (1..=dp.m()).map(|t| dp.slots(t).collect()).collect()
     }
 
