@@ -48,6 +48,7 @@ use crate::search::OrdF64;
 use crate::trajectory::Trajectory;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::f64::consts::PI;
 use std::time::Instant;
 
 /// Time and outcome of one pipeline stage.
@@ -297,10 +298,18 @@ fn refine_with(
     let short = guide_len <= SHORT_PATH_RADII * p.turning_radius;
     let ends = Ends { start, goal, goal_free: goal_heading_free };
 
+    // A cost well above the guide's length means the chain holds a loop, usually because a
+    // start or goal heading fights the guide's direction. On a short path a windowed search
+    // from start to goal may then find a better way (for example, swinging out first). The bound
+    // is the larger of the guide's length and the obstacle-free Dubins length, both lower bounds.
+    let free_space = crate::curves::dubins_shortest(start, goal, p.turning_radius).map_or(0.0, |d| d.length());
+    let loop_bound = guide_len.max(if goal_heading_free { 0.0 } else { free_space }) + PI * p.turning_radius;
+
     // Coarse first: Smoothing over path points twice as far apart near the guide's vertices, with
     // hops that reach as far, has about a third of the states and candidate links of the dense
     // programme and solves most guides. The dense programme, and the repairs built on its costs,
-    // run only when it fails.
+    // run only when it fails, or when its chain holds a loop on a short guide: the dense points
+    // may avoid the loop, which spares the loop repair (far dearer than the dense programme).
     let mut chain: Option<(Vec<Pose2>, &'static str)> = None;
     let mut chain_cost = f64::INFINITY;
     let coarse_near = COARSE_SPACINGS * near;
@@ -321,22 +330,18 @@ fn refine_with(
             stage(&mut stats, "smoothing_coarse", t, format!("{} points: stuck", coarse.len()));
         }
     }
-    if chain.is_none() {
+    if chain.is_none() || (short && chain_cost > loop_bound) {
         let dp = PathDp::new(ctx, map, &points, ends, p.hops(), near);
         if let Some(found) = dense_smoothing(ctx, map, &dp, &lattice, short, &mut stats, should_stop)? {
-            chain = Some((found.poses, found.by));
-            chain_cost = found.cost;
+            if found.cost < chain_cost {
+                chain = Some((found.poses, found.by));
+                chain_cost = found.cost;
+            }
         }
     }
 
-    // A cost well above the guide's length means the chain holds a loop, usually because a
-    // start or goal heading fights the guide's direction. On a short path a windowed search
-    // from start to goal may then find a better way (for example, swinging out first). The bound
-    // is the larger of the guide's length and the obstacle-free Dubins length, both lower bounds.
     let c = chain_cost;
-    let free_space = crate::curves::dubins_shortest(start, goal, p.turning_radius).map_or(0.0, |d| d.length());
-    let bound = guide_len.max(if goal_heading_free { 0.0 } else { free_space });
-    let loopy = chain.is_some() && c > bound + std::f64::consts::PI * p.turning_radius;
+    let loopy = chain.is_some() && c > loop_bound;
     let mut exhausted = false;
     if (loopy || chain.is_none()) && short {
         let t = Instant::now();
