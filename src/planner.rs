@@ -14,7 +14,7 @@ use crate::grid::{CellRect, Grid};
 use crate::lddb::{Lddb, Metric};
 use crate::map::{OccupancyMap, Traversability, DEFAULT_MAX_MAP_CELLS};
 use crate::search::los::LosRule;
-use crate::search::path::SearchFailure;
+use crate::search::path::{GridPath, SearchFailure};
 use crate::trajectory::Trajectory;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -459,6 +459,21 @@ pub struct Planner {
     map: Option<Arc<PreparedMap>>,
 }
 
+/// The any-angle guide between mask vertices `sv` and `gv` when no search is needed: the straight
+/// segment, when both ends can end a path and it has line of sight on the mask under the rule
+/// Block A* uses (no any-angle path is shorter, so Block A* could only return it or a longer
+/// one). `None`: search.
+fn straight_guide(blocks: &BlockGrid, sv: (u32, u32), gv: (u32, u32)) -> Option<GridPath> {
+    let mask = blocks.mask();
+    let ends_ok = [sv, gv].iter().all(|v| mask.check_vertex_endpoint(*v).is_ok());
+    let (a, b) = ((i64::from(sv.0), i64::from(sv.1)), (i64::from(gv.0), i64::from(gv.1)));
+    (ends_ok && mask.los_vertices(LosRule::Conservative, a, b)).then(|| {
+        let length = ((b.0 - a.0) as f64).hypot((b.1 - a.1) as f64);
+        let points = if sv == gv { vec![sv] } else { vec![sv, gv] };
+        GridPath { points, length, expansions: 0 }
+    })
+}
+
 impl Planner {
     /// A planner with no map. Loads the LDDB from its cache (building and caching it when the file
     /// is missing or corrupt; see [`Lddb::load_or_build`]). Fails when `config` is out of range
@@ -670,29 +685,34 @@ impl Planner {
         // 3. Already there: nothing to drive (a heading change at the goal is planned as a loop
         //    below when the turning radius forbids turning on the spot).
         let mut repair_windows: Vec<[f64; 4]> = Vec::new();
-        let (guide, trajectory, solved_by, expansions) =
-            if same_place && (same_heading || prepared.directional.is_none()) {
-                let empty = Trajectory {
-                    segments: Vec::new(),
-                    min_turning_radius: self.config.min_turning_radius / info.resolution,
-                };
-                (vec![s.point()], empty, "at_goal".to_string(), 0)
-            } else if let Some(direct) = prepared.directional.as_ref().filter(|_| !same_place).and_then(|ctx| {
-                // 4a. The shortest curve itself, when it is collision-free: nothing is shorter, so
-                //     no guide is needed (skipped under a turn penalty, see `direct_curve`).
-                let mut stats = directional::RefineStats::default();
-                directional::direct_curve(ctx, &prepared.collision, s, g, goal_heading_free, &mut stats)
-            }) {
-                clock.extend(direct.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
-                (vec![s.point(), g.point()], direct.trajectory, direct.stats.solved_by.to_string(), 0)
+        let (guide, trajectory, solved_by, expansions) = if same_place
+            && (same_heading || prepared.directional.is_none())
+        {
+            let empty = Trajectory {
+                segments: Vec::new(),
+                min_turning_radius: self.config.min_turning_radius / info.resolution,
+            };
+            (vec![s.point()], empty, "at_goal".to_string(), 0)
+        } else if let Some(direct) = prepared.directional.as_ref().filter(|_| !same_place).and_then(|ctx| {
+            // 4a. The shortest curve itself, when it is collision-free: nothing is shorter, so
+            //     no guide is needed (skipped under a turn penalty, see `direct_curve`).
+            let mut stats = directional::RefineStats::default();
+            directional::direct_curve(ctx, &prepared.collision, s, g, goal_heading_free, &mut stats)
+        }) {
+            clock.extend(direct.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
+            (vec![s.point(), g.point()], direct.trajectory, direct.stats.solved_by.to_string(), 0)
+        } else {
+            // 4b. Any-angle guide on the vehicle mask (Block A*, conservative line of sight).
+            let corner = |p: Point2, cell: (usize, usize)| -> (u32, u32) {
+                let x = if p.x - cell.0 as f64 >= 0.5 { cell.0 + 1 } else { cell.0 };
+                let y = if p.y - cell.1 as f64 >= 0.5 { cell.1 + 1 } else { cell.1 };
+                (x as u32, y as u32)
+            };
+            let (sv, gv) = (corner(s.point(), start_cell), corner(g.point(), goal_cell));
+            let path = if let Some(straight) = straight_guide(&prepared.blocks, sv, gv) {
+                clock.mark("guide_line_of_sight");
+                straight
             } else {
-                // 4b. Any-angle guide on the vehicle mask (Block A*, conservative line of sight).
-                let corner = |p: Point2, cell: (usize, usize)| -> (u32, u32) {
-                    let x = if p.x - cell.0 as f64 >= 0.5 { cell.0 + 1 } else { cell.0 };
-                    let y = if p.y - cell.1 as f64 >= 0.5 { cell.1 + 1 } else { cell.1 };
-                    (x as u32, y as u32)
-                };
-                let (sv, gv) = (corner(s.point(), start_cell), corner(g.point(), goal_cell));
                 let found = BLOCK_SEARCH.with(|search| {
                     search.borrow_mut().find_path(
                         &self.lddb,
@@ -704,39 +724,42 @@ impl Planner {
                         || budget.should_stop(),
                     )
                 });
-                let path = match found {
-                    Ok(p) => p,
+                match found {
+                    Ok(p) => {
+                        clock.mark("block_astar");
+                        p
+                    }
                     Err(SearchFailure::Stopped) => return Err(budget.stop_error()),
                     Err(e) => return Err(PlanError::new(StatusCode::NoValidPath, format!("no any-angle path: {e}"))),
-                };
-                clock.mark("block_astar");
-                let mut guide: Vec<Point2> = Vec::with_capacity(path.points.len() + 2);
-                guide.push(s.point());
-                guide.extend(path.points.iter().map(|&(x, y)| Point2::new(f64::from(x), f64::from(y))));
-                guide.push(g.point());
-                guide.dedup_by(|a, b| a.distance(*b) < 1e-9);
-                // 5. Turning-radius-legal trajectory (or the polyline itself at radius 0), verified.
-                match &prepared.directional {
-                    None => {
-                        let t = Trajectory::polyline(&guide);
-                        verify_polyline(&prepared.collision, &t, self.config.mask_radius() / info.resolution, s, g)?;
-                        (guide, t, "any_angle".to_string(), path.expansions)
-                    }
-                    Some(ctx) => {
-                        let inner = &guide[1..guide.len().saturating_sub(1)];
-                        let mut stop = || budget.should_stop();
-                        // Away from the start, the direct curve and the trapped-ends test already
-                        // ran above on these poses: the refinement does not repeat them.
-                        let refine = if same_place { directional::refine } else { directional::refine_prechecked };
-                        let refined = refine(ctx, &prepared.collision, inner, s, g, goal_heading_free, &mut stop)
-                            .map_err(refine_error)?;
-                        clock.extend(refined.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
-                        repair_windows = refined.stats.repair_windows.clone();
-                        let solved_by = refined.stats.solved_by.to_string();
-                        (guide, refined.trajectory, solved_by, path.expansions + refined.stats.expansions)
-                    }
                 }
             };
+            let mut guide: Vec<Point2> = Vec::with_capacity(path.points.len() + 2);
+            guide.push(s.point());
+            guide.extend(path.points.iter().map(|&(x, y)| Point2::new(f64::from(x), f64::from(y))));
+            guide.push(g.point());
+            guide.dedup_by(|a, b| a.distance(*b) < 1e-9);
+            // 5. Turning-radius-legal trajectory (or the polyline itself at radius 0), verified.
+            match &prepared.directional {
+                None => {
+                    let t = Trajectory::polyline(&guide);
+                    verify_polyline(&prepared.collision, &t, self.config.mask_radius() / info.resolution, s, g)?;
+                    (guide, t, "any_angle".to_string(), path.expansions)
+                }
+                Some(ctx) => {
+                    let inner = &guide[1..guide.len().saturating_sub(1)];
+                    let mut stop = || budget.should_stop();
+                    // Away from the start, the direct curve and the trapped-ends test already
+                    // ran above on these poses: the refinement does not repeat them.
+                    let refine = if same_place { directional::refine } else { directional::refine_prechecked };
+                    let refined = refine(ctx, &prepared.collision, inner, s, g, goal_heading_free, &mut stop)
+                        .map_err(refine_error)?;
+                    clock.extend(refined.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
+                    repair_windows = refined.stats.repair_windows.clone();
+                    let solved_by = refined.stats.solved_by.to_string();
+                    (guide, refined.trajectory, solved_by, path.expansions + refined.stats.expansions)
+                }
+            }
+        };
         clock.mark("to_world");
         let to_world = |p: Point2| info.cell_to_world(p);
         let any_angle: Vec<Point2> = guide.iter().map(|&p| to_world(p)).collect();

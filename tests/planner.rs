@@ -124,6 +124,29 @@ fn open_space_matches_dubins_closed_forms() {
     assert!((PI * 0.5 - 1e-6..=PI * 0.5 * 1.02).contains(&len), "U-turn length {len}, closed form {}", PI * 0.5);
 }
 
+/// The guide needs no search where the straight segment between the ends is clear on the
+/// vehicle mask: it is the shortest any-angle path, so Block A* does not run. A post off that
+/// line blocks the shortest curve (which swings out towards it), so the plan goes through the
+/// refinement all the same.
+#[test]
+fn a_clear_straight_line_is_the_guide_without_a_search() {
+    let mut rows = vec!["................................................"; 48];
+    let post = "............@@@@................................";
+    for row in rows.iter_mut().take(18).skip(10) {
+        *row = post;
+    }
+    let map = map_from_rows(&rows, 2); // 96 x 96 cells = 4.8 m square
+    let p = planner(map.clone(), 0.1, 0.5);
+    let o = map.info.origin;
+    let s = Pose2::new(o.x + 1.0, o.y + 2.4, PI / 2.0);
+    let g = Pose2::new(o.x + 3.8, o.y + 2.4, -PI / 2.0);
+    let r = plan(&p, s, g, false).unwrap();
+    assert_legal(&map, &r, s, g, false, 0.1, 0.5);
+    let stages: Vec<&str> = r.stats.stage_ms.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(stages.contains(&"guide_line_of_sight") && !stages.contains(&"block_astar"), "{stages:?}");
+    assert_eq!(r.any_angle.len(), 2, "the guide is the straight segment: {:?}", r.any_angle);
+}
+
 #[test]
 fn door_map_plans_are_legal_and_avoid_walls() {
     let rows = [
@@ -145,6 +168,13 @@ fn door_map_plans_are_legal_and_avoid_walls() {
     let r = plan(&p, s, g, false).unwrap();
     assert_legal(&map, &r, s, g, false, 0.15, 0.4);
     assert!(r.stats.any_angle_length > 0.0 && r.trajectory.length() >= s.point().distance(g.point()));
+    // The straight line runs through the door: it is the guide. A goal the wall hides from the
+    // start needs a searched guide.
+    assert!(r.stats.stage_ms.iter().any(|(n, _)| n == "guide_line_of_sight"), "{:?}", r.stats.stage_ms);
+    let hidden = Pose2::new(o.x + 8.5, o.y + 0.8, 0.0);
+    let r = plan(&p, s, hidden, false).unwrap();
+    assert_legal(&map, &r, s, hidden, false, 0.15, 0.4);
+    assert!(r.stats.stage_ms.iter().any(|(n, _)| n == "block_astar"), "{:?}", r.stats.stage_ms);
     // Free final heading.
     let r = plan(&p, s, g, true).unwrap();
     assert_legal(&map, &r, s, g, true, 0.15, 0.4);

@@ -74,7 +74,12 @@ impl DubinsCurve {
 
     /// The pieces as forward segments; pieces of zero length are left out.
     pub fn segments(&self) -> Vec<Segment> {
-        let mut out = Vec::with_capacity(3);
+        self.pieces().as_slice().to_vec()
+    }
+
+    /// The pieces as forward segments, as [`Self::segments`] builds them, without allocating.
+    pub fn pieces(&self) -> Pieces {
+        let mut out = Pieces { segments: [Segment::line(self.start, 0.0); 3], len: 0 };
         let mut pose = self.start;
         for (turn, len) in self.word.turns().into_iter().zip(self.lengths) {
             if len <= 0.0 {
@@ -85,24 +90,34 @@ impl DubinsCurve {
                 t => Segment::arc(pose, len, self.radius, t),
             };
             pose = seg.end();
-            out.push(seg);
+            out.segments[out.len] = seg;
+            out.len += 1;
         }
         out
     }
 
     /// The end pose.
     pub fn end(&self) -> Pose2 {
-        let mut pose = self.start;
-        for (turn, len) in self.word.turns().into_iter().zip(self.lengths) {
-            if len > 0.0 {
-                pose = match turn {
-                    Turn::Straight => Segment::line(pose, len),
-                    t => Segment::arc(pose, len, self.radius, t),
-                }
-                .end();
-            }
-        }
-        pose
+        self.pieces().end(self.start)
+    }
+}
+
+/// The (at most three) segments of a [`DubinsCurve`], held without allocating.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pieces {
+    segments: [Segment; 3],
+    len: usize,
+}
+
+impl Pieces {
+    /// The segments in driving order.
+    pub fn as_slice(&self) -> &[Segment] {
+        &self.segments[..self.len]
+    }
+
+    /// Where the last segment ends (`start` when there is none).
+    fn end(&self, start: Pose2) -> Pose2 {
+        self.as_slice().last().map_or(start, Segment::end)
     }
 }
 
@@ -217,7 +232,11 @@ fn unchecked(start: Pose2, k: &Canonical, radius: f64, word: DubinsWord) -> Opti
 
 /// Guards against the closed forms' branch cuts: the curve must really end at the goal.
 fn ends_at(curve: &DubinsCurve, goal: Pose2) -> bool {
-    let end = curve.end();
+    end_matches(curve, curve.end(), goal)
+}
+
+/// True when `end`, the end pose of `curve`, is `goal` (the tolerance of [`ends_at`]).
+fn end_matches(curve: &DubinsCurve, end: Pose2, goal: Pose2) -> bool {
     let s = curve.start;
     let tol = 1e-6 * (1.0 + curve.radius + (goal.x - s.x).abs() + (goal.y - s.y).abs());
     end.point().distance(goal.point()) <= tol && normalize_angle(end.yaw - goal.yaw).abs() <= 1e-6
@@ -289,6 +308,17 @@ impl DubinsCurve {
             Some(self)
         } else {
             dubins_shortest(self.start, goal, self.radius)
+        }
+    }
+
+    /// The pieces of [`Self::checked`], with the curve built once for both the end check and the
+    /// pieces (for a caller that only sweeps the curve).
+    pub fn checked_pieces(self, goal: Pose2) -> Option<Pieces> {
+        let pieces = self.pieces();
+        if end_matches(&self, pieces.end(self.start), goal) {
+            Some(pieces)
+        } else {
+            dubins_shortest(self.start, goal, self.radius).map(|c| c.pieces())
         }
     }
 }
@@ -383,6 +413,27 @@ mod tests {
             assert!((c.length() - len).abs() < 1e-9 && (c.turning() - turn).abs() < 1e-9);
         }
         assert!(dubins_length(Pose2::default(), Pose2::default(), -1.0).is_none());
+    }
+
+    #[test]
+    fn pieces_are_the_checked_segments() {
+        let mut seed = 17;
+        for _ in 0..3000 {
+            let a = random_pose(&mut seed, 10.0);
+            let b = random_pose(&mut seed, 10.0);
+            let other = random_pose(&mut seed, 10.0);
+            let c = dubins_candidate(a, b, 1.4).unwrap();
+            assert_eq!(c.pieces().as_slice(), c.segments().as_slice());
+            let last = c.segments().last().map_or(a, |s| s.end());
+            assert_eq!(c.end(), last);
+            // Towards its own goal the candidate passes its end check; towards another pose it
+            // fails it and the pair is solved afresh. Both as `checked` then `segments` would.
+            for goal in [b, other] {
+                let expected = c.checked(goal).map(|k| k.segments());
+                assert_eq!(c.checked_pieces(goal).map(|p| p.as_slice().to_vec()), expected);
+            }
+            assert_eq!(c.checked_pieces(other), dubins_shortest(a, other, 1.4).map(|k| k.pieces()));
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub mod dubins;
 pub mod memo;
 pub mod pose_to_point;
 
-pub use dubins::{dubins_candidate, dubins_length, dubins_shortest, dubins_word, DubinsCurve, DubinsWord};
+pub use dubins::{dubins_candidate, dubins_length, dubins_shortest, dubins_word, DubinsCurve, DubinsWord, Pieces};
 pub use memo::dubins_candidate_memo;
 pub use pose_to_point::{pose_to_point, PointCurve};
 

@@ -363,43 +363,87 @@ impl CollisionMap {
         // A colliding curve usually collides somewhere in its middle: a first look at every
         // `COARSE_STRIDE`-th sample finds most collisions after a fraction of the samples a
         // sequential pass would test. It only ever answers "blocked" for a sample the full pass
-        // tests the same way, so the answer is the full pass's.
-        segments.iter().all(|seg| self.segment_coarse_free(seg, shape, margin))
-            && segments.iter().all(|seg| self.segment_free(seg, shape, margin))
+        // tests the same way, so the answer is the full pass's; the samples it proves free (the
+        // first segments' only) the full pass does not test again.
+        let mut proofs = [Proven::default(); PROVEN_SEGMENTS];
+        for (k, seg) in segments.iter().enumerate() {
+            let mut none = Proven::default();
+            let proof = proofs.get_mut(k).unwrap_or(&mut none);
+            if !self.segment_coarse_free(seg, shape, margin, proof) {
+                return false;
+            }
+        }
+        let none = Proven::default();
+        segments
+            .iter()
+            .enumerate()
+            .all(|(k, seg)| self.segment_free(seg, shape, margin, proofs.get(k).unwrap_or(&none)))
     }
 
     /// False when one of every [`COARSE_STRIDE`]-th sample of `seg` (the samples of
-    /// [`CollisionMap::segment_free`]) fails its footprint test; true says nothing more.
-    fn segment_coarse_free(&self, seg: &Segment, shape: Shape, margin: f64) -> bool {
-        let half = shape.sampled_half_side(seg.curvature) + margin;
-        let rho = shape.sampled_circumradius(seg.curvature) + margin;
-        let n = sample_count(seg);
-        let at = SamplePoints::new(seg, n);
-        (COARSE_STRIDE / 2..n).step_by(COARSE_STRIDE).all(|i| {
-            let p = at.point(i);
-            self.clearance_at(p) - rho > 0.0
-                || match shape {
-                    Shape::Disk(_) => self.disk_free(p, rho),
-                    Shape::Square(_) => self.square_free(p, at.yaw(i), half),
-                }
-        })
-    }
-
-    fn segment_free(&self, seg: &Segment, shape: Shape, margin: f64) -> bool {
+    /// [`CollisionMap::segment_free`]) fails its footprint test; true says nothing more, but
+    /// `proof` then holds the samples this look proved free.
+    ///
+    /// Coarse samples that the clearance bound of an earlier coarse sample already proves free
+    /// are skipped, as the sequential pass skips them: on a free curve through open space the
+    /// first look then costs a few samples instead of one in every `COARSE_STRIDE`.
+    fn segment_coarse_free(&self, seg: &Segment, shape: Shape, margin: f64, proof: &mut Proven) -> bool {
         let half = shape.sampled_half_side(seg.curvature) + margin;
         let rho = shape.sampled_circumradius(seg.curvature) + margin;
         let n = sample_count(seg);
         let step = seg.length / n as f64;
         let at = SamplePoints::new(seg, n);
+        let first = COARSE_STRIDE / 2;
+        let mut i = first;
+        while i < n {
+            let p = at.point(i);
+            let slack = self.clearance_at(p) - rho;
+            if slack > 0.0 {
+                // Samples within `slack` of p along the curve (on either side) are free, as in
+                // `segment_free`: the next one to look at is the first coarse sample beyond them.
+                let reach = if step > 0.0 { ceil_index(slack / step).max(1) } else { n + 1 };
+                proof.add(i.saturating_sub(reach - 1), i + (reach - 1));
+                let next = i + reach;
+                i = first + (next.saturating_sub(first)).div_ceil(COARSE_STRIDE) * COARSE_STRIDE;
+                continue;
+            }
+            let free = match shape {
+                Shape::Disk(_) => self.disk_free(p, rho),
+                Shape::Square(_) => self.square_free(p, at.yaw(i), half),
+            };
+            if !free {
+                return false;
+            }
+            proof.add(i, i);
+            i += COARSE_STRIDE;
+        }
+        true
+    }
+
+    /// True when no sample of `seg` fails its footprint test, testing only samples outside
+    /// `proven` (samples already proved free).
+    fn segment_free(&self, seg: &Segment, shape: Shape, margin: f64, proven: &Proven) -> bool {
+        let half = shape.sampled_half_side(seg.curvature) + margin;
+        let rho = shape.sampled_circumradius(seg.curvature) + margin;
+        let n = sample_count(seg);
+        let step = seg.length / n as f64;
+        let at = SamplePoints::new(seg, n);
+        let mut runs = proven.runs().iter().peekable();
         let mut i = 0;
         while i <= n {
+            while runs.next_if(|r| (r.1 as usize) < i).is_some() {}
+            if let Some(&&(lo, hi)) = runs.peek() {
+                if lo as usize <= i {
+                    i = hi as usize + 1;
+                    continue;
+                }
+            }
             let p = at.point(i);
             let slack = self.clearance_at(p) - rho;
             if slack > 0.0 {
                 // Sample j lies within (j - i) * step of p along the curve, hence in straight
                 // distance: its disk is free while (j - i) * step < slack.
-                let skip = if step > 0.0 { ((slack / step).ceil() as usize).saturating_sub(1) } else { n };
-                i += 1 + skip;
+                i += if step > 0.0 { ceil_index(slack / step).max(1) } else { n + 1 };
                 continue;
             }
             let free = match shape {
@@ -412,6 +456,54 @@ impl CollisionMap {
             i += 1;
         }
         true
+    }
+}
+
+/// Segments of one sweep whose coarse proofs [`CollisionMap::sweep_free`] keeps (a Dubins curve
+/// has three); later segments are swept without them.
+const PROVEN_SEGMENTS: usize = 3;
+
+/// Runs of samples of one segment proved free, disjoint and increasing, up to a fixed number
+/// (later proofs are dropped, which only costs their samples a second test).
+#[derive(Debug, Clone, Copy, Default)]
+struct Proven {
+    runs: [(u32, u32); 24],
+    len: usize,
+}
+
+impl Proven {
+    /// Records that samples `lo..=hi` are free, for runs recorded in increasing order of their
+    /// ends: a run that overlaps or touches the last one extends it (dropping whatever part of it
+    /// lies before the last one's start, which keeps the runs disjoint and costs nothing but a
+    /// second test of those samples).
+    fn add(&mut self, lo: usize, hi: usize) {
+        let (lo, hi) = (lo.min(u32::MAX as usize) as u32, hi.min(u32::MAX as usize) as u32);
+        if let Some(last) = self.len.checked_sub(1).map(|k| &mut self.runs[k]) {
+            if lo <= last.1.saturating_add(1) {
+                last.1 = last.1.max(hi);
+                return;
+            }
+        }
+        if self.len < self.runs.len() {
+            self.runs[self.len] = (lo, hi);
+            self.len += 1;
+        }
+    }
+
+    fn runs(&self) -> &[(u32, u32)] {
+        &self.runs[..self.len]
+    }
+}
+
+/// `x.ceil()` as an index, for finite `x >= 0` (a float-to-integer conversion instead of a
+/// call to `ceil`, which the baseline x86-64 target does not inline).
+#[inline]
+fn ceil_index(x: f64) -> usize {
+    let i = x as usize;
+    if (i as f64) < x {
+        i + 1
+    } else {
+        i
     }
 }
 
@@ -653,6 +745,47 @@ mod tests {
             }
         }
         assert!(free > 500 && hit > 500, "free {free} hit {hit}");
+    }
+
+    #[test]
+    fn multi_segment_sweeps_answer_like_every_sample() {
+        // Dubins curves (up to three segments, each with its own coarse proofs) and longer runs
+        // of segments (beyond the segments whose proofs are kept), near and far from obstacles.
+        let mut g = Grid::new_free(90, 70).unwrap();
+        let mut state = 777u64;
+        let mut rnd = move || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for _ in 0..40 {
+            let (x, y) = ((rnd() * 86.0) as usize, (rnd() * 66.0) as usize);
+            for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                g.set_blocked(x + dx, y + dy, true).unwrap();
+            }
+        }
+        let prepared = CollisionMap::with_footprint(&g, 2.0);
+        let (mut free, mut hit) = (0, 0);
+        for k in 0..2000 {
+            let a = Pose2::new(5.0 + rnd() * 80.0, 5.0 + rnd() * 60.0, rnd() * 6.3);
+            let b = Pose2::new(5.0 + rnd() * 80.0, 5.0 + rnd() * 60.0, rnd() * 6.3);
+            let mut segs = crate::curves::dubins_shortest(a, b, 3.0 + rnd() * 6.0).unwrap().segments();
+            if k % 3 == 0 {
+                // A longer chain: the same curve continued by a second one.
+                let end = segs.last().map_or(a, |s| s.end());
+                let c = Pose2::new(5.0 + rnd() * 80.0, 5.0 + rnd() * 60.0, rnd() * 6.3);
+                segs.extend(crate::curves::dubins_shortest(end, c, 4.0).unwrap().segments());
+            }
+            for radius in [0.5, 2.0] {
+                let expect = reference_sweep(&prepared, &segs, radius, SEARCH_MARGIN);
+                assert_eq!(prepared.sweep_free(&segs, radius, SEARCH_MARGIN), expect, "{segs:?} {radius}");
+                if expect {
+                    free += 1;
+                } else {
+                    hit += 1;
+                }
+            }
+        }
+        assert!(free > 300 && hit > 300, "free {free} hit {hit}");
     }
 
     #[test]

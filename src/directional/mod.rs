@@ -23,6 +23,7 @@ pub mod lattice;
 pub mod params;
 pub mod pipeline;
 pub mod search;
+pub mod smoothing;
 pub mod tables;
 #[cfg(test)]
 mod tests;

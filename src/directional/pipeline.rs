@@ -12,7 +12,9 @@
 //!    of the goal may link to it. Each state's incoming curves are ranked by cost and swept in
 //!    that order, so a state usually costs one sweep. (Path points are not lattice-aligned, so
 //!    their curves are swept directly rather than looked up.) It fails when no state beyond some
-//!    point is reachable.
+//!    point is reachable. Beyond Pinter: it first runs over coarse path points, twice as far
+//!    apart near the vertices with hops that reach as far (about a third of the work), and over
+//!    the dense points only when that fails.
 //! 3. On failure the same programme runs from the goal backwards; the furthest forward state and
 //!    the earliest backward state bound a failure window.
 //! 4. Directional A* (Directional-24 by default) inside the window, from the best forward states
@@ -39,13 +41,14 @@ use super::footprint::{CollisionMap, Shape, SEARCH_MARGIN};
 use super::lattice::{Lattice, LatticeRect};
 use super::params::Directional;
 use super::search::{directional_astar, directional_astar_below, Outcome, Source, Target, TargetPose};
+use super::smoothing::{path_points, Ends, PathDp};
 use super::verify::{verify_trajectory, VerifyError};
-use crate::curves::{dubins_candidate_memo, DubinsCurve};
 use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::search::OrdF64;
 use crate::trajectory::Trajectory;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::f64::consts::PI;
 use std::time::Instant;
 
 /// Time and outcome of one pipeline stage.
@@ -115,368 +118,16 @@ pub enum RefineError {
     VerificationFailed(VerifyError),
 }
 
-/// A point of the guide path: the centre of grid cell `cell`, and the direction of the guide's
-/// segment through it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PathPoint {
-    /// The grid cell whose centre is the point.
-    pub cell: (i64, i64),
-    /// Direction of the guide there (radians).
-    pub dir: f64,
-}
-
-/// Points along the polyline `points`: every `near` cells within `near_radius` of a vertex
-/// (where the turning happens) and every `far` cells elsewhere; the last point included. Each is
-/// snapped to the centre of its grid cell, consecutive duplicates removed.
-pub fn path_points(points: &[Point2], near: f64, far: f64, near_radius: f64) -> Vec<PathPoint> {
-    let mut out: Vec<PathPoint> = Vec::new();
-    let mut push = |p: Point2, dir: f64| {
-        let c = (p.x.floor() as i64, p.y.floor() as i64);
-        if out.last().map(|q| q.cell) != Some(c) {
-            out.push(PathPoint { cell: c, dir });
-        }
-    };
-    let mut dir = 0.0;
-    for w in points.windows(2) {
-        let len = w[0].distance(w[1]);
-        if len <= 0.0 {
-            continue;
-        }
-        dir = (w[1].y - w[0].y).atan2(w[1].x - w[0].x);
-        let mut d = 0.0;
-        while d < len {
-            let t = d / len;
-            push(Point2::new(w[0].x + t * (w[1].x - w[0].x), w[0].y + t * (w[1].y - w[0].y)), dir);
-            let to_vertex = d.min(len - d);
-            d += if to_vertex < near_radius { near } else { far.min((len - near_radius - d).max(near)) };
-        }
-    }
-    if let Some(&last) = points.last() {
-        push(last, dir);
-    }
-    out
-}
-
-/// Dynamic programme over (path point, heading) states: index 0 is the start, `1..=m` the path
-/// points, `m + 1` the goal.
-struct PathDp<'a> {
-    ctx: &'a Directional,
-    map: &'a CollisionMap,
-    points: &'a [PathPoint],
-    start: Pose2,
-    goal: Pose2,
-    goal_free: bool,
-    hops: usize,
-    nb: usize,
-    /// Last point index the start may link to.
-    start_reach: usize,
-    /// First point index that may link to the goal.
-    goal_reach: usize,
-    /// `allowed[t * nb + h]`: heading `h` at point `t` is within 45 degrees of the path's
-    /// direction there (Pinter's heuristic favouring the path's direction, as a hard filter:
-    /// facing away from the path is only useful inside a loop, which one curve already makes, and
-    /// the guide's own direction is always a slot). Two or three bins per point instead of five
-    /// cut the candidate curves per state by more than half; repairs cover what this misses.
-    allowed: Vec<bool>,
-}
-
-const NO_PARENT: (usize, usize) = (usize::MAX, usize::MAX);
-
-/// Working memory of [`PathDp::cheapest_free`], reused across the states of one pass.
-#[derive(Default)]
-struct Scratch {
-    /// Candidates `(lower bound, cost so far, t, h)`.
-    cands: Vec<(f64, f64, usize, usize)>,
-    /// Candidates with exact costs, cheapest first.
-    ranked: BinaryHeap<Reverse<(OrdF64, usize)>>,
-    /// The Dubins candidate of each ranked link, by candidate index.
-    curves: Vec<Option<DubinsCurve>>,
-}
-
-impl<'a> PathDp<'a> {
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        ctx: &'a Directional,
-        map: &'a CollisionMap,
-        points: &'a [PathPoint],
-        start: Pose2,
-        goal: Pose2,
-        goal_free: bool,
-    ) -> Self {
-        let p = ctx.params();
-        let hops = p.hops();
-        let m = points.len();
-        // Ends link to every point within reach of a loop (or of `hops` points).
-        let reach = (hops as f64 * p.spacing() as f64).max(4.0 * p.turning_radius);
-        let centre = |t: usize| Point2::new(points[t].cell.0 as f64 + 0.5, points[t].cell.1 as f64 + 0.5);
-        let mut along = 0.0;
-        let mut start_reach = 0;
-        let mut prev = start.point();
-        for t in 0..m {
-            along += prev.distance(centre(t));
-            prev = centre(t);
-            if along > reach && t + 1 > hops {
-                break;
-            }
-            start_reach = t + 1;
-        }
-        let mut along = 0.0;
-        let mut goal_reach = m + 1;
-        let mut prev = goal.point();
-        for t in (0..m).rev() {
-            along += prev.distance(centre(t));
-            prev = centre(t);
-            if along > reach && m - t > hops {
-                break;
-            }
-            goal_reach = t + 1;
-        }
-        // Heading slots: the bins, plus the guide's own direction (so a straight run of the guide
-        // is followed exactly, whatever its angle).
-        let bins = p.heading_bins.count();
-        let nb = bins + 1;
-        let mut allowed = vec![false; (m + 2) * nb];
-        for t in 1..=m {
-            let before = if t == 1 { start.point() } else { centre(t - 2) };
-            let after = if t == m { goal.point() } else { centre(t) };
-            let dir = (after.y - before.y).atan2(after.x - before.x);
-            for h in 0..bins {
-                allowed[t * nb + h] =
-                    normalize_angle(p.heading_bins.yaw(h) - dir).abs() <= std::f64::consts::FRAC_PI_4 + 1e-9;
-            }
-            allowed[t * nb + bins] = true;
-        }
-        Self { ctx, map, points, start, goal, goal_free, hops, nb, start_reach, goal_reach, allowed }
-    }
-
-    fn m(&self) -> usize {
-        self.points.len()
-    }
-
-    fn pose(&self, t: usize, h: usize) -> Pose2 {
-        let pt = self.points[t - 1];
-        let bins = self.ctx.params().heading_bins;
-        let yaw = if h < bins.count() { bins.yaw(h) } else { pt.dir };
-        Pose2::new(pt.cell.0 as f64 + 0.5, pt.cell.1 as f64 + 0.5, yaw)
-    }
-
-    /// True when the link from `a` to `b` is collision-free. `curve` is the Dubins candidate
-    /// [`Self::link_estimate`] ranked it by (checked here, so the pair is not solved twice).
-    fn link_free(&self, a: Pose2, b: Pose2, to_point: bool, curve: Option<DubinsCurve>) -> bool {
-        let p = self.ctx.params();
-        let segs = match curve {
-            Some(c) if !to_point => c.checked(b).map(|c| c.segments()),
-            _ => link(a, b, to_point, p.turning_radius),
-        };
-        segs.is_some_and(|segs| self.map.sweep_free(&segs, p.shape(), SEARCH_MARGIN))
-    }
-
-    /// The cost of the link from `a` to `b` (as [`link_cost_estimate`]), with the Dubins
-    /// candidate it was computed from (none for a link to a point).
-    fn link_estimate(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<(f64, Option<DubinsCurve>)> {
-        let p = self.ctx.params();
-        if to_point {
-            return link_cost_estimate(a, b, true, p.turning_radius, p.turn_penalty).map(|c| (c, None));
-        }
-        let c = dubins_candidate_memo(a, b, p.turning_radius)?;
-        Some((c.length() + p.turn_penalty * c.turning(), Some(c)))
-    }
-
-    /// A lower bound on [`Self::link_estimate`] from `a` to `b`, cheaper than solving the pair:
-    /// the straight distance, and (towards a heading) the arc the heading change needs at least,
-    /// whose turning the turn penalty charges.
-    fn link_lower_bound(&self, a: Pose2, b: Pose2, to_point: bool) -> f64 {
-        let d = a.point().distance(b.point());
-        if to_point {
-            return d;
-        }
-        let p = self.ctx.params();
-        let turn = normalize_angle(b.yaw - a.yaw).abs();
-        d.max(p.turning_radius * turn) + p.turn_penalty * turn
-    }
-
-    /// The pose of index `t` (`0` the start, `m + 1` the goal).
-    fn any_pose(&self, t: usize, h: usize) -> Pose2 {
-        if t == 0 {
-            self.start
-        } else if t == self.m() + 1 {
-            self.goal
-        } else {
-            self.pose(t, h)
-        }
-    }
-
-    /// Picks the cheapest candidate whose link is collision-free. Candidates are `(lower bound,
-    /// cost so far, t, h)`; exact curve costs are computed in lower-bound order only while they
-    /// can still win, and links are swept in exact-cost order, so a state usually costs a few
-    /// curve evaluations and one sweep.
-    fn cheapest_free(
-        &self,
-        scratch: &mut Scratch,
-        ends: impl Fn(usize, usize) -> (Pose2, Pose2, bool),
-    ) -> Option<(f64, usize, usize)> {
-        let Scratch { cands, ranked, curves } = scratch;
-        // Tighten the straight-line bounds by the heading change before ranking.
-        for c in cands.iter_mut() {
-            let (_, g, t, h) = *c;
-            let (a, b, to_point) = ends(t, h);
-            c.0 = c.0.max(g + self.link_lower_bound(a, b, to_point));
-        }
-        cands.sort_by(|a, b| a.0.total_cmp(&b.0));
-        ranked.clear();
-        curves.clear();
-        curves.resize(cands.len(), None);
-        let mut next = 0;
-        loop {
-            let top = ranked.peek().map(|Reverse((c, _))| c.get());
-            if next < cands.len() && top.is_none_or(|c| cands[next].0 < c) {
-                let (_, g, t, h) = cands[next];
-                let (a, b, to_point) = ends(t, h);
-                if let Some((c, curve)) = self.link_estimate(a, b, to_point) {
-                    curves[next] = curve;
-                    ranked.push(Reverse((OrdF64::new(g + c), next)));
-                }
-                next += 1;
-                continue;
-            }
-            let Reverse((c, i)) = ranked.pop()?;
-            let (_, _, t, h) = cands[i];
-            let (a, b, to_point) = ends(t, h);
-            if self.link_free(a, b, to_point, curves[i]) {
-                return Some((c.get(), t, h));
-            }
-        }
-    }
-
-    /// Forward costs `fwd[t][h]` with parents; the goal's best (cost, parent) if reached.
-    #[allow(clippy::type_complexity)]
-    fn forward(
-        &self,
-        should_stop: &mut dyn FnMut() -> bool,
-    ) -> Option<(Vec<f64>, Vec<(usize, usize)>, Option<(f64, (usize, usize))>)> {
-        let (m, nb, hops) = (self.m(), self.nb, self.hops);
-        let mut cost = vec![f64::INFINITY; (m + 1) * nb];
-        let mut parent = vec![NO_PARENT; (m + 1) * nb];
-        let mut scratch = Scratch::default();
-        for u in 1..=m + 1 {
-            if should_stop() {
-                return None;
-            }
-            let is_goal = u == m + 1;
-            for h1 in 0..if is_goal { 1 } else { nb } {
-                if !is_goal && !self.allowed[u * nb + h1] {
-                    continue;
-                }
-                let cands = &mut scratch.cands;
-                cands.clear();
-                let to = self.any_pose(u, h1);
-                let to_point = is_goal && self.goal_free;
-                if u <= self.start_reach || is_goal {
-                    cands.push((self.start.point().distance(to.point()), 0.0, 0, 0));
-                }
-                let first = if is_goal { self.goal_reach } else { u.saturating_sub(hops).max(1) };
-                for t in first..u {
-                    let d = self.pose(t, 0).point().distance(to.point());
-                    for h in 0..nb {
-                        let g = cost[t * nb + h];
-                        if g.is_finite() {
-                            cands.push((g + d, g, t, h));
-                        }
-                    }
-                }
-                if let Some((c, t, h)) = self.cheapest_free(&mut scratch, |t, h| (self.any_pose(t, h), to, to_point)) {
-                    if is_goal {
-                        return Some((cost, parent, Some((c, (t, h)))));
-                    }
-                    cost[u * nb + h1] = c;
-                    parent[u * nb + h1] = (t, h);
-                }
-            }
-        }
-        Some((cost, parent, None))
-    }
-
-    /// Backward costs to go `bwd[t][h]` (to the goal) with successors.
-    #[allow(clippy::type_complexity)]
-    fn backward(&self, should_stop: &mut dyn FnMut() -> bool) -> Option<(Vec<f64>, Vec<(usize, usize)>)> {
-        let (m, nb, hops) = (self.m(), self.nb, self.hops);
-        let mut cost = vec![f64::INFINITY; (m + 2) * nb];
-        let mut next = vec![NO_PARENT; (m + 2) * nb];
-        let mut scratch = Scratch::default();
-        for t in (1..=m).rev() {
-            if should_stop() {
-                return None;
-            }
-            for h in 0..nb {
-                if !self.allowed[t * nb + h] {
-                    continue;
-                }
-                let cands = &mut scratch.cands;
-                cands.clear();
-                let from = self.pose(t, h);
-                if t >= self.goal_reach {
-                    cands.push((from.point().distance(self.goal.point()), 0.0, m + 1, 0));
-                }
-                for u in t + 1..=(t + hops).min(m) {
-                    let d = self.pose(u, 0).point().distance(from.point());
-                    for h1 in 0..nb {
-                        let rest = cost[u * nb + h1];
-                        if rest.is_finite() {
-                            cands.push((rest + d, rest, u, h1));
-                        }
-                    }
-                }
-                let goal_free = self.goal_free;
-                if let Some((c, u, h1)) =
-                    self.cheapest_free(&mut scratch, |u, h1| (from, self.any_pose(u, h1), goal_free && u == m + 1))
-                {
-                    cost[t * nb + h] = c;
-                    next[t * nb + h] = (u, h1);
-                }
-            }
-        }
-        Some((cost, next))
-    }
-
-    /// Poses from the start to forward state `(t, h)` (just the start for `t == 0`).
-    fn forward_chain(&self, parent: &[(usize, usize)], mut t: usize, mut h: usize) -> Vec<Pose2> {
-        let mut out = Vec::new();
-        while t != 0 {
-            out.push(self.pose(t, h));
-            (t, h) = parent[t * self.nb + h];
-        }
-        out.push(self.start);
-        out.reverse();
-        out
-    }
-
-    /// Poses from backward state `(t, h)` to the goal (just the goal for `t == m + 1`).
-    fn backward_chain(&self, next: &[(usize, usize)], mut t: usize, mut h: usize) -> Vec<Pose2> {
-        let mut out = Vec::new();
-        while t != self.m() + 1 {
-            out.push(self.pose(t, h));
-            (t, h) = next[t * self.nb + h];
-        }
-        out.push(self.goal);
-        out
-    }
-
-    /// The `keep` cheapest headings of point `t` under `cost`, with their costs.
-    fn best_headings(&self, cost: &[f64], t: usize, keep: usize) -> Vec<(usize, f64)> {
-        let mut v: Vec<(usize, f64)> =
-            (0..self.nb).map(|h| (h, cost[t * self.nb + h])).filter(|(_, c)| c.is_finite()).collect();
-        v.sort_by(|a, b| a.1.total_cmp(&b.1));
-        v.truncate(keep);
-        v
-    }
-}
-
 fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
 /// How many headings per point the window repair starts from or aims at.
 const REPAIR_HEADINGS: usize = 3;
+
+/// Path points of the coarse Smoothing pass lie this many times as far apart near the guide's
+/// vertices as the dense pass's (one lattice spacing).
+const COARSE_SPACINGS: f64 = 2.0;
 
 /// A guide of at most this many turning radii counts as short: its repairs search one window
 /// holding the whole of it.
@@ -643,139 +294,54 @@ fn refine_with(
     stats.path_points = points.len();
     stage(&mut stats, "path_points", t, format!("{} points", points.len()));
 
-    let dp = PathDp::new(ctx, map, &points, start, goal, goal_heading_free);
     let guide_len: f64 = guide.windows(2).map(|w| w[0].distance(w[1])).sum();
     let short = guide_len <= SHORT_PATH_RADII * p.turning_radius;
-    let (m, hops) = (dp.m(), dp.hops);
-
-    let mut chain: Option<(Vec<Pose2>, &'static str)> = None;
-    let mut chain_cost = f64::INFINITY;
-    let t = Instant::now();
-    let (fwd, fwd_parent, fwd_goal) = dp.forward(should_stop).ok_or(RefineError::Stopped)?;
-    if let Some((c, (t_last, h_last))) = fwd_goal {
-        let mut poses = dp.forward_chain(&fwd_parent, t_last, h_last);
-        poses.push(goal);
-        chain = Some((poses, "smoothing"));
-        chain_cost = c;
-        stage(&mut stats, "smoothing_forward", t, format!("reached the goal, cost {c:.2}"));
-    } else if short {
-        // A short guide: the windowed start-to-goal search below covers it all, cheaper than
-        // splicing a repair between partial chains.
-        stage(&mut stats, "smoothing_forward", t, "stuck; short path, searching the whole window".into());
-    } else {
-        let nb = dp.nb;
-        let f = (1..=m).rev().find(|&t| (0..nb).any(|h| fwd[t * nb + h].is_finite())).unwrap_or(0);
-        stage(&mut stats, "smoothing_forward", t, format!("stuck after path point {f} of {m}"));
-
-        let t = Instant::now();
-        let (bwd, bwd_next) = dp.backward(should_stop).ok_or(RefineError::Stopped)?;
-        let b = (1..=m).find(|&t| (0..nb).any(|h| bwd[t * nb + h].is_finite())).unwrap_or(m + 1);
-        stage(&mut stats, "smoothing_backward", t, format!("reached back to path point {b}"));
-
-        // Window repair: the best forward states just before the failure to the best backward
-        // states just after it; the exact start or goal join when the window reaches them.
-        let t = Instant::now();
-        let mut sources = Vec::new();
-        let mut source_of = Vec::new();
-        let lo = f.saturating_sub(hops - 1).max(1);
-        let start_near = f < 2 * hops || start.point().distance(dp.pose(f.max(1), 0).point()) < 4.0 * p.turning_radius;
-        if start_near {
-            sources.push(Source { pose: start, g: 0.0, wide: true });
-            source_of.push((0, 0));
-        }
-        for tt in lo..=f {
-            for (h, g) in dp.best_headings(&fwd, tt, REPAIR_HEADINGS) {
-                sources.push(Source { pose: dp.pose(tt, h), g, wide: false });
-                source_of.push((tt, h));
-            }
-        }
-        let hi = (b + hops - 1).min(m);
-        let mut targets = Vec::new();
-        let mut target_of = Vec::new();
-        for tt in b..=hi {
-            for (h, c) in dp.best_headings(&bwd, tt, REPAIR_HEADINGS) {
-                targets.push(TargetPose { pose: dp.pose(tt, h), cost_to_go: c, free: false });
-                target_of.push((tt, h));
-            }
-        }
-        let goal_near =
-            b + 2 * hops > m + 1 || goal.point().distance(dp.pose(b.min(m).max(1), 0).point()) < 4.0 * p.turning_radius;
-        if goal_near || targets.is_empty() {
-            targets.push(TargetPose { pose: goal, cost_to_go: 0.0, free: goal_heading_free });
-            target_of.push((m + 1, 0));
-        }
-        let mut window_cells: Vec<(i64, i64)> = sources.iter().map(|s| lattice.cell_of(s.pose.point())).collect();
-        window_cells.extend(targets.iter().map(|s| lattice.cell_of(s.pose.point())));
-        let grid_cells = |range: std::ops::RangeInclusive<usize>| {
-            range.filter(|&tt| tt >= 1 && tt <= m).map(|tt| {
-                let (i, j) = points[tt - 1].cell;
-                lattice.cell_of(Point2::new(i as f64 + 0.5, j as f64 + 0.5))
-            })
-        };
-        window_cells.extend(grid_cells(lo..=hi.max(lo)));
-        let mut margin = p.margin();
-        let mut outcome = String::from("no window");
-        for attempt in 0..=p.window_widenings {
-            let window = LatticeRect::around(window_cells.iter().copied(), margin, &lattice);
-            let sp = lattice.spacing as f64;
-            stats.repair_windows.push([
-                window.i0 as f64 * sp,
-                window.j0 as f64 * sp,
-                window.i1 as f64 * sp,
-                window.j1 as f64 * sp,
-            ]);
-            match directional_astar(
-                ctx,
-                map,
-                window,
-                p.repair_neighbourhood,
-                &sources,
-                Target::Poses(&targets),
-                should_stop,
-            ) {
-                Outcome::Found(found) => {
-                    stats.expansions += found.expansions;
-                    let (st, sh) = source_of[found.source];
-                    let mut poses = dp.forward_chain(&fwd_parent, st, sh);
-                    poses.pop();
-                    poses.extend_from_slice(&found.poses);
-                    let (tt, th) = target_of[found.target];
-                    poses.pop();
-                    poses.extend(dp.backward_chain(&bwd_next, tt, th));
-                    chain = Some((poses, "window_repair"));
-                    chain_cost = found.cost;
-                    outcome =
-                        format!("found on attempt {} (window {}x{})", attempt + 1, window.width(), window.height());
-                    break;
-                }
-                Outcome::Stopped => return Err(RefineError::Stopped),
-                Outcome::NoPath(e) => {
-                    stats.expansions += e;
-                    outcome = format!("failed {} windows", attempt + 1);
-                    if window.covers(&lattice) {
-                        break;
-                    }
-                }
-                Outcome::Exhausted(e) => {
-                    // A wider window would expand the same states.
-                    stats.expansions += e;
-                    outcome = format!("failed {} windows (nothing more reachable)", attempt + 1);
-                    break;
-                }
-            }
-            margin *= 2;
-        }
-        stage(&mut stats, "window_repair", t, outcome);
-    }
+    let ends = Ends { start, goal, goal_free: goal_heading_free };
 
     // A cost well above the guide's length means the chain holds a loop, usually because a
     // start or goal heading fights the guide's direction. On a short path a windowed search
     // from start to goal may then find a better way (for example, swinging out first). The bound
     // is the larger of the guide's length and the obstacle-free Dubins length, both lower bounds.
-    let c = chain_cost;
     let free_space = crate::curves::dubins_shortest(start, goal, p.turning_radius).map_or(0.0, |d| d.length());
-    let bound = guide_len.max(if goal_heading_free { 0.0 } else { free_space });
-    let loopy = chain.is_some() && c > bound + std::f64::consts::PI * p.turning_radius;
+    let loop_bound = guide_len.max(if goal_heading_free { 0.0 } else { free_space }) + PI * p.turning_radius;
+
+    // Coarse first: Smoothing over path points twice as far apart near the guide's vertices, with
+    // hops that reach as far, has about a third of the states and candidate links of the dense
+    // programme and solves most guides. The dense programme, and the repairs built on its costs,
+    // run only when it fails, or when its chain holds a loop on a short guide: the dense points
+    // may avoid the loop, which spares the loop repair (far dearer than the dense programme).
+    let mut chain: Option<(Vec<Pose2>, &'static str)> = None;
+    let mut chain_cost = f64::INFINITY;
+    let coarse_near = COARSE_SPACINGS * near;
+    let mut coarse = path_points(&guide, coarse_near, far.max(coarse_near), 2.5 * p.turning_radius);
+    coarse.retain(|q| q.cell != cell(start) && q.cell != cell(goal));
+    if coarse.len() < points.len() {
+        let t = Instant::now();
+        let hops = (p.hops() as f64 * near / coarse_near).ceil() as usize;
+        let dp = PathDp::new(ctx, map, &coarse, ends, hops.max(1), coarse_near);
+        let (_, parent, found) = dp.forward(should_stop).ok_or(RefineError::Stopped)?;
+        if let Some((c, (t_last, h_last))) = found {
+            let mut poses = dp.forward_chain(&parent, t_last, h_last);
+            poses.push(goal);
+            chain = Some((poses, "smoothing"));
+            chain_cost = c;
+            stage(&mut stats, "smoothing_coarse", t, format!("{} points: reached the goal, cost {c:.2}", coarse.len()));
+        } else {
+            stage(&mut stats, "smoothing_coarse", t, format!("{} points: stuck", coarse.len()));
+        }
+    }
+    if chain.is_none() || (short && chain_cost > loop_bound) {
+        let dp = PathDp::new(ctx, map, &points, ends, p.hops(), near);
+        if let Some(found) = dense_smoothing(ctx, map, &dp, &lattice, short, &mut stats, should_stop)? {
+            if found.cost < chain_cost {
+                chain = Some((found.poses, found.by));
+                chain_cost = found.cost;
+            }
+        }
+    }
+
+    let c = chain_cost;
+    let loopy = chain.is_some() && c > loop_bound;
     let mut exhausted = false;
     if (loopy || chain.is_none()) && short {
         let t = Instant::now();
@@ -881,6 +447,153 @@ fn refine_with(
             return Err(RefineError::VerificationFailed(e));
         }
     }
+}
+
+/// A chain of poses from the start to the goal, with the stage that found it and its cost.
+struct Chain {
+    poses: Vec<Pose2>,
+    by: &'static str,
+    cost: f64,
+}
+
+/// The dense Smoothing programme over `dp` (steps 2 and 3), and when it cannot reach the goal
+/// on a long guide, the backward programme and the window repair between the two (step 4).
+/// The chain found, with the stage that found it and its cost; `None` when smoothing failed on a
+/// short guide (its repair searches the whole guide's window instead) or the repair failed.
+#[allow(clippy::too_many_arguments)]
+fn dense_smoothing(
+    ctx: &Directional,
+    map: &CollisionMap,
+    dp: &PathDp,
+    lattice: &Lattice,
+    short: bool,
+    stats: &mut RefineStats,
+    should_stop: &mut dyn FnMut() -> bool,
+) -> Result<Option<Chain>, RefineError> {
+    let p = ctx.params();
+    let Ends { start, goal, goal_free: goal_heading_free } = dp.ends();
+    let points = dp.points();
+    let (m, hops) = (dp.m(), dp.hops);
+    let stage = |stats: &mut RefineStats, name: &'static str, t: Instant, outcome: String| {
+        stats.stages.push(StageStat { name, ms: ms_since(t), outcome });
+    };
+    let mut chain: Option<Chain> = None;
+    let t = Instant::now();
+    let (fwd, fwd_parent, fwd_goal) = dp.forward(should_stop).ok_or(RefineError::Stopped)?;
+    if let Some((c, (t_last, h_last))) = fwd_goal {
+        let mut poses = dp.forward_chain(&fwd_parent, t_last, h_last);
+        poses.push(goal);
+        chain = Some(Chain { poses, by: "smoothing", cost: c });
+        stage(stats, "smoothing_forward", t, format!("reached the goal, cost {c:.2}"));
+    } else if short {
+        // A short guide: the windowed start-to-goal search below covers it all, cheaper than
+        // splicing a repair between partial chains.
+        stage(stats, "smoothing_forward", t, "stuck; short path, searching the whole window".into());
+    } else {
+        let nb = dp.nb;
+        let f = (1..=m).rev().find(|&t| (0..nb).any(|h| fwd[t * nb + h].is_finite())).unwrap_or(0);
+        stage(stats, "smoothing_forward", t, format!("stuck after path point {f} of {m}"));
+
+        let t = Instant::now();
+        let (bwd, bwd_next) = dp.backward(should_stop).ok_or(RefineError::Stopped)?;
+        let b = (1..=m).find(|&t| (0..nb).any(|h| bwd[t * nb + h].is_finite())).unwrap_or(m + 1);
+        stage(stats, "smoothing_backward", t, format!("reached back to path point {b}"));
+
+        // Window repair: the best forward states just before the failure to the best backward
+        // states just after it; the exact start or goal join when the window reaches them.
+        let t = Instant::now();
+        let mut sources = Vec::new();
+        let mut source_of = Vec::new();
+        let lo = f.saturating_sub(hops - 1).max(1);
+        let start_near = f < 2 * hops || start.point().distance(dp.pose(f.max(1), 0).point()) < 4.0 * p.turning_radius;
+        if start_near {
+            sources.push(Source { pose: start, g: 0.0, wide: true });
+            source_of.push((0, 0));
+        }
+        for tt in lo..=f {
+            for (h, g) in dp.best_headings(&fwd, tt, REPAIR_HEADINGS) {
+                sources.push(Source { pose: dp.pose(tt, h), g, wide: false });
+                source_of.push((tt, h));
+            }
+        }
+        let hi = (b + hops - 1).min(m);
+        let mut targets = Vec::new();
+        let mut target_of = Vec::new();
+        for tt in b..=hi {
+            for (h, c) in dp.best_headings(&bwd, tt, REPAIR_HEADINGS) {
+                targets.push(TargetPose { pose: dp.pose(tt, h), cost_to_go: c, free: false });
+                target_of.push((tt, h));
+            }
+        }
+        let goal_near =
+            b + 2 * hops > m + 1 || goal.point().distance(dp.pose(b.min(m).max(1), 0).point()) < 4.0 * p.turning_radius;
+        if goal_near || targets.is_empty() {
+            targets.push(TargetPose { pose: goal, cost_to_go: 0.0, free: goal_heading_free });
+            target_of.push((m + 1, 0));
+        }
+        let mut window_cells: Vec<(i64, i64)> = sources.iter().map(|s| lattice.cell_of(s.pose.point())).collect();
+        window_cells.extend(targets.iter().map(|s| lattice.cell_of(s.pose.point())));
+        let grid_cells = |range: std::ops::RangeInclusive<usize>| {
+            range.filter(|&tt| tt >= 1 && tt <= m).map(|tt| {
+                let (i, j) = points[tt - 1].cell;
+                lattice.cell_of(Point2::new(i as f64 + 0.5, j as f64 + 0.5))
+            })
+        };
+        window_cells.extend(grid_cells(lo..=hi.max(lo)));
+        let mut margin = p.margin();
+        let mut outcome = String::from("no window");
+        for attempt in 0..=p.window_widenings {
+            let window = LatticeRect::around(window_cells.iter().copied(), margin, lattice);
+            let sp = lattice.spacing as f64;
+            stats.repair_windows.push([
+                window.i0 as f64 * sp,
+                window.j0 as f64 * sp,
+                window.i1 as f64 * sp,
+                window.j1 as f64 * sp,
+            ]);
+            match directional_astar(
+                ctx,
+                map,
+                window,
+                p.repair_neighbourhood,
+                &sources,
+                Target::Poses(&targets),
+                should_stop,
+            ) {
+                Outcome::Found(found) => {
+                    stats.expansions += found.expansions;
+                    let (st, sh) = source_of[found.source];
+                    let mut poses = dp.forward_chain(&fwd_parent, st, sh);
+                    poses.pop();
+                    poses.extend_from_slice(&found.poses);
+                    let (tt, th) = target_of[found.target];
+                    poses.pop();
+                    poses.extend(dp.backward_chain(&bwd_next, tt, th));
+                    chain = Some(Chain { poses, by: "window_repair", cost: found.cost });
+                    outcome =
+                        format!("found on attempt {} (window {}x{})", attempt + 1, window.width(), window.height());
+                    break;
+                }
+                Outcome::Stopped => return Err(RefineError::Stopped),
+                Outcome::NoPath(e) => {
+                    stats.expansions += e;
+                    outcome = format!("failed {} windows", attempt + 1);
+                    if window.covers(lattice) {
+                        break;
+                    }
+                }
+                Outcome::Exhausted(e) => {
+                    // A wider window would expand the same states.
+                    stats.expansions += e;
+                    outcome = format!("failed {} windows (nothing more reachable)", attempt + 1);
+                    break;
+                }
+            }
+            margin *= 2;
+        }
+        stage(stats, "window_repair", t, outcome);
+    }
+    Ok(chain)
 }
 
 /// Step 6: drops poses wherever the direct curve between the neighbours left is collision-free

@@ -1,0 +1,486 @@
+//! Smoothing (steps 2 and 3 of the pipeline, see [`super::pipeline`]): the guide path walked
+//! into path points, and the dynamic programme over (path point, heading) states that links them
+//! with collision-free curves, forward from the start or backward from the goal.
+
+use super::chain::{link, link_cost_estimate};
+use super::footprint::{CollisionMap, SEARCH_MARGIN};
+use super::params::Directional;
+use crate::curves::{dubins_candidate_memo, DubinsCurve};
+use crate::geometry::{normalize_angle, Point2, Pose2};
+use crate::search::OrdF64;
+use crate::trajectory::Segment;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// A point of the guide path: the centre of grid cell `cell`, and the direction of the guide's
+/// segment through it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PathPoint {
+    /// The grid cell whose centre is the point.
+    pub cell: (i64, i64),
+    /// Direction of the guide there (radians).
+    pub dir: f64,
+}
+
+/// Points along the polyline `points`: every `near` cells within `near_radius` of a vertex
+/// (where the turning happens) and every `far` cells elsewhere; the last point included. Each is
+/// snapped to the centre of its grid cell, consecutive duplicates removed.
+pub fn path_points(points: &[Point2], near: f64, far: f64, near_radius: f64) -> Vec<PathPoint> {
+    let mut out: Vec<PathPoint> = Vec::new();
+    let mut push = |p: Point2, dir: f64| {
+        let c = (p.x.floor() as i64, p.y.floor() as i64);
+        if out.last().map(|q| q.cell) != Some(c) {
+            out.push(PathPoint { cell: c, dir });
+        }
+    };
+    let mut dir = 0.0;
+    for w in points.windows(2) {
+        let len = w[0].distance(w[1]);
+        if len <= 0.0 {
+            continue;
+        }
+        dir = (w[1].y - w[0].y).atan2(w[1].x - w[0].x);
+        let mut d = 0.0;
+        while d < len {
+            let t = d / len;
+            push(Point2::new(w[0].x + t * (w[1].x - w[0].x), w[0].y + t * (w[1].y - w[0].y)), dir);
+            let to_vertex = d.min(len - d);
+            d += if to_vertex < near_radius { near } else { far.min((len - near_radius - d).max(near)) };
+        }
+    }
+    if let Some(&last) = points.last() {
+        push(last, dir);
+    }
+    out
+}
+
+/// The exact ends of a refinement: start pose, goal pose, and whether the goal's heading is free.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Ends {
+    /// Start pose (cell units).
+    pub start: Pose2,
+    /// Goal pose (cell units); its heading is ignored when `goal_free`.
+    pub goal: Pose2,
+    /// True when the goal heading is free.
+    pub goal_free: bool,
+}
+
+/// Dynamic programme over (path point, heading) states: index 0 is the start, `1..=m` the path
+/// points, `m + 1` the goal.
+pub(super) struct PathDp<'a> {
+    ctx: &'a Directional,
+    map: &'a CollisionMap,
+    points: &'a [PathPoint],
+    start: Pose2,
+    goal: Pose2,
+    goal_free: bool,
+    pub(super) hops: usize,
+    pub(super) nb: usize,
+    /// Last point index the start may link to.
+    start_reach: usize,
+    /// First point index that may link to the goal.
+    goal_reach: usize,
+    /// `allowed[t * nb + h]`: heading `h` at point `t` is within 45 degrees of the path's
+    /// direction there (Pinter's heuristic favouring the path's direction, as a hard filter:
+    /// facing away from the path is only useful inside a loop, which one curve already makes, and
+    /// the guide's own direction is always a slot, unless an allowed bin has it already). Two or three bins per point instead of five
+    /// cut the candidate curves per state by more than half; repairs cover what this misses.
+    allowed: Vec<bool>,
+    /// Yaw of each heading bin (the guide's slot has the direction of its point).
+    bin_yaw: Vec<f64>,
+}
+
+const NO_PARENT: (usize, usize) = (usize::MAX, usize::MAX);
+
+/// Straight distance between `a` and `b` (the square root of the sum of squares: the coordinates
+/// are cell positions, far from overflow, so `hypot`'s care is not needed here).
+#[inline]
+fn straight(a: Point2, b: Point2) -> f64 {
+    let (dx, dy) = (b.x - a.x, b.y - a.y);
+    (dx * dx + dy * dy).sqrt()
+}
+
+/// `|normalize_angle(b - a)|`: the heading change from `a` to `b` (radians, in `[0, pi]`), without
+/// a floating-point remainder when both lie in `[-pi, pi]` (bins, guide directions).
+#[inline]
+fn heading_change(a: f64, b: f64) -> f64 {
+    use std::f64::consts::{PI, TAU};
+    if a.abs() > PI || b.abs() > PI {
+        return normalize_angle(b - a).abs();
+    }
+    let d = b - a;
+    (if d > PI {
+        d - TAU
+    } else if d < -PI {
+        d + TAU
+    } else {
+        d
+    })
+    .abs()
+}
+
+/// Headings closer than this (radians) are one heading: the guide's direction and a bin that
+/// differ by rounding only.
+const SAME_YAW: f64 = 1e-9;
+
+/// Working memory of [`PathDp::cheapest_free`], reused across the states of one pass.
+#[derive(Default)]
+struct Scratch {
+    /// Candidates `(straight distance, cost so far, t, h)`.
+    cands: Vec<(f64, f64, usize, usize)>,
+    /// Candidates with exact costs, cheapest first.
+    ranked: BinaryHeap<Reverse<(OrdF64, usize)>>,
+    /// The Dubins candidate of each ranked link, by candidate index.
+    curves: Vec<Option<DubinsCurve>>,
+}
+
+impl<'a> PathDp<'a> {
+    /// The programme over `points` (about `spacing` cells apart where they are densest), whose
+    /// links hop up to `hops` points ahead.
+    pub(super) fn new(
+        ctx: &'a Directional,
+        map: &'a CollisionMap,
+        points: &'a [PathPoint],
+        ends: Ends,
+        hops: usize,
+        spacing: f64,
+    ) -> Self {
+        let p = ctx.params();
+        let Ends { start, goal, goal_free } = ends;
+        let m = points.len();
+        // Ends link to every point within reach of a loop (or of `hops` points).
+        let reach = (hops as f64 * spacing).max(4.0 * p.turning_radius);
+        let centre = |t: usize| Point2::new(points[t].cell.0 as f64 + 0.5, points[t].cell.1 as f64 + 0.5);
+        let mut along = 0.0;
+        let mut start_reach = 0;
+        let mut prev = start.point();
+        for t in 0..m {
+            along += prev.distance(centre(t));
+            prev = centre(t);
+            if along > reach && t + 1 > hops {
+                break;
+            }
+            start_reach = t + 1;
+        }
+        let mut along = 0.0;
+        let mut goal_reach = m + 1;
+        let mut prev = goal.point();
+        for t in (0..m).rev() {
+            along += prev.distance(centre(t));
+            prev = centre(t);
+            if along > reach && m - t > hops {
+                break;
+            }
+            goal_reach = t + 1;
+        }
+        // Heading slots: the bins, plus the guide's own direction (so a straight run of the guide
+        // is followed exactly, whatever its angle).
+        let bins = p.heading_bins.count();
+        let nb = bins + 1;
+        let mut allowed = vec![false; (m + 2) * nb];
+        for t in 1..=m {
+            let before = if t == 1 { start.point() } else { centre(t - 2) };
+            let after = if t == m { goal.point() } else { centre(t) };
+            let dir = (after.y - before.y).atan2(after.x - before.x);
+            for h in 0..bins {
+                allowed[t * nb + h] =
+                    normalize_angle(p.heading_bins.yaw(h) - dir).abs() <= std::f64::consts::FRAC_PI_4 + 1e-9;
+            }
+            // The guide's direction is a slot of its own unless an allowed bin already has it
+            // (an axis-parallel or diagonal guide segment): the same pose twice would only double
+            // the candidates of every later state.
+            let dir = points[t - 1].dir;
+            allowed[t * nb + bins] = !(0..bins)
+                .any(|h| allowed[t * nb + h] && normalize_angle(p.heading_bins.yaw(h) - dir).abs() < SAME_YAW);
+        }
+        let bin_yaw = (0..bins).map(|h| p.heading_bins.yaw(h)).collect();
+        Self { ctx, map, points, start, goal, goal_free, hops, nb, start_reach, goal_reach, allowed, bin_yaw }
+    }
+
+    pub(super) fn m(&self) -> usize {
+        self.points.len()
+    }
+
+    /// The path points.
+    pub(super) fn points(&self) -> &'a [PathPoint] {
+        self.points
+    }
+
+    /// The start, goal and goal heading rule.
+    pub(super) fn ends(&self) -> Ends {
+        Ends { start: self.start, goal: self.goal, goal_free: self.goal_free }
+    }
+
+    pub(super) fn pose(&self, t: usize, h: usize) -> Pose2 {
+        let pt = self.points[t - 1];
+        let yaw = self.bin_yaw.get(h).copied().unwrap_or(pt.dir);
+        Pose2::new(pt.cell.0 as f64 + 0.5, pt.cell.1 as f64 + 0.5, yaw)
+    }
+
+    /// True when the link from `a` to `b` is collision-free. `curve` is the Dubins candidate
+    /// [`Self::link_estimate`] ranked it by (checked here, so the pair is not solved twice).
+    fn link_free(&self, a: Pose2, b: Pose2, to_point: bool, curve: Option<DubinsCurve>) -> bool {
+        let p = self.ctx.params();
+        let sweep = |segs: &[Segment]| self.map.sweep_free(segs, p.shape(), SEARCH_MARGIN);
+        match curve {
+            Some(c) if !to_point => c.checked_pieces(b).is_some_and(|pieces| sweep(pieces.as_slice())),
+            _ => link(a, b, to_point, p.turning_radius).is_some_and(|segs| sweep(&segs)),
+        }
+    }
+
+    /// The cost of the link from `a` to `b` (as [`link_cost_estimate`]), with the Dubins
+    /// candidate it was computed from (none for a link to a point).
+    fn link_estimate(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<(f64, Option<DubinsCurve>)> {
+        let p = self.ctx.params();
+        if to_point {
+            return link_cost_estimate(a, b, true, p.turning_radius, p.turn_penalty).map(|c| (c, None));
+        }
+        let c = dubins_candidate_memo(a, b, p.turning_radius)?;
+        Some((c.length() + p.turn_penalty * c.turning(), Some(c)))
+    }
+
+    /// A lower bound on [`Self::link_estimate`] from `a` to `b`, `d` apart, cheaper than solving
+    /// the pair: the straight distance, and (towards a heading) the arc the heading change needs
+    /// at least, whose turning the turn penalty charges.
+    fn link_lower_bound(&self, a: Pose2, b: Pose2, d: f64, to_point: bool) -> f64 {
+        if to_point {
+            return d;
+        }
+        let p = self.ctx.params();
+        let turn = heading_change(a.yaw, b.yaw);
+        d.max(p.turning_radius * turn) + p.turn_penalty * turn
+    }
+
+    /// The pose of index `t` (`0` the start, `m + 1` the goal).
+    fn any_pose(&self, t: usize, h: usize) -> Pose2 {
+        if t == 0 {
+            self.start
+        } else if t == self.m() + 1 {
+            self.goal
+        } else {
+            self.pose(t, h)
+        }
+    }
+
+    /// Picks the cheapest candidate whose link is collision-free. Candidates are `(lower bound,
+    /// cost so far, t, h)`; exact curve costs are computed in lower-bound order only while they
+    /// can still win, and links are swept in exact-cost order, so a state usually costs a few
+    /// curve evaluations and one sweep.
+    fn cheapest_free(
+        &self,
+        scratch: &mut Scratch,
+        ends: impl Fn(usize, usize) -> (Pose2, Pose2, bool),
+    ) -> Option<(f64, usize, usize)> {
+        let Scratch { cands, ranked, curves } = scratch;
+        // Rank by cost so far plus a lower bound on the link (straight distance and heading
+        // change).
+        for c in cands.iter_mut() {
+            let (d, g, t, h) = *c;
+            let (a, b, to_point) = ends(t, h);
+            c.0 = g + self.link_lower_bound(a, b, d, to_point);
+        }
+        cands.sort_by(|a, b| a.0.total_cmp(&b.0));
+        ranked.clear();
+        curves.clear();
+        curves.resize(cands.len(), None);
+        let mut next = 0;
+        loop {
+            let top = ranked.peek().map(|Reverse((c, _))| c.get());
+            if next < cands.len() && top.is_none_or(|c| cands[next].0 < c) {
+                let (_, g, t, h) = cands[next];
+                let (a, b, to_point) = ends(t, h);
+                if let Some((c, curve)) = self.link_estimate(a, b, to_point) {
+                    curves[next] = curve;
+                    ranked.push(Reverse((OrdF64::new(g + c), next)));
+                }
+                next += 1;
+                continue;
+            }
+            let Reverse((c, i)) = ranked.pop()?;
+            let (_, _, t, h) = cands[i];
+            let (a, b, to_point) = ends(t, h);
+            if self.link_free(a, b, to_point, curves[i]) {
+                return Some((c.get(), t, h));
+            }
+        }
+    }
+
+    /// The heading slots of index `u`: the allowed slots of a path point, slot 0 of the goal.
+    fn slots(&self, u: usize) -> impl Iterator<Item = usize> + '_ {
+        let is_goal = u == self.m() + 1;
+        (0..if is_goal { 1 } else { self.nb }).filter(move |&h| is_goal || self.allowed[u * self.nb + h])
+    }
+
+    /// Forward costs `fwd[t][h]` with parents; the goal's best (cost, parent) if reached.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn forward(
+        &self,
+        should_stop: &mut dyn FnMut() -> bool,
+    ) -> Option<(Vec<f64>, Vec<(usize, usize)>, Option<(f64, (usize, usize))>)> {
+        let (m, nb, hops) = (self.m(), self.nb, self.hops);
+        let mut cost = vec![f64::INFINITY; (m + 1) * nb];
+        let mut parent = vec![NO_PARENT; (m + 1) * nb];
+        let mut scratch = Scratch::default();
+        for u in 1..=m + 1 {
+            if should_stop() {
+                return None;
+            }
+            let is_goal = u == m + 1;
+            for h1 in self.slots(u) {
+                let cands = &mut scratch.cands;
+                cands.clear();
+                let to = self.any_pose(u, h1);
+                let to_point = is_goal && self.goal_free;
+                if u <= self.start_reach || is_goal {
+                    cands.push((straight(self.start.point(), to.point()), 0.0, 0, 0));
+                }
+                let first = if is_goal { self.goal_reach } else { u.saturating_sub(hops).max(1) };
+                for t in first..u {
+                    let d = straight(self.pose(t, 0).point(), to.point());
+                    for h in 0..nb {
+                        let g = cost[t * nb + h];
+                        if g.is_finite() {
+                            cands.push((d, g, t, h));
+                        }
+                    }
+                }
+                if let Some((c, t, h)) = self.cheapest_free(&mut scratch, |t, h| (self.any_pose(t, h), to, to_point)) {
+                    if is_goal {
+                        return Some((cost, parent, Some((c, (t, h)))));
+                    }
+                    cost[u * nb + h1] = c;
+                    parent[u * nb + h1] = (t, h);
+                }
+            }
+        }
+        Some((cost, parent, None))
+    }
+
+    /// Backward costs to go `bwd[t][h]` (to the goal) with successors.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn backward(&self, should_stop: &mut dyn FnMut() -> bool) -> Option<(Vec<f64>, Vec<(usize, usize)>)> {
+        let (m, nb, hops) = (self.m(), self.nb, self.hops);
+        let mut cost = vec![f64::INFINITY; (m + 2) * nb];
+        let mut next = vec![NO_PARENT; (m + 2) * nb];
+        let mut scratch = Scratch::default();
+        for t in (1..=m).rev() {
+            if should_stop() {
+                return None;
+            }
+            for h in self.slots(t) {
+                let cands = &mut scratch.cands;
+                cands.clear();
+                let from = self.pose(t, h);
+                if t >= self.goal_reach {
+                    cands.push((straight(from.point(), self.goal.point()), 0.0, m + 1, 0));
+                }
+                for u in t + 1..=(t + hops).min(m) {
+                    let d = straight(self.pose(u, 0).point(), from.point());
+                    for h1 in 0..nb {
+                        let rest = cost[u * nb + h1];
+                        if rest.is_finite() {
+                            cands.push((d, rest, u, h1));
+                        }
+                    }
+                }
+                let goal_free = self.goal_free;
+                if let Some((c, u, h1)) =
+                    self.cheapest_free(&mut scratch, |u, h1| (from, self.any_pose(u, h1), goal_free && u == m + 1))
+                {
+                    cost[t * nb + h] = c;
+                    next[t * nb + h] = (u, h1);
+                }
+            }
+        }
+        Some((cost, next))
+    }
+
+    /// Poses from the start to forward state `(t, h)` (just the start for `t == 0`).
+    pub(super) fn forward_chain(&self, parent: &[(usize, usize)], mut t: usize, mut h: usize) -> Vec<Pose2> {
+        let mut out = Vec::new();
+        while t != 0 {
+            out.push(self.pose(t, h));
+            (t, h) = parent[t * self.nb + h];
+        }
+        out.push(self.start);
+        out.reverse();
+        out
+    }
+
+    /// Poses from backward state `(t, h)` to the goal (just the goal for `t == m + 1`).
+    pub(super) fn backward_chain(&self, next: &[(usize, usize)], mut t: usize, mut h: usize) -> Vec<Pose2> {
+        let mut out = Vec::new();
+        while t != self.m() + 1 {
+            out.push(self.pose(t, h));
+            (t, h) = next[t * self.nb + h];
+        }
+        out.push(self.goal);
+        out
+    }
+
+    /// The `keep` cheapest headings of point `t` under `cost`, with their costs.
+    pub(super) fn best_headings(&self, cost: &[f64], t: usize, keep: usize) -> Vec<(usize, f64)> {
+        let mut v: Vec<(usize, f64)> =
+            (0..self.nb).map(|h| (h, cost[t * self.nb + h])).filter(|(_, c)| c.is_finite()).collect();
+        v.sort_by(|a, b| a.1.total_cmp(&b.1));
+        v.truncate(keep);
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::directional::HeadingBins;
+    use crate::directional::RefineParams;
+    use crate::grid::Grid;
+    use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI};
+
+    /// The allowed heading slots of each path point of a straight guide at `angle` (radians).
+    fn slots_along(angle: f64) -> Vec<Vec<usize>> {
+        let ctx = Directional::new(RefineParams::default()).unwrap();
+        let map = CollisionMap::new(&Grid::new_free(200, 200).unwrap());
+        let (a, b) = (Point2::new(20.5, 20.5), Point2::new(20.5 + 120.0 * angle.cos(), 20.5 + 120.0 * angle.sin()));
+        let points = path_points(&[a, b], 5.0, 20.0, 25.0);
+        let ends = Ends { start: Pose2::new(a.x, a.y, angle), goal: Pose2::new(b.x, b.y, angle), goal_free: false };
+        let dp = PathDp::new(&ctx, &map, &points, ends, 5, 5.0);
+        (1..=dp.m()).map(|t| dp.slots(t).collect()).collect()
+    }
+
+    #[test]
+    fn heading_change_is_the_normalised_difference() {
+        let mut seed = 3u64;
+        let mut rnd = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for k in 0..20000 {
+            // Mostly within [-pi, pi] (the fast path), sometimes beyond (the general one).
+            let span = if k % 4 == 0 { 20.0 } else { 2.0 * PI };
+            let (a, b) = ((rnd() - 0.5) * span, (rnd() - 0.5) * span);
+            let expected = normalize_angle(b - a).abs();
+            let got = heading_change(a, b);
+            assert!((got - expected).abs() < 1e-12 && (0.0..=PI).contains(&got), "{a} {b}: {got} vs {expected}");
+        }
+        assert_eq!(heading_change(PI, -PI), 0.0);
+        assert_eq!(heading_change(-FRAC_PI_2, FRAC_PI_2), PI);
+    }
+
+    #[test]
+    fn the_guide_direction_is_a_slot_only_when_no_allowed_bin_has_it() {
+        let guide_slot = HeadingBins::Eight.count();
+        // Along a bin (axis-parallel or diagonal): the bin within 45 degrees on either side and
+        // the bin itself, which is the guide's direction, so no extra slot.
+        for (angle, bins) in [(0.0, [0, 1, 7]), (FRAC_PI_4, [0, 1, 2]), (PI, [3, 4, 5]), (-FRAC_PI_2, [5, 6, 7])] {
+            for slots in slots_along(angle) {
+                let mut slots = slots.clone();
+                slots.sort();
+                assert_eq!(slots, bins.to_vec(), "guide at {angle}");
+            }
+        }
+        // Between bins: the two bins around it and the guide's own direction.
+        for slots in slots_along(0.5) {
+            assert_eq!(slots, vec![0, 1, guide_slot]);
+        }
+    }
+}
