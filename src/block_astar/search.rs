@@ -219,6 +219,8 @@ pub struct BlockAStar {
     heap: BinaryHeap<u128>,
     layout: Layout,
     layout_key: (usize, bool),
+    /// Scratch list of the conservative rule's boundary runs (see `boundary_runs`).
+    boundary_work: Vec<(u32, f64)>,
 }
 
 /// Everything fixed during one query.
@@ -829,7 +831,9 @@ impl BlockAStar {
     ) {
         let mask = q.grid.mask();
         let conservative = q.rule == LosRule::Conservative;
-        let mut work: Vec<(u32, f64)> = Vec::new();
+        // Reused between expansions: a fresh vector here cost an allocation per expansion.
+        let mut work = std::mem::take(&mut self.boundary_work);
+        work.clear();
         let (bw, bh) = (q.grid.blocks_x() as i64, q.grid.blocks_y() as i64);
         let (bx, by) = ((b % q.grid.blocks_x()) as i64, (b / q.grid.blocks_x()) as i64);
         let (ox, oy) = (bx * q.side as i64, by * q.side as i64);
@@ -894,9 +898,17 @@ impl BlockAStar {
                 }
             }
         }
-        if !conservative {
-            return;
+        if conservative {
+            self.boundary_runs(q, b, &mut work, best);
         }
+        self.boundary_work = work;
+    }
+
+    /// Conservative rule: relaxes runs along block `b`'s boundary lines (which neither block's
+    /// table can certify) as unit moves checked on the map, from the vertices in `work` (node
+    /// id, g), which it consumes.
+    fn boundary_runs(&mut self, q: &Query<'_>, b: usize, work: &mut Vec<(u32, f64)>, best: &mut (f64, u32, u32)) {
+        let mask = q.grid.mask();
         let (bx, by) = (b % q.grid.blocks_x(), b / q.grid.blocks_x());
         let (ox, oy) = ((bx * q.side) as i64, (by * q.side) as i64);
         let s = q.side as i64;
