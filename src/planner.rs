@@ -6,7 +6,9 @@
 //! World quantities are metres and radians in the map frame; the search works in cell units.
 
 use crate::block_astar::{BlockAStar, BlockGrid};
-use crate::clearance::{Capability, ChangedRegion, ClearanceConfig, ClearanceMap, Footprint, PatchRect, Vehicle};
+use crate::clearance::reach::Reach;
+use crate::clearance::{self, Capability, ChangedRegion, ClearanceConfig, ClearanceMap, Footprint, PatchRect, Vehicle};
+use crate::directional::footprint::Shape;
 use crate::directional::{self, CollisionMap, Directional, HeadingBins, Neighbourhood, RefineError, RefineParams};
 use crate::error::MapError;
 use crate::geometry::{normalize_angle, Point2, Pose2};
@@ -197,6 +199,16 @@ impl PlannerConfig {
             footprint_side: self.robot_side / resolution,
             ..RefineParams::from_metres(self.robot_radius, self.min_turning_radius, resolution)
         })
+    }
+
+    /// Radius (m) of the largest disk the footprint covers in every heading: the circle itself,
+    /// or half the square's side.
+    pub fn inradius(&self) -> f64 {
+        if self.robot_side > 0.0 {
+            self.robot_side / 2.0
+        } else {
+            self.robot_radius
+        }
     }
 
     /// Radius (m) of the disk the vehicle mask, regions and start/goal placement use: the circle
@@ -641,17 +653,43 @@ impl Planner {
             )
         })?;
         let mut notes = Vec::new();
-        let (s, start_cell) = self.standing_place(prepared, s, start_cell, "start", &mut notes)?;
-        let (g, goal_cell) = self.standing_place(prepared, g, goal_cell, "goal", &mut notes)?;
-        // 2. Regions answer "unreachable" without a search.
-        let reachable = prepared.clearance.same_region(&prepared.vehicle, start_cell, goal_cell).unwrap_or(false);
-        if !reachable {
-            return Err(PlanError::new(
-                StatusCode::NoValidPath,
-                "no path: start and goal lie in different connected regions for this vehicle",
-            ));
-        }
+        let (s, start_mask_cell) = self.standing_place(prepared, s, start_cell, "start", false, &mut notes)?;
+        let (g, goal_mask_cell) = self.standing_place(prepared, g, goal_cell, "goal", goal_heading_free, &mut notes)?;
+        // 2. Regions answer "reachable on the vehicle mask" without a search. The mask keeps a
+        //    margin (the footprint fits at every point of a mask cell), so a pair it separates
+        //    is refused only on a proof free of that margin; otherwise the full Directional A*
+        //    below decides (a gap only a little wider than the vehicle).
+        let on_mask = match (start_mask_cell, goal_mask_cell) {
+            (Some(a), Some(b)) => {
+                prepared.clearance.same_region(&prepared.vehicle, a, b).unwrap_or(false).then_some((a, b))
+            }
+            _ => None,
+        };
         clock.mark("regions");
+        if on_mask.is_none() {
+            let (a, b) = (s.point(), g.point());
+            let layer = prepared.clearance.layer(prepared.vehicle.capability);
+            let reach = layer.map_or(Reach::Impossible, |layer| {
+                clearance::reach::may_connect(
+                    layer,
+                    self.config.inradius() / info.resolution,
+                    (a.x as usize, a.y as usize),
+                    (b.x as usize, b.y as usize),
+                    || budget.should_stop(),
+                )
+            });
+            clock.mark("reach");
+            match reach {
+                Reach::Possible => {}
+                Reach::Stopped => return Err(budget.stop_error()),
+                Reach::Impossible => {
+                    return Err(PlanError::new(
+                        StatusCode::NoValidPath,
+                        "no path: no gap wide enough for the vehicle joins start and goal",
+                    ))
+                }
+            }
+        }
         // A request cancelled or out of time before any search starts ends here.
         if budget.should_stop() {
             return Err(budget.stop_error());
@@ -675,91 +713,131 @@ impl Planner {
                 return Err(PlanError::new(StatusCode::NoValidPath, format!("no turning-radius-legal path: {why}")));
             }
         }
-        let refine_error = |e: RefineError| match e {
-            RefineError::Stopped => budget.stop_error(),
-            RefineError::StartBlocked => PlanError::new(StatusCode::StartOccupied, e.to_string()),
-            RefineError::GoalBlocked => PlanError::new(StatusCode::GoalOccupied, e.to_string()),
-            RefineError::InvalidInput(m) => PlanError::new(StatusCode::InvalidInput, m),
-            other => PlanError::new(StatusCode::NoValidPath, other.to_string()),
-        };
+        let refine_error = |e: RefineError| refine_error(e, budget);
         // 3. Already there: nothing to drive (a heading change at the goal is planned as a loop
         //    below when the turning radius forbids turning on the spot).
         let mut repair_windows: Vec<[f64; 4]> = Vec::new();
-        let (guide, trajectory, solved_by, expansions) = if same_place
-            && (same_heading || prepared.directional.is_none())
-        {
-            let empty = Trajectory {
-                segments: Vec::new(),
-                min_turning_radius: self.config.min_turning_radius / info.resolution,
-            };
-            (vec![s.point()], empty, "at_goal".to_string(), 0)
-        } else if let Some(direct) = prepared.directional.as_ref().filter(|_| !same_place).and_then(|ctx| {
-            // 4a. The shortest curve itself, when it is collision-free: nothing is shorter, so
-            //     no guide is needed (skipped under a turn penalty, see `direct_curve`).
-            let mut stats = directional::RefineStats::default();
-            directional::direct_curve(ctx, &prepared.collision, s, g, goal_heading_free, &mut stats)
-        }) {
-            clock.extend(direct.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
-            (vec![s.point(), g.point()], direct.trajectory, direct.stats.solved_by.to_string(), 0)
-        } else {
-            // 4b. Any-angle guide on the vehicle mask (Block A*, conservative line of sight).
-            let corner = |p: Point2, cell: (usize, usize)| -> (u32, u32) {
-                let x = if p.x - cell.0 as f64 >= 0.5 { cell.0 + 1 } else { cell.0 };
-                let y = if p.y - cell.1 as f64 >= 0.5 { cell.1 + 1 } else { cell.1 };
-                (x as u32, y as u32)
-            };
-            let (sv, gv) = (corner(s.point(), start_cell), corner(g.point(), goal_cell));
-            let path = if let Some(straight) = straight_guide(&prepared.blocks, sv, gv) {
-                clock.mark("guide_line_of_sight");
-                straight
-            } else {
-                let found = BLOCK_SEARCH.with(|search| {
-                    search.borrow_mut().find_path(
-                        &self.lddb,
-                        &prepared.blocks,
-                        sv,
-                        gv,
-                        Metric::AnyAngle,
-                        LosRule::Conservative,
-                        || budget.should_stop(),
-                    )
-                });
-                match found {
-                    Ok(p) => {
-                        clock.mark("block_astar");
-                        p
+        let (guide, trajectory, solved_by, expansions) =
+            if same_place && (same_heading || prepared.directional.is_none()) {
+                let empty = Trajectory {
+                    segments: Vec::new(),
+                    min_turning_radius: self.config.min_turning_radius / info.resolution,
+                };
+                (vec![s.point()], empty, "at_goal".to_string(), 0)
+            } else if let Some(direct) = prepared.directional.as_ref().filter(|_| !same_place).and_then(|ctx| {
+                // 4a. The shortest curve itself, when it is collision-free: nothing is shorter, so
+                //     no guide is needed (skipped under a turn penalty, see `direct_curve`).
+                let mut stats = directional::RefineStats::default();
+                directional::direct_curve(ctx, &prepared.collision, s, g, goal_heading_free, &mut stats)
+            }) {
+                clock.extend(direct.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
+                (vec![s.point(), g.point()], direct.trajectory, direct.stats.solved_by.to_string(), 0)
+            } else if let Some((start_cell, goal_cell)) = on_mask {
+                // 4b. Any-angle guide on the vehicle mask (Block A*, conservative line of sight).
+                let corner = |p: Point2, cell: (usize, usize)| -> (u32, u32) {
+                    let x = if p.x - cell.0 as f64 >= 0.5 { cell.0 + 1 } else { cell.0 };
+                    let y = if p.y - cell.1 as f64 >= 0.5 { cell.1 + 1 } else { cell.1 };
+                    (x as u32, y as u32)
+                };
+                let (sv, gv) = (corner(s.point(), start_cell), corner(g.point(), goal_cell));
+                let path = if let Some(straight) = straight_guide(&prepared.blocks, sv, gv) {
+                    clock.mark("guide_line_of_sight");
+                    straight
+                } else {
+                    let found = BLOCK_SEARCH.with(|search| {
+                        search.borrow_mut().find_path(
+                            &self.lddb,
+                            &prepared.blocks,
+                            sv,
+                            gv,
+                            Metric::AnyAngle,
+                            LosRule::Conservative,
+                            || budget.should_stop(),
+                        )
+                    });
+                    match found {
+                        Ok(p) => {
+                            clock.mark("block_astar");
+                            p
+                        }
+                        Err(SearchFailure::Stopped) => return Err(budget.stop_error()),
+                        Err(e) => {
+                            let why = format!("Block A* found no path on the vehicle mask ({e})");
+                            return self.full_search_plan(
+                                prepared,
+                                s,
+                                g,
+                                goal_heading_free,
+                                budget,
+                                clock,
+                                notes,
+                                t0,
+                                &why,
+                            );
+                        }
                     }
-                    Err(SearchFailure::Stopped) => return Err(budget.stop_error()),
-                    Err(e) => return Err(PlanError::new(StatusCode::NoValidPath, format!("no any-angle path: {e}"))),
+                };
+                let mut guide: Vec<Point2> = Vec::with_capacity(path.points.len() + 2);
+                guide.push(s.point());
+                guide.extend(path.points.iter().map(|&(x, y)| Point2::new(f64::from(x), f64::from(y))));
+                guide.push(g.point());
+                guide.dedup_by(|a, b| a.distance(*b) < 1e-9);
+                // 5. Turning-radius-legal trajectory (or the polyline itself at radius 0), verified.
+                match &prepared.directional {
+                    None => {
+                        let t = Trajectory::polyline(&guide);
+                        verify_polyline(&prepared.collision, &t, self.config.mask_radius() / info.resolution, s, g)?;
+                        (guide, t, "any_angle".to_string(), path.expansions)
+                    }
+                    Some(ctx) => {
+                        let inner = &guide[1..guide.len().saturating_sub(1)];
+                        let mut stop = || budget.should_stop();
+                        // Away from the start, the direct curve and the trapped-ends test already
+                        // ran above on these poses: the refinement does not repeat them.
+                        let refine = if same_place { directional::refine } else { directional::refine_prechecked };
+                        let refined = refine(ctx, &prepared.collision, inner, s, g, goal_heading_free, &mut stop)
+                            .map_err(refine_error)?;
+                        clock.extend(refined.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
+                        repair_windows = refined.stats.repair_windows.clone();
+                        let solved_by = refined.stats.solved_by.to_string();
+                        (guide, refined.trajectory, solved_by, path.expansions + refined.stats.expansions)
+                    }
                 }
+            } else {
+                // 4c. The vehicle mask separates start and goal but a gap may still let the vehicle
+                //     through: the full Directional A* on the exact collision map decides.
+                return self.full_search_plan(
+                    prepared,
+                    s,
+                    g,
+                    goal_heading_free,
+                    budget,
+                    clock,
+                    notes,
+                    t0,
+                    "the vehicle mask separates start and goal",
+                );
             };
-            let mut guide: Vec<Point2> = Vec::with_capacity(path.points.len() + 2);
-            guide.push(s.point());
-            guide.extend(path.points.iter().map(|&(x, y)| Point2::new(f64::from(x), f64::from(y))));
-            guide.push(g.point());
-            guide.dedup_by(|a, b| a.distance(*b) < 1e-9);
-            // 5. Turning-radius-legal trajectory (or the polyline itself at radius 0), verified.
-            match &prepared.directional {
-                None => {
-                    let t = Trajectory::polyline(&guide);
-                    verify_polyline(&prepared.collision, &t, self.config.mask_radius() / info.resolution, s, g)?;
-                    (guide, t, "any_angle".to_string(), path.expansions)
-                }
-                Some(ctx) => {
-                    let inner = &guide[1..guide.len().saturating_sub(1)];
-                    let mut stop = || budget.should_stop();
-                    // Away from the start, the direct curve and the trapped-ends test already
-                    // ran above on these poses: the refinement does not repeat them.
-                    let refine = if same_place { directional::refine } else { directional::refine_prechecked };
-                    let refined = refine(ctx, &prepared.collision, inner, s, g, goal_heading_free, &mut stop)
-                        .map_err(refine_error)?;
-                    clock.extend(refined.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
-                    repair_windows = refined.stats.repair_windows.clone();
-                    let solved_by = refined.stats.solved_by.to_string();
-                    (guide, refined.trajectory, solved_by, path.expansions + refined.stats.expansions)
-                }
-            }
-        };
+        Ok(self.assemble(prepared, s, &guide, trajectory, solved_by, expansions, clock, notes, &repair_windows, t0))
+    }
+
+    /// The plan in metres from a result in cells: the any-angle guide (display), the trajectory
+    /// and its sampled poses, and the statistics.
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        &self,
+        prepared: &PreparedMap,
+        s: Pose2,
+        guide: &[Point2],
+        trajectory: Trajectory,
+        solved_by: String,
+        expansions: usize,
+        mut clock: StageClock,
+        notes: Vec<String>,
+        repair_windows: &[[f64; 4]],
+        t0: Instant,
+    ) -> Plan {
+        let info = &prepared.map.info;
         clock.mark("to_world");
         let to_world = |p: Point2| info.cell_to_world(p);
         let any_angle: Vec<Point2> = guide.iter().map(|&p| to_world(p)).collect();
@@ -783,7 +861,61 @@ impl Planner {
                 })
                 .collect(),
         };
-        Ok(Plan { any_angle, trajectory, poses, stats })
+        Plan { any_angle, trajectory, poses, stats }
+    }
+
+    /// Step 4c: a pair the vehicle mask cannot join (its regions separate them, or Block A*
+    /// finds no path on it) although the optimistic test allows a route, or an endpoint that no
+    /// mask cell covers although the footprint fits there: the full Directional A* on the exact
+    /// collision map decides, within the budget, and its result is verified like any other. The
+    /// guide shown is the search's chain of poses. `why` says why the mask could not be used.
+    #[allow(clippy::too_many_arguments)]
+    fn full_search_plan(
+        &self,
+        prepared: &PreparedMap,
+        s: Pose2,
+        g: Pose2,
+        goal_heading_free: bool,
+        budget: &Budget,
+        mut clock: StageClock,
+        notes: Vec<String>,
+        t0: Instant,
+        why: &str,
+    ) -> Result<Plan, PlanError> {
+        let Some(ctx) = prepared.directional.as_ref() else {
+            return Err(PlanError::new(
+                StatusCode::NoValidPath,
+                format!(
+                    "no path: {why}; its margin (half a cell) may close a gap the vehicle fits through, \
+                     and with min_turning_radius 0 no finer search runs"
+                ),
+            ));
+        };
+        let mut stop = || budget.should_stop();
+        let neighbourhood = ctx.params().fallback_neighbourhood;
+        let refined =
+            directional::full_search(ctx, &prepared.collision, s, g, goal_heading_free, neighbourhood, &mut stop)
+                .map_err(|e| match e {
+                    RefineError::NoPath(m) => {
+                        PlanError::new(StatusCode::NoValidPath, format!("no path: {why}, and {m}"))
+                    }
+                    other => refine_error(other, budget),
+                })?;
+        clock.extend(refined.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
+        let guide: Vec<Point2> = refined.chain.poses.iter().map(|p| p.point()).collect();
+        let solved_by = refined.stats.solved_by.to_string();
+        Ok(self.assemble(
+            prepared,
+            s,
+            &guide,
+            refined.trajectory,
+            solved_by,
+            refined.stats.expansions,
+            clock,
+            notes,
+            &[],
+            t0,
+        ))
     }
 
     /// Where the vehicle stands for an endpoint `p` (cells) in `cell`, and the mask cell the
@@ -793,30 +925,43 @@ impl Planner {
     ///   from the nearest mask cell covering it (the refinement joins them);
     /// - else the centre of the nearest covering mask cell (the "subsumed" rule, noted in
     ///   `notes` with the offset);
+    /// - else, when no mask cell covers `p` but the footprint fits at `p` exactly (beside a gap
+    ///   narrower than the mask's margin): `p` itself with no mask cell, for the full search;
     /// - else `START_OCCUPIED` / `GOAL_OCCUPIED`.
+    ///
+    /// `free_heading`: any heading will do at `p` (a goal with its orientation unset).
     fn standing_place(
         &self,
         prepared: &PreparedMap,
         p: Pose2,
         cell: (usize, usize),
         what: &str,
+        free_heading: bool,
         notes: &mut Vec<String>,
-    ) -> Result<(Pose2, (usize, usize)), PlanError> {
+    ) -> Result<(Pose2, Option<(usize, usize)>), PlanError> {
         let occupied = || {
             let code = if what == "start" { StatusCode::StartOccupied } else { StatusCode::GoalOccupied };
             let r = self.config.mask_radius();
             PlanError::new(code, format!("the vehicle (radius {r} m) does not fit at the {what} cell {cell:?}"))
         };
         if prepared.vehicle_mask().is_free(cell.0 as i64, cell.1 as i64) {
-            return Ok((p, cell));
+            return Ok((p, Some(cell)));
         }
         let sub = prepared.clearance.subsuming_cell(&prepared.vehicle, cell.0, cell.1).map_err(|_| occupied())?;
-        let sub = sub.ok_or_else(occupied)?;
+        let Some(sub) = sub else {
+            // The exact footprint, as the trajectory check will test it.
+            let fits_exactly = prepared.directional.as_ref().is_some_and(|ctx| {
+                let shape = ctx.params().shape();
+                let shape = if free_heading { Shape::Disk(shape.circumradius()) } else { shape };
+                prepared.collision.stands_free(p, shape)
+            });
+            return if fits_exactly { Ok((p, None)) } else { Err(occupied()) };
+        };
         let res = prepared.map.info.resolution;
         let rho = directional::footprint::sampled_radius(self.config.mask_radius() / res)
             + 2.0 * directional::footprint::SEARCH_MARGIN;
         if prepared.collision.disk_free(p.point(), rho) {
-            return Ok((p, sub.cell));
+            return Ok((p, Some(sub.cell)));
         }
         let q = Pose2::new(sub.cell.0 as f64 + 0.5, sub.cell.1 as f64 + 0.5, p.yaw);
         notes.push(format!(
@@ -825,6 +970,17 @@ impl Planner {
             (q.x - p.x) * res,
             (q.y - p.y) * res
         ));
-        Ok((q, sub.cell))
+        Ok((q, Some(sub.cell)))
+    }
+}
+
+/// The status for a refinement error.
+fn refine_error(e: RefineError, budget: &Budget) -> PlanError {
+    match e {
+        RefineError::Stopped => budget.stop_error(),
+        RefineError::StartBlocked => PlanError::new(StatusCode::StartOccupied, e.to_string()),
+        RefineError::GoalBlocked => PlanError::new(StatusCode::GoalOccupied, e.to_string()),
+        RefineError::InvalidInput(m) => PlanError::new(StatusCode::InvalidInput, m),
+        other => PlanError::new(StatusCode::NoValidPath, other.to_string()),
     }
 }

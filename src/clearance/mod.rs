@@ -9,6 +9,8 @@
 //! - [`true_clearance`]: the side of the largest traversable square anchored at each cell.
 //! - [`footprint`]: circle and square vehicles and when they fit at a cell.
 //! - [`regions`]: connected components of a vehicle's mask, answering "unreachable" at once.
+//! - [`reach`]: optimistic reachability of a disc, a proof of "unreachable" free of the mask's
+//!   margin (asked before refusing a pair the mask's regions split).
 //! - [`ClearanceMap`]: all of the above for one map, updated locally after rectangular patches or
 //!   a whole replacement map, reporting what changed ([`ChangedRegion`]) so derived data (Block A*
 //!   pattern codes) can be updated in the same pass.
@@ -57,6 +59,7 @@ pub mod display;
 pub mod distance;
 pub mod footprint;
 mod layer;
+pub mod reach;
 pub mod regions;
 pub mod true_clearance;
 
