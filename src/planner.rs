@@ -714,110 +714,93 @@ impl Planner {
             }
         }
         let refine_error = |e: RefineError| refine_error(e, budget);
+        let full_search = |clock, notes, why: &str| {
+            self.full_search_plan(prepared, s, g, goal_heading_free, budget, clock, notes, t0, why)
+        };
         // 3. Already there: nothing to drive (a heading change at the goal is planned as a loop
         //    below when the turning radius forbids turning on the spot).
         let mut repair_windows: Vec<[f64; 4]> = Vec::new();
-        let (guide, trajectory, solved_by, expansions) =
-            if same_place && (same_heading || prepared.directional.is_none()) {
-                let empty = Trajectory {
-                    segments: Vec::new(),
-                    min_turning_radius: self.config.min_turning_radius / info.resolution,
-                };
-                (vec![s.point()], empty, "at_goal".to_string(), 0)
-            } else if let Some(direct) = prepared.directional.as_ref().filter(|_| !same_place).and_then(|ctx| {
-                // 4a. The shortest curve itself, when it is collision-free: nothing is shorter, so
-                //     no guide is needed (skipped under a turn penalty, see `direct_curve`).
-                let mut stats = directional::RefineStats::default();
-                directional::direct_curve(ctx, &prepared.collision, s, g, goal_heading_free, &mut stats)
-            }) {
-                clock.extend(direct.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
-                (vec![s.point(), g.point()], direct.trajectory, direct.stats.solved_by.to_string(), 0)
-            } else if let Some((start_cell, goal_cell)) = on_mask {
-                // 4b. Any-angle guide on the vehicle mask (Block A*, conservative line of sight).
-                let corner = |p: Point2, cell: (usize, usize)| -> (u32, u32) {
-                    let x = if p.x - cell.0 as f64 >= 0.5 { cell.0 + 1 } else { cell.0 };
-                    let y = if p.y - cell.1 as f64 >= 0.5 { cell.1 + 1 } else { cell.1 };
-                    (x as u32, y as u32)
-                };
-                let (sv, gv) = (corner(s.point(), start_cell), corner(g.point(), goal_cell));
-                let path = if let Some(straight) = straight_guide(&prepared.blocks, sv, gv) {
-                    clock.mark("guide_line_of_sight");
-                    straight
-                } else {
-                    let found = BLOCK_SEARCH.with(|search| {
-                        search.borrow_mut().find_path(
-                            &self.lddb,
-                            &prepared.blocks,
-                            sv,
-                            gv,
-                            Metric::AnyAngle,
-                            LosRule::Conservative,
-                            || budget.should_stop(),
-                        )
-                    });
-                    match found {
-                        Ok(p) => {
-                            clock.mark("block_astar");
-                            p
-                        }
-                        Err(SearchFailure::Stopped) => return Err(budget.stop_error()),
-                        Err(e) => {
-                            let why = format!("Block A* found no path on the vehicle mask ({e})");
-                            return self.full_search_plan(
-                                prepared,
-                                s,
-                                g,
-                                goal_heading_free,
-                                budget,
-                                clock,
-                                notes,
-                                t0,
-                                &why,
-                            );
-                        }
+        let (guide, trajectory, solved_by, expansions) = if same_place
+            && (same_heading || prepared.directional.is_none())
+        {
+            let empty = Trajectory {
+                segments: Vec::new(),
+                min_turning_radius: self.config.min_turning_radius / info.resolution,
+            };
+            (vec![s.point()], empty, "at_goal".to_string(), 0)
+        } else if let Some(direct) = prepared.directional.as_ref().filter(|_| !same_place).and_then(|ctx| {
+            // 4a. The shortest curve itself, when it is collision-free: nothing is shorter, so
+            //     no guide is needed (skipped under a turn penalty, see `direct_curve`).
+            let mut stats = directional::RefineStats::default();
+            directional::direct_curve(ctx, &prepared.collision, s, g, goal_heading_free, &mut stats)
+        }) {
+            clock.extend(direct.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
+            (vec![s.point(), g.point()], direct.trajectory, direct.stats.solved_by.to_string(), 0)
+        } else if let Some((start_cell, goal_cell)) = on_mask {
+            // 4b. Any-angle guide on the vehicle mask (Block A*, conservative line of sight).
+            let corner = |p: Point2, cell: (usize, usize)| -> (u32, u32) {
+                let x = if p.x - cell.0 as f64 >= 0.5 { cell.0 + 1 } else { cell.0 };
+                let y = if p.y - cell.1 as f64 >= 0.5 { cell.1 + 1 } else { cell.1 };
+                (x as u32, y as u32)
+            };
+            let (sv, gv) = (corner(s.point(), start_cell), corner(g.point(), goal_cell));
+            let path = if let Some(straight) = straight_guide(&prepared.blocks, sv, gv) {
+                clock.mark("guide_line_of_sight");
+                straight
+            } else {
+                let found = BLOCK_SEARCH.with(|search| {
+                    search.borrow_mut().find_path(
+                        &self.lddb,
+                        &prepared.blocks,
+                        sv,
+                        gv,
+                        Metric::AnyAngle,
+                        LosRule::Conservative,
+                        || budget.should_stop(),
+                    )
+                });
+                match found {
+                    Ok(p) => {
+                        clock.mark("block_astar");
+                        p
                     }
-                };
-                let mut guide: Vec<Point2> = Vec::with_capacity(path.points.len() + 2);
-                guide.push(s.point());
-                guide.extend(path.points.iter().map(|&(x, y)| Point2::new(f64::from(x), f64::from(y))));
-                guide.push(g.point());
-                guide.dedup_by(|a, b| a.distance(*b) < 1e-9);
-                // 5. Turning-radius-legal trajectory (or the polyline itself at radius 0), verified.
-                match &prepared.directional {
-                    None => {
-                        let t = Trajectory::polyline(&guide);
-                        verify_polyline(&prepared.collision, &t, self.config.mask_radius() / info.resolution, s, g)?;
-                        (guide, t, "any_angle".to_string(), path.expansions)
-                    }
-                    Some(ctx) => {
-                        let inner = &guide[1..guide.len().saturating_sub(1)];
-                        let mut stop = || budget.should_stop();
-                        // Away from the start, the direct curve and the trapped-ends test already
-                        // ran above on these poses: the refinement does not repeat them.
-                        let refine = if same_place { directional::refine } else { directional::refine_prechecked };
-                        let refined = refine(ctx, &prepared.collision, inner, s, g, goal_heading_free, &mut stop)
-                            .map_err(refine_error)?;
-                        clock.extend(refined.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
-                        repair_windows = refined.stats.repair_windows.clone();
-                        let solved_by = refined.stats.solved_by.to_string();
-                        (guide, refined.trajectory, solved_by, path.expansions + refined.stats.expansions)
+                    Err(SearchFailure::Stopped) => return Err(budget.stop_error()),
+                    Err(e) => {
+                        return full_search(clock, notes, &format!("Block A* found no path on the vehicle mask ({e})"))
                     }
                 }
-            } else {
-                // 4c. The vehicle mask separates start and goal but a gap may still let the vehicle
-                //     through: the full Directional A* on the exact collision map decides.
-                return self.full_search_plan(
-                    prepared,
-                    s,
-                    g,
-                    goal_heading_free,
-                    budget,
-                    clock,
-                    notes,
-                    t0,
-                    "the vehicle mask separates start and goal",
-                );
             };
+            let mut guide: Vec<Point2> = Vec::with_capacity(path.points.len() + 2);
+            guide.push(s.point());
+            guide.extend(path.points.iter().map(|&(x, y)| Point2::new(f64::from(x), f64::from(y))));
+            guide.push(g.point());
+            guide.dedup_by(|a, b| a.distance(*b) < 1e-9);
+            // 5. Turning-radius-legal trajectory (or the polyline itself at radius 0), verified.
+            match &prepared.directional {
+                None => {
+                    let t = Trajectory::polyline(&guide);
+                    verify_polyline(&prepared.collision, &t, self.config.mask_radius() / info.resolution, s, g)?;
+                    (guide, t, "any_angle".to_string(), path.expansions)
+                }
+                Some(ctx) => {
+                    let inner = &guide[1..guide.len().saturating_sub(1)];
+                    let mut stop = || budget.should_stop();
+                    // Away from the start, the direct curve and the trapped-ends test already
+                    // ran above on these poses: the refinement does not repeat them.
+                    let refine = if same_place { directional::refine } else { directional::refine_prechecked };
+                    let refined = refine(ctx, &prepared.collision, inner, s, g, goal_heading_free, &mut stop)
+                        .map_err(refine_error)?;
+                    clock.extend(refined.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
+                    repair_windows = refined.stats.repair_windows.clone();
+                    let solved_by = refined.stats.solved_by.to_string();
+                    (guide, refined.trajectory, solved_by, path.expansions + refined.stats.expansions)
+                }
+            }
+        } else {
+            // 4c. The vehicle mask separates start and goal but a gap may still let the vehicle
+            //     through: the full Directional A* on the exact collision map decides.
+            return full_search(clock, notes, "the vehicle mask separates start and goal");
+        };
         Ok(self.assemble(prepared, s, &guide, trajectory, solved_by, expansions, clock, notes, &repair_windows, t0))
     }
 

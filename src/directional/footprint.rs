@@ -697,6 +697,14 @@ mod tests {
     }
 
     /// The sample-by-sample rule the skipping sweep must reproduce.
+    /// A reproducible stream of numbers uniform in `[0, 1)` (a linear congruential generator).
+    fn uniform(mut state: u64) -> impl FnMut() -> f64 {
+        move || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
     fn reference_sweep(m: &CollisionMap, segs: &[Segment], radius: f64, margin: f64) -> bool {
         let rho = sampled_radius(radius) + margin;
         segs.iter().all(|seg| {
@@ -714,11 +722,7 @@ mod tests {
         // Random obstacles, random arcs and lines, several footprints: both outcomes occur and
         // the answers always agree.
         let mut g = Grid::new_free(80, 60).unwrap();
-        let mut state = 12345u64;
-        let mut rnd = move || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rnd = uniform(12345);
         for _ in 0..60 {
             g.set_blocked((rnd() * 80.0) as usize, (rnd() * 60.0) as usize, true).unwrap();
         }
@@ -752,11 +756,7 @@ mod tests {
         // Dubins curves (up to three segments, each with its own coarse proofs) and longer runs
         // of segments (beyond the segments whose proofs are kept), near and far from obstacles.
         let mut g = Grid::new_free(90, 70).unwrap();
-        let mut state = 777u64;
-        let mut rnd = move || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rnd = uniform(777);
         for _ in 0..40 {
             let (x, y) = ((rnd() * 86.0) as usize, (rnd() * 66.0) as usize);
             for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
