@@ -861,11 +861,7 @@ mod tests {
 
     #[test]
     fn square_runs_equal_brute_force_cells() {
-        let mut state = 3u64;
-        let mut rnd = move || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rnd = uniform(3);
         for _ in 0..300 {
             let (cx, cy, yaw, half) = (10.0 + rnd() * 5.0, 10.0 + rnd() * 5.0, rnd() * 7.0 - 3.5, 0.3 + rnd() * 3.0);
             let mut got = Vec::new();
@@ -891,11 +887,7 @@ mod tests {
         // Random obstacles and random arcs/lines: whenever the sampled sweep of a turning square
         // says free, the exact square at poses every 0.01 cells along the curve touches no
         // blocked cell; and both answers occur. The tables' spans agree with the sweep.
-        let mut state = 17u64;
-        let mut rnd = move || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rnd = uniform(17);
         let mut g = Grid::new_free(60, 50).unwrap();
         for _ in 0..40 {
             g.set_blocked((rnd() * 60.0) as usize, (rnd() * 50.0) as usize, true).unwrap();
