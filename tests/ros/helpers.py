@@ -306,3 +306,26 @@ def assert_path_valid(path, grid, start, goal, frame="map", tol=1e-6):
 
 def tmpdir(prefix):
     return pathlib.Path(tempfile.mkdtemp(prefix=prefix))
+
+
+# A map on which planning takes seconds whatever the speed of the cheap stages, for tests that
+# cancel, supersede or time out a plan in progress. A serpentine of 2000 x 2000 cells (5 cm):
+# walls every 100 columns, open alternately at the top and at the bottom. The far corner FAR lies
+# in a chamber whose only entrance is a diagonal gap of two cells in a staircase wall: a vehicle of
+# 5 cm radius passes it, but the vehicle mask's margin closes it, so the planner cannot use its
+# regions and Block A* guide there and runs the full Directional A* over the whole serpentine.
+BIG = 2000
+FAR = (1990 * 0.05 + 0.025, 1950 * 0.05 + 0.025)
+# Cells (x, y) with x + y = BIG_DIAGONAL form the chamber's wall, except the gap.
+BIG_DIAGONAL = 3880
+BIG_GAP = (1975, 1976)
+
+
+def big_blocked(x, y):
+    if x % 100 == 50:
+        return y < 1900 if (x // 100) % 2 == 0 else y >= 100
+    return x + y == BIG_DIAGONAL and x > 1950 and x not in BIG_GAP
+
+
+def big_grid():
+    return make_grid(BIG, BIG, 0.05, (0.0, 0.0), big_blocked)

@@ -11,20 +11,10 @@ from rclpy.action import ActionClient
 from blockstar_planner_msgs.action import ComputePath
 from blockstar_planner_msgs.msg import PlannerStatus as S
 
-from helpers import Peer, make_grid, pose_stamped, start_with_peer, tmpdir
+from helpers import FAR, Peer, big_grid, pose_stamped, start_with_peer, tmpdir
 from living import GOAL, PARAMS, START, MapModel, assert_legal, two_door_grid
 
-# The serpentine of test_node: reachable only along a long route, slow enough to cancel.
-BIG = 2000
-
-
-def big_blocked(x, y):
-    if x % 100 != 50:
-        return False
-    return y < 1900 if (x // 100) % 2 == 0 else y >= 100
-
-
-FAR = (1990 * 0.05 + 0.025, 1950 * 0.05 + 0.025)
+# FAR on the serpentine of helpers: planning it takes seconds, long enough to cancel.
 
 
 class ActionPeer(Peer):
@@ -111,7 +101,7 @@ def test_action_errors_carry_the_planner_status_code(small, goal, code):
 @pytest.fixture(scope="module")
 def big():
     tmp = tmpdir("blockstar-action-big-")
-    grid = make_grid(BIG, BIG, 0.05, (0.0, 0.0), big_blocked)
+    grid = big_grid()
     node, peer = start(tmp, "planner_actbig", {"robot_radius": 0.05, "max_planning_time": 60.0}, grid,
                        (1.0, 1.0, 0.0))
     yield node, peer

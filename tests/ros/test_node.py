@@ -8,7 +8,7 @@ import pytest
 from blockstar_planner_msgs.msg import PlannerStatus as S
 from nav_msgs.msg import Odometry
 
-from helpers import Peer, assert_path_valid, make_grid, start_node, tmpdir, yaw_quaternion
+from helpers import FAR, Peer, assert_path_valid, big_grid, make_grid, start_node, tmpdir, yaw_quaternion
 
 RES = 0.1
 ORIGIN = (-1.0, -2.0)
@@ -200,26 +200,12 @@ def test_fresh_node_answers_no_map_then_no_start():
         node.stop()
 
 
-BIG = 2000
+# BIG, FAR: the serpentine of helpers (planning it takes seconds).
 
 
-def big_blocked(x, y):
-    # A serpentine: walls every 100 columns, open alternately at the top and at the bottom, so the
-    # far corner is reachable only along a ~200 m route of 40 turns. Planning it (a search over the
-    # whole 4 M-cell map, then refining 40 bends) takes long enough to be superseded or timed out
-    # (an unreachable goal would not do: the regions answer it at once).
-    if x % 100 != 50:
-        return False
-    k = x // 100
-    return y < 1900 if k % 2 == 0 else y >= 100
-
-
-FAR = (1990 * 0.05 + 0.025, 1950 * 0.05 + 0.025)
-
-
-@pytest.fixture(scope="module")
-def big_grid():
-    return make_grid(BIG, BIG, 0.05, (0.0, 0.0), big_blocked)
+@pytest.fixture(scope="module", name="big_grid")
+def big_grid_fixture():
+    return big_grid()
 
 
 def test_newer_goal_supersedes_and_planning_runs_off_the_executor(big_grid):

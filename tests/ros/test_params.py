@@ -9,7 +9,7 @@ from rcl_interfaces.srv import GetParameters, SetParameters
 
 from blockstar_planner_msgs.msg import PlannerStatus as S
 
-from helpers import Peer, make_grid, start_with_peer, tmpdir
+from helpers import FAR, Peer, big_grid, start_with_peer, tmpdir
 from living import GOAL, PARAMS, START, MapModel, assert_legal, two_door_grid
 
 
@@ -131,21 +131,12 @@ def test_valid_changes_reach_the_next_plan(setup):
     set_and_wait(node, peer, robot_side=0.0)
 
 
-BIG = 2000
-
-
-def big_blocked(x, y):
-    if x % 100 != 50:
-        return False
-    return y < 1900 if (x // 100) % 2 == 0 else y >= 100
-
-
-FAR = (1990 * 0.05 + 0.025, 1950 * 0.05 + 0.025)
+# FAR on the serpentine of helpers: planning it takes seconds.
 
 
 def test_a_plan_in_progress_finishes_with_the_old_values():
     tmp = tmpdir("blockstar-params-big-")
-    grid = make_grid(BIG, BIG, 0.05, (0.0, 0.0), big_blocked)
+    grid = big_grid()
     node, peer = start(tmp, "planner_parbig", {"robot_radius": 0.05, "min_turning_radius": 0.5,
                                                 "max_planning_time": 120.0}, grid, (1.0, 1.0, 0.0))
     try:
