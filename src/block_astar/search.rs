@@ -53,18 +53,6 @@ fn min_lanes(cand: &mut [f64; 16], row: &BoundaryRow, g: f64) {
     }
 }
 
-/// A hint to load `value`'s cache line; no effect on results.
-#[inline(always)]
-fn prefetch<T>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint that never faults; the pointer comes from a reference.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((value as *const T).cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
-}
-
 /// Block offsets of the eight neighbouring blocks.
 const NEIGHBOUR_OFFSETS: [(i64, i64); 8] = [(-1, -1), (0, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (0, 1), (1, 1)];
 
@@ -469,9 +457,6 @@ impl BlockAStar {
             if state.key.to_bits() != key.to_bits() || state.dirty == 0 {
                 continue;
             }
-            if aa {
-                self.prefetch_next(&q);
-            }
             expansions += 1;
             if expansions % 64 == 0 && should_stop() {
                 return Err(SearchFailure::Stopped);
@@ -486,44 +471,6 @@ impl BlockAStar {
         Ok(path)
     }
 
-    /// Starts loading the table rows the block now at the top of the heap (most often the next
-    /// one expanded) will read, so they arrive while the current block is expanded: the row
-    /// loads, scattered over megabytes of table, are what an expansion mostly waits for.
-    #[inline(always)]
-    fn prefetch_next(&self, q: &Query<'_>) {
-        let Some(&entry) = self.heap.peek() else { return };
-        let nb = heap_value(entry).1;
-        let state = &self.blocks[nb as usize];
-        if state.stamp != self.generation {
-            return;
-        }
-        let table = q.lddb.any_angle_boundary_class(q.rule, q.class_of(nb as usize).0);
-        let mut m = state.dirty & 0xFFFF;
-        while m != 0 {
-            let j = m.trailing_zeros() as usize;
-            m &= m - 1;
-            if let Some(row) = table.get(j) {
-                prefetch(row);
-            }
-        }
-    }
-
-    /// Starts loading the states of the blocks around `b`: the hand-off at the end of an
-    /// any-angle expansion writes into them, and they arrive while `b` is relaxed.
-    #[inline(always)]
-    fn prefetch_neighbours(&self, q: &Query<'_>, b: usize) {
-        let bw = q.grid.blocks_x();
-        for nb in [b.wrapping_sub(bw + 1), b.wrapping_sub(bw), b.wrapping_sub(bw - 1), b.wrapping_sub(1), b + 1]
-            .into_iter()
-            .chain([b + bw - 1, b + bw, b + bw + 1])
-        {
-            if let Some(state) = self.blocks.get(nb) {
-                prefetch(state);
-                prefetch(&state.g[8]);
-            }
-        }
-    }
-
     /// Algorithm 2: relaxes every boundary node of block `b` from its ingress nodes (the dirty
     /// boundary nodes, or the single `source` node for start-block initialisation), updates the
     /// goal length when `b` holds the goal, and passes improved nodes on to neighbouring blocks.
@@ -531,9 +478,6 @@ impl BlockAStar {
         if q.metric == Metric::AnyAngle && source.is_none() {
             self.expand_any_angle(q, b, best);
             return;
-        }
-        if q.metric == Metric::AnyAngle {
-            self.prefetch_neighbours(q, b);
         }
         let (c, t) = q.class_of(b);
         let aa = q.metric == Metric::AnyAngle;
@@ -674,7 +618,6 @@ impl BlockAStar {
     /// thresholds come straight from the slots, and only improved lanes are visited afterwards
     /// (the ingress that gave an improved value is found then).
     fn expand_any_angle(&mut self, q: &Query<'_>, b: usize, best: &mut (f64, u32, u32)) {
-        self.prefetch_neighbours(q, b);
         let (c, t) = q.class_of(b);
         let table = q.lddb.any_angle_boundary_class(q.rule, c);
         let (class_pos, block_pos) = (&self.layout.class_pos[t], &self.layout.block_pos[t]);
