@@ -669,7 +669,8 @@ impl Planner {
         if on_mask.is_none() {
             let (a, b) = (s.point(), g.point());
             let layer = prepared.clearance.layer(prepared.vehicle.capability);
-            let reach = layer.map_or(Reach::Impossible, |layer| {
+            // Without the layer nothing is proved, so the full search decides.
+            let reach = layer.map_or(Reach::Possible, |layer| {
                 clearance::reach::may_connect(
                     layer,
                     self.config.inradius() / info.resolution,

@@ -634,13 +634,10 @@ impl BlockAStar {
         // nobody's ingress; padding lanes hold `+inf` slots and rows, so they never improve.
         let mut threshold: [f64; 16] = std::array::from_fn(|j| g[j] - AA_EPS);
         if ox + n - 1 > q.max_x || oy + n - 1 > q.max_y {
+            let (ids, _) = self.boundary_ids(q, b);
             for (j, th) in threshold.iter_mut().enumerate() {
                 let i = block_pos[j] as usize;
-                let on_map = i < 16 && {
-                    let (lx, ly) = self.layout.boundary_xy[i];
-                    ox + lx as usize <= q.max_x && oy + ly as usize <= q.max_y
-                };
-                if !on_map {
+                if i >= 16 || ids[i] == NONE {
                     *th = f64::NEG_INFINITY;
                     ingress &= !(1 << j);
                 }

@@ -407,17 +407,23 @@ impl CollisionMap {
                 i = first + (next.saturating_sub(first)).div_ceil(COARSE_STRIDE) * COARSE_STRIDE;
                 continue;
             }
-            let free = match shape {
-                Shape::Disk(_) => self.disk_free(p, rho),
-                Shape::Square(_) => self.square_free(p, at.yaw(i), half),
-            };
-            if !free {
+            if !self.sample_free(shape, p, at.yaw(i), rho, half) {
                 return false;
             }
             proof.add(i, i);
             i += COARSE_STRIDE;
         }
         true
+    }
+
+    /// The footprint test of one sweep sample at `p` heading `yaw`: a disk of radius `rho`, or a
+    /// square of half side `half` (both already grown by the sampling allowance and margin).
+    #[inline(always)]
+    fn sample_free(&self, shape: Shape, p: Point2, yaw: f64, rho: f64, half: f64) -> bool {
+        match shape {
+            Shape::Disk(_) => self.disk_free(p, rho),
+            Shape::Square(_) => self.square_free(p, yaw, half),
+        }
     }
 
     /// True when no sample of `seg` fails its footprint test, testing only samples outside
@@ -446,11 +452,7 @@ impl CollisionMap {
                 i += if step > 0.0 { ceil_index(slack / step).max(1) } else { n + 1 };
                 continue;
             }
-            let free = match shape {
-                Shape::Disk(_) => self.disk_free(p, rho),
-                Shape::Square(_) => self.square_free(p, at.yaw(i), half),
-            };
-            if !free {
+            if !self.sample_free(shape, p, at.yaw(i), rho, half) {
                 return false;
             }
             i += 1;
