@@ -56,6 +56,65 @@ fn min_lanes_from(cand: &mut [f64; 16], from: &mut [u64; 16], row: &BoundaryRow,
     }
 }
 
+/// Lowers `cand` lane by lane over the ingress rows `rows` (slot, g, id) of `table` and records
+/// per lane the index of the first row that reached the final value (see [`min_lanes_from`]).
+/// `WIDE` selects the AVX2 version; the results are bit-identical.
+#[inline(always)]
+fn relax_lanes<const WIDE: bool>(
+    cand: &mut Lanes<f64>,
+    from: &mut Lanes<u64>,
+    table: &[BoundaryRow],
+    rows: &[(usize, f64, u32)],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if WIDE {
+        // SAFETY: `WIDE` is true only inside `BlockAStar::search_avx2`, which `find_path`
+        // enters only after detecting AVX2.
+        unsafe { relax_lanes_avx2(cand, from, table, rows) };
+        return;
+    }
+    for (r, &(j, g, _)) in rows.iter().enumerate() {
+        min_lanes_from(&mut cand.0, &mut from.0, &table[j], g, r as u64);
+    }
+}
+
+/// [`relax_lanes`] in AVX2 registers: the 16 lanes and their row indices stay in eight `ymm`
+/// registers across all rows (the compiler's own vectorisation of the portable loop spilled
+/// and mixed scalar lanes). `min_pd(v, c)` is `v < c ? v : c`, the portable loop's select, so
+/// the values are bit-identical; row indices travel as exact small `f64`s.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn relax_lanes_avx2(cand: &mut Lanes<f64>, from: &mut Lanes<u64>, table: &[BoundaryRow], rows: &[(usize, f64, u32)]) {
+    use std::arch::x86_64::*;
+    // SAFETY (all pointer accesses below): each pointer is to an array of 16 elements and is
+    // offset by 4 * k for k < 4, so every 4-lane access is in bounds.
+    let cp = cand.0.as_mut_ptr();
+    let mut c = [0, 1, 2, 3].map(|k| unsafe { _mm256_loadu_pd(cp.add(4 * k)) });
+    let mut f = [_mm256_setzero_pd(); 4];
+    for (r, &(j, g, _)) in rows.iter().enumerate() {
+        let row = table[j].0.as_ptr();
+        let (gv, rv) = (_mm256_set1_pd(g), _mm256_set1_pd(r as f64));
+        for k in 0..4 {
+            let d = _mm256_cvtps_pd(unsafe { _mm_loadu_ps(row.add(4 * k)) });
+            let v = _mm256_add_pd(gv, d);
+            let lower = _mm256_cmp_pd::<_CMP_LT_OQ>(v, c[k]);
+            f[k] = _mm256_blendv_pd(f[k], rv, lower);
+            c[k] = _mm256_min_pd(v, c[k]);
+        }
+    }
+    let mut idx = [0f64; 16];
+    for k in 0..4 {
+        unsafe {
+            _mm256_storeu_pd(cp.add(4 * k), c[k]);
+            _mm256_storeu_pd(idx.as_mut_ptr().add(4 * k), f[k]);
+        }
+    }
+    for (o, &i) in from.0.iter_mut().zip(&idx) {
+        *o = i as u64;
+    }
+}
+
 /// Sixteen lanes, aligned so that the compiler's vector loads and stores of them line up (an
 /// unaligned copy was reloaded across two of its stores, which stalls store forwarding).
 #[derive(Debug, Clone, Copy)]
@@ -409,7 +468,7 @@ impl BlockAStar {
             // above); the function itself is ordinary safe code.
             return unsafe { self.search_avx2(lddb, grid, start, goal, metric, rule, should_stop) };
         }
-        self.search(lddb, grid, start, goal, metric, rule, should_stop)
+        self.search::<false>(lddb, grid, start, goal, metric, rule, should_stop)
     }
 
     /// [`Self::search`] compiled for AVX2 (the lane loops run four `f64` lanes per instruction
@@ -428,14 +487,15 @@ impl BlockAStar {
         rule: LosRule,
         should_stop: impl FnMut() -> bool,
     ) -> Result<GridPath, SearchFailure> {
-        self.search(lddb, grid, start, goal, metric, rule, should_stop)
+        self.search::<true>(lddb, grid, start, goal, metric, rule, should_stop)
     }
 
     /// The body of [`Self::find_path`]; inlined into each instruction-set variant, and so are
-    /// the expansion functions it calls.
+    /// the expansion functions it calls. `WIDE`: running in the AVX2 variant, so the lane loops
+    /// may use AVX2 intrinsics.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn search(
+    fn search<const WIDE: bool>(
         &mut self,
         lddb: &Lddb,
         grid: &BlockGrid,
@@ -497,7 +557,7 @@ impl BlockAStar {
         let nb = q.blocks_of(i64::from(start.0), i64::from(start.1), &mut blocks);
         for &b in &blocks[..nb] {
             // Start-block initialisation: Y = {start}.
-            self.expand(&q, b as usize, Some(start_id), &mut best);
+            self.expand::<WIDE>(&q, b as usize, Some(start_id), &mut best);
         }
         let mut expansions = 0usize;
         while let Some(&entry) = self.heap.peek() {
@@ -515,7 +575,7 @@ impl BlockAStar {
             if expansions % 64 == 0 && should_stop() {
                 return Err(SearchFailure::Stopped);
             }
-            self.expand(&q, bi, None, &mut best);
+            self.expand::<WIDE>(&q, bi, None, &mut best);
         }
         if !best.0.is_finite() {
             return Err(SearchFailure::NoPath);
@@ -530,9 +590,9 @@ impl BlockAStar {
     /// goal length when `b` holds the goal, and passes improved nodes on to neighbouring blocks.
     // Inlined into both instruction-set variants of `find_path` (see `search`).
     #[inline(always)]
-    fn expand(&mut self, q: &Query<'_>, b: usize, source: Option<u32>, best: &mut (f64, u32, u32)) {
+    fn expand<const WIDE: bool>(&mut self, q: &Query<'_>, b: usize, source: Option<u32>, best: &mut (f64, u32, u32)) {
         if q.metric == Metric::AnyAngle && source.is_none() {
-            self.expand_any_angle(q, b, best);
+            self.expand_any_angle::<WIDE>(q, b, best);
             return;
         }
         let (c, t) = q.class_of(b);
@@ -675,7 +735,7 @@ impl BlockAStar {
     /// (the ingress that gave an improved value is found then).
     // Inlined into both instruction-set variants of `find_path` (see `search`).
     #[inline(always)]
-    fn expand_any_angle(&mut self, q: &Query<'_>, b: usize, best: &mut (f64, u32, u32)) {
+    fn expand_any_angle<const WIDE: bool>(&mut self, q: &Query<'_>, b: usize, best: &mut (f64, u32, u32)) {
         let (c, t) = q.class_of(b);
         let table = q.lddb.any_angle_boundary_class(q.rule, c);
         let (class_pos, block_pos) = (&self.layout.class_pos[t], &self.layout.block_pos[t]);
@@ -726,9 +786,9 @@ impl BlockAStar {
             by_block &= by_block - 1;
             let j = class_pos[i] as usize;
             rows[nr] = (j, g[j], base + q.offsets[i]);
-            min_lanes_from(&mut cand.0, &mut from_row.0, &table[j], g[j], nr as u64);
             nr += 1;
         }
+        relax_lanes::<WIDE>(&mut cand, &mut from_row, table, &rows[..nr]);
         // Goal in this block: the best ingress-to-goal length.
         let (gx, gy) = (q.goal.0 - ox as i64, q.goal.1 - oy as i64);
         if gx >= 0 && gy >= 0 && (gx as usize) < n && (gy as usize) < n {
@@ -1182,7 +1242,7 @@ mod tests {
                     (Metric::Tile, LosRule::MovingAi),
                 ] {
                     let x = dispatched.find_path(&lddb, &blocks, a, b, metric, rule, || false);
-                    let y = portable.search(&lddb, &blocks, a, b, metric, rule, || false);
+                    let y = portable.search::<false>(&lddb, &blocks, a, b, metric, rule, || false);
                     match (&x, &y) {
                         (Ok(p), Ok(r)) => {
                             assert_eq!(p.points, r.points, "{metric:?} {rule:?} {a:?}->{b:?}");
