@@ -85,7 +85,12 @@ fn relax_lanes<const WIDE: bool>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn relax_lanes_avx2(cand: &mut Lanes<f64>, from: &mut Lanes<u64>, table: &[BoundaryRow], rows: &[(usize, f64, u32)]) {
+unsafe fn relax_lanes_avx2(
+    cand: &mut Lanes<f64>,
+    from: &mut Lanes<u64>,
+    table: &[BoundaryRow],
+    rows: &[(usize, f64, u32)],
+) {
     use std::arch::x86_64::*;
     // SAFETY (all pointer accesses below): each pointer is to an array of 16 elements and is
     // offset by 4 * k for k < 4, so every 4-lane access is in bounds.
@@ -115,9 +120,40 @@ unsafe fn relax_lanes_avx2(cand: &mut Lanes<f64>, from: &mut Lanes<u64>, table: 
     }
 }
 
+/// [`BlockAStar::f_lanes`] for the any-angle heuristic in AVX2 registers: `f = gs + sqrt(dx² +
+/// dy²)` with `dx = d.0 + fx`, `dy = d.1 + fy` over all 16 lanes; returns the mask of lanes with
+/// `f < bound`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn f_lanes_avx2(
+    f: &mut Lanes<f64>,
+    gs: &[f64; 16],
+    fx: &Lanes<f64>,
+    fy: &Lanes<f64>,
+    d: (f64, f64),
+    bound: f64,
+) -> u32 {
+    use std::arch::x86_64::*;
+    let (dx0, dy0, bv) = (_mm256_set1_pd(d.0), _mm256_set1_pd(d.1), _mm256_set1_pd(bound));
+    let mut below = 0u32;
+    for k in 0..4 {
+        // SAFETY: every pointer is to an array of 16 `f64` offset by 4 * k for k < 4.
+        unsafe {
+            let dx = _mm256_add_pd(dx0, _mm256_loadu_pd(fx.0.as_ptr().add(4 * k)));
+            let dy = _mm256_add_pd(dy0, _mm256_loadu_pd(fy.0.as_ptr().add(4 * k)));
+            let h = _mm256_sqrt_pd(_mm256_add_pd(_mm256_mul_pd(dx, dx), _mm256_mul_pd(dy, dy)));
+            let v = _mm256_add_pd(_mm256_loadu_pd(gs.as_ptr().add(4 * k)), h);
+            _mm256_storeu_pd(f.0.as_mut_ptr().add(4 * k), v);
+            below |= (_mm256_movemask_pd(_mm256_cmp_pd::<_CMP_LT_OQ>(v, bv)) as u32) << (4 * k);
+        }
+    }
+    below
+}
+
 /// Sixteen lanes, aligned so that the compiler's vector loads and stores of them line up (an
 /// unaligned copy was reloaded across two of its stores, which stalls store forwarding).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 #[repr(C, align(64))]
 struct Lanes<T: Copy>([T; 16]);
 
@@ -150,6 +186,10 @@ struct Layout {
     boundary_pos: Vec<u8>,
     /// Local coordinates of the boundary nodes (saves divisions in the hot loop).
     boundary_xy: Vec<(i64, i64)>,
+    /// The same coordinates as `f64` lanes by boundary position (0 in padding lanes), for the
+    /// vectorised heuristic.
+    boundary_fx: Lanes<f64>,
+    boundary_fy: Lanes<f64>,
     /// Vertex layouts only: the vertices shared with each neighbouring block.
     neighbours: [Neighbour; 8],
     /// Per symmetry transform: block-frame boundary position -> class-frame boundary position
@@ -227,7 +267,11 @@ impl Layout {
                 inv[j as usize] = i as u8;
             }
         }
-        Self { n, boundary, boundary_pos, boundary_xy, neighbours, class_pos, block_pos }
+        let (mut boundary_fx, mut boundary_fy) = (Lanes([0.0; 16]), Lanes([0.0; 16]));
+        for (i, &(lx, ly)) in boundary_xy.iter().enumerate() {
+            (boundary_fx.0[i], boundary_fy.0[i]) = (lx as f64, ly as f64);
+        }
+        Self { n, boundary, boundary_pos, boundary_xy, boundary_fx, boundary_fy, neighbours, class_pos, block_pos }
     }
 }
 
@@ -691,7 +735,7 @@ impl BlockAStar {
             state.g[slots[i] as usize & 15] = gs[i];
         }
         if aa {
-            self.pass_on_vertices(q, b, improved, base, &gs, best);
+            self.pass_on_vertices::<WIDE>(q, b, improved, base, &gs, best);
         } else {
             // Cross moves start from every improved node and from the ingress nodes themselves,
             // which arrived by a move from another block and have not left through this one.
@@ -829,7 +873,7 @@ impl BlockAStar {
             m &= m - 1;
             state.g[j] = cand.0[j];
         }
-        self.pass_on_vertices(q, b, improved, base, &gs, best);
+        self.pass_on_vertices::<WIDE>(q, b, improved, base, &gs, best);
     }
 
     /// Relaxes every boundary node from the ingress list `ys` (table row offset, g, id) with
@@ -886,7 +930,7 @@ impl BlockAStar {
     /// relaxed as unit moves checked on the map.
     // Inlined into both instruction-set variants of `find_path` (see `search`).
     #[inline(always)]
-    fn pass_on_vertices(
+    fn pass_on_vertices<const WIDE: bool>(
         &mut self,
         q: &Query<'_>,
         b: usize,
@@ -905,25 +949,24 @@ impl BlockAStar {
         let (ox, oy) = (bx * q.side as i64, by * q.side as i64);
         // f-values of the improved vertices, and which of them may lead to a shorter goal path
         // (h is admissible; others are handed over but become nobody's ingress).
-        let mut f = [f64::INFINITY; 16];
-        let mut markable = 0u32;
-        let mut m = improved;
-        while m != 0 {
-            let i = m.trailing_zeros() as usize;
-            m &= m - 1;
-            let (lx, ly) = self.layout.boundary_xy[i];
-            let (x, y) = (ox + lx, oy + ly);
-            // Under the conservative rule a pinch vertex is never an intermediate waypoint: its
-            // g-value is handed over, but it becomes nobody's ingress.
-            if conservative {
-                if mask.is_pinch(x, y) {
+        let mut f = Lanes([f64::INFINITY; 16]);
+        let mut markable = self.f_lanes::<WIDE>(q, improved, (ox, oy), gs, best.0, &mut f);
+        if conservative {
+            let mut m = improved;
+            while m != 0 {
+                let i = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let (lx, ly) = self.layout.boundary_xy[i];
+                // A pinch vertex is never an intermediate waypoint under this rule: its g-value
+                // is handed over, but it becomes nobody's ingress.
+                if mask.is_pinch(ox + lx, oy + ly) {
+                    markable &= !(1 << i);
                     continue;
                 }
                 work.push((base + q.offsets[i], gs[i]));
             }
-            f[i] = gs[i] + q.h(x, y);
-            markable |= u32::from(f[i] < best.0) << i;
         }
+        let f = &f.0;
         let generation = self.generation;
         for nb in &self.layout.neighbours {
             let mut shared = improved & nb.edge;
@@ -968,6 +1011,41 @@ impl BlockAStar {
             self.boundary_runs(q, b, &mut work, best);
         }
         self.boundary_work = work;
+    }
+
+    /// f-values `gs + h` of the improved boundary vertices `improved` of the block with low
+    /// corner `origin` into `f` (by boundary position), and the mask of those below `bound`
+    /// (they may lead to a shorter goal path; h is admissible). `WIDE`: all 16 lanes at once
+    /// with AVX2 (the same IEEE operations on exact integer coordinates, so the same bits as
+    /// [`Query::h`]).
+    #[inline(always)]
+    fn f_lanes<const WIDE: bool>(
+        &self,
+        q: &Query<'_>,
+        improved: u32,
+        origin: (i64, i64),
+        gs: &[f64; 16],
+        bound: f64,
+        f: &mut Lanes<f64>,
+    ) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        if WIDE && q.metric == Metric::AnyAngle {
+            let d = ((origin.0 - q.goal.0) as f64, (origin.1 - q.goal.1) as f64);
+            // SAFETY: `WIDE` is true only inside `BlockAStar::search_avx2`, which `find_path`
+            // enters only after detecting AVX2.
+            let below = unsafe { f_lanes_avx2(f, gs, &self.layout.boundary_fx, &self.layout.boundary_fy, d, bound) };
+            return below & improved;
+        }
+        let mut below = 0u32;
+        let mut m = improved;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let (lx, ly) = self.layout.boundary_xy[i];
+            f.0[i] = gs[i] + q.h(origin.0 + lx, origin.1 + ly);
+            below |= u32::from(f.0[i] < bound) << i;
+        }
+        below
     }
 
     /// Conservative rule: relaxes runs along block `b`'s boundary lines (which neither block's
