@@ -108,15 +108,15 @@ unsafe fn relax_lanes_avx2(
             c[k] = _mm256_min_pd(v, c[k]);
         }
     }
-    let mut idx = [0f64; 16];
+    let fp = from.0.as_mut_ptr().cast::<__m256i>();
     for k in 0..4 {
+        // The row indices are exact small integers: truncation to 32 bits and sign extension
+        // give them back as 64-bit lanes (a scalar `as u64` per lane cost ~15 instructions).
+        let index = _mm256_cvtepi32_epi64(_mm256_cvttpd_epi32(f[k]));
         unsafe {
             _mm256_storeu_pd(cp.add(4 * k), c[k]);
-            _mm256_storeu_pd(idx.as_mut_ptr().add(4 * k), f[k]);
+            _mm256_storeu_si256(fp.add(k), index);
         }
-    }
-    for (o, &i) in from.0.iter_mut().zip(&idx) {
-        *o = i as u64;
     }
 }
 
