@@ -327,6 +327,17 @@ pub struct BlockAStar {
     hop_vertices: Vec<usize>,
 }
 
+/// The arguments of one [`BlockAStar::find_path`] call, handed whole to its instruction-set
+/// variants.
+struct Call<'a> {
+    lddb: &'a Lddb,
+    grid: &'a BlockGrid,
+    start: (u32, u32),
+    goal: (u32, u32),
+    metric: Metric,
+    rule: LosRule,
+}
+
 /// Everything fixed during one query.
 struct Query<'a> {
     lddb: &'a Lddb,
@@ -507,6 +518,7 @@ impl BlockAStar {
         rule: LosRule,
         should_stop: impl FnMut() -> bool,
     ) -> Result<GridPath, SearchFailure> {
+        let call = Call { lddb, grid, start, goal, metric, rule };
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2")
             && std::arch::is_x86_feature_detected!("bmi1")
@@ -514,45 +526,34 @@ impl BlockAStar {
         {
             // SAFETY: the CPU has every feature `search_avx2` is compiled for (checked just
             // above); the function itself is ordinary safe code.
-            return unsafe { self.search_avx2(lddb, grid, start, goal, metric, rule, should_stop) };
+            return unsafe { self.search_avx2(call, should_stop) };
         }
-        self.search::<false>(lddb, grid, start, goal, metric, rule, should_stop)
+        self.search::<false>(call, should_stop)
     }
 
     /// [`Self::search`] compiled for AVX2 (the lane loops run four `f64` lanes per instruction
-    /// and the bit loops use `tzcnt`): about a tenth faster where the CPU has it, with identical
-    /// results (the same IEEE operations in the same order).
+    /// and the bit loops use `tzcnt`), with identical results (the same IEEE operations in the
+    /// same order).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,bmi1,popcnt")]
-    #[allow(clippy::too_many_arguments)]
     unsafe fn search_avx2(
         &mut self,
-        lddb: &Lddb,
-        grid: &BlockGrid,
-        start: (u32, u32),
-        goal: (u32, u32),
-        metric: Metric,
-        rule: LosRule,
+        call: Call<'_>,
         should_stop: impl FnMut() -> bool,
     ) -> Result<GridPath, SearchFailure> {
-        self.search::<true>(lddb, grid, start, goal, metric, rule, should_stop)
+        self.search::<true>(call, should_stop)
     }
 
     /// The body of [`Self::find_path`]; inlined into each instruction-set variant, and so are
     /// the expansion functions it calls. `WIDE`: running in the AVX2 variant, so the lane loops
     /// may use AVX2 intrinsics.
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn search<const WIDE: bool>(
         &mut self,
-        lddb: &Lddb,
-        grid: &BlockGrid,
-        start: (u32, u32),
-        goal: (u32, u32),
-        metric: Metric,
-        rule: LosRule,
+        call: Call<'_>,
         mut should_stop: impl FnMut() -> bool,
     ) -> Result<GridPath, SearchFailure> {
+        let Call { lddb, grid, start, goal, metric, rule } = call;
         if lddb.side() != grid.side() {
             return Err(SearchFailure::BlockSideMismatch);
         }
@@ -1329,7 +1330,8 @@ mod tests {
                     (Metric::Tile, LosRule::MovingAi),
                 ] {
                     let x = dispatched.find_path(&lddb, &blocks, a, b, metric, rule, || false);
-                    let y = portable.search::<false>(&lddb, &blocks, a, b, metric, rule, || false);
+                    let call = Call { lddb: &lddb, grid: &blocks, start: a, goal: b, metric, rule };
+                    let y = portable.search::<false>(call, || false);
                     match (&x, &y) {
                         (Ok(p), Ok(r)) => {
                             assert_eq!(p.points, r.points, "{metric:?} {rule:?} {a:?}->{b:?}");
