@@ -46,7 +46,7 @@ fn side_by_side(c: &mut Criterion) {
         let reference = astar.find_path(&mask, a, b, CellHeuristic::Octile, || false).expect("astar-oct path");
         for (name, len) in [("block-oct", oct.length), ("astar-oct", reference.length)] {
             assert!(
-                (len - q.optimal_length).abs() < 1e-4,
+                (len - q.optimal_length).abs() <= q.optimal_tolerance,
                 "{name} {q:?}: length {len} against the optimal {}",
                 q.optimal_length
             );

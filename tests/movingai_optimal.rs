@@ -10,17 +10,12 @@
 
 use blockstar_planner::block_astar::{BlockAStar, BlockGrid};
 use blockstar_planner::lddb::{Lddb, Metric};
-use blockstar_planner::map_io::{load_movingai_map, parse_scenarios, Scenario};
+use blockstar_planner::map_io::{load_movingai_map, load_scenarios, Scenario};
 use blockstar_planner::search::grid_astar::{CellHeuristic, GridAStar};
 use blockstar_planner::search::los::{CellMask, LosRule};
 use rayon::prelude::*;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-fn tolerance(field: &str) -> f64 {
-    let decimals = field.split_once('.').map_or(0, |(_, d)| d.len()) as i32;
-    (10f64.powi(-decimals) + 1e-9).max(1e-4)
-}
 
 /// One map with everything its queries share (built once, read by all worker threads).
 struct MapCase {
@@ -28,35 +23,24 @@ struct MapCase {
     blocks: BlockGrid,
     mask: CellMask,
     scens: Vec<Scenario>,
-    /// The printed optimal-length field of each scenario (for its tolerance).
-    fields: Vec<String>,
 }
 
 fn load_case(map: &Path) -> MapCase {
     let grid = load_movingai_map(map).unwrap();
-    let text = std::fs::read_to_string(map.with_extension("map.scen")).unwrap();
-    let scens = parse_scenarios(&text).unwrap();
-    let fields: Vec<String> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("version"))
-        .map(|l| l.split_whitespace().last().unwrap_or("").to_string())
-        .collect();
-    assert_eq!(fields.len(), scens.len());
+    let scens = load_scenarios(&map.with_extension("map.scen")).unwrap();
     MapCase {
         name: map.display().to_string(),
         blocks: BlockGrid::new(&grid, 4).unwrap(),
         mask: CellMask::from_grid(&grid),
         scens,
-        fields,
     }
 }
 
 /// Checks scenario `index` of `case`; returns the failures found (empty when all hold).
 fn check(lddb: &Lddb, case: &MapCase, index: usize, block: &mut BlockAStar, astar: &mut GridAStar) -> Vec<String> {
-    let (q, field, mask, blocks) = (&case.scens[index], &case.fields[index], &case.mask, &case.blocks);
+    let (q, mask, blocks) = (&case.scens[index], &case.mask, &case.blocks);
     let (s, t) = ((q.start.0 as u32, q.start.1 as u32), (q.goal.0 as u32, q.goal.1 as u32));
-    let tol = tolerance(field);
+    let tol = q.optimal_tolerance;
     let mut errs = vec![];
     let b = block.find_path(lddb, blocks, s, t, Metric::Octile, LosRule::MovingAi, || false);
     let a = astar.find_path(mask, s, t, CellHeuristic::Octile, || false);

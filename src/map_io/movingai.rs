@@ -71,8 +71,13 @@ pub struct Scenario {
     pub start: (usize, usize),
     /// Goal cell.
     pub goal: (usize, usize),
-    /// Optimal 8-connected length (diagonal sqrt 2, no corner cutting).
+    /// Optimal 8-connected length (diagonal sqrt 2, no corner cutting), as printed.
     pub optimal_length: f64,
+    /// How far a correct length may lie from `optimal_length`: one unit of its last printed
+    /// digit, and at least 1e-4. The files print 6 significant digits (2 decimals in some) of
+    /// a length their generator computed in single precision, so 101.69848 appears as
+    /// 101.698.
+    pub optimal_tolerance: f64,
 }
 
 /// Parses the text of a `.map.scen` file (`version 1` tab-separated or `version 1.0`
@@ -102,9 +107,17 @@ pub fn parse_scenarios(text: &str) -> Result<Vec<Scenario>, MapError> {
             start: (int(4)?, int(5)?),
             goal: (int(6)?, int(7)?),
             optimal_length: len,
+            optimal_tolerance: printed_unit(f[8]).max(1e-4),
         });
     }
     Ok(out)
+}
+
+/// One unit of the last digit of a printed decimal number (1 for an integer), with a hair of
+/// slack for the binary rounding of both sides.
+fn printed_unit(field: &str) -> f64 {
+    let decimals = field.split_once('.').map_or(0, |(_, d)| d.len()) as i32;
+    10f64.powi(-decimals) + 1e-9
 }
 
 /// Reads a `.map.scen` file.
@@ -142,8 +155,12 @@ mod tests {
         assert_eq!(s[0].start, (1, 2));
         assert_eq!(s[0].goal, (3, 4));
         assert!((s[0].optimal_length - 2.41421).abs() < 1e-12);
+        assert!((s[0].optimal_tolerance - 1e-4).abs() < 1e-8, "5 decimals: the 1e-4 floor");
         let s = parse_scenarios("version 1.0\n3 a.map 512 512 1 2 3 4 5.66\n").unwrap();
         assert_eq!(s[0].bucket, 3);
+        assert!((s[0].optimal_tolerance - 0.01).abs() < 1e-8, "2 decimals: one unit of the last");
+        let s = parse_scenarios("version 1\n25\tarena2.map\t281\t209\t100\t161\t93\t68\t101.698\n").unwrap();
+        assert!((101.69848480983494 - s[0].optimal_length).abs() <= s[0].optimal_tolerance);
         assert!(parse_scenarios("version 1\n0 a 1 2 3\n").is_err());
     }
 }
