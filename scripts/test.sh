@@ -30,6 +30,9 @@ export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$ROOT/scripts/ros-run.sh"
 step fmt cargo fmt --check
 step clippy-no-ros cargo clippy --all-targets --no-default-features -- -D warnings
 step test-no-ros cargo test --no-default-features
+# Each criterion benchmark once, with the correctness checks it makes before timing (a broken
+# check would otherwise surface only when someone measures).
+step benches-once cargo test --no-default-features --benches
 step clippy-ros cargo clippy --all-targets --features ros -- -D warnings
 step build-ros cargo build --features ros --bins
 step test-ros-unit cargo test --features ros --lib ros::
