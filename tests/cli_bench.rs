@@ -56,6 +56,10 @@ fn every_algorithm_reports_its_fields_side_by_side() {
             }
             None => assert!(!octile, "{name} must report max_abs_err"),
         }
+        match a.get("not_optimal").and_then(|n| n.as_u64()) {
+            Some(n) => assert!(octile && n == 0, "{name}: {n} lengths outside the printed precision"),
+            None => assert!(!octile, "{name} must report not_optimal"),
+        }
     }
     assert_eq!(algos[0]["median_vs_first"], 1.0);
     // Any-angle paths are never longer than octile ones on the same queries (the octile lengths

@@ -143,6 +143,10 @@ struct Stats {
     mean_length: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_abs_err: Option<f64>,
+    /// Octile algorithms: solved queries whose length lies outside the scenario's printed
+    /// precision (`Scenario::optimal_tolerance`); 0 for a correct search.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_optimal: Option<usize>,
     threads: usize,
     queries_per_s: f64,
     /// This algorithm's median time over the first listed algorithm's (the side-by-side
@@ -222,7 +226,7 @@ pub fn run(args: &BenchArgs) -> CliResult {
         emit!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         emit!(
-            "{:<16} {:>7} {:>7} {:>9} {:>9} {:>9} {:>11} {:>11} {:>11} {:>9} {:>9}",
+            "{:<16} {:>7} {:>7} {:>9} {:>9} {:>9} {:>11} {:>11} {:>11} {:>11} {:>9} {:>9}",
             "algorithm",
             "queries",
             "solved",
@@ -232,12 +236,13 @@ pub fn run(args: &BenchArgs) -> CliResult {
             "mean_expans",
             "mean_length",
             "max_abs_err",
+            "not_optimal",
             "q/s",
             "x_median"
         );
         for s in &all {
             emit!(
-                "{:<16} {:>7} {:>7} {:>9.4} {:>9.4} {:>9.4} {:>11.1} {:>11.4} {:>11} {:>9.0} {:>9.2}",
+                "{:<16} {:>7} {:>7} {:>9.4} {:>9.4} {:>9.4} {:>11.1} {:>11.4} {:>11} {:>11} {:>9.0} {:>9.2}",
                 s.name,
                 s.queries,
                 s.solved,
@@ -247,6 +252,7 @@ pub fn run(args: &BenchArgs) -> CliResult {
                 s.mean_expansions,
                 s.mean_length,
                 s.max_abs_err.map_or("-".to_string(), |e| format!("{e:.2e}")),
+                s.not_optimal.map_or("-".to_string(), |n| n.to_string()),
                 s.queries_per_s,
                 s.median_vs_first
             );
@@ -295,8 +301,12 @@ fn bench_one(name: &str, algo: Algo, smooth: bool, sh: &Shared<'_>, scens: &[Sce
     let solved: Vec<(usize, f64, usize)> =
         results.iter().enumerate().filter_map(|(i, r)| r.1.map(|(l, e)| (i, l, e))).collect();
     let ns = solved.len().max(1) as f64;
-    let max_abs_err = (algo.octile() && !smooth)
-        .then(|| solved.iter().map(|&(i, l, _)| (l - scens[i].optimal_length).abs()).fold(0.0, f64::max));
+    let octile = algo.octile() && !smooth;
+    let max_abs_err =
+        octile.then(|| solved.iter().map(|&(i, l, _)| (l - scens[i].optimal_length).abs()).fold(0.0, f64::max));
+    let not_optimal = octile.then(|| {
+        solved.iter().filter(|&&(i, l, _)| (l - scens[i].optimal_length).abs() > scens[i].optimal_tolerance).count()
+    });
     Stats {
         name: name.to_string(),
         queries: scens.len(),
@@ -307,6 +317,7 @@ fn bench_one(name: &str, algo: Algo, smooth: bool, sh: &Shared<'_>, scens: &[Sce
         mean_expansions: solved.iter().map(|s| s.2 as f64).sum::<f64>() / ns,
         mean_length: solved.iter().map(|s| s.1).sum::<f64>() / ns,
         max_abs_err,
+        not_optimal,
         threads,
         queries_per_s: scens.len() as f64 / wall_s.max(1e-9),
         median_vs_first: f64::NAN,
