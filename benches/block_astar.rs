@@ -45,11 +45,7 @@ fn side_by_side(c: &mut Criterion) {
         let oct = block.find_path(&lddb, &blocks, a, b, Metric::Octile, rule, || false).expect("block-oct path");
         let reference = astar.find_path(&mask, a, b, CellHeuristic::Octile, || false).expect("astar-oct path");
         for (name, len) in [("block-oct", oct.length), ("astar-oct", reference.length)] {
-            assert!(
-                (len - q.optimal_length).abs() <= q.optimal_tolerance,
-                "{name} {q:?}: length {len} against the optimal {}",
-                q.optimal_length
-            );
+            assert!(q.is_optimal(len), "{name} {q:?}: length {len} against the optimal {}", q.optimal_length);
         }
         let aa = block.find_path(&lddb, &blocks, a, b, Metric::AnyAngle, rule, || false).expect("block-aa path");
         let th = theta.find_path(&mask, rule, a, b, || false).expect("theta path");

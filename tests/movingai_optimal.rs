@@ -40,13 +40,12 @@ fn load_case(map: &Path) -> MapCase {
 fn check(lddb: &Lddb, case: &MapCase, index: usize, block: &mut BlockAStar, astar: &mut GridAStar) -> Vec<String> {
     let (q, mask, blocks) = (&case.scens[index], &case.mask, &case.blocks);
     let (s, t) = ((q.start.0 as u32, q.start.1 as u32), (q.goal.0 as u32, q.goal.1 as u32));
-    let tol = q.optimal_tolerance;
     let mut errs = vec![];
     let b = block.find_path(lddb, blocks, s, t, Metric::Octile, LosRule::MovingAi, || false);
     let a = astar.find_path(mask, s, t, CellHeuristic::Octile, || false);
     for (name, r) in [("block-oct", &b), ("astar-oct", &a)] {
         match r {
-            Ok(p) if (p.length - q.optimal_length).abs() <= tol => {}
+            Ok(p) if q.is_optimal(p.length) => {}
             other => errs.push(format!(
                 "{} {name} {s:?}->{t:?}: {:?} vs optimal {}",
                 case.name,
@@ -61,7 +60,7 @@ fn check(lddb: &Lddb, case: &MapCase, index: usize, block: &mut BlockAStar, asta
     match block.find_path(lddb, blocks, s, t, Metric::AnyAngle, LosRule::MovingAi, || false) {
         Ok(p) => {
             let straight = f64::from(s.0.abs_diff(t.0)).hypot(f64::from(s.1.abs_diff(t.1)));
-            if p.length < straight - 1e-9 || p.length > q.optimal_length + tol {
+            if p.length < straight - 1e-9 || p.length > q.optimal_length + q.optimal_tolerance {
                 errs.push(format!(
                     "{} block-aa {s:?}->{t:?}: length {} outside [{straight}, octile]",
                     case.name, p.length

@@ -304,9 +304,7 @@ fn bench_one(name: &str, algo: Algo, smooth: bool, sh: &Shared<'_>, scens: &[Sce
     let octile = algo.octile() && !smooth;
     let max_abs_err =
         octile.then(|| solved.iter().map(|&(i, l, _)| (l - scens[i].optimal_length).abs()).fold(0.0, f64::max));
-    let not_optimal = octile.then(|| {
-        solved.iter().filter(|&&(i, l, _)| (l - scens[i].optimal_length).abs() > scens[i].optimal_tolerance).count()
-    });
+    let not_optimal = octile.then(|| solved.iter().filter(|&&(i, l, _)| !scens[i].is_optimal(l)).count());
     Stats {
         name: name.to_string(),
         queries: scens.len(),

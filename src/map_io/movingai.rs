@@ -80,6 +80,14 @@ pub struct Scenario {
     pub optimal_tolerance: f64,
 }
 
+impl Scenario {
+    /// True when `length` (cells) reproduces the optimal length within the file's printed
+    /// precision ([`Scenario::optimal_tolerance`]).
+    pub fn is_optimal(&self, length: f64) -> bool {
+        (length - self.optimal_length).abs() <= self.optimal_tolerance
+    }
+}
+
 /// Parses the text of a `.map.scen` file (`version 1` tab-separated or `version 1.0`
 /// space-separated).
 pub fn parse_scenarios(text: &str) -> Result<Vec<Scenario>, MapError> {
@@ -160,7 +168,8 @@ mod tests {
         assert_eq!(s[0].bucket, 3);
         assert!((s[0].optimal_tolerance - 0.01).abs() < 1e-8, "2 decimals: one unit of the last");
         let s = parse_scenarios("version 1\n25\tarena2.map\t281\t209\t100\t161\t93\t68\t101.698\n").unwrap();
-        assert!((101.69848480983494 - s[0].optimal_length).abs() <= s[0].optimal_tolerance);
+        assert!(s[0].is_optimal(101.69848480983494));
+        assert!(!s[0].is_optimal(101.6995), "two units of the last digit off");
         assert!(parse_scenarios("version 1\n0 a 1 2 3\n").is_err());
     }
 }
