@@ -1,6 +1,7 @@
 //! Block A* on random maps against independent references: octile A* for block-oct, BFS for
 //! block-tile, the visibility-graph optimum (lower bound) and line of sight for block-aa, Theta*
-//! and Lazy Theta*, under both line-of-sight rules; and map edits through the block grid.
+//! and Lazy Theta*, under both line-of-sight rules; Dijkstra on the block graph (the exact
+//! optimum block-aa claims); and map edits through the block grid.
 
 use blockstar_planner::block_astar::{BlockAStar, BlockGrid};
 use blockstar_planner::grid::{CellRect, Grid};
@@ -287,4 +288,108 @@ fn shared_state_is_send_sync_and_searches_can_be_stopped() {
             });
         }
     });
+}
+
+/// Shortest start-goal distance in the block graph that Block A* searches under the Moving AI
+/// rule, by plain Dijkstra (the independent reference): nodes are the start, the goal and every
+/// block's boundary vertices; inside each block, every pair of them is joined by the database's
+/// in-block distance for the block's pattern. Returns the length and the number of edges on the
+/// path, or `None` when the goal is unreachable.
+fn block_graph_distance(db: &Lddb, bg: &BlockGrid, s: (u32, u32), t: (u32, u32)) -> Option<(f64, usize)> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let side = bg.side();
+    let n = side + 1;
+    let (vw, vh) = (bg.width() + 1, bg.height() + 1);
+    let id = |x: usize, y: usize| y * vw + x;
+    let mut edges: Vec<Vec<(usize, f64)>> = vec![vec![]; vw * vh];
+    for by in 0..bg.blocks_y() {
+        for bx in 0..bg.blocks_x() {
+            let (ox, oy) = (bx * side, by * side);
+            let pattern = bg.pattern(by * bg.blocks_x() + bx);
+            // The block's nodes in block-frame local indices: its boundary vertices on the map,
+            // and the start and goal when they lie in it.
+            let mut nodes = vec![];
+            for ly in 0..n {
+                for lx in 0..n {
+                    let (x, y) = (ox + lx, oy + ly);
+                    let on_boundary = lx == 0 || ly == 0 || lx == side || ly == side;
+                    let endpoint = [s, t].contains(&(x as u32, y as u32));
+                    if x < vw && y < vh && (on_boundary || endpoint) {
+                        nodes.push((ly * n + lx, id(x, y)));
+                    }
+                }
+            }
+            for &(a, ia) in &nodes {
+                for &(b, ib) in &nodes {
+                    let d = db.distance(Metric::AnyAngle, LosRule::MovingAi, pattern, a, b);
+                    if ia != ib && d.is_finite() {
+                        edges[ia].push((ib, d));
+                    }
+                }
+            }
+        }
+    }
+    let mut dist = vec![(f64::INFINITY, 0usize); vw * vh];
+    let start = id(s.0 as usize, s.1 as usize);
+    dist[start] = (0.0, 0);
+    let mut heap = BinaryHeap::from([(Reverse(0u64), start)]);
+    while let Some((Reverse(key), u)) = heap.pop() {
+        let (du, hops) = dist[u];
+        if key != du.to_bits() {
+            continue;
+        }
+        for &(v, d) in &edges[u] {
+            if du + d < dist[v].0 {
+                dist[v] = (du + d, hops + 1);
+                heap.push((Reverse((du + d).to_bits()), v));
+            }
+        }
+    }
+    let goal = dist[id(t.0 as usize, t.1 as usize)];
+    goal.0.is_finite().then_some(goal)
+}
+
+/// Block A* any-angle finds the shortest path through its block graph (Moving AI rule, every
+/// block side): its length matches plain Dijkstra on that graph, up to the improvements below
+/// the search's 1e-3 threshold and the tables' 1/1024 rounding per hop. So the search's pruning
+/// (f-bound, blocked-corner and useless-ingress filters, termination rule) loses no route.
+#[test]
+fn any_angle_matches_dijkstra_on_the_block_graph() {
+    let mut r = Rng(0x5EED_B10C_0A57_A11E);
+    let mut block = BlockAStar::new();
+    let mut worst = 0.0f64;
+    let mut compared = 0;
+    for side in [2, 3, 4] {
+        let db = lddb(side);
+        for _ in 0..40 {
+            let (w, h) = (4 + r.next(37) as usize, 4 + r.next(37) as usize);
+            let pct = r.next(46);
+            let g = random_grid(&mut r, w, h, pct);
+            let bg = BlockGrid::new(&g, side).unwrap();
+            for _ in 0..6 {
+                let s = (r.next(w as u64 + 1) as u32, r.next(h as u64 + 1) as u32);
+                let t = (r.next(w as u64 + 1) as u32, r.next(h as u64 + 1) as u32);
+                let found = block.find_path(db, &bg, s, t, Metric::AnyAngle, LosRule::MovingAi, || false);
+                let passable = |p: (u32, u32)| bg.mask().vertex_passable(LosRule::MovingAi, p.0 as i64, p.1 as i64);
+                if !passable(s) || !passable(t) {
+                    assert_eq!(found.err(), Some(SearchFailure::BlockedEndpoint));
+                    continue;
+                }
+                match (block_graph_distance(db, &bg, s, t), found) {
+                    (Some((want, hops)), Ok(p)) => {
+                        let tolerance = (hops + 1) as f64 * (1e-3 + 1.0 / 1024.0);
+                        let err = (p.length - want).abs();
+                        assert!(err <= tolerance, "side {side} {s:?}->{t:?}: {} vs {want}\n{g:?}", p.length);
+                        worst = worst.max(err);
+                        compared += 1;
+                    }
+                    (None, Err(f)) => assert!(s == t || f == SearchFailure::NoPath, "{f:?}"),
+                    (want, got) => panic!("side {side} {s:?}->{t:?}: reference {want:?}, search {got:?}\n{g:?}"),
+                }
+            }
+        }
+    }
+    println!("{compared} queries, largest difference {worst:.2e}");
+    assert!(compared > 400, "too few solvable queries: {compared}");
 }
