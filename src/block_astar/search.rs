@@ -6,7 +6,9 @@
 //! Nodes are cells for the octile and tile metrics (blocks are disjoint; a path leaves a block
 //! by one legal move into a neighbouring block) and vertices for the any-angle metric (blocks
 //! share their boundary vertices; under the conservative rule, runs along block boundary lines,
-//! which neither block's table can certify, are added as unit moves checked on the map).
+//! which neither block's table can certify, are added as unit moves checked on the map: each
+//! expanding block runs along its own lines from its improved vertices, from its ingress
+//! vertices on block corners, where lines of other blocks meet, and from the start).
 //!
 //! The heap value of a block is the least `g + h` over its ingress nodes. The search stops only
 //! when the least heap value is no less than the best goal length found, so octile and tile
@@ -319,7 +321,10 @@ pub struct BlockAStar {
     heap: BinaryHeap<u128>,
     layout: Layout,
     layout_key: (usize, bool),
-    /// Scratch list of the conservative rule's boundary runs (see `boundary_runs`).
+    /// Scratch list of the conservative rule's boundary runs (see `boundary_runs`), empty between
+    /// expansions: the expansion puts its ingress vertices (or the start) in first, since runs
+    /// along this block's lines from them were left to it by the blocks that improved them,
+    /// then `pass_on_vertices` adds the improved ones and `boundary_runs` drains it.
     boundary_work: Vec<(u32, f64)>,
     /// Scratch lists of `reconstruct`: the hops of the path, and one hop's in-block vertices
     /// (kept between queries instead of grown afresh for every path).
@@ -740,6 +745,14 @@ impl BlockAStar {
             state.g[slots[i] as usize & 15] = gs[i];
         }
         if aa {
+            if let Some(s) = source {
+                // The start may leave along this block's boundary lines too.
+                if q.rule == LosRule::Conservative && ids.contains(&s) {
+                    self.boundary_work.push((s, 0.0));
+                }
+            } else if q.rule == LosRule::Conservative {
+                Self::runs_from_ingress(&mut self.boundary_work, q, ys[..ny].iter().map(|&(_, g, id)| (id, g)));
+            }
             self.pass_on_vertices::<WIDE>(q, b, improved, base, &gs, best);
         } else {
             // Cross moves start from every improved node and from the ingress nodes themselves,
@@ -838,6 +851,9 @@ impl BlockAStar {
             nr += 1;
         }
         relax_lanes::<WIDE>(&mut cand, &mut from_row, table, &rows[..nr]);
+        if q.rule == LosRule::Conservative {
+            Self::runs_from_ingress(&mut self.boundary_work, q, rows[..nr].iter().map(|&(_, g, id)| (id, g)));
+        }
         // Goal in this block: the best ingress-to-goal length.
         let (gx, gy) = (q.goal.0 - ox as i64, q.goal.1 - oy as i64);
         if gx >= 0 && gy >= 0 && (gx as usize) < n && (gy as usize) < n {
@@ -946,9 +962,9 @@ impl BlockAStar {
     ) {
         let mask = q.grid.mask();
         let conservative = q.rule == LosRule::Conservative;
-        // Reused between expansions: a fresh vector here cost an allocation per expansion.
+        // Reused between expansions (a fresh vector here cost an allocation per expansion); it
+        // may already hold the expansion's ingress vertices (see `boundary_work`).
         let mut work = std::mem::take(&mut self.boundary_work);
-        work.clear();
         let (bw, bh) = (q.grid.blocks_x() as i64, q.grid.blocks_y() as i64);
         let (bx, by) = ((b % q.grid.blocks_x()) as i64, (b / q.grid.blocks_x()) as i64);
         let (ox, oy) = (bx * q.side as i64, by * q.side as i64);
@@ -1053,6 +1069,23 @@ impl BlockAStar {
             below |= u32::from(f.0[i] < bound) << i;
         }
         below
+    }
+
+    /// Conservative rule: queues runs along the expanding block's boundary lines from those of its
+    /// ingress vertices `ingress` (node id, g) that lie on block corners. The block that improved
+    /// a vertex ran only along its own lines. Through a vertex inside an edge runs one line, the
+    /// edge its two blocks share, so that run is done; through a corner run two lines, four half
+    /// lines, two of them along the edges of other blocks, which must run from it themselves.
+    /// Pinch vertices are no intermediate waypoints, so no run starts at them.
+    fn runs_from_ingress(work: &mut Vec<(u32, f64)>, q: &Query<'_>, ingress: impl Iterator<Item = (u32, f64)>) {
+        let mask = q.grid.mask();
+        let side = q.side as i64;
+        for (id, g) in ingress {
+            let (x, y) = q.xy(id);
+            if x % side == 0 && y % side == 0 && !mask.is_pinch(x, y) {
+                work.push((id, g));
+            }
+        }
     }
 
     /// Conservative rule: relaxes runs along block `b`'s boundary lines (which neither block's
