@@ -22,6 +22,8 @@ use crate::search::path::{polyline_length, remove_collinear_if, GridPath, Search
 use std::collections::BinaryHeap;
 
 const NONE: u32 = u32::MAX;
+/// An unused [`Layout::line_moves`] entry (the used ones come first).
+const NO_MOVE: u8 = 0xFF;
 /// `parent_block` value of a node reached by a single move, not through a block's table.
 const STEP: u32 = u32::MAX - 1;
 const SQRT2: f64 = std::f64::consts::SQRT_2;
@@ -194,6 +196,12 @@ struct Layout {
     boundary_fy: Lanes<f64>,
     /// Vertex layouts only: the vertices shared with each neighbouring block.
     neighbours: [Neighbour; 8],
+    /// Block-frame boundary positions of the four corners, as bits.
+    corners: u32,
+    /// Vertex layouts only, per boundary position: the unit moves along the block's boundary
+    /// lines that stay in the block, as (dx, dy, boundary position reached); unused entries
+    /// reach [`NO_MOVE`].
+    line_moves: [[(i8, i8, u8); 4]; 16],
     /// Per symmetry transform: block-frame boundary position -> class-frame boundary position
     /// (symmetries of the square map the boundary onto itself).
     class_pos: [[u8; 16]; 8],
@@ -273,7 +281,34 @@ impl Layout {
         for (i, &(lx, ly)) in boundary_xy.iter().enumerate() {
             (boundary_fx.0[i], boundary_fy.0[i]) = (lx as f64, ly as f64);
         }
-        Self { n, boundary, boundary_pos, boundary_xy, boundary_fx, boundary_fy, neighbours, class_pos, block_pos }
+        let mut line_moves = [[(0i8, 0i8, NO_MOVE); 4]; 16];
+        for (moves, &(lx, ly)) in line_moves.iter_mut().zip(&boundary_xy) {
+            let mut k = 0;
+            for (dx, dy) in [(1i64, 0i64), (-1, 0), (0, 1), (0, -1)] {
+                let on_line = if dx != 0 { ly == 0 || ly == side } else { lx == 0 || lx == side };
+                let (nx, ny) = (lx + dx, ly + dy);
+                if on_line && (0..=side).contains(&nx) && (0..=side).contains(&ny) {
+                    moves[k] = (dx as i8, dy as i8, boundary_pos[(ny * n as i64 + nx) as usize]);
+                    k += 1;
+                }
+            }
+        }
+        let corners = [(0, 0), (n - 1, 0), (0, n - 1), (n - 1, n - 1)]
+            .iter()
+            .fold(0, |m, &(x, y)| m | 1 << boundary_pos[y * n + x]);
+        Self {
+            n,
+            boundary,
+            boundary_pos,
+            boundary_xy,
+            boundary_fx,
+            boundary_fy,
+            neighbours,
+            corners,
+            line_moves,
+            class_pos,
+            block_pos,
+        }
     }
 }
 
@@ -321,11 +356,12 @@ pub struct BlockAStar {
     heap: BinaryHeap<u128>,
     layout: Layout,
     layout_key: (usize, bool),
-    /// Scratch list of the conservative rule's boundary runs (see `boundary_runs`), empty between
-    /// expansions: the expansion puts its ingress vertices (or the start) in first, since runs
-    /// along this block's lines from them were left to it by the blocks that improved them,
-    /// then `pass_on_vertices` adds the improved ones and `boundary_runs` drains it.
-    boundary_work: Vec<(u32, f64)>,
+    /// Scratch list of the conservative rule's boundary runs (see `boundary_runs`) as (boundary
+    /// position in the expanding block's frame, g), empty between expansions: the expansion puts
+    /// its ingress corners (or the start) in first, since runs along this block's lines from them
+    /// were left to it, then `pass_on_vertices` adds the improved vertices and `boundary_runs`
+    /// drains it.
+    boundary_work: Vec<(usize, f64)>,
     /// Scratch lists of `reconstruct`: the hops of the path, and one hop's in-block vertices
     /// (kept between queries instead of grown afresh for every path).
     hops: Vec<(u32, u32, u32)>,
@@ -669,7 +705,7 @@ impl BlockAStar {
         // The goal's class-frame index when this block holds the goal.
         let (gx, gy) = (q.goal.0 - ox, q.goal.1 - oy);
         let goal_here = gx >= 0 && gy >= 0 && (gx as usize) < n && (gy as usize) < n;
-        let (ids, base) = self.boundary_ids(q, b);
+        let (ids, _) = self.boundary_ids(q, b);
         // Class-frame indices of the boundary nodes.
         let mut cls = [0usize; 16];
         for i in 0..nbd {
@@ -745,15 +781,14 @@ impl BlockAStar {
             state.g[slots[i] as usize & 15] = gs[i];
         }
         if aa {
-            if let Some(s) = source {
-                // The start may leave along this block's boundary lines too.
-                if q.rule == LosRule::Conservative && ids.contains(&s) {
-                    self.boundary_work.push((s, 0.0));
+            // The start may leave along this block's boundary lines too (only the start block's
+            // initialisation gets here: other any-angle expansions are `expand_any_angle`'s).
+            if let (Some(s), LosRule::Conservative) = (source, q.rule) {
+                if let Some(pos) = ids.iter().position(|&id| id == s) {
+                    self.boundary_work.push((pos, 0.0));
                 }
-            } else if q.rule == LosRule::Conservative {
-                Self::runs_from_ingress(&mut self.boundary_work, q, ys[..ny].iter().map(|&(_, g, id)| (id, g)));
             }
-            self.pass_on_vertices::<WIDE>(q, b, improved, base, &gs, best);
+            self.pass_on_vertices::<WIDE>(q, b, improved, &gs, best);
         } else {
             // Cross moves start from every improved node and from the ingress nodes themselves,
             // which arrived by a move from another block and have not left through this one.
@@ -843,6 +878,10 @@ impl BlockAStar {
             m &= m - 1;
             by_block |= 1 << block_pos[j];
         }
+        if q.rule == LosRule::Conservative {
+            let origin = (ox as i64, oy as i64);
+            Self::runs_from_corners(&mut self.boundary_work, &self.layout, q, by_block, origin, g, class_pos);
+        }
         while by_block != 0 {
             let i = by_block.trailing_zeros() as usize;
             by_block &= by_block - 1;
@@ -851,9 +890,6 @@ impl BlockAStar {
             nr += 1;
         }
         relax_lanes::<WIDE>(&mut cand, &mut from_row, table, &rows[..nr]);
-        if q.rule == LosRule::Conservative {
-            Self::runs_from_ingress(&mut self.boundary_work, q, rows[..nr].iter().map(|&(_, g, id)| (id, g)));
-        }
         // Goal in this block: the best ingress-to-goal length.
         let (gx, gy) = (q.goal.0 - ox as i64, q.goal.1 - oy as i64);
         if gx >= 0 && gy >= 0 && (gx as usize) < n && (gy as usize) < n {
@@ -894,7 +930,7 @@ impl BlockAStar {
             m &= m - 1;
             state.g[j] = cand.0[j];
         }
-        self.pass_on_vertices::<WIDE>(q, b, improved, base, &gs, best);
+        self.pass_on_vertices::<WIDE>(q, b, improved, &gs, best);
     }
 
     /// Relaxes every boundary node from the ingress list `ys` (table row offset, g, id) with
@@ -956,7 +992,6 @@ impl BlockAStar {
         q: &Query<'_>,
         b: usize,
         improved: u32,
-        base: u32,
         gs: &[f64; 16],
         best: &mut (f64, u32, u32),
     ) {
@@ -984,7 +1019,7 @@ impl BlockAStar {
                     markable &= !(1 << i);
                     continue;
                 }
-                work.push((base + q.offsets[i], gs[i]));
+                work.push((i, gs[i]));
             }
         }
         let f = &f.0;
@@ -1072,66 +1107,94 @@ impl BlockAStar {
     }
 
     /// Conservative rule: queues runs along the expanding block's boundary lines from those of its
-    /// ingress vertices `ingress` (node id, g) that lie on block corners. The block that improved
-    /// a vertex ran only along its own lines. Through a vertex inside an edge runs one line, the
+    /// ingress vertices `ingress` (block-frame boundary positions; `g` holds the block's slots,
+    /// `class_pos` maps positions to slots) that lie on block corners. The block that improved a
+    /// vertex ran only along its own lines. Through a vertex inside an edge runs one line, the
     /// edge its two blocks share, so that run is done; through a corner run two lines, four half
     /// lines, two of them along the edges of other blocks, which must run from it themselves.
     /// Pinch vertices are no intermediate waypoints, so no run starts at them.
-    fn runs_from_ingress(work: &mut Vec<(u32, f64)>, q: &Query<'_>, ingress: impl Iterator<Item = (u32, f64)>) {
+    fn runs_from_corners(
+        work: &mut Vec<(usize, f64)>,
+        layout: &Layout,
+        q: &Query<'_>,
+        ingress: u32,
+        origin: (i64, i64),
+        g: &[f64; 16],
+        class_pos: &[u8; 16],
+    ) {
         let mask = q.grid.mask();
-        let side = q.side as i64;
-        for (id, g) in ingress {
-            let (x, y) = q.xy(id);
-            if x % side == 0 && y % side == 0 && !mask.is_pinch(x, y) {
-                work.push((id, g));
+        let mut m = ingress & layout.corners;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let (lx, ly) = layout.boundary_xy[i];
+            if !mask.is_pinch(origin.0 + lx, origin.1 + ly) {
+                work.push((i, g[class_pos[i] as usize & 15]));
             }
         }
     }
 
     /// Conservative rule: relaxes runs along block `b`'s boundary lines (which neither block's
-    /// table can certify) as unit moves checked on the map, from the vertices in `work` (node
-    /// id, g), which it consumes.
-    fn boundary_runs(&mut self, q: &Query<'_>, b: usize, work: &mut Vec<(u32, f64)>, best: &mut (f64, u32, u32)) {
+    /// table can certify) as unit moves checked on the map, from the vertices in `work`
+    /// (block-frame boundary position, g), which it consumes. Works in the block's frame: a
+    /// vertex's other blocks come from the layout's neighbour table, as in the hand-off, so the
+    /// loop needs no division.
+    fn boundary_runs(&mut self, q: &Query<'_>, b: usize, work: &mut Vec<(usize, f64)>, best: &mut (f64, u32, u32)) {
         let mask = q.grid.mask();
-        let (bx, by) = (b % q.grid.blocks_x(), b / q.grid.blocks_x());
-        let (ox, oy) = ((bx * q.side) as i64, (by * q.side) as i64);
+        let (bw, bh) = (q.grid.blocks_x() as i64, q.grid.blocks_y() as i64);
+        let (bx, by) = ((b % q.grid.blocks_x()) as i64, (b / q.grid.blocks_x()) as i64);
         let s = q.side as i64;
-        let mut blocks = [0u32; 4];
-        while let Some((id, g)) = work.pop() {
-            let (x, y) = q.xy(id);
-            let (lx, ly) = (x - ox, y - oy);
-            let pos = self.layout.boundary_pos[ly as usize * self.layout.n + lx as usize] as usize;
-            if g > self.slot_g(b, self.slot_of(q, b, pos)) {
+        let (ox, oy) = (bx * s, by * s);
+        let base = (oy as usize * q.stride + ox as usize) as u32;
+        let slots = self.layout.class_pos[q.class_of(b).1];
+        while let Some((pos, g)) = work.pop() {
+            if g > self.block(b).g[slots[pos & 15] as usize & 15] {
                 continue;
             }
-            for (dx, dy) in [(1i64, 0i64), (-1, 0), (0, 1), (0, -1)] {
-                let on_line = if dx != 0 { ly == 0 || ly == s } else { lx == 0 || lx == s };
-                let (nlx, nly) = (lx + dx, ly + dy);
-                if !on_line || nlx < 0 || nly < 0 || nlx > s || nly > s {
+            let (lx, ly) = self.layout.boundary_xy[pos];
+            let (x, y) = (ox + lx, oy + ly);
+            let id = base + q.offsets[pos & 15];
+            let ng = g + 1.0;
+            let moves = self.layout.line_moves[pos & 15];
+            for (dx, dy, npos) in moves {
+                if npos == NO_MOVE {
+                    break;
+                }
+                let npos = npos as usize & 15;
+                let slot = slots[npos] as usize & 15;
+                // The cheap test first: most runs improve nothing.
+                if ng >= self.block(b).g[slot] {
                     continue;
                 }
-                let (nx, ny) = (x + dx, y + dy);
-                if nx as usize > q.max_x || ny as usize > q.max_y || !mask.unit_move_ok(q.rule, x, y, dx, dy) {
+                let (nx, ny) = (x + i64::from(dx), y + i64::from(dy));
+                if nx as usize > q.max_x
+                    || ny as usize > q.max_y
+                    || !mask.unit_move_ok(q.rule, x, y, i64::from(dx), i64::from(dy))
+                {
                     continue;
                 }
-                let nid = (ny as usize * q.stride + nx as usize) as u32;
-                let ng = g + 1.0;
-                let npos = self.layout.boundary_pos[nly as usize * self.layout.n + nlx as usize] as usize;
-                if ng < self.slot_g(b, self.slot_of(q, b, npos)) {
-                    self.store_everywhere(q, nx, ny, ng);
-                    self.parent[nid as usize] = (id, STEP);
-                    if nid == q.goal_id && ng < best.0 {
-                        *best = (ng, id, STEP);
+                let nid = base + q.offsets[npos];
+                self.parent[nid as usize] = (id, STEP);
+                if nid == q.goal_id && ng < best.0 {
+                    *best = (ng, id, STEP);
+                }
+                // Every block holding the vertex learns its g-value and takes it as ingress.
+                let f = ng + q.h(nx, ny);
+                self.block(b).g[slot] = ng;
+                self.mark_dirty(b as u32, slot, f);
+                for k in 0..self.layout.neighbours.len() {
+                    let nb = self.layout.neighbours[k];
+                    let (nbx, nby) = (bx + nb.dx, by + nb.dy);
+                    if nb.edge >> npos & 1 == 0 || nbx < 0 || nby < 0 || nbx >= bw || nby >= bh {
+                        continue;
                     }
-                    let f = ng + q.h(nx, ny);
-                    let k = q.blocks_of(nx, ny, &mut blocks);
-                    for &ob in &blocks[..k] {
-                        let pos = self.boundary_pos_in(q, ob as usize, nx, ny);
-                        self.mark_dirty(ob, self.slot_of(q, ob as usize, pos), f);
-                    }
-                    if !mask.is_pinch(nx, ny) {
-                        work.push((nid, ng));
-                    }
+                    let ob = (nby * bw + nbx) as usize;
+                    let oslot = self.layout.class_pos[q.class_of(ob).1][nb.pos[npos] as usize & 15] as usize & 15;
+                    self.block(ob).g[oslot] = ng;
+                    self.mark_dirty(ob as u32, oslot, f);
+                }
+                if !mask.is_pinch(nx, ny) {
+                    work.push((npos, ng));
                 }
             }
         }
