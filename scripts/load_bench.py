@@ -3,9 +3,10 @@
     python3 scripts/load_bench.py [--duration 60] [--goal-rate 100] [--map-rate 10] [--json]
 
 Starts planner_node (as the test suite does: tests/ros/helpers.py), publishes a map (8 x 5 m at
-5 cm: a wall with two doors), sets the start, then for --duration seconds sends goals to random
-free places at --goal-rate per second while republishing the whole /map at --map-rate per second
-with one door alternately closed and open (the node finds the changed rectangle itself). Then the
+5 cm: a wall with two doors), sets the start, then sends duration x goal-rate goals to random
+free places, one every 1/goal-rate seconds (goals due while the client itself lagged go out at
+once, so the stream may end a little late but is never short), while republishing the whole
+/map at --map-rate per second for --duration seconds with one door alternately closed and open (the node finds the changed rectangle itself). Then the
 door is closed for good, and the last goal is sent through where the door was: its /plan must go
 round by the other door. After a drain period it sends one more goal to check the node still
 answers.
@@ -273,19 +274,27 @@ def _run(node, client, duration, goal_rate, map_rate, seed, drain, log):
     log(f"load: {duration:.0f} s, {goal_rate:g} goals/s, {map_rate:g} map changes/s, node pid {pid}")
     rss = [(0.0, rss_kib(pid))]
     gid, version, door_closed = 0, 0, False
+    # The stream is a fixed number of goals on a fixed schedule: goal k is due k / goal_rate
+    # after the start. When the client itself lags (a slow spin on a busy machine), the goals
+    # due meanwhile go out at once and the stream may end a little after `duration`; it never
+    # sends fewer goals than the protocol names.
+    stream_len = max(1, round(duration * goal_rate))
     t0 = time.monotonic()
-    next_goal, next_map, next_rss = t0, t0 + 1.0 / map_rate, t0 + 1.0
+    next_map, next_rss = t0 + 1.0 / map_rate, t0 + 1.0
     end = t0 + duration
+
+    def next_goal():
+        return t0 + gid / goal_rate if gid < stream_len else math.inf
+
     while True:
         now = time.monotonic()
-        if now >= end:
+        if now >= end and gid >= stream_len:
             break
-        if now >= next_goal:
+        if now >= next_goal():
             gid += 1
             x, y = cell_center(*rng.choice(cells))
             client.send_goal(gid, x, y, rng.uniform(-math.pi, math.pi))
-            next_goal += 1.0 / goal_rate
-        if now >= next_map:
+        if now >= next_map and now < end:
             version += 1
             door_closed = not door_closed
             m = maps[door_closed]
@@ -295,7 +304,7 @@ def _run(node, client, duration, goal_rate, map_rate, seed, drain, log):
         if now >= next_rss:
             rss.append((now - t0, rss_kib(pid)))
             next_rss += 1.0
-        wait = min(next_goal, next_map, next_rss, end) - time.monotonic()
+        wait = min(next_goal(), next_map, next_rss, end) - time.monotonic()
         rclpy.spin_once(client.node, timeout_sec=max(0.0, min(wait, 0.005)))
     stream_goals = gid
 
