@@ -6,10 +6,10 @@ Starts planner_node (as the test suite does: tests/ros/helpers.py), publishes a 
 5 cm: a wall with two doors), sets the start, then sends duration x goal-rate goals to random
 free places, one every 1/goal-rate seconds (goals due while the client itself lagged go out at
 once, so the stream may end a little late but is never short), while republishing the whole
-/map at --map-rate per second for --duration seconds with one door alternately closed and open (the node finds the changed rectangle itself). Then the
-door is closed for good, and the last goal is sent through where the door was: its /plan must go
-round by the other door. After a drain period it sends one more goal to check the node still
-answers.
+/map at --map-rate per second for --duration seconds with one door alternately closed and open
+(the node finds the changed rectangle itself). Then the door is closed for good, and the last
+goal is sent through where the door was: its /plan must go round by the other door. After a
+drain period it sends one more goal to check the node still answers.
 
 Recorded: every goal's status (matched by the goal's stamp, which is unique per goal; statuses
 with event EVENT_REPLAN, published when a map change made the current trajectory illegal, are
