@@ -105,3 +105,62 @@ fn bad_arguments_are_refused_with_a_reason() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+/// A fresh directory under the system's temporary directory for one test.
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("blockstar-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch directory");
+    dir
+}
+
+/// Runs `scripts/bench_ratios.py` on maps in `data` with the test build of `blockstar`.
+fn bench_ratios(data: &std::path::Path, maps: &[&str]) -> std::process::Output {
+    Command::new("python3")
+        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_ratios.py"))
+        .args(["--rounds", "2", "--bin", env!("CARGO_BIN_EXE_blockstar"), "--data"])
+        .arg(data)
+        .args(maps)
+        .output()
+        .expect("run python3")
+}
+
+#[test]
+fn bench_ratios_script_prints_one_row_per_map_and_fails_on_unsolved_queries() {
+    let dir = scratch_dir("ratios");
+    let grid = "..........\n..........\n....@.....\n....@.....\n....@.....\n..........\n";
+    std::fs::write(dir.join("wall.map"), format!("type octile\nheight 6\nwidth 10\nmap\n{grid}")).unwrap();
+    // Octile optimal lengths of the three queries around the wall.
+    std::fs::write(
+        dir.join("wall.map.scen"),
+        "version 1\n0\twall.map\t10\t6\t0\t2\t9\t3\t10.24264069\n\
+         0\twall.map\t10\t6\t0\t0\t9\t5\t11.07106781\n0\twall.map\t10\t6\t1\t4\t8\t4\t7.82842712\n",
+    )
+    .unwrap();
+    let out = bench_ratios(&dir, &["wall"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let row = text.lines().find(|l| l.starts_with("wall ")).unwrap_or_else(|| panic!("no row for wall:\n{text}"));
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    // map, block-aa median, two lo/med/hi ratio triples, two mean lengths.
+    assert_eq!(cols.len(), 6, "{row}");
+    for triple in &cols[2..4] {
+        let r: Vec<f64> = triple.split('/').map(|x| x.parse().expect("a ratio")).collect();
+        assert!(r.len() == 3 && r[0] > 0.0 && r[0] <= r[1] && r[1] <= r[2], "{row}");
+    }
+    // Any-angle lengths are at most the octile ones: (10.243 + 11.071 + 7.828) / 3.
+    let block_len: f64 = cols[4].parse().unwrap();
+    assert!(block_len > 8.0 && block_len <= 9.7142 + 1e-3, "{row}");
+
+    // A goal walled in: no algorithm solves it, and the script says so and fails.
+    let grid = ".....\n.@@@.\n.@.@.\n.@@@.\n.....\n";
+    std::fs::write(dir.join("ring.map"), format!("type octile\nheight 5\nwidth 5\nmap\n{grid}")).unwrap();
+    std::fs::write(dir.join("ring.map.scen"), "version 1\n0\tring.map\t5\t5\t0\t0\t2\t2\t0\n").unwrap();
+    let out = bench_ratios(&dir, &["ring"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("solved 0 of 1"), "{}", String::from_utf8_lossy(&out.stderr));
+    // A map that is not there.
+    let out = bench_ratios(&dir, &["missing"]);
+    assert_eq!(out.status.code(), Some(1));
+    let _ = std::fs::remove_dir_all(&dir);
+}
