@@ -1,20 +1,15 @@
-# Source this (after scripts/setup.sh) to get the ROS 2 environment and the built packages:
+# Source this (after scripts/setup.sh) to get the ROS 2 environment:
 #   source scripts/env.sh
 # With /opt/ros/jazzy present it sources that installation; otherwise it points everything at the
-# wheel-based ROS in .venv-ros/. Either way .ros-prefix/ (blockstar_planner_msgs) is added.
+# wheel-based ROS in .venv-ros/ and the tools and interfaces of .ros-prefix/extras. The project's
+# own packages come from the colcon workspace (scripts/build_ws.sh; `source .ws/install/setup.bash`).
 # Tests get an isolated DDS domain on the loopback interface (set BLOCKSTAR_KEEP_ROS_NETWORK=1 to
 # keep your own ROS_DOMAIN_ID / ROS_AUTOMATIC_DISCOVERY_RANGE).
 
 BLOCKSTAR_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export BLOCKSTAR_ROOT
 _bs_venv="$BLOCKSTAR_ROOT/.venv-ros"
-# The interface package is installed into a directory named by a hash of msg/: r2r caches its
-# generated bindings by the value of AMENT_PREFIX_PATH (and a few other variables), so a changed
-# message must change that value, or the next build would use stale bindings.
-BLOCKSTAR_MSGS_HASH="$(cd "$BLOCKSTAR_ROOT" && { find msg -type f | LC_ALL=C sort; find msg -type f -print0 |
-    LC_ALL=C sort -z | xargs -0 cat; } | sha256sum | cut -c1-16)"
-export BLOCKSTAR_MSGS_PREFIX="$BLOCKSTAR_ROOT/.ros-prefix/msgs-$BLOCKSTAR_MSGS_HASH"
-_bs_prefix="$BLOCKSTAR_MSGS_PREFIX"
+_bs_extras="$BLOCKSTAR_ROOT/.ros-prefix/extras"
 
 _bs_prepend() { # VAR DIR: prepends DIR to the colon list VAR unless already present
     local cur="${!1:-}"
@@ -37,16 +32,15 @@ else
     for _bs_d in "$_bs_venv"/lib/python3.11/site-packages/ros_*.libs; do
         [ -d "$_bs_d" ] && _bs_prepend LD_LIBRARY_PATH "$_bs_d"
     done
-    # librcl of the wheels loads a Python extension library that needs libpython's symbols in
-    # the process: preload it for the (non-Python) node. Python processes get the same library.
-    BLOCKSTAR_LIBPYTHON="$(/usr/bin/python3.11 -c 'import sysconfig,os; print(os.path.join(sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("INSTSONAME")))' 2>/dev/null || true)"
-    export BLOCKSTAR_LIBPYTHON
+    # The ROS tools and interfaces PyPI lacks (scripts/setup.sh), always on the paths so the
+    # value r2r keys its bindings cache on does not depend on whether they are installed yet.
+    _bs_prepend AMENT_PREFIX_PATH "$_bs_extras"
+    _bs_prepend CMAKE_PREFIX_PATH "$_bs_extras"
+    _bs_prepend LD_LIBRARY_PATH "$_bs_extras/lib"
+    _bs_prepend PYTHONPATH "$_bs_extras/lib/python3.11/site-packages"
 fi
 
-_bs_prepend AMENT_PREFIX_PATH "$_bs_prefix"
-_bs_prepend CMAKE_PREFIX_PATH "$_bs_prefix"
-_bs_prepend LD_LIBRARY_PATH "$_bs_prefix/lib"
-_bs_prepend PYTHONPATH "$_bs_prefix/lib/python3.11/site-packages"
+# colcon, cargo-ament-build, pytest, rosbags (and with the wheels, ros2 and the ROS Python tools).
 [ -d "$_bs_venv/bin" ] && _bs_prepend PATH "$_bs_venv/bin"
 
 # r2r generates bindings only for these packages (the build is slow otherwise). r2r itself adds
@@ -59,4 +53,4 @@ if [ "${BLOCKSTAR_KEEP_ROS_NETWORK:-0}" != 1 ]; then
     export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 fi
 
-unset _bs_venv _bs_prefix _bs_d _bs_u
+unset _bs_venv _bs_extras _bs_d _bs_u

@@ -5,11 +5,15 @@
 #     scripts/ros-requirements.txt (rclpy, Fast DDS, message packages, ament/rosidl build tools),
 #     rosbags and pytest,
 #   - the workarounds of a wheel-based ROS 2 (see README.md, "How the wheel-based ROS works"),
-#   - a build of the interface package msg/ (blockstar_planner_msgs) into
-#     .ros-prefix/msgs-<hash of msg/> (see scripts/env.sh).
-# Where /opt/ros/jazzy exists, that installation is used instead of the wheels and only the
-# interface package is built. A stamp file keyed on a hash of the inputs makes a re-run that has
-# nothing to do return in well under a second.
+#   - colcon with colcon-ros-cargo and cargo-ament-build (scripts/colcon-requirements.txt), which
+#     build the workspace as the README tells a ROS 2 user to (scripts/build_ws.sh),
+#   - the ROS 2 tools PyPI lacks (`ros2` CLI, launch, launch_ros) and the interface packages they
+#     need, from the unmodified upstream bundle ../shared/ros_jazzy_extra (or
+#     $BLOCKSTAR_ROS_EXTRA), into the venv and .ros-prefix/extras.
+# Where /opt/ros/jazzy exists, that installation is used instead of the wheels and the bundle.
+# Without either, everything but the real-tool tests still works, and set-up says what is missing
+# (under CI=true a missing bundle is an error). A stamp file keyed on a hash of the inputs makes a
+# re-run that has nothing to do return in well under a second.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,6 +21,14 @@ VENV="$ROOT/.venv-ros"
 PREFIX="$ROOT/.ros-prefix"
 STAMP="$PREFIX/.setup-stamp"
 PY=/usr/bin/python3.11
+EXTRA="${BLOCKSTAR_ROS_EXTRA:-$ROOT/../shared/ros_jazzy_extra}"
+EXTRA_PREFIX="$PREFIX/extras"
+# What the bundle provides that this project uses: the Python tools (with their dependencies that
+# the venv lacks) and the interface packages launch_ros imports.
+EXTRA_WHEELS=(osrf-pycommon argcomplete psutil rosidl-runtime-py launch launch-xml launch-yaml launch-ros
+    ros2cli ros2pkg ros2node ros2topic ros2param ros2action ros2service ros2launch ros2run ros2interface
+    ros2lifecycle)
+EXTRA_INTERFACES=(composition_interfaces)
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
@@ -25,9 +37,9 @@ system_ros() { [ -f /opt/ros/jazzy/setup.bash ]; }
 # Everything whose change must redo the set-up.
 inputs_hash() {
     {
-        cat "$ROOT/scripts/setup.sh" "$ROOT/scripts/ros-requirements.txt"
-        find "$ROOT/msg" -type f -print0 | sort -z | xargs -0 cat
+        cat "$ROOT/scripts/setup.sh" "$ROOT/scripts/ros-requirements.txt" "$ROOT/scripts/colcon-requirements.txt"
         system_ros && echo system-ros
+        cat "$EXTRA/SHA256SUMS" 2>/dev/null || echo no-extras
         uname -m
     } | sha256sum | cut -d' ' -f1
 }
@@ -66,8 +78,9 @@ if system_ros; then
     if [ ! -x "$VENV/bin/python" ]; then
         $PY -m venv --system-site-packages "$VENV"
     fi
-    "$VENV/bin/pip" install -q "$(grep '^rosbags==' "$ROOT/scripts/ros-requirements.txt")" \
-        "$(grep '^pytest==' "$ROOT/scripts/ros-requirements.txt")"
+    "$VENV/bin/pip" install -q --disable-pip-version-check \
+        "$(grep '^rosbags==' "$ROOT/scripts/ros-requirements.txt")" \
+        "$(grep '^pytest==' "$ROOT/scripts/ros-requirements.txt")" -r "$ROOT/scripts/colcon-requirements.txt"
 else
     # --- Python venv with the pinned ROS 2 Jazzy wheels ----------------------------------------
     if [ ! -x "$VENV/bin/python" ]; then
@@ -75,7 +88,8 @@ else
         $PY -m venv "$VENV"
     fi
     log "installing pinned wheels (scripts/ros-requirements.txt)"
-    "$VENV/bin/pip" install -q --disable-pip-version-check -r "$ROOT/scripts/ros-requirements.txt"
+    "$VENV/bin/pip" install -q --disable-pip-version-check -r "$ROOT/scripts/ros-requirements.txt" \
+        -r "$ROOT/scripts/colcon-requirements.txt"
 
     # --- Workarounds -------------------------------------------------------------------------
     # The wheels' CMake configs name include paths of the manylinux build image.
@@ -96,30 +110,46 @@ fi
 # when this repository sits in a colcon workspace.
 touch "$VENV/COLCON_IGNORE" "$PREFIX/COLCON_IGNORE"
 
-# --- The interface package ------------------------------------------------------------------
+# --- ROS 2 tools and interfaces PyPI lacks (wheel-based ROS only) -----------------------------
 # shellcheck source=scripts/env.sh
 source "$ROOT/scripts/env.sh"
-log "building blockstar_planner_msgs into $BLOCKSTAR_MSGS_PREFIX"
-BUILD="$PREFIX/build/blockstar_planner_msgs"
-# Installs of other message versions (and of the layout before the hashed prefix) would be found
-# next to this one: remove them.
-for old in "$PREFIX"/msgs-* "$PREFIX/include" "$PREFIX/lib" "$PREFIX/share"; do
-    [ "$old" = "$BLOCKSTAR_MSGS_PREFIX" ] || rm -rf "$old"
-done
-rm -rf "$BUILD"
-mkdir -p "$BUILD"
-CMAKE=cmake
-[ -x "$VENV/bin/cmake" ] && CMAKE="$VENV/bin/cmake"
-(
-    cd "$BUILD"
-    "$CMAKE" "$ROOT/msg" -DBUILD_TESTING=OFF -DCMAKE_INSTALL_PREFIX="$BLOCKSTAR_MSGS_PREFIX" \
-        -DPython3_EXECUTABLE="$VENV/bin/python" -DCMAKE_BUILD_TYPE=Release >cmake.log 2>&1 ||
-        { cat cmake.log >&2; exit 1; }
-    "$CMAKE" --build . -j2 >build.log 2>&1 || { tail -50 build.log >&2; exit 1; }
-    "$CMAKE" --install . >install.log 2>&1 || { tail -50 install.log >&2; exit 1; }
-)
-python -c 'from blockstar_planner_msgs.msg import PlannerStatus; assert PlannerStatus.SUPERSEDED == 10' ||
-    { log "the built interface package does not import in Python"; exit 1; }
+if ! system_ros; then
+    rm -rf "$EXTRA_PREFIX" "$PREFIX/build-extras"
+    if [ -f "$EXTRA/SHA256SUMS" ]; then
+        log "installing the ros2 CLI and launch from $EXTRA"
+        ( cd "$EXTRA/wheels" && sha256sum --quiet -c ../SHA256SUMS ) ||
+            { log "checksums of $EXTRA/wheels do not match its SHA256SUMS"; exit 1; }
+        # --no-deps: launch_ros declares `ament_index_python`, which the ROS wheels ship as a module
+        # but not as a distribution of that name; every real dependency is named instead.
+        # --no-index: PyPI's `launch` is an unrelated project.
+        "$VENV/bin/pip" install -q --disable-pip-version-check --no-index --find-links "$EXTRA/wheels" \
+            --no-deps "${EXTRA_WHEELS[@]}"
+        mkdir -p "$EXTRA_PREFIX"
+        export CMAKE_PREFIX_PATH="$EXTRA_PREFIX:${CMAKE_PREFIX_PATH:-}" AMENT_PREFIX_PATH="$EXTRA_PREFIX:$AMENT_PREFIX_PATH"
+        for pkg in "${EXTRA_INTERFACES[@]}"; do
+            log "building $pkg into $EXTRA_PREFIX"
+            build="$PREFIX/build-extras/$pkg"
+            mkdir -p "$build"
+            (
+                cd "$build"
+                "$VENV/bin/cmake" "$EXTRA/interfaces/$pkg" -DBUILD_TESTING=OFF -DCMAKE_INSTALL_PREFIX="$EXTRA_PREFIX" \
+                    -DPython3_EXECUTABLE="$VENV/bin/python" -DCMAKE_BUILD_TYPE=Release >cmake.log 2>&1 ||
+                    { cat cmake.log >&2; exit 1; }
+                "$VENV/bin/cmake" --build . -j2 >build.log 2>&1 || { tail -50 build.log >&2; exit 1; }
+                "$VENV/bin/cmake" --install . >install.log 2>&1 || { tail -50 install.log >&2; exit 1; }
+            )
+        done
+        rm -rf "$PREFIX/build-extras"
+    elif [ "${CI:-}" = true ]; then
+        log "ERROR: $EXTRA (the ros2 CLI, launch and interfaces PyPI lacks) not found; CI=true needs it"
+        exit 1
+    else
+        log "NOTE: $EXTRA not found: no ros2 CLI and no ros2 launch on this machine; the tests that"
+        log "      need them will be skipped (put ../shared beside the clone, or set BLOCKSTAR_ROS_EXTRA)"
+    fi
+fi
+# Old layouts of .ros-prefix (the interface package is now built by colcon, scripts/build_ws.sh).
+rm -rf "$PREFIX"/msgs-* "$PREFIX/build" "$PREFIX/include" "$PREFIX/lib" "$PREFIX/share"
 
 echo "$HASH" >"$STAMP"
 log "done"
