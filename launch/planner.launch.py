@@ -1,82 +1,69 @@
-"""Starts planner_node with config/planner.yaml.
+"""Starts planner_node with the package's parameters file and bundled map.
 
-    ros2 launch blockstar_planner planner.launch.py [params_file:=...] [map_file:=...]
+    ros2 launch blockstar_planner planner.launch.py [params_file:=FILE] [map_file:=FILE|none]
         [map_topic:=/map] [goal_topic:=/goal_pose] [initialpose_topic:=/initialpose]
         [odom_topic:=/odom] [plan_topic:=/plan]
 
-The command line of the node is built by planner_node_command(), which the test suite also
-calls (tests/ros/test_launch.py), so the tests start the node exactly as this file does. This
-module imports `launch` only inside generate_launch_description(), so the tests can import it on
-a machine without the `launch` package.
+map_file: a map_server YAML (or Moving AI .map) loaded at start-up, by default the bundled
+config/tb3_sandbox.yaml; `map_file:=none` starts without one and waits for the map topic (from
+another launch file an empty value does the same). The topic arguments remap the node's topics.
 """
 
 import os
 
-PACKAGE = "blockstar_planner"
-EXECUTABLE = "planner_node"
-NODE_NAME = "planner_node"
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
 
-# Launch argument name -> (default, the node's topic it remaps, description).
+PACKAGE = "blockstar_planner"
+NODE_NAME = "planner_node"
+# The value of map_file that means "no map file". ros2launch refuses an empty value on its
+# command line (`map_file:=` is malformed there), so a word is needed.
+NO_MAP = "none"
+
+# Launch argument -> (the node's topic it remaps, description).
 TOPIC_ARGUMENTS = {
-    "map_topic": ("/map", "/map", "occupancy grid input (transient local)"),
-    "goal_topic": ("/goal_pose", "/goal_pose", "goal input (geometry_msgs/PoseStamped)"),
-    "initialpose_topic": ("/initialpose", "/initialpose", "start pose input"),
-    "odom_topic": ("/odom", "/odom", "start pose input (nav_msgs/Odometry)"),
-    "plan_topic": ("/plan", "/plan", "nav_msgs/Path output"),
+    "map_topic": ("/map", "occupancy grid input (nav_msgs/OccupancyGrid, transient local)"),
+    "goal_topic": ("/goal_pose", "goal input (geometry_msgs/PoseStamped)"),
+    "initialpose_topic": ("/initialpose", "start pose input (geometry_msgs/PoseWithCovarianceStamped)"),
+    "odom_topic": ("/odom", "start pose input (nav_msgs/Odometry)"),
+    "plan_topic": ("/plan", "path output (nav_msgs/Path)"),
 }
 
 
-def default_arguments(share_dir):
-    """Launch argument name -> default value, given the package's share directory."""
-    args = {name: default for name, (default, _, _) in TOPIC_ARGUMENTS.items()}
-    args["params_file"] = os.path.join(share_dir, "config", "planner.yaml")
-    args["map_file"] = os.path.join(share_dir, "config", "tb3_sandbox.yaml")
-    return args
-
-
-def planner_node_command(prefix_dir, share_dir, overrides=None):
-    """The node's full command line (executable first) for the given install prefix and share
-    directory; overrides replace launch argument values (see default_arguments)."""
-    args = default_arguments(share_dir)
-    unknown = set(overrides or {}) - set(args)
-    if unknown:
-        raise ValueError(f"unknown launch arguments: {sorted(unknown)}")
-    args.update(overrides or {})
-    cmd = [
-        os.path.join(prefix_dir, "lib", PACKAGE, EXECUTABLE),
-        "--ros-args",
-        "-r",
-        f"__node:={NODE_NAME}",
-        "--params-file",
-        args["params_file"],
+def _start_node(context):
+    value = {name: LaunchConfiguration(name).perform(context) for name in list(TOPIC_ARGUMENTS) + ["map_file"]}
+    map_file = "" if value["map_file"].strip().lower() in ("", NO_MAP) else value["map_file"]
+    return [
+        Node(
+            package=PACKAGE,
+            executable="planner_node",
+            name=NODE_NAME,
+            output="screen",
+            parameters=[LaunchConfiguration("params_file"), {"map_file": map_file}],
+            remappings=[(topic, value[arg]) for arg, (topic, _) in TOPIC_ARGUMENTS.items() if value[arg] != topic],
+        )
     ]
-    if args["map_file"]:
-        cmd += ["-p", f"map_file:={args['map_file']}"]
-    for name, (_, topic, _) in TOPIC_ARGUMENTS.items():
-        if args[name] != topic:
-            cmd += ["-r", f"{topic}:={args[name]}"]
-    return cmd
 
 
 def generate_launch_description():
-    from ament_index_python.packages import get_package_prefix, get_package_share_directory
-    from launch import LaunchDescription
-    from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction
-    from launch.substitutions import LaunchConfiguration
-
     share = get_package_share_directory(PACKAGE)
-    prefix = get_package_prefix(PACKAGE)
-    defaults = default_arguments(share)
-    descriptions = {name: desc for name, (_, _, desc) in TOPIC_ARGUMENTS.items()}
-    descriptions["params_file"] = "parameters file of planner_node"
-    descriptions["map_file"] = "map_server YAML loaded at start-up ('' for none: wait for /map)"
-
-    def start_node(context):
-        values = {name: LaunchConfiguration(name).perform(context) for name in defaults}
-        return [ExecuteProcess(cmd=planner_node_command(prefix, share, values), name=NODE_NAME, output="screen")]
-
-    actions = [
-        DeclareLaunchArgument(name, default_value=value, description=descriptions[name])
-        for name, value in defaults.items()
+    arguments = [
+        DeclareLaunchArgument(
+            "params_file",
+            default_value=os.path.join(share, "config", "planner.yaml"),
+            description="parameters file of planner_node",
+        ),
+        DeclareLaunchArgument(
+            "map_file",
+            default_value=os.path.join(share, "config", "tb3_sandbox.yaml"),
+            description=f"map_server YAML loaded at start-up; '{NO_MAP}' for none (wait for the map topic)",
+        ),
     ]
-    return LaunchDescription(actions + [OpaqueFunction(function=start_node)])
+    arguments += [
+        DeclareLaunchArgument(name, default_value=topic, description=description)
+        for name, (topic, description) in TOPIC_ARGUMENTS.items()
+    ]
+    return LaunchDescription(arguments + [OpaqueFunction(function=_start_node)])

@@ -1,11 +1,12 @@
 """Shared helpers of the ROS test suite: starting planner_node, an rclpy peer that talks to it,
-synthetic maps, and path checks. Nothing here is mocked: the node is the real binary and the
-peer talks to it over Fast DDS on the loopback interface."""
+synthetic maps, and path checks. Nothing here is mocked: the node is the binary colcon installed
+(scripts/build_ws.sh) and the peer talks to it over Fast DDS on the loopback interface."""
 
 import array
 import math
 import os
 import pathlib
+import signal
 import subprocess
 import tempfile
 import time
@@ -18,9 +19,11 @@ from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
 from nav_msgs.msg import OccupancyGrid, Odometry, Path
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-TARGET = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-NODE_BIN = pathlib.Path(os.environ.get("BLOCKSTAR_NODE_BIN", TARGET / "debug" / "planner_node"))
-CLI_BIN = pathlib.Path(os.environ.get("BLOCKSTAR_CLI_BIN", TARGET / "debug" / "blockstar"))
+# The colcon install of scripts/build_ws.sh, as `ros2 run blockstar_planner ...` finds it.
+INSTALL = pathlib.Path(os.environ.get("BLOCKSTAR_INSTALL", ROOT / ".ws" / "install")) / "blockstar_planner"
+NODE_BIN = INSTALL / "lib" / "blockstar_planner" / "planner_node"
+CLI_BIN = INSTALL / "lib" / "blockstar_planner" / "blockstar"
+SHARE = INSTALL / "share" / "blockstar_planner"
 
 LATCHED = QoSProfile(
     history=HistoryPolicy.KEEP_LAST,
@@ -37,26 +40,19 @@ STATUS_QOS = QoSProfile(
 DEFAULT_QOS = QoSProfile(depth=10)
 
 
-def node_env():
-    """The environment for planner_node: the sourced ROS environment plus, with the wheel-based
-    ROS, libpython preloaded (the wheels' librcl needs its symbols)."""
-    env = dict(os.environ)
-    lib = os.environ.get("BLOCKSTAR_LIBPYTHON", "")
-    if os.environ.get("BLOCKSTAR_ROS_SOURCE") == "wheels" and lib:
-        env["LD_PRELOAD"] = lib
-    return env
-
-
 class NodeProcess:
-    """A running planner_node; its log (stdout and stderr) goes to a file the tests read."""
+    """A running planner_node, started by `cmd`: the executable itself, or `ros2 run` / `ros2
+    launch` starting it. Its own process group, as a command typed in a terminal has, so stop()
+    interrupts it as Ctrl-C does. The log (stdout and stderr) goes to a file the tests read."""
 
-    def __init__(self, cmd, log_path):
+    def __init__(self, cmd, log_path, ready=True):
         self.cmd = [str(c) for c in cmd]
         self.log_path = pathlib.Path(log_path)
         self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(self.cmd, stdout=self._log, stderr=subprocess.STDOUT, env=node_env(),
-                                     stdin=subprocess.DEVNULL)
-        self.wait_log("ready", 1, timeout=30)
+        self.proc = subprocess.Popen(self.cmd, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     start_new_session=True)
+        if ready:
+            self.wait_log("ready", 1, timeout=30)
 
     def log(self):
         return self.log_path.read_text(errors="replace")
@@ -78,15 +74,21 @@ class NodeProcess:
     def alive(self):
         return self.proc.poll() is None
 
-    def stop(self):
+    def stop(self, timeout=10):
+        """Ctrl-C: SIGINT to the process group; kills it after `timeout` s. Returns the exit
+        code (negative: the signal that ended it)."""
         if self.proc.poll() is None:
-            self.proc.send_signal(2)
             try:
-                self.proc.wait(timeout=5)
+                os.killpg(self.proc.pid, signal.SIGINT)
+                self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
-        self._log.close()
+            except ProcessLookupError:
+                self.proc.wait()
+        if not self._log.closed:
+            self._log.close()
+        return self.proc.returncode
 
 
 def start_node(tmp_dir, name, params=None, remap_prefix=None, extra_args=()):
@@ -302,6 +304,45 @@ def assert_path_valid(path, grid, start, goal, frame="map", tol=1e-6):
             x, y = pa.x + (pb.x - pa.x) * t, pa.y + (pb.y - pa.y) * t
             v = cell_value(grid, x, y)
             assert v is not None and 0 <= v < 65, f"path point ({x:.3f}, {y:.3f}) is in cell value {v}"
+
+
+def load_map_server_yaml(path):
+    """An OccupancyGrid from a map_server YAML and its PGM image, read here independently of the
+    node (map_server's trinary mode: occupied above occupied_thresh, free below free_thresh, else
+    unknown; `negate` honoured; image row 0 is the map's top row)."""
+    import yaml
+
+    path = pathlib.Path(path)
+    meta = yaml.safe_load(path.read_text())
+    raw = (path.parent / meta["image"]).read_bytes()
+    fields, pos = [], 0
+    while len(fields) < 4:  # P5, width, height, maxval; comments start with '#'
+        while raw[pos:pos + 1].isspace():
+            pos += 1
+        if raw[pos:pos + 1] == b"#":
+            pos = raw.index(b"\n", pos) + 1
+            continue
+        end = pos
+        while not raw[end:end + 1].isspace():
+            end += 1
+        fields.append(raw[pos:end])
+        pos = end
+    assert fields[0] == b"P5", f"{meta['image']}: not a binary PGM"
+    width, height, maxval = int(fields[1]), int(fields[2]), int(fields[3])
+    pixels = raw[pos + 1:pos + 1 + width * height]
+    occ_t, free_t, negate = float(meta["occupied_thresh"]), float(meta["free_thresh"]), int(meta.get("negate", 0))
+
+    def value(p):
+        occ = p / maxval if negate else (maxval - p) / maxval
+        return 100 if occ > occ_t else 0 if occ < free_t else -1
+
+    g = OccupancyGrid()
+    g.header.frame_id = "map"
+    g.info.width, g.info.height, g.info.resolution = width, height, float(meta["resolution"])
+    g.info.origin.position.x, g.info.origin.position.y = float(meta["origin"][0]), float(meta["origin"][1])
+    g.info.origin.orientation.w = 1.0
+    g.data = array.array("b", (value(pixels[(height - 1 - y) * width + x]) for y in range(height) for x in range(width)))
+    return g
 
 
 def tmpdir(prefix):

@@ -12,7 +12,7 @@ import pytest
 
 from blockstar_planner_msgs.msg import PlannerStatus as S
 
-from helpers import CLI_BIN, Peer, assert_path_valid, make_grid, node_env, start_node, tmpdir
+from helpers import CLI_BIN, Peer, assert_path_valid, make_grid, start_node, tmpdir
 
 RES = 0.1
 W, H = 60, 40
@@ -146,7 +146,7 @@ def flip_bytes(data):
 def cache_dir():
     """A private cache directory holding a freshly built, valid LDDB file, and its hash."""
     d = tmpdir("blockstar-cache-")
-    env = dict(node_env(), BLOCKSTAR_CACHE_DIR=str(d))
+    env = dict(os.environ, BLOCKSTAR_CACHE_DIR=str(d))
     out = subprocess.run([str(CLI_BIN), "lddb", "info"], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     files = list(d.glob("lddb-*.bin"))
@@ -191,7 +191,7 @@ def test_node_detects_rebuilds_and_logs_a_corrupt_cache(cache_dir, damage):
 @pytest.mark.parametrize("damage", [truncate, flip_bytes], ids=["truncated", "flipped-bytes"])
 def test_cli_detects_rebuilds_and_reports_a_corrupt_cache(cache_dir, damage):
     d, file, good_hash = cache_dir
-    env = dict(node_env(), BLOCKSTAR_CACHE_DIR=str(d))
+    env = dict(os.environ, BLOCKSTAR_CACHE_DIR=str(d))
     file.write_bytes(damage(file.read_bytes()))
     out = subprocess.run([str(CLI_BIN), "lddb", "info"], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
