@@ -3,7 +3,7 @@
 //!
 //! Before timing, the octile lengths of `block-oct` and `astar-oct` are checked against the
 //! scenario file's optimal lengths, and every any-angle path against line of sight, so a wrong
-//! search can never produce a fast-looking figure. The data lives in `../shared` beside the clone.
+//! search can never produce a fast-looking figure. The data lives in `tests/data` (see its README).
 //!
 //! Run: `cargo bench --no-default-features --bench block_astar`.
 
@@ -21,7 +21,7 @@ use std::path::PathBuf;
 const STEP: usize = 8;
 
 fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/movingai").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/movingai").join(name)
 }
 
 fn cell(p: (usize, usize)) -> (u32, u32) {
@@ -29,7 +29,7 @@ fn cell(p: (usize, usize)) -> (u32, u32) {
 }
 
 fn side_by_side(c: &mut Criterion) {
-    let grid = load_movingai_map(&data("arena2.map")).expect("arena2.map (../shared beside the clone)");
+    let grid = load_movingai_map(&data("arena2.map")).expect("arena2.map (tests/data)");
     let all = load_scenarios(&data("arena2.map.scen")).expect("arena2.map.scen");
     let scens: Vec<Scenario> = all.into_iter().step_by(STEP).collect();
     assert!(!scens.is_empty(), "no arena2 scenarios");

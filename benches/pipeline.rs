@@ -6,7 +6,7 @@
 //! Before timing, every trajectory either algorithm returns is re-verified independently
 //! (curvature and swept footprint on the map), and the pipeline must solve every pair the full
 //! search solves, so a wrong or lazy planner can never produce a fast-looking figure. The data
-//! lives in `../shared` beside the clone.
+//! lives in `tests/data` (see its README).
 //!
 //! Run: `cargo bench --no-default-features --bench pipeline`.
 
@@ -25,8 +25,8 @@ use std::path::PathBuf;
 const PAIRS: usize = 30;
 
 fn side_by_side(c: &mut Criterion) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/ros_maps/depot.yaml");
-    let map = load_map_file(&path, "map", DEFAULT_MAX_MAP_CELLS).expect("depot.yaml (../shared beside the clone)");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/ros_maps/depot.yaml");
+    let map = load_map_file(&path, "map", DEFAULT_MAX_MAP_CELLS).expect("depot.yaml (tests/data)");
     let info = map.info.clone();
     let res = info.resolution;
     let config = PlannerConfig { robot_radius: 0.2, min_turning_radius: 0.5, ..PlannerConfig::default() };

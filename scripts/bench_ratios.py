@@ -9,7 +9,7 @@ because a shared machine's noise moves single runs by tens of percent; the sprea
 
 Usage: python3 scripts/bench_ratios.py [--data DIR] [--rounds N] [--bin PATH] [MAP ...]
 MAP names a file DIR/MAP.map with DIR/MAP.map.scen beside it (default: arena2 lak303d AR0011SR
-random512-40-0; DIR defaults to ../shared/data/movingai beside the repository). The binary must
+random512-40-0; DIR defaults to tests/data/movingai). The binary must
 exist (build it with `cargo build --release --no-default-features --bin blockstar`).
 Exits with 1 when a run fails or any query goes unsolved.
 """
@@ -41,7 +41,7 @@ def one_round(binary, map_path, scen_path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "movingai")
+    ap.add_argument("--data", type=Path, default=ROOT / "tests" / "data" / "movingai")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--bin", type=Path, default=ROOT / "target" / "release" / "blockstar")
     ap.add_argument("maps", nargs="*", default=["arena2", "lak303d", "AR0011SR", "random512-40-0"])

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn movingai(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/movingai").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/movingai").join(name)
 }
 
 fn bench(extra: &[&str]) -> serde_json::Value {

@@ -1,4 +1,4 @@
-//! Every scenario of every Moving AI map in ../shared/data/movingai: `block-oct` and `astar-oct`
+//! Every scenario of every Moving AI map in tests/data/movingai: `block-oct` and `astar-oct`
 //! reproduce the scenario's optimal length; on every third scenario (to keep the suite fast),
 //! the `block-aa` path has line of sight (Moving AI rule) and lies between the straight line and
 //! the octile optimum. (`block-tile` against BFS is in `block_astar_random.rs`.)
@@ -80,7 +80,7 @@ fn check(lddb: &Lddb, case: &MapCase, index: usize, block: &mut BlockAStar, asta
 
 #[test]
 fn all_movingai_scenarios_are_reproduced() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/movingai");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/movingai");
     let mut maps: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("test data {} is required: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))

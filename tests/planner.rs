@@ -243,9 +243,9 @@ fn subsumed_goal_is_planned_to_its_covering_cell() {
     assert!(end.point().distance(g.point()) <= 0.1 + 0.05, "ended {end:?}, far from {g:?}");
 }
 
-/// The depot map of `../shared` (map_server YAML, metres).
+/// The depot map of `tests/data` (map_server YAML, metres).
 fn depot_map() -> OccupancyMap {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/ros_maps/depot.yaml");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ros_maps/depot.yaml");
     load_map_file(&path, "map", usize::MAX).unwrap()
 }
 

@@ -20,7 +20,7 @@ fn mix(h: &mut u64, v: u64) {
 #[test]
 #[ignore = "prints fingerprints to compare by hand across a change"]
 fn print_fingerprints() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/movingai");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/movingai");
     let (lddb, _) = Lddb::load_or_build(None, 4, &|_, _| {}).expect("LDDB");
     let cases = [
         (Metric::AnyAngle, LosRule::MovingAi),

@@ -337,7 +337,7 @@ fn changed_region_covers_every_flipped_mask_cell() {
 
 #[test]
 fn real_map_patches_and_regions_agree_with_references() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/ros_maps/depot.yaml");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ros_maps/depot.yaml");
     let map = crate::map_io::load_map_file(&path, "map", crate::map::DEFAULT_MAX_MAP_CELLS).unwrap();
     let (w, h) = (map.info.width, map.info.height);
     let car = Vehicle {

@@ -330,7 +330,7 @@ mod tests {
 
     fn args(algo: &str) -> BenchNavArgs {
         BenchNavArgs {
-            map: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/ros_maps/tb3_sandbox.yaml")),
+            map: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/config/tb3_sandbox.yaml")),
             pairs: 4,
             seed: 33,
             min_separation: 3.0,

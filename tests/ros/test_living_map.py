@@ -226,7 +226,7 @@ def test_periodic_replanning_from_odometry():
         node.stop()
 
 
-# Pairs on depot (../shared/data) whose refinement needed the Directional A* window repair when
+# Pairs on depot (tests/data) whose refinement needed the Directional A* window repair when
 # this test was written (0.2 m robot, 0.5 m turning radius); at least one must still need it.
 DEPOT_PAIRS = [
     ((27.2475, 2.3635, -1.2418), (16.0448, 7.7610, 0.8560)),
@@ -238,7 +238,7 @@ DEPOT_PAIRS = [
 
 
 def test_markers_show_the_repair_windows():
-    depot = ROOT.parent / "shared" / "data" / "ros_maps" / "depot.yaml"
+    depot = ROOT / "tests" / "data" / "ros_maps" / "depot.yaml"
     assert depot.exists(), f"test data missing: {depot}"
     tmp = tmpdir("blockstar-windows-")
     node, peer = start(tmp, "planner_win", {"robot_radius": 0.2, "min_turning_radius": 0.5, "map_file": str(depot),
