@@ -40,10 +40,9 @@ fn main() {
             println!("cargo:rustc-link-search=native={}", dir.display());
             println!("cargo:rustc-link-arg=-Wl,--push-state,--no-as-needed,-l:{soname},--pop-state");
         }
-        Err(reason) => println!(
-            "cargo:warning={} needs libpython ({reason}); binaries will need it preloaded",
-            librcl.display()
-        ),
+        Err(reason) => {
+            println!("cargo:warning={} needs libpython ({reason}); binaries will need it preloaded", librcl.display())
+        }
     }
 }
 
@@ -68,10 +67,7 @@ fn libpython_for(prefix: &Path) -> Result<(PathBuf, String), String> {
         .ok_or_else(|| format!("no lib/pythonX.Y in {}", prefix.display()))?;
     let python = format!("python{version}");
     let out = Command::new(&python)
-        .args([
-            "-c",
-            "import sysconfig as s; print(s.get_config_var('LIBDIR')); print(s.get_config_var('INSTSONAME'))",
-        ])
+        .args(["-c", "import sysconfig as s; print(s.get_config_var('LIBDIR')); print(s.get_config_var('INSTSONAME'))"])
         .output()
         .map_err(|e| format!("cannot run {python}: {e}"))?;
     let text = String::from_utf8_lossy(&out.stdout);

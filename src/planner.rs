@@ -94,7 +94,9 @@ impl From<MapError> for PlanError {
     }
 }
 
-/// Planner parameters. Names match the ROS parameters of `config/planner.yaml`.
+/// Planner parameters. Names match the ROS parameters of `config/planner.yaml`, and the defaults
+/// are that file's values (a test keeps them equal), so `blockstar plan` without `--params` and
+/// the node with the bundled file plan alike.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlannerConfig {
     /// Radius of the vehicle's circular footprint (m, >= 0); used when `robot_side` is 0.
@@ -132,9 +134,9 @@ pub struct PlannerConfig {
 impl Default for PlannerConfig {
     fn default() -> Self {
         Self {
-            robot_radius: 0.2,
+            robot_radius: 0.15,
             robot_side: 0.0,
-            min_turning_radius: 0.5,
+            min_turning_radius: 0.3,
             allow_unknown: false,
             occupied_threshold: 65,
             path_spacing: 0.05,
