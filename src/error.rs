@@ -43,6 +43,18 @@ pub enum MapError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// The image a `map_server` YAML file names could not be read.
+    #[error("{yaml}: image {image:?} (resolved to {resolved}): {source}")]
+    Image {
+        /// The YAML file, as given.
+        yaml: String,
+        /// The image as the YAML file names it.
+        image: String,
+        /// The absolute path it was resolved to (against the YAML file's folder).
+        resolved: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
     /// The content is malformed; the message says where and why.
     #[error("malformed map: {0}")]
     Format(String),

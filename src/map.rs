@@ -12,6 +12,27 @@ use crate::grid::Grid;
 /// or 500 m x 500 m at 5 cm). Configurable in the node with `max_map_cells`.
 pub const DEFAULT_MAX_MAP_CELLS: usize = 100_000_000;
 
+/// The unit of a map's world coordinates, for messages to the user: metres for ROS maps, cells
+/// for Moving AI maps (loaded with one unit per cell and the origin at 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MapUnits {
+    /// Metres in the map frame (map_server YAML maps, maps from ROS topics and bags).
+    #[default]
+    Metres,
+    /// Cells (Moving AI `.map` files).
+    Cells,
+}
+
+impl MapUnits {
+    /// The symbol written after a value: `m` or `cells`.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            MapUnits::Metres => "m",
+            MapUnits::Cells => "cells",
+        }
+    }
+}
+
 /// Geometry of a map: size, resolution and pose of cell (0, 0)'s low corner in the map frame.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MapInfo {

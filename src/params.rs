@@ -273,6 +273,36 @@ mod tests {
         assert!(super::NodeParams::from_yaml_file(&dir.join("missing.yaml"), "planner_node").is_err());
         std::fs::remove_dir_all(&dir).ok();
     }
+
+    /// The bundled file and the Rust defaults are one set of defaults: `blockstar plan` without
+    /// `--params`, the node without a parameters file and the node launched with the file must
+    /// all plan alike.
+    #[test]
+    fn the_bundled_params_file_holds_the_defaults() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/planner.yaml");
+        let p = super::NodeParams::from_yaml_file(&path, "planner_node").unwrap();
+        assert_eq!(p, super::NodeParams::default(), "config/planner.yaml differs from NodeParams::default()");
+        // Every key of the file is a parameter the reader asks for (one it ignored would escape
+        // the comparison above).
+        let doc: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let keys: Vec<String> = doc["planner_node"]["ros__parameters"]
+            .as_mapping()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str().unwrap().to_string())
+            .collect();
+        let asked = std::cell::RefCell::new(Vec::new());
+        super::NodeParams::from_lookup(|name| {
+            asked.borrow_mut().push(name.to_string());
+            None
+        })
+        .unwrap();
+        let asked = asked.into_inner();
+        for key in &keys {
+            assert!(asked.contains(key), "config/planner.yaml sets {key}, which NodeParams does not read");
+        }
+        assert_eq!(keys.len(), asked.len(), "parameters missing from config/planner.yaml: {asked:?} vs {keys:?}");
+    }
 }
 
 #[cfg(test)]

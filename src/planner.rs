@@ -14,7 +14,7 @@ use crate::error::MapError;
 use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::grid::{CellRect, Grid};
 use crate::lddb::{Lddb, Metric};
-use crate::map::{OccupancyMap, Traversability, DEFAULT_MAX_MAP_CELLS};
+use crate::map::{MapUnits, OccupancyMap, Traversability, DEFAULT_MAX_MAP_CELLS};
 use crate::search::los::LosRule;
 use crate::search::path::{GridPath, SearchFailure};
 use crate::trajectory::Trajectory;
@@ -94,7 +94,9 @@ impl From<MapError> for PlanError {
     }
 }
 
-/// Planner parameters. Names match the ROS parameters of `config/planner.yaml`.
+/// Planner parameters. Names match the ROS parameters of `config/planner.yaml`, and the defaults
+/// are that file's values (a test keeps them equal), so `blockstar plan` without `--params` and
+/// the node with the bundled file plan alike.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlannerConfig {
     /// Radius of the vehicle's circular footprint (m, >= 0); used when `robot_side` is 0.
@@ -132,9 +134,9 @@ pub struct PlannerConfig {
 impl Default for PlannerConfig {
     fn default() -> Self {
         Self {
-            robot_radius: 0.2,
+            robot_radius: 0.15,
             robot_side: 0.0,
-            min_turning_radius: 0.5,
+            min_turning_radius: 0.3,
             allow_unknown: false,
             occupied_threshold: 65,
             path_spacing: 0.05,
@@ -469,6 +471,8 @@ pub struct Planner {
     config: PlannerConfig,
     lddb: Arc<Lddb>,
     map: Option<Arc<PreparedMap>>,
+    /// The unit of world coordinates in messages (metres unless a Moving AI map says cells).
+    units: MapUnits,
 }
 
 /// The any-angle guide between mask vertices `sv` and `gv` when no search is needed: the straight
@@ -494,7 +498,7 @@ impl Planner {
         config.validate()?;
         let (lddb, _report) = Lddb::load_or_build(None, LDDB_BLOCK_SIDE, &|_, _| {})
             .map_err(|e| PlanError::new(StatusCode::InvalidInput, format!("local distance database: {e}")))?;
-        Ok(Self { config, lddb: Arc::new(lddb), map: None })
+        Ok(Self { config, lddb: Arc::new(lddb), map: None, units: MapUnits::Metres })
     }
 
     /// A planner sharing an already loaded LDDB (for several planners in one process).
@@ -503,12 +507,18 @@ impl Planner {
         if lddb.side() != LDDB_BLOCK_SIDE {
             return Err(PlanError::new(StatusCode::InvalidInput, format!("LDDB block side must be {LDDB_BLOCK_SIDE}")));
         }
-        Ok(Self { config, lddb, map: None })
+        Ok(Self { config, lddb, map: None, units: MapUnits::Metres })
     }
 
     /// The parameters in force.
     pub fn config(&self) -> &PlannerConfig {
         &self.config
+    }
+
+    /// Sets the unit that messages give world coordinates and lengths in (metres by default; a
+    /// Moving AI map is in cells). Planning itself does not depend on it.
+    pub fn set_units(&mut self, units: MapUnits) {
+        self.units = units;
     }
 
     /// The shared LDDB.
@@ -620,7 +630,9 @@ impl Planner {
     ///
     /// Fails with the matching [`StatusCode`]: `NO_MAP`, `INVALID_INPUT` (non-finite pose),
     /// `START/GOAL_OUTSIDE_MAP`, `START/GOAL_OCCUPIED` (the vehicle fits neither at the pose nor in
-    /// a covering cell), `NO_VALID_PATH` (unreachable, or no trajectory passed verification),
+    /// a covering cell; the message gives the pose as passed, in the units of
+    /// [`Planner::set_units`], and says whether it lies in an obstacle, in unknown space, or only
+    /// too close to one), `NO_VALID_PATH` (unreachable, or no trajectory passed verification),
     /// `TIMEOUT`, `SUPERSEDED`.
     pub fn plan(&self, start: Pose2, goal: Pose2, goal_heading_free: bool, budget: &Budget) -> Result<Plan, PlanError> {
         let t0 = Instant::now();
@@ -641,20 +653,18 @@ impl Planner {
         let s = info.world_pose_to_cell(start);
         let g = info.world_pose_to_cell(goal);
         let start_cell = info.cell_of(s.point()).ok_or_else(|| {
-            PlanError::new(
-                StatusCode::StartOutsideMap,
-                format!("start ({:.3}, {:.3}) is outside the map", start.x, start.y),
-            )
+            PlanError::new(StatusCode::StartOutsideMap, format!("{} is outside the map", self.named("start", start)))
         })?;
         let goal_cell = info.cell_of(g.point()).ok_or_else(|| {
-            PlanError::new(
-                StatusCode::GoalOutsideMap,
-                format!("goal ({:.3}, {:.3}) is outside the map", goal.x, goal.y),
-            )
+            PlanError::new(StatusCode::GoalOutsideMap, format!("{} is outside the map", self.named("goal", goal)))
         })?;
         let mut notes = Vec::new();
-        let (s, start_mask_cell) = self.standing_place(prepared, s, start_cell, "start", false, &mut notes)?;
-        let (g, goal_mask_cell) = self.standing_place(prepared, g, goal_cell, "goal", goal_heading_free, &mut notes)?;
+        let (s, start_mask_cell) = self
+            .standing_place(prepared, s, start_cell, "start", false, &mut notes)
+            .ok_or_else(|| self.no_standing_place(prepared, start, start_cell, "start"))?;
+        let (g, goal_mask_cell) = self
+            .standing_place(prepared, g, goal_cell, "goal", goal_heading_free, &mut notes)
+            .ok_or_else(|| self.no_standing_place(prepared, goal, goal_cell, "goal"))?;
         // 2. Regions answer "reachable on the vehicle mask" without a search. The mask keeps a
         //    margin (the footprint fits at every point of a mask cell), so a pair it separates
         //    is refused only on a proof free of that margin; otherwise the full Directional A*
@@ -714,9 +724,10 @@ impl Planner {
                 return Err(PlanError::new(StatusCode::NoValidPath, format!("no turning-radius-legal path: {why}")));
             }
         }
-        let refine_error = |e: RefineError| refine_error(e, budget);
+        let ends = [self.named("start", start), self.named("goal", goal)];
+        let refine_error = |e: RefineError| refine_error(e, budget, &ends);
         let full_search = |clock, notes, why: &str| {
-            self.full_search_plan(prepared, s, g, goal_heading_free, budget, clock, notes, t0, why)
+            self.full_search_plan(prepared, s, g, goal_heading_free, budget, clock, notes, t0, why, &ends)
         };
         // 3. Already there: nothing to drive (a heading change at the goal is planned as a loop
         //    below when the turning radius forbids turning on the spot).
@@ -852,7 +863,8 @@ impl Planner {
     /// finds no path on it) although the optimistic test allows a route, or an endpoint that no
     /// mask cell covers although the footprint fits there: the full Directional A* on the exact
     /// collision map decides, within the budget, and its result is verified like any other. The
-    /// guide shown is the search's chain of poses. `why` says why the mask could not be used.
+    /// guide shown is the search's chain of poses. `why` says why the mask could not be used;
+    /// `ends` names start and goal for messages (see [`refine_error`]).
     #[allow(clippy::too_many_arguments)]
     fn full_search_plan(
         &self,
@@ -865,6 +877,7 @@ impl Planner {
         notes: Vec<String>,
         t0: Instant,
         why: &str,
+        ends: &[String; 2],
     ) -> Result<Plan, PlanError> {
         let Some(ctx) = prepared.directional.as_ref() else {
             return Err(PlanError::new(
@@ -883,7 +896,7 @@ impl Planner {
                     RefineError::NoPath(m) => {
                         PlanError::new(StatusCode::NoValidPath, format!("no path: {why}, and {m}"))
                     }
-                    other => refine_error(other, budget),
+                    other => refine_error(other, budget, ends),
                 })?;
         clock.extend(refined.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
         let guide: Vec<Point2> = refined.chain.poses.iter().map(|p| p.point()).collect();
@@ -911,7 +924,7 @@ impl Planner {
     ///   `notes` with the offset);
     /// - else, when no mask cell covers `p` but the footprint fits at `p` exactly (beside a gap
     ///   narrower than the mask's margin): `p` itself with no mask cell, for the full search;
-    /// - else `START_OCCUPIED` / `GOAL_OCCUPIED`.
+    /// - else `None` (see [`Planner::no_standing_place`]).
     ///
     /// `free_heading`: any heading will do at `p` (a goal with its orientation unset).
     fn standing_place(
@@ -922,16 +935,11 @@ impl Planner {
         what: &str,
         free_heading: bool,
         notes: &mut Vec<String>,
-    ) -> Result<(Pose2, Option<(usize, usize)>), PlanError> {
-        let occupied = || {
-            let code = if what == "start" { StatusCode::StartOccupied } else { StatusCode::GoalOccupied };
-            let r = self.config.mask_radius();
-            PlanError::new(code, format!("the vehicle (radius {r} m) does not fit at the {what} cell {cell:?}"))
-        };
+    ) -> Option<(Pose2, Option<(usize, usize)>)> {
         if prepared.vehicle_mask().is_free(cell.0 as i64, cell.1 as i64) {
-            return Ok((p, Some(cell)));
+            return Some((p, Some(cell)));
         }
-        let sub = prepared.clearance.subsuming_cell(&prepared.vehicle, cell.0, cell.1).map_err(|_| occupied())?;
+        let sub = prepared.clearance.subsuming_cell(&prepared.vehicle, cell.0, cell.1).ok()?;
         let Some(sub) = sub else {
             // The exact footprint, as the trajectory check will test it.
             let fits_exactly = prepared.directional.as_ref().is_some_and(|ctx| {
@@ -939,31 +947,69 @@ impl Planner {
                 let shape = if free_heading { Shape::Disk(shape.circumradius()) } else { shape };
                 prepared.collision.stands_free(p, shape)
             });
-            return if fits_exactly { Ok((p, None)) } else { Err(occupied()) };
+            return fits_exactly.then_some((p, None));
         };
         let res = prepared.map.info.resolution;
         let rho = directional::footprint::sampled_radius(self.config.mask_radius() / res)
             + 2.0 * directional::footprint::SEARCH_MARGIN;
         if prepared.collision.disk_free(p.point(), rho) {
-            return Ok((p, Some(sub.cell)));
+            return Some((p, Some(sub.cell)));
         }
         let q = Pose2::new(sub.cell.0 as f64 + 0.5, sub.cell.1 as f64 + 0.5, p.yaw);
         notes.push(format!(
-            "the vehicle does not fit at the {what}; planned from the covering cell {:?}, offset ({:.3}, {:.3}) m",
+            "the vehicle does not fit at the {what}; planned from the covering cell {:?}, offset ({:.3}, {:.3}) {}",
             sub.cell,
             (q.x - p.x) * res,
-            (q.y - p.y) * res
+            (q.y - p.y) * res,
+            self.units.symbol()
         ));
-        Ok((q, Some(sub.cell)))
+        Some((q, Some(sub.cell)))
+    }
+
+    /// `what` (`start` or `goal`) at the point of `pose` as the caller gave it, in the units of
+    /// [`Planner::set_units`]: `goal (1.500, 2.000) m`.
+    fn named(&self, what: &str, pose: Pose2) -> String {
+        format!("{what} ({:.3}, {:.3}) {}", pose.x, pose.y, self.units.symbol())
+    }
+
+    /// `START_OCCUPIED` / `GOAL_OCCUPIED` for an endpoint `pose` (as the caller gave it) in `cell`
+    /// where the vehicle cannot stand, saying why: the point itself is in an obstacle or in
+    /// unknown space, or only the footprint around it is blocked. The node shows this message in
+    /// its status, the CLI on stderr, so it names the pose in the caller's units, not cells.
+    fn no_standing_place(&self, prepared: &PreparedMap, pose: Pose2, cell: (usize, usize), what: &str) -> PlanError {
+        let code = if what == "start" { StatusCode::StartOccupied } else { StatusCode::GoalOccupied };
+        let at = self.named(what, pose);
+        let rule = self.config.traversability();
+        // The cell is inside the map (the caller found it there); -1 is the safe reading anyway.
+        let v = prepared.map.value(cell.0, cell.1).unwrap_or(-1);
+        let message = if v == -1 && !rule.allow_unknown {
+            format!("{at} is in unknown space (occupancy -1, allow_unknown is false)")
+        } else if rule.is_blocked(v) {
+            format!("{at} is in an obstacle (occupancy {v})")
+        } else {
+            let near = if rule.allow_unknown { "obstacles" } else { "obstacles or unknown space" };
+            format!(
+                "the vehicle (radius {} {u}) does not fit at {at} ({near} within its radius)",
+                self.config.mask_radius(),
+                u = self.units.symbol()
+            )
+        };
+        PlanError::new(code, message)
     }
 }
 
-/// The status for a refinement error.
-fn refine_error(e: RefineError, budget: &Budget) -> PlanError {
+/// The status for a refinement error; `ends` names start and goal as the caller gave them
+/// (`goal (1.500, 2.000) m`, see `Planner::named`).
+fn refine_error(e: RefineError, budget: &Budget, ends: &[String; 2]) -> PlanError {
     match e {
         RefineError::Stopped => budget.stop_error(),
-        RefineError::StartBlocked => PlanError::new(StatusCode::StartOccupied, e.to_string()),
-        RefineError::GoalBlocked => PlanError::new(StatusCode::GoalOccupied, e.to_string()),
+        // The footprint in the pose's heading touches a blocked cell.
+        RefineError::StartBlocked => {
+            PlanError::new(StatusCode::StartOccupied, format!("the vehicle does not fit at {}", ends[0]))
+        }
+        RefineError::GoalBlocked => {
+            PlanError::new(StatusCode::GoalOccupied, format!("the vehicle does not fit at {}", ends[1]))
+        }
         RefineError::InvalidInput(m) => PlanError::new(StatusCode::InvalidInput, m),
         other => PlanError::new(StatusCode::NoValidPath, other.to_string()),
     }

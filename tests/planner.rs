@@ -3,7 +3,7 @@
 
 use blockstar_planner::directional::{self, Neighbourhood};
 use blockstar_planner::geometry::{Point2, Pose2};
-use blockstar_planner::map::{MapInfo, OccupancyMap};
+use blockstar_planner::map::{MapInfo, MapUnits, OccupancyMap};
 use blockstar_planner::map_io::load_map_file;
 use blockstar_planner::planner::{Budget, Plan, PlanError, Planner, PlannerConfig, StatusCode};
 use std::f64::consts::PI;
@@ -222,6 +222,44 @@ fn every_failure_has_its_code() {
         code(p.plan(s, Pose2::new(o.x + 3.5, o.y + 1.5, 0.0), false, &spent).map(|_| ()).map(|_| unreachable!())),
         StatusCode::Timeout
     );
+}
+
+/// A start or goal where the vehicle cannot stand is named as the caller gave it, in the caller's
+/// units, and the message says whether it is in an obstacle or in unknown space.
+#[test]
+fn refused_endpoints_are_named_in_the_callers_units() {
+    let rows = ["@@@@@@@@@@", "@....????@", "@....????@", "@........@", "@@@@@@@@@@"];
+    let map = map_from_rows(&rows, 10);
+    let o = map.info.origin;
+    let mut p = planner(map, 0.15, 0.4);
+    let free = Pose2::new(o.x + 1.25, o.y + 0.75, 0.0);
+    let wall = Pose2::new(o.x + 0.25, o.y + 0.25, 0.0);
+    let unknown = Pose2::new(o.x + 3.25, o.y + 1.75, 0.0);
+    let refused = |p: &Planner, s: Pose2, g: Pose2| plan(p, s, g, true).map(|_| ()).unwrap_err();
+    let at = |what: &str, q: Pose2, unit: &str| format!("{what} ({:.3}, {:.3}) {unit}", q.x, q.y);
+
+    let e = refused(&p, free, wall);
+    assert_eq!(e.code, StatusCode::GoalOccupied);
+    assert_eq!(e.message, format!("{} is in an obstacle (occupancy 100)", at("goal", wall, "m")));
+    let e = refused(&p, free, unknown);
+    assert_eq!(e.code, StatusCode::GoalOccupied);
+    assert_eq!(
+        e.message,
+        format!("{} is in unknown space (occupancy -1, allow_unknown is false)", at("goal", unknown, "m"))
+    );
+    let e = refused(&p, unknown, free);
+    assert_eq!(e.code, StatusCode::StartOccupied);
+    assert_eq!(
+        e.message,
+        format!("{} is in unknown space (occupancy -1, allow_unknown is false)", at("start", unknown, "m"))
+    );
+    let outside = Pose2::new(o.x - 1.0, o.y, 0.0);
+    assert_eq!(refused(&p, outside, free).message, format!("{} is outside the map", at("start", outside, "m")));
+    // A Moving AI map is in cells, and so are its messages.
+    p.set_units(MapUnits::Cells);
+    let e = refused(&p, wall, free);
+    assert_eq!(e.code, StatusCode::StartOccupied);
+    assert_eq!(e.message, format!("{} is in an obstacle (occupancy 100)", at("start", wall, "cells")));
 }
 
 /// A goal just inside a wall's reach (the robot does not fit there) is planned to the nearest

@@ -42,10 +42,10 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', default_value = "block-aa,block-oct,astar-oct,theta")]
     pub algo: Vec<String>,
     /// Use only the first N scenarios.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub limit: Option<usize>,
     /// Answer the queries on T threads sharing one LDDB and one grid (also reports queries/s).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub threads: usize,
     /// Print one JSON object instead of a table.
     #[arg(long)]

@@ -16,22 +16,22 @@ pub struct BenchClearanceArgs {
     #[arg(long)]
     pub map: PathBuf,
     /// Side of each random square patch (cells).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 10)]
     pub patch_size: usize,
     /// Number of random patches.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 200)]
     pub patches: usize,
     /// Full annotations to time (the median is reported).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 5)]
     pub repeats: usize,
     /// Radius (cells) of the circular vehicle whose mask and regions are also timed.
-    #[arg(long, default_value_t = 6.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 6.0)]
     pub radius: f64,
     /// Cap (cells) for obstacle distance and true clearance.
-    #[arg(long, default_value_t = crate::clearance::DEFAULT_CAP)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = crate::clearance::DEFAULT_CAP)]
     pub cap: u16,
     /// Seed of the patch positions and contents.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub seed: u64,
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -123,9 +123,10 @@ pub fn run(args: &BenchClearanceArgs) -> CliResult {
     if args.patch_size == 0 || args.patches == 0 || args.repeats == 0 {
         return Err(CliError("--patch-size, --patches and --repeats must be at least 1".into()));
     }
+    let radius = super::non_negative("--radius", args.radius, crate::map::MapUnits::Cells)?;
     let occupancy = load_map_file(&args.map, "map", DEFAULT_MAX_MAP_CELLS)?;
     let config = ClearanceConfig { distance_cap: args.cap, clearance_cap: args.cap, ..ClearanceConfig::default() };
-    let vehicle = Vehicle { capability: Capability::FREE, footprint: Footprint::circle(args.radius)? };
+    let vehicle = Vehicle { capability: Capability::FREE, footprint: Footprint::circle(radius)? };
 
     // Full annotation: classification, obstacle distance and true clearance for one capability.
     let mut full = Vec::new();

@@ -20,25 +20,25 @@ pub struct BenchNavArgs {
     #[arg(long)]
     pub map: PathBuf,
     /// Number of start/goal pairs.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 100)]
     pub pairs: usize,
     /// Seed of the pair generator.
-    #[arg(long, default_value_t = 33)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 33)]
     pub seed: u64,
     /// Smallest start-goal distance (map units).
-    #[arg(long, default_value_t = 3.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 3.0)]
     pub min_separation: f64,
     /// Comma-separated algorithms: pipeline, directional-8, directional-24, directional-48.
     #[arg(long, default_value = "pipeline,directional-24")]
     pub algo: String,
     /// Robot radius (map units).
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.2)]
     pub robot_radius: f64,
     /// Minimum turning radius (map units).
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.5)]
     pub min_turning_radius: f64,
     /// Time budget per plan (s).
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 5.0)]
     pub max_planning_time: f64,
     /// Print one JSON object instead of a table.
     #[arg(long)]
@@ -156,16 +156,15 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
     if algos.is_empty() {
         return Err(CliError("--algo lists no algorithm".into()));
     }
-    for (name, v) in [("robot-radius", args.robot_radius), ("min-separation", args.min_separation)] {
-        if !(v.is_finite() && v >= 0.0) {
-            return Err(CliError(format!("--{name} must be >= 0, got {v}")));
-        }
-    }
+    let u = crate::map_io::map_file_units(&args.map);
+    super::non_negative("--robot-radius", args.robot_radius, u)?;
+    super::non_negative("--min-separation", args.min_separation, u)?;
     if !(args.min_turning_radius.is_finite() && args.min_turning_radius > 0.0) {
-        return Err(CliError(format!("--min-turning-radius must be > 0, got {}", args.min_turning_radius)));
+        let (r, u) = (args.min_turning_radius, u.symbol());
+        return Err(CliError(format!("--min-turning-radius must be > 0 {u}, got {r} {u}")));
     }
     if !(args.max_planning_time.is_finite() && args.max_planning_time > 0.0) {
-        return Err(CliError("--max-planning-time must be > 0".into()));
+        return Err(CliError(format!("--max-planning-time must be > 0 s, got {} s", args.max_planning_time)));
     }
     let map = load_map_file(&args.map, "map", DEFAULT_MAX_MAP_CELLS)?;
     let info = map.info.clone();
@@ -183,6 +182,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
     let radius = args.min_turning_radius / res;
     let t_prep = Instant::now();
     let mut planner = Planner::new(config.clone())?;
+    planner.set_units(u);
     planner.set_map(map)?;
     let cmap = CollisionMap::with_footprint(&grid, fp);
     let mask = cmap.centre_mask(fp, 0.0);

@@ -24,7 +24,7 @@ pub struct ClearanceArgs {
     #[arg(long)]
     pub allow_unknown: bool,
     /// Cap (cells) for obstacle distance and true clearance (1..=255).
-    #[arg(long, default_value_t = crate::clearance::DEFAULT_CAP)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = crate::clearance::DEFAULT_CAP)]
     pub cap: u16,
 }
 

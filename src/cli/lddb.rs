@@ -36,7 +36,7 @@ pub enum LddbAction {
 #[derive(Debug, clap::Args)]
 pub struct LddbCommon {
     /// Cells per block side (2, 3 or 4).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 4)]
     pub side: usize,
     /// Cache file; default: $BLOCKSTAR_CACHE_DIR, $XDG_CACHE_HOME/blockstar or ~/.cache/blockstar.
     #[arg(long)]

@@ -12,7 +12,8 @@ pub mod plan;
 pub mod render;
 pub mod replay;
 
-/// An error reported to the user by a subcommand (printed as `blockstar: <message>`, exit 1).
+/// An error reported to the user by a subcommand: printed once, on stderr, as
+/// `blockstar: <message>` with exit code 1 (subcommands print nothing of it themselves).
 #[derive(Debug)]
 pub struct CliError(pub String);
 
@@ -30,6 +31,17 @@ impl<E: std::error::Error> From<E> for CliError {
 
 /// Result type of every subcommand.
 pub type CliResult = Result<(), CliError>;
+
+/// `value` of a length option when it is finite and >= 0, else an error naming the option and
+/// the value as the user gave it, in `units` (`--robot-radius must be >= 0 m, got -1 m`).
+pub fn non_negative(option: &str, value: f64, units: crate::map::MapUnits) -> Result<f64, CliError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        let u = units.symbol();
+        Err(CliError(format!("{option} must be >= 0 {u}, got {value} {u}")))
+    }
+}
 
 /// Plans on map files and benchmarks planners, with no ROS needed.
 #[derive(Debug, Parser)]

@@ -1,8 +1,8 @@
 //! `blockstar plan`: one plan on a map file, printed as text or JSON.
 
-use super::{CliError, CliResult};
+use super::{non_negative, CliError, CliResult};
 use crate::geometry::Pose2;
-use crate::map_io::load_map_file;
+use crate::map_io::{load_map_file, map_file_units};
 use crate::params::NodeParams;
 use crate::planner::{Budget, Planner, PlannerConfig};
 use crate::render::{auto_scale, crop_map, known_window, render_layers, ORANGE, RED};
@@ -23,15 +23,17 @@ pub struct PlanArgs {
     /// A ROS 2 parameters file (`config/planner.yaml`); the flags below override it.
     #[arg(long)]
     pub params: Option<PathBuf>,
+    // Numeric options take negative numbers as values, so `--robot-radius -1` reaches the same
+    // range check (and message) as `--robot-radius=-1` instead of being read as a flag.
     /// Robot radius (map units).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub robot_radius: Option<f64>,
     /// Side of a square footprint turning with the vehicle (map units; 0 = the circle of the
     /// robot radius).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub robot_side: Option<f64>,
     /// Minimum turning radius (map units).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub min_turning_radius: Option<f64>,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -65,23 +67,26 @@ pub fn parse_goal(s: &str) -> Result<(Pose2, bool), String> {
     }
 }
 
-/// Runs `blockstar plan`.
+/// Runs `blockstar plan`. On success the plan goes to stdout; a failed plan is returned (and so
+/// printed once, on stderr), after its JSON record on stdout with `--json`.
 pub fn run(args: &PlanArgs) -> CliResult {
+    let units = map_file_units(&args.map);
     let mut config = match &args.params {
         Some(path) => NodeParams::from_yaml_file(path, "planner_node")?.planner,
         None => PlannerConfig::default(),
     };
     if let Some(r) = args.robot_radius {
-        config.robot_radius = r;
+        config.robot_radius = non_negative("--robot-radius", r, units)?;
     }
     if let Some(a) = args.robot_side {
-        config.robot_side = a;
+        config.robot_side = non_negative("--robot-side", a, units)?;
     }
     if let Some(r) = args.min_turning_radius {
-        config.min_turning_radius = r;
+        config.min_turning_radius = non_negative("--min-turning-radius", r, units)?;
     }
     let map = load_map_file(&args.map, "map", config.max_map_cells)?;
     let mut planner = Planner::new(config)?;
+    planner.set_units(units);
     planner.set_map(map.clone())?;
     let budget = Budget::new(planner.config().max_planning_time, None);
     let (goal, free) = args.goal;
@@ -125,19 +130,18 @@ pub fn run(args: &PlanArgs) -> CliResult {
         let img = render_layers(&shown, &layers, scale, planner.config().occupied_threshold);
         std::fs::write(path, img.to_png()?).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
+    // With --json every outcome is one record on stdout (scripts read the status there); in
+    // text mode a failure is only the returned error, which `main` prints on stderr.
     if args.json {
         println!("{out}");
-    } else {
-        match &result {
-            Ok(plan) => println!(
-                "SUCCESS: any-angle length {:.3}, trajectory length {:.3} in {} segments, {:.2} ms",
-                plan.stats.any_angle_length,
-                plan.trajectory.length(),
-                plan.trajectory.segments.len(),
-                plan.stats.planning_time * 1e3
-            ),
-            Err(e) => println!("{e}"),
-        }
+    } else if let Ok(plan) = &result {
+        println!(
+            "SUCCESS: any-angle length {:.3}, trajectory length {:.3} in {} segments, {:.2} ms",
+            plan.stats.any_angle_length,
+            plan.trajectory.length(),
+            plan.trajectory.segments.len(),
+            plan.stats.planning_time * 1e3
+        );
     }
     result.map(|_| ()).map_err(|e| CliError(e.to_string()))
 }

@@ -23,7 +23,7 @@ pub struct ReplayArgs {
     #[arg(long, default_value = "/map")]
     pub topic: String,
     /// Robot radius (m).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub robot_radius: Option<f64>,
     /// Print one JSON object per map instead of text.
     #[arg(long)]
@@ -36,7 +36,8 @@ pub struct ReplayArgs {
 pub fn run(args: &ReplayArgs) -> CliResult {
     let mut config = PlannerConfig::default();
     if let Some(r) = args.robot_radius {
-        config.robot_radius = r;
+        // Bags hold ROS maps: metres.
+        config.robot_radius = super::non_negative("--robot-radius", r, crate::map::MapUnits::Metres)?;
     }
     let mut planner = Planner::new(config)?;
     let messages = read_topic(&args.bag, &args.topic)?;

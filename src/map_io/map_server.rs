@@ -32,6 +32,8 @@ pub enum MapMode {
 pub struct MapServerParams {
     /// The image path, resolved against the YAML file's folder.
     pub image: PathBuf,
+    /// The image as the YAML file names it (for messages).
+    pub image_name: String,
     /// Metres per pixel.
     pub resolution: f64,
     /// Pose of the bottom-left pixel's low corner (x, y, yaw).
@@ -69,6 +71,7 @@ impl MapServerParams {
         if image.is_empty() {
             return Err(fmt("`image` is empty"));
         }
+        let image_name = image.to_string();
         let image = if Path::new(image).is_absolute() { PathBuf::from(image) } else { base_dir.join(image) };
         let resolution = number(need("resolution")?, "resolution")?;
         if resolution <= 0.0 {
@@ -100,7 +103,7 @@ impl MapServerParams {
             Some("raw") => MapMode::Raw,
             Some(other) => return Err(fmt(format!("unknown mode `{other}` (trinary, scale or raw)"))),
         };
-        Ok(Self { image, resolution, origin, negate, occupied_thresh, free_thresh, mode })
+        Ok(Self { image, image_name, resolution, origin, negate, occupied_thresh, free_thresh, mode })
     }
 
     /// Converts one pixel to an occupancy value. `channels` are the colour channels and `alpha`
@@ -209,13 +212,25 @@ fn io_error(path: &Path, source: std::io::Error) -> MapError {
 
 /// Loads a `map_server` YAML file and its image into an [`OccupancyMap`] in frame `frame_id`.
 ///
-/// Fails with [`MapError::Io`] when a file cannot be read, [`MapError::Format`] when the YAML or
-/// the image is malformed, and [`MapError::TooLarge`] when the map exceeds `max_cells`.
+/// Fails with [`MapError::Io`] when the YAML file cannot be read, [`MapError::Image`] (naming the
+/// YAML file, the image as it names it and the absolute path that resolved to) when the image
+/// cannot, [`MapError::Format`] when the YAML (the message starts with its path) or the image is
+/// malformed, and [`MapError::TooLarge`] when the map exceeds `max_cells`.
 pub fn load_map_server_yaml(yaml_path: &Path, frame_id: &str, max_cells: usize) -> Result<OccupancyMap, MapError> {
     let text = std::fs::read_to_string(yaml_path).map_err(|e| io_error(yaml_path, e))?;
     let base = yaml_path.parent().unwrap_or(Path::new("."));
-    let params = MapServerParams::parse(&text, base)?;
-    let bytes = std::fs::read(&params.image).map_err(|e| io_error(&params.image, e))?;
+    let params = MapServerParams::parse(&text, base).map_err(|e| match e {
+        MapError::Format(m) => MapError::Format(format!("{}: {m}", yaml_path.display())),
+        other => other,
+    })?;
+    let bytes = std::fs::read(&params.image).map_err(|source| MapError::Image {
+        yaml: yaml_path.display().to_string(),
+        image: params.image_name.clone(),
+        // A relative YAML path gives a relative image path; the user needs to know where it was
+        // looked for.
+        resolved: std::path::absolute(&params.image).unwrap_or_else(|_| params.image.clone()).display().to_string(),
+        source,
+    })?;
     map_from_image_bytes(&params, &bytes, frame_id, max_cells)
 }
 
@@ -263,6 +278,7 @@ mod tests {
     fn params(mode: MapMode, negate: bool) -> MapServerParams {
         MapServerParams {
             image: "x.pgm".into(),
+            image_name: "x.pgm".into(),
             resolution: 0.05,
             origin: Pose2::default(),
             negate,
@@ -317,5 +333,26 @@ mod tests {
         assert!(MapServerParams::parse(&good.replace("[1, 2, 0.5]", "[1, 2]"), base).is_err());
         assert!(MapServerParams::parse(&format!("{good}mode: fancy\n"), base).is_err());
         assert!(MapServerParams::parse("[1, 2", base).is_err());
+    }
+
+    #[test]
+    fn a_missing_image_names_the_yaml_and_where_it_looked() {
+        let dir = std::env::temp_dir().join(format!("blockstar-missing-image-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let yaml = dir.join("map.yaml");
+        std::fs::write(
+            &yaml,
+            "image: missing.pgm\nresolution: 0.05\norigin: [0, 0, 0]\nnegate: 0\noccupied_thresh: 0.65\nfree_thresh: 0.2\n",
+        )
+        .unwrap();
+        let e = load_map_server_yaml(&yaml, "map", 100).unwrap_err().to_string();
+        let want =
+            format!("{}: image \"missing.pgm\" (resolved to {}): ", yaml.display(), dir.join("missing.pgm").display());
+        assert!(e.starts_with(&want), "{e}");
+        // Malformed YAML names the file too.
+        std::fs::write(&yaml, "image: missing.pgm\n").unwrap();
+        let e = load_map_server_yaml(&yaml, "map", 100).unwrap_err().to_string();
+        assert!(e.contains(&format!("{}: missing required key", yaml.display())), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

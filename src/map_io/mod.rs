@@ -13,6 +13,17 @@ pub use movingai::{load_movingai_map, load_scenarios, parse_movingai_map, parse_
 /// allocation (a corrupted header must not allocate without bound).
 pub const MAX_IMAGE_SIDE: usize = 100_000;
 
+/// The unit of the world coordinates of the map file at `path`, by its extension (as
+/// [`load_map_file`] reads it): cells for a Moving AI `.map`, metres for anything else.
+pub fn map_file_units(path: &std::path::Path) -> crate::map::MapUnits {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    if ext == "map" {
+        crate::map::MapUnits::Cells
+    } else {
+        crate::map::MapUnits::Metres
+    }
+}
+
 /// Loads a map file by its extension: `.yaml`/`.yml` as a `map_server` map (metres), `.map` as a
 /// Moving AI map (one cell = 1 unit, origin at 0, row `y` of the file is row `y`; blocked cells
 /// are 100, free cells 0).

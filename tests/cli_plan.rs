@@ -1,0 +1,128 @@
+//! `blockstar plan` as a user runs it: the defaults are those of `config/planner.yaml`, and every
+//! error is printed once, on stderr, in the units the user typed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+fn blockstar(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_blockstar")).args(args).output().expect("run blockstar")
+}
+
+/// `blockstar plan` on the bundled map with `extra` arguments.
+fn plan(extra: &[&str]) -> Output {
+    let map = repo("config/tb3_sandbox.yaml");
+    let mut args = vec!["plan", "--map", map.to_str().expect("a UTF-8 path")];
+    args.extend_from_slice(extra);
+    blockstar(&args)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn plan_without_params_uses_the_bundled_params_file() {
+    // A request with turns: both the robot radius and the turning radius shape the trajectory.
+    let request = ["--start", "-1.5,0.5,0", "--goal", "0.5,1.5", "--json"];
+    let params = repo("config/planner.yaml");
+    let runs = [plan(&request), plan(&[&request[..], &["--params", params.to_str().unwrap()]].concat())];
+    let [a, b] = runs.map(|out| {
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object on stdout");
+        // Only the timings may differ.
+        let o = v.as_object_mut().unwrap();
+        o.remove("planning_time_ms");
+        o.remove("timing_ms");
+        v
+    });
+    assert_eq!(a["status"], "SUCCESS");
+    assert_eq!(a, b);
+}
+
+/// A fresh directory under the system's temporary directory for one test.
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("blockstar-cli-plan-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch directory");
+    dir
+}
+
+/// The run failed with exit code 1, printed nothing on stdout and exactly `want` (one line) on
+/// stderr.
+fn assert_one_error(out: &Output, want: &str) {
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "", "an error on stdout");
+    assert_eq!(text(&out.stderr), format!("blockstar: {want}\n"));
+}
+
+#[test]
+fn errors_are_printed_once_on_stderr_in_the_users_units() {
+    let start = ["--start", "-1.5,0.5,0"];
+    // The centre pillar of the bundled map; unknown space outside the walls.
+    let out = plan(&[&start[..], &["--goal", "-0.075,-0.025"]].concat());
+    assert_one_error(&out, "GOAL_OCCUPIED: goal (-0.075, -0.025) m is in an obstacle (occupancy 100)");
+    let out = plan(&["--start", "-8,-8,0", "--goal", "0.5,1.5"]);
+    assert_one_error(
+        &out,
+        "START_OCCUPIED: start (-8.000, -8.000) m is in unknown space (occupancy -1, allow_unknown is false)",
+    );
+    let out = plan(&[&start[..], &["--goal", "100,1.5"]].concat());
+    assert_one_error(&out, "GOAL_OUTSIDE_MAP: goal (100.000, 1.500) m is outside the map");
+    // With --json the outcome is also the JSON record on stdout, which scripts read.
+    let out = plan(&[&start[..], &["--goal", "-0.075,-0.025", "--json"]].concat());
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object on stdout");
+    assert_eq!(v["status"], "GOAL_OCCUPIED");
+    assert_eq!(text(&out.stderr).lines().count(), 1, "{}", text(&out.stderr));
+
+    // A Moving AI map is in cells.
+    let dir = scratch_dir("units");
+    let map = dir.join("ring.map");
+    std::fs::write(&map, "type octile\nheight 5\nwidth 6\nmap\n......\n.@@@..\n.@.@..\n.@@@..\n......\n").unwrap();
+    let out = blockstar(&["plan", "--map", map.to_str().unwrap(), "--start", "0.5,0.5,0", "--goal", "2.5,1.5"]);
+    assert_one_error(&out, "GOAL_OCCUPIED: goal (2.500, 1.500) cells is in an obstacle (occupancy 100)");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn negative_numbers_are_values_whatever_the_spelling() {
+    let request = ["--start", "-1.5,0.5,0", "--goal", "0.5,1.5"];
+    for option in ["--robot-radius", "--robot-side", "--min-turning-radius"] {
+        let spaced = plan(&[&request[..], &[option, "-1"]].concat());
+        let joined = plan(&[&request[..], &[&format!("{option}=-1")]].concat());
+        assert_one_error(&spaced, &format!("{option} must be >= 0 m, got -1 m"));
+        assert_eq!((spaced.status.code(), text(&spaced.stderr)), (joined.status.code(), text(&joined.stderr)));
+    }
+    // The same in the other subcommands with lengths.
+    let map = repo("config/tb3_sandbox.yaml");
+    let nav = |radius: &[&str]| blockstar(&[&["bench-nav", "--map", map.to_str().unwrap()][..], radius].concat());
+    let (spaced, joined) = (nav(&["--robot-radius", "-0.5"]), nav(&["--robot-radius=-0.5"]));
+    assert_one_error(&spaced, "--robot-radius must be >= 0 m, got -0.5 m");
+    assert_eq!(text(&spaced.stderr), text(&joined.stderr));
+}
+
+#[test]
+fn a_missing_map_image_names_the_yaml_and_the_resolved_path() {
+    let dir = scratch_dir("image");
+    let yaml = dir.join("map.yaml");
+    std::fs::write(
+        &yaml,
+        "image: missing.pgm\nresolution: 0.05\norigin: [0, 0, 0]\nnegate: 0\noccupied_thresh: 0.65\nfree_thresh: 0.2\n",
+    )
+    .unwrap();
+    let out = blockstar(&["plan", "--map", yaml.to_str().unwrap(), "--start", "0,0,0", "--goal", "1,1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout), "");
+    let err = text(&out.stderr);
+    let want = format!(
+        "blockstar: {}: image \"missing.pgm\" (resolved to {}): ",
+        yaml.display(),
+        dir.join("missing.pgm").display()
+    );
+    assert!(err.starts_with(&want) && err.lines().count() == 1, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
