@@ -301,9 +301,9 @@ mod tests {
         let mut img = blank(40, 20);
         assert_eq!(text(&mut img, 2, 1, "T", 2, INK), 16);
         let glyph = font8x8::legacy::BASIC_LEGACY['T' as usize];
-        for row in 0..8 {
+        for (row, bits) in glyph.iter().enumerate() {
             for col in 0..8 {
-                let set = glyph[row] & (1 << col) != 0;
+                let set = bits & (1 << col) != 0;
                 for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
                     let px = img.pixel(2 + 2 * col + dx, 1 + 2 * row as u32 + dy);
                     assert_eq!(px == Some(INK), set, "row {row} col {col}");
