@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 #[command(after_help = "Start and goal headings: a path line may carry a third number, the heading YAW \
     (radians, map frame). The start arrow uses the first line's YAW and the goal arrow the last line's; \
     without one, the heading is the direction of the first (last) segment of non-zero length, which is the \
-    vehicle's heading for a forward-driving trajectory sampled densely (as /plan and `blockstar plan` \
-    write it). A path of a single point has no heading: its footprint is drawn without an arrow.\n\n\
+    vehicle's heading for a forward-driving trajectory sampled densely (as /plan is, which \
+    scripts/demo_client.py writes as `X Y` lines). A path of a single point has no heading: its footprint is drawn without an arrow.\n\n\
     Robot: the footprint drawn at start and goal and its reach (free cells within the robot radius of \
     an obstacle, tinted) take robot_radius and robot_side from --params (e.g. config/planner.yaml), \
     else the planner's defaults; --robot-radius and --robot-side override them.")]

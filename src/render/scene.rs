@@ -355,7 +355,7 @@ pub fn render_scene(scene: &Scene, scale: u32) -> Picture {
         };
         draw::blend_disc(img, centre, 3.5, colour, 1.0);
         if let Some(yaw) = yaw {
-            draw::arrow(img, centre, yaw, (2.0 * size).max(30.0), 3.0, colour);
+            draw::arrow(img, centre, yaw, (2.5 * size).max(40.0), 4.0, colour);
         }
     }
 
