@@ -69,7 +69,7 @@ pub enum Command {
     Lddb(lddb::LddbArgs),
     /// Plan on every map message of a rosbag2 bag (MCAP or sqlite3).
     Replay(replay::ReplayArgs),
-    /// Draw a map file with a path as a PNG.
+    /// Draw a map file with a trajectory (and guide, start, goal, footprint, legend, scale) as a PNG.
     Render(render::RenderArgs),
 }
 

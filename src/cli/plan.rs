@@ -5,7 +5,8 @@ use crate::geometry::Pose2;
 use crate::map_io::{load_map_file, map_file_units};
 use crate::params::NodeParams;
 use crate::planner::{Budget, Planner, PlannerConfig};
-use crate::render::{auto_scale, crop_map, known_window, render_layers, ORANGE, RED};
+use crate::render::scene::{render_scene, Mark, Scene};
+use crate::render::{auto_scale, known_window};
 use std::path::PathBuf;
 
 /// Arguments of `blockstar plan`.
@@ -38,7 +39,9 @@ pub struct PlanArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Write a PNG of the map with the any-angle path (orange) and the trajectory (red).
+    /// Write a PNG of the plan (the same picture as `blockstar render`): the known part of the
+    /// map, the footprint's reach, the any-angle guide (dashed), the trajectory, start and goal
+    /// with the footprint and heading, a legend and a scale bar.
     #[arg(long)]
     pub png: Option<PathBuf>,
 }
@@ -121,13 +124,24 @@ pub fn run(args: &PlanArgs) -> CliResult {
     if let (Some(path), Ok(plan)) = (&args.png, &result) {
         let traj: Vec<_> = plan.poses.iter().map(|p| p.point()).collect();
         // Only the known part of the map (and the paths), so the route is large enough to see.
-        let shown = match known_window(&map, &[plan.any_angle.clone(), traj.clone()], 10) {
-            Some(window) => crop_map(&map, window),
-            None => map.clone(),
+        let window = known_window(&map, &[plan.any_angle.clone(), traj.clone()], 10);
+        let (w, h) = window.map_or((map.info.width, map.info.height), |(x0, y0, x1, y1)| (x1 - x0, y1 - y0));
+        let name = args.map.file_name().map_or_else(|| args.map.display().to_string(), |n| n.to_string_lossy().into());
+        let title = format!("{name}   {} m/cell", map.info.resolution);
+        // The poses the trajectory starts and ends in (the goal's heading when it was free).
+        let (start, goal) =
+            (plan.poses.first().copied().unwrap_or(args.start), plan.poses.last().copied().unwrap_or(goal));
+        let scene = Scene {
+            map: &map,
+            window,
+            robot: planner.config(),
+            guide: &plan.any_angle,
+            trajectory: &traj,
+            start: Some(Mark::from(start)),
+            goal: Some(Mark::from(goal)),
+            title: &title,
         };
-        let scale = auto_scale(shown.info.width, shown.info.height, 1000);
-        let layers = [(plan.any_angle.as_slice(), ORANGE), (traj.as_slice(), RED)];
-        let img = render_layers(&shown, &layers, scale, planner.config().occupied_threshold);
+        let img = render_scene(&scene, auto_scale(w, h, 800)).image;
         std::fs::write(path, img.to_png()?).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
     // With --json every outcome is one record on stdout (scripts read the status there); in

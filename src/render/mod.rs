@@ -1,9 +1,15 @@
-//! Pictures of maps and paths: an occupancy map drawn as an RGB PNG with paths on top.
+//! Pictures of maps and plans: what a person checks at a glance, as an RGB PNG.
 //!
-//! One map cell becomes `scale` x `scale` pixels; north (+y) is up, so the picture looks like the
-//! map in RViz. Free cells are white, occupied cells (>= the threshold) black, unknown cells grey,
-//! values in between shades of grey; paths are drawn in red with the start in green and the end
-//! in blue.
+//! [`scene::render_scene`] draws a [`scene::Scene`]: the occupancy map (one cell becomes
+//! `scale` x `scale` pixels, north (+y) up as in RViz), the footprint's reach (free cells within
+//! the robot's radius of an obstacle, tinted), the any-angle guide and the trajectory as thick
+//! lines of their own colours, start and goal with the robot footprint and a heading arrow, a
+//! title, a legend and a scale bar in metres. [`draw`] holds the primitives (thick lines, dashes,
+//! circles, polygons, arrows, bitmap text). `blockstar render` and `blockstar plan --png` both
+//! draw through [`scene::render_scene`].
+
+pub mod draw;
+pub mod scene;
 
 use crate::geometry::Point2;
 use crate::map::OccupancyMap;
@@ -19,14 +25,16 @@ pub struct Image {
     pub rgb: Vec<u8>,
 }
 
-/// Colour of the main path (the trajectory).
-pub const RED: [u8; 3] = [220, 30, 30];
-/// Colour of a secondary path (the any-angle guide).
-pub const ORANGE: [u8; 3] = [250, 160, 20];
-const GREEN: [u8; 3] = [20, 170, 20];
-const BLUE: [u8; 3] = [30, 60, 230];
+/// An RGB colour.
+pub type Rgb = [u8; 3];
 
 impl Image {
+    /// A `width` x `height` image filled with `background`.
+    pub fn new(width: u32, height: u32, background: Rgb) -> Self {
+        let n = width as usize * height as usize;
+        Self { width, height, rgb: background.iter().copied().cycle().take(3 * n).collect() }
+    }
+
     /// The pixel at (`x`, `y`) from the top-left, or `None` outside the image.
     pub fn pixel(&self, x: u32, y: u32) -> Option<[u8; 3]> {
         (x < self.width && y < self.height).then(|| {
@@ -39,6 +47,17 @@ impl Image {
         if x >= 0 && y >= 0 && (x as u32) < self.width && (y as u32) < self.height {
             let i = 3 * (y as usize * self.width as usize + x as usize);
             self.rgb[i..i + 3].copy_from_slice(&c);
+        }
+    }
+
+    /// Mixes `c` into pixel (`x`, `y`) with weight `alpha` (clamped to 0..=1); nothing outside.
+    fn blend(&mut self, x: i64, y: i64, c: Rgb, alpha: f64) {
+        if x >= 0 && y >= 0 && (x as u32) < self.width && (y as u32) < self.height {
+            let a = if alpha.is_nan() { 0.0 } else { alpha.clamp(0.0, 1.0) };
+            let i = 3 * (y as usize * self.width as usize + x as usize);
+            for (old, new) in self.rgb[i..i + 3].iter_mut().zip(c) {
+                *old = (f64::from(*old) * (1.0 - a) + f64::from(new) * a).round() as u8;
+            }
         }
     }
 
@@ -62,63 +81,6 @@ impl Image {
 /// pixels (at least 1).
 pub fn auto_scale(width: usize, height: usize, target: usize) -> u32 {
     (target / width.max(height).max(1)).clamp(1, 64) as u32
-}
-
-/// Draws `map` with `paths` (world coordinates, metres, map frame) at `scale` pixels per cell.
-/// `occupied_threshold` (0..=100) decides which cells are drawn black.
-pub fn render_map(map: &OccupancyMap, paths: &[Vec<Point2>], scale: u32, occupied_threshold: i8) -> Image {
-    let layers: Vec<(&[Point2], [u8; 3])> = paths.iter().map(|p| (p.as_slice(), RED)).collect();
-    render_layers(map, &layers, scale, occupied_threshold)
-}
-
-/// Like [`render_map`], each path in its own colour (drawn in order, later on top).
-pub fn render_layers(map: &OccupancyMap, paths: &[(&[Point2], [u8; 3])], scale: u32, occupied_threshold: i8) -> Image {
-    let scale = scale.max(1);
-    let (w, h) = (map.info.width as u32, map.info.height as u32);
-    let mut img = Image { width: w * scale, height: h * scale, rgb: vec![0; (w * scale * h * scale * 3) as usize] };
-    for cy in 0..h {
-        for cx in 0..w {
-            let v = map.data[cy as usize * w as usize + cx as usize];
-            let c = match v {
-                -1 => [160, 160, 176],
-                v if v >= occupied_threshold => [0, 0, 0],
-                v if (0..=100).contains(&v) => {
-                    let g = 255 - (v as u32 * 155 / 100) as u8;
-                    [g, g, g]
-                }
-                _ => [255, 0, 255],
-            };
-            let top = (h - 1 - cy) * scale;
-            for py in top..top + scale {
-                for px in cx * scale..(cx + 1) * scale {
-                    img.put(px as i64, py as i64, c);
-                }
-            }
-        }
-    }
-    // World point -> pixel (continuous), y flipped.
-    let to_px = |p: Point2| {
-        let c = map.info.world_to_cell(p);
-        (c.x * scale as f64, (h as f64 - c.y) * scale as f64)
-    };
-    let thick = (scale as i64 / 3).max(1);
-    for &(path, colour) in paths {
-        for seg in path.windows(2) {
-            let (a, b) = (to_px(seg[0]), to_px(seg[1]));
-            let steps = ((b.0 - a.0).abs().max((b.1 - a.1).abs()).ceil() as usize).clamp(1, 1 << 20);
-            for i in 0..=steps {
-                let t = i as f64 / steps as f64;
-                let (x, y) = (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t);
-                dot(&mut img, x, y, thick / 2, colour);
-            }
-        }
-        if let (Some(&s), Some(&e)) = (path.first(), path.last()) {
-            let (s, e) = (to_px(s), to_px(e));
-            dot(&mut img, s.0, s.1, thick + 1, GREEN);
-            dot(&mut img, e.0, e.1, thick + 1, BLUE);
-        }
-    }
-    img
 }
 
 /// The smallest cell window `(x0, y0, x1, y1)` (inclusive-exclusive) holding every known cell
@@ -162,18 +124,6 @@ pub fn crop_map(map: &OccupancyMap, window: (usize, usize, usize, usize)) -> Occ
     OccupancyMap { info, data }
 }
 
-fn dot(img: &mut Image, x: f64, y: f64, r: i64, c: [u8; 3]) {
-    if !(x.is_finite() && y.is_finite()) {
-        return;
-    }
-    let (x, y) = (x.floor() as i64, y.floor() as i64);
-    for dy in -r..=r {
-        for dx in -r..=r {
-            img.put(x + dx, y + dy, c);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,28 +138,6 @@ mod tests {
         data[2 * 4 + 3] = 100;
         data[0] = -1;
         OccupancyMap::new(info, data, 100).unwrap()
-    }
-
-    #[test]
-    fn cells_land_where_rviz_shows_them() {
-        let img = render_map(&map(), &[], 10, 65);
-        assert_eq!((img.width, img.height), (40, 30));
-        assert_eq!(img.pixel(35, 5), Some([0, 0, 0]), "top right cell is occupied");
-        assert_eq!(img.pixel(5, 25), Some([160, 160, 176]), "bottom left cell is unknown");
-        assert_eq!(img.pixel(15, 15), Some([255, 255, 255]));
-    }
-
-    #[test]
-    fn path_is_drawn_between_its_ends() {
-        // From the centre of cell (0, 1) to the centre of cell (2, 1): world y = 1.75.
-        let path = vec![Point2::new(1.25, 1.75), Point2::new(2.25, 1.75)];
-        let img = render_map(&map(), &[path], 10, 65);
-        assert_eq!(img.pixel(5, 15), Some(GREEN));
-        assert_eq!(img.pixel(25, 15), Some(BLUE));
-        assert_eq!(img.pixel(15, 15), Some(RED));
-        assert_eq!(img.pixel(15, 5), Some([255, 255, 255]), "nothing drawn off the path");
-        let png = img.to_png().unwrap();
-        assert_eq!(&png[1..4], b"PNG");
     }
 
     #[test]
