@@ -17,5 +17,5 @@ set -u
 mkdir -p out
 python scripts/demo_client.py "$@" --out out/demo_path.txt --guide-out out/demo_guide.txt
 .ws/install/blockstar_planner/lib/blockstar_planner/blockstar render --map config/tb3_sandbox.yaml \
-    --path out/demo_path.txt --out out/demo.png --crop
+    --params config/planner.yaml --path out/demo_path.txt --guide out/demo_guide.txt --out out/demo.png --crop
 echo "demo: wrote out/demo.png"
