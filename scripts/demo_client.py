@@ -16,7 +16,7 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "ros"))
-from helpers import NODE_BIN, SHARE, NodeProcess, Peer, quaternion_yaw  # noqa: E402  (the tests' peer)
+from helpers import LATCHED, NODE_BIN, SHARE, NodeProcess, Peer, quaternion_yaw  # noqa: E402  (the tests' peer)
 
 from nav_msgs.msg import Path  # noqa: E402
 
@@ -58,7 +58,7 @@ def main():
     node = NodeProcess(cmd, tmp / "planner_node.log")
     peer = Peer("demo_client")
     guides = []
-    peer.node.create_subscription(Path, "/planner_node/any_angle_plan", guides.append, 10)
+    peer.node.create_subscription(Path, "/planner_node/any_angle_plan", guides.append, LATCHED)
     try:
         peer.wait_connected()
         peer.set_start(*args.start, node_proc=node)

@@ -3,8 +3,10 @@
 # With /opt/ros/jazzy present it sources that installation; otherwise it points everything at the
 # wheel-based ROS in .venv-ros/ and the tools and interfaces of .ros-prefix/extras. The project's
 # own packages come from the colcon workspace (scripts/build_ws.sh; `source .ws/install/setup.bash`).
-# Tests get an isolated DDS domain on the loopback interface (set BLOCKSTAR_KEEP_ROS_NETWORK=1 to
-# keep your own ROS_DOMAIN_ID / ROS_AUTOMATIC_DISCOVERY_RANGE).
+# Every shell that sources it from one checkout gets the same DDS domain, on the loopback interface
+# only, so the demo and the tests of one checkout see each other and nothing else (set
+# BLOCKSTAR_KEEP_ROS_NETWORK=1 to keep your own ROS_DOMAIN_ID / ROS_AUTOMATIC_DISCOVERY_RANGE, for
+# example to reach a robot).
 
 BLOCKSTAR_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export BLOCKSTAR_ROOT
@@ -22,9 +24,7 @@ if [ -f /opt/ros/jazzy/setup.bash ]; then
     # shellcheck disable=SC1091
     source /opt/ros/jazzy/setup.bash
     [ "$_bs_u" = 1 ] && set -u
-    export BLOCKSTAR_ROS_SOURCE=system
 else
-    export BLOCKSTAR_ROS_SOURCE=wheels
     export ROS_DISTRO=jazzy ROS_VERSION=2 ROS_PYTHON_VERSION=3
     export RMW_IMPLEMENTATION=rmw_fastrtps_cpp
     _bs_prepend AMENT_PREFIX_PATH "$_bs_venv"
@@ -49,7 +49,8 @@ fi
 export IDL_PACKAGE_FILTER="std_msgs;geometry_msgs;nav_msgs;sensor_msgs;visualization_msgs;blockstar_planner_msgs"
 
 if [ "${BLOCKSTAR_KEEP_ROS_NETWORK:-0}" != 1 ]; then
-    export ROS_DOMAIN_ID="${BLOCKSTAR_ROS_DOMAIN_ID:-$((50 + $$ % 50))}"
+    # A domain from the checkout's path: 50-99 (0 is ROS's default, kept for the user's robots).
+    export ROS_DOMAIN_ID="${BLOCKSTAR_ROS_DOMAIN_ID:-$((50 + $(printf %s "$BLOCKSTAR_ROOT" | cksum | cut -d' ' -f1) % 50))}"
     export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 fi
 

@@ -20,7 +20,6 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv-ros"
 PREFIX="$ROOT/.ros-prefix"
 STAMP="$PREFIX/.setup-stamp"
-PY=/usr/bin/python3.11
 EXTRA="${BLOCKSTAR_ROS_EXTRA:-$ROOT/../shared/ros_jazzy_extra}"
 EXTRA_PREFIX="$PREFIX/extras"
 # What the bundle provides that this project uses: the Python tools (with their dependencies that
@@ -34,12 +33,26 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 
 system_ros() { [ -f /opt/ros/jazzy/setup.bash ]; }
 
+# The interpreter of the ROS Python packages: the wheels are built for 3.11 (Debian 12); an
+# /opt/ros/jazzy installation (Ubuntu 24.04) is built for the system's python3.
+if system_ros; then
+    PY=/usr/bin/python3
+    APT_PYTHON=(python3 python3-venv python3-dev)
+else
+    PY=/usr/bin/python3.11
+    APT_PYTHON=(python3.11 python3.11-venv python3.11-dev libpython3.11-dev)
+fi
+
 # Everything whose change must redo the set-up.
 inputs_hash() {
     {
         cat "$ROOT/scripts/setup.sh" "$ROOT/scripts/ros-requirements.txt" "$ROOT/scripts/colcon-requirements.txt"
         system_ros && echo system-ros
+        # The bundle: its wheels' checksums and every interface source file.
         cat "$EXTRA/SHA256SUMS" 2>/dev/null || echo no-extras
+        [ -d "$EXTRA/interfaces" ] && (cd "$EXTRA/interfaces" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+        # CI=true turns a missing bundle into an error, which a stamp written without it must not hide.
+        echo "CI=${CI:-}"
         uname -m
     } | sha256sum | cut -d' ' -f1
 }
@@ -56,8 +69,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 # --- Debian packages -------------------------------------------------------------------------
-APT_PACKAGES=(libclang-dev clang python3.11 python3.11-venv python3.11-dev libpython3.11-dev
-    build-essential pkg-config git ca-certificates)
+APT_PACKAGES=(libclang-dev clang "${APT_PYTHON[@]}" build-essential pkg-config git ca-certificates)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -124,8 +136,7 @@ if ! system_ros; then
         # --no-index: PyPI's `launch` is an unrelated project.
         "$VENV/bin/pip" install -q --disable-pip-version-check --no-index --find-links "$EXTRA/wheels" \
             --no-deps "${EXTRA_WHEELS[@]}"
-        mkdir -p "$EXTRA_PREFIX"
-        export CMAKE_PREFIX_PATH="$EXTRA_PREFIX:${CMAKE_PREFIX_PATH:-}" AMENT_PREFIX_PATH="$EXTRA_PREFIX:$AMENT_PREFIX_PATH"
+        mkdir -p "$EXTRA_PREFIX" # on the paths already (scripts/env.sh)
         for pkg in "${EXTRA_INTERFACES[@]}"; do
             log "building $pkg into $EXTRA_PREFIX"
             build="$PREFIX/build-extras/$pkg"
@@ -146,6 +157,8 @@ if ! system_ros; then
     else
         log "NOTE: $EXTRA not found: no ros2 CLI and no ros2 launch on this machine; the tests that"
         log "      need them will be skipped (put ../shared beside the clone, or set BLOCKSTAR_ROS_EXTRA)"
+        # Tools of an earlier install would be found without the interfaces they need.
+        "$VENV/bin/pip" uninstall -q -y "${EXTRA_WHEELS[@]}" 2>/dev/null || true
     fi
 fi
 # Old layouts of .ros-prefix (the interface package is now built by colcon, scripts/build_ws.sh).

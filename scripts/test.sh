@@ -56,6 +56,7 @@ set -u
 step pytest-ros python -m pytest tests/ros -v -p no:cacheprovider -rs
 # Coverage-guided fuzzing of every parser of outside input, a short bounded run of each target
 # (a longer run: scripts/fuzz.sh 600).
+unset CARGO_TARGET_DIR # the fuzz targets keep their own (fuzz/target)
 step fuzz bash scripts/fuzz.sh 10
 
 if [ ${#failed[@]} -gt 0 ]; then

@@ -16,7 +16,8 @@ def _missing_ros_tools():
     usable here, or None when they are."""
     if shutil.which("ros2") is None:
         return "no `ros2` command"
-    for module in ("launch", "launch_ros", "ros2launch", "ros2param", "ros2action", "ros2interface", "ros2run"):
+    for module in ("launch", "launch_ros", "ros2launch", "ros2param", "ros2action", "ros2interface", "ros2run",
+                   "composition_interfaces"):
         if importlib.util.find_spec(module) is None:
             return f"no Python module {module}"
     return None

@@ -52,7 +52,11 @@ class NodeProcess:
         self.proc = subprocess.Popen(self.cmd, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      start_new_session=True)
         if ready:
-            self.wait_log("ready", 1, timeout=30)
+            try:
+                self.wait_log("ready", 1, timeout=30)
+            except BaseException:
+                self.stop()
+                raise
 
     def log(self):
         return self.log_path.read_text(errors="replace")

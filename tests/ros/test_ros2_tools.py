@@ -60,79 +60,82 @@ def plan_legal(peer, grid, radius, start=START, goal=GOAL, node_proc=None):
     return path
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="class")
 def launched():
     """`ros2 launch blockstar_planner planner.launch.py` with every default (the installed
-    parameters file and bundled map), and a peer on the default topics."""
-    tmp = tmpdir("blockstar-ros2-launch-")
-    node = launch(tmp)
-    peer = Peer("peer_ros2_tools")
+    parameters file and bundled map), and a peer on the default topics; stopped with Ctrl-C, its
+    clean exit checked, when the class's tests are done (before any other node of its name)."""
+    node = launch(tmpdir("blockstar-ros2-launch-"))
     try:
+        peer = Peer("peer_ros2_tools")
         peer.wait_connected()
         yield node, peer
-    finally:
         peer.close()
-        node.stop()
-
-
-def test_launch_with_defaults_plans_legally_on_the_bundled_map(launched):
-    node, peer = launched
-    assert f"loaded map_file {BUNDLED_MAP}" in node.log(), node.log()
-    plan_legal(peer, load_map_server_yaml(BUNDLED_MAP), BUNDLED_RADIUS, node_proc=node)
-
-
-def test_ros2_node_list(launched):
-    assert "/planner_node" in ros2("node", "list", *NO_DAEMON).split()
-
-
-def test_ros2_topic_echo_plan_once(launched):
-    node, peer = launched
-    plan_legal(peer, load_map_server_yaml(BUNDLED_MAP), BUNDLED_RADIUS, node_proc=node)
-    # /plan is latched (transient local): echo, which matches the publisher's QoS, gets the last one.
-    out = ros2("topic", "echo", "/plan", "--once", *NO_DAEMON, timeout=60)
-    assert "frame_id: map" in out, out
-    xs = [float(v) for v in re.findall(r"\n\s+x: (-?[\d.e+-]+)", out)]
-    ys = [float(v) for v in re.findall(r"\n\s+y: (-?[\d.e+-]+)", out)]
-    assert any(math.hypot(x - START[0], y - START[1]) < 1e-6 for x, y in zip(xs, ys)), out[:2000]
-    assert any(math.hypot(x - GOAL[0], y - GOAL[1]) < 1e-6 for x, y in zip(xs, ys)), out[-2000:]
-
-
-def test_ros2_param_get_and_set(launched):
-    node, peer = launched
-    assert "Double value is: 0.15" in ros2("param", "get", *NO_DAEMON, "/planner_node", "robot_radius")
-    applied = node.count("parameters in use")
-    try:
-        assert "Set parameter successful" in ros2("param", "set", *NO_DAEMON, "/planner_node", "robot_radius", "0.2")
-        assert "Double value is: 0.2" in ros2("param", "get", *NO_DAEMON, "/planner_node", "robot_radius")
-        # A bad value is refused with the reason, and the old value stays.
-        out = ros2("param", "set", *NO_DAEMON, "/planner_node", "robot_radius", "-1.0", check=False)
-        assert "Setting parameter failed" in out and "robot_radius" in out, out
-        assert "Double value is: 0.2" in ros2("param", "get", *NO_DAEMON, "/planner_node", "robot_radius")
-        out = ros2("param", "set", *NO_DAEMON, "/planner_node", "robot_radius", "wide", check=False)
-        assert "Setting parameter failed" in out, out
-        # The new value is planned with: legal for the wider vehicle.
-        node.wait_log("parameters in use", applied + 1)
-        plan_legal(peer, load_map_server_yaml(BUNDLED_MAP), 0.2, node_proc=node)
     finally:
-        ros2("param", "set", *NO_DAEMON, "/planner_node", "robot_radius", str(BUNDLED_RADIUS))
+        assert_clean_exit(node)
 
 
-def test_ros2_action_send_goal(launched):
-    goal = (
-        "{goal: {header: {frame_id: map}, pose: {position: {x: %f, y: %f}, orientation: {z: %f, w: %f}}}, "
-        "use_start: true, start: {header: {frame_id: map}, pose: {position: {x: %f, y: %f}, orientation: {w: 1.0}}}}"
-        % (GOAL[0], GOAL[1], math.sin(GOAL[2] / 2), math.cos(GOAL[2] / 2), START[0], START[1])
-    )
-    out = ros2("action", "send_goal", "/planner_node/compute_path", "blockstar_planner_msgs/action/ComputePath", goal,
-               timeout=90)
-    assert "Goal accepted" in out, out
-    assert "error_code: 0" in out, out
-    assert "Goal finished with status: SUCCEEDED" in out, out
-    # An unreachable goal (off the map) ends ABORTED with its code.
-    bad = goal.replace("x: %f" % GOAL[0], "x: 500.0", 1)
-    out = ros2("action", "send_goal", "/planner_node/compute_path", "blockstar_planner_msgs/action/ComputePath", bad,
-               timeout=90)
-    assert f"error_code: {S.GOAL_OUTSIDE_MAP}" in out and "ABORTED" in out, out
+class TestLaunchedWithDefaults:
+    """The ros2 CLI against one node launched with the defaults."""
+
+    def test_plans_legally_on_the_bundled_map(self, launched):
+        node, peer = launched
+        assert f"loaded map_file {BUNDLED_MAP}" in node.log(), node.log()
+        plan_legal(peer, load_map_server_yaml(BUNDLED_MAP), BUNDLED_RADIUS, node_proc=node)
+
+    def test_ros2_node_list(self, launched):
+        assert "/planner_node" in ros2("node", "list", *NO_DAEMON).split()
+
+    def test_ros2_topic_echo_plan_once(self, launched):
+        node, peer = launched
+        plan_legal(peer, load_map_server_yaml(BUNDLED_MAP), BUNDLED_RADIUS, node_proc=node)
+        # /plan is latched (transient local): echo, which matches the publisher's QoS, gets the
+        # last one, every pose of it (--full-length: arrays are cut at 128 elements otherwise).
+        out = ros2("topic", "echo", "/plan", "--once", "--full-length", *NO_DAEMON)
+        assert "frame_id: map" in out, out
+        xs = [float(v) for v in re.findall(r"\n\s+x: (-?[\d.e+-]+)", out)]
+        ys = [float(v) for v in re.findall(r"\n\s+y: (-?[\d.e+-]+)", out)]
+        points = list(zip(xs, ys))
+        assert len(points) > 2, out
+        # The first and last poses are the start and the goal.
+        assert math.hypot(points[0][0] - START[0], points[0][1] - START[1]) < 1e-6, out[:2000]
+        assert math.hypot(points[-1][0] - GOAL[0], points[-1][1] - GOAL[1]) < 1e-6, out[-2000:]
+
+    def test_ros2_param_get_and_set(self, launched):
+        node, peer = launched
+        get = lambda: ros2("param", "get", *NO_DAEMON, "/planner_node", "robot_radius")  # noqa: E731
+        assert "Double value is: 0.15" in get()
+        applied = node.count("parameters in use")
+        try:
+            assert "Set parameter successful" in ros2("param", "set", *NO_DAEMON, "/planner_node", "robot_radius", "0.2")
+            assert "Double value is: 0.2" in get()
+            # A bad value is refused with the reason, and the old value stays.
+            out = ros2("param", "set", *NO_DAEMON, "/planner_node", "robot_radius", "-1.0", check=False)
+            assert "Setting parameter failed" in out and "robot_radius" in out, out
+            out = ros2("param", "set", *NO_DAEMON, "/planner_node", "robot_radius", "wide", check=False)
+            assert "Setting parameter failed" in out, out
+            assert "Double value is: 0.2" in get()
+            # The new value is planned with: legal for the wider vehicle.
+            node.wait_log("parameters in use", applied + 1)
+            plan_legal(peer, load_map_server_yaml(BUNDLED_MAP), 0.2, node_proc=node)
+        finally:
+            ros2("param", "set", *NO_DAEMON, "/planner_node", "robot_radius", str(BUNDLED_RADIUS))
+
+    def test_ros2_action_send_goal(self, launched):
+        goal = (
+            "{goal: {header: {frame_id: map}, pose: {position: {x: %f, y: %f}, orientation: {z: %f, w: %f}}}, "
+            "use_start: true, start: {header: {frame_id: map}, pose: {position: {x: %f, y: %f}, "
+            "orientation: {w: 1.0}}}}"
+            % (GOAL[0], GOAL[1], math.sin(GOAL[2] / 2), math.cos(GOAL[2] / 2), START[0], START[1])
+        )
+        action = ("action", "send_goal", "/planner_node/compute_path", "blockstar_planner_msgs/action/ComputePath")
+        out = ros2(*action, goal, timeout=90)
+        assert "Goal accepted" in out, out
+        assert "error_code: 0" in out, out
+        assert "Goal finished with status: SUCCEEDED" in out, out
+        # A goal off the map ends ABORTED with its code.
+        out = ros2(*action, goal.replace("x: %f" % GOAL[0], "x: 500.0", 1), timeout=90)
+        assert f"error_code: {S.GOAL_OUTSIDE_MAP}" in out and "ABORTED" in out, out
 
 
 def test_ros2_interface_show_trajectory():
@@ -156,8 +159,8 @@ def test_launch_every_argument_and_no_map():
     topics = {"map_topic": "/lt/map", "goal_topic": "/lt/goal_pose", "initialpose_topic": "/lt/initialpose",
               "odom_topic": "/lt/odom", "plan_topic": "/lt/plan"}
     node = launch(tmp, f"params_file:={params}", "map_file:=none", *(f"{k}:={v}" for k, v in topics.items()))
-    peer = Peer("peer_launch_args", prefix="/lt")
     try:
+        peer = Peer("peer_launch_args", prefix="/lt")
         assert "loaded map_file" not in node.log()
         peer.wait_connected()
         # The parameters file reached the node.
@@ -180,8 +183,8 @@ def test_launch_every_argument_and_no_map():
         assert abs(path.poses[0].pose.position.x - 0.6) < 1e-6
         assert_legal(path, MapModel(grid), 0.1)
         plan_legal(peer, grid, 0.1, start=(0.6, 3.4, 0.0), goal=(4.4, 3.4, 0.0), node_proc=node)
-    finally:
         peer.close()
+    finally:
         assert_clean_exit(node)
 
 
@@ -191,36 +194,55 @@ def test_launch_with_a_bad_parameters_file_names_the_parameter():
     bad.write_text((ROOT / "config" / "planner.yaml").read_text().replace("robot_radius: 0.15", "robot_radius: -1.0"))
     node = launch(tmp, f"params_file:={bad}", ready=False)
     try:
-        node.wait_log("process has died", 1, timeout=60)
-    except AssertionError:
-        # ros2 launch ends once its only process has ended: the message must be there then.
-        pass
-    node.proc.wait(timeout=30)
+        # ros2 launch reports the node's death and ends, its only process having ended.
+        node.proc.wait(timeout=60)
+    finally:
+        node.stop()
     log = node.log()
     assert "robot_radius" in log and "process has died" in log, log
     assert "ready" not in log, log
 
 
-def test_ros2_run():
-    """`ros2 run blockstar_planner planner_node` with the installed parameters file and map."""
-    tmp = tmpdir("blockstar-ros2-run-")
-    cmd = ["ros2", "run", "blockstar_planner", "planner_node", "--ros-args", "-r", "__node:=run_node",
-           "--params-file", SHARE / "config" / "planner.yaml", "-p", f"map_file:={BUNDLED_MAP}",
-           "-r", "/goal_pose:=/run/goal_pose", "-r", "/initialpose:=/run/initialpose", "-r", "/plan:=/run/plan",
-           "-r", "/map:=/run/map", "-r", "/odom:=/run/odom"]
-    node = NodeProcess(cmd, tmp / "run.log")
-    peer = Peer("peer_ros2_run", prefix="/run", node_name="run_node")
+def write_map_server_map(directory, width, height, resolution, blocked):
+    """A map_server YAML and binary PGM (0 = occupied, 254 = free) in `directory`."""
+    rows = bytes(0 if blocked(x, height - 1 - r) else 254 for r in range(height) for x in range(width))
+    (directory / "room.pgm").write_bytes(b"P5\n%d %d\n255\n" % (width, height) + rows)
+    yaml = directory / "room.yaml"
+    yaml.write_text(f"image: room.pgm\nresolution: {resolution}\norigin: [0.0, 0.0, 0.0]\nnegate: 0\n"
+                    "occupied_thresh: 0.65\nfree_thresh: 0.196\n")
+    return yaml
+
+
+def test_launch_with_a_map_file():
+    """`map_file:=FILE`: the node plans on that map, read independently here to check the plan."""
+    tmp = tmpdir("blockstar-launch-map-")
+    room = write_map_server_map(tmp, 80, 60, 0.05, lambda x, y: x in (0, 79) or y in (0, 59) or (x == 40 and y > 20))
+    node = launch(tmp, f"map_file:={room}")
     try:
+        assert f"loaded map_file {room}" in node.log(), node.log()
+        peer = Peer("peer_launch_map")
         peer.wait_connected()
-        # The parameters file is keyed `planner_node`, so under another name its values do not
-        # apply and the node runs with the defaults, which equal the file's.
-        plan_legal(peer, load_map_server_yaml(BUNDLED_MAP), BUNDLED_RADIUS, node_proc=node)
-    finally:
+        grid = load_map_server_yaml(room)
+        plan_legal(peer, grid, BUNDLED_RADIUS, start=(0.8, 2.2, 0.0), goal=(3.2, 2.2, 0.0), node_proc=node)
         peer.close()
+    finally:
+        assert_clean_exit(node)
+
+
+def test_ros2_run():
+    """`ros2 run blockstar_planner planner_node` with a parameters file and a map, topics remapped."""
+    tmp = tmpdir("blockstar-ros2-run-")
+    params = tmp / "params.yaml"
+    params.write_text((ROOT / "config" / "planner.yaml").read_text().replace("robot_radius: 0.15", "robot_radius: 0.12"))
+    cmd = ["ros2", "run", "blockstar_planner", "planner_node", "--ros-args", "--params-file", params,
+           "-p", f"map_file:={BUNDLED_MAP}", "-r", "/goal_pose:=/run/goal_pose", "-r", "/initialpose:=/run/initialpose",
+           "-r", "/plan:=/run/plan", "-r", "/map:=/run/map", "-r", "/odom:=/run/odom"]
+    node = NodeProcess(cmd, tmp / "run.log")
+    try:
+        peer = Peer("peer_ros2_run", prefix="/run")
+        peer.wait_connected()
+        assert "Double value is: 0.12" in ros2("param", "get", *NO_DAEMON, "/planner_node", "robot_radius")
+        plan_legal(peer, load_map_server_yaml(BUNDLED_MAP), 0.12, node_proc=node)
+        peer.close()
+    finally:
         assert_clean_exit(node, launched=False)
-
-
-def test_launch_stops_cleanly_on_ctrl_c():
-    tmp = tmpdir("blockstar-launch-stop-")
-    node = launch(tmp)
-    assert_clean_exit(node)
