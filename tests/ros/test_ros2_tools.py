@@ -93,9 +93,8 @@ class TestLaunchedWithDefaults:
         # last one, every pose of it (--full-length: arrays are cut at 128 elements otherwise).
         out = ros2("topic", "echo", "/plan", "--once", "--full-length", *NO_DAEMON)
         assert "frame_id: map" in out, out
-        xs = [float(v) for v in re.findall(r"\n\s+x: (-?[\d.e+-]+)", out)]
-        ys = [float(v) for v in re.findall(r"\n\s+y: (-?[\d.e+-]+)", out)]
-        points = list(zip(xs, ys))
+        number = r"(-?[\d.]+(?:e[+-]?\d+)?)"
+        points = [(float(x), float(y)) for x, y in re.findall(rf"position:\s+x: {number}\s+y: {number}", out)]
         assert len(points) > 2, out
         # The first and last poses are the start and the goal.
         assert math.hypot(points[0][0] - START[0], points[0][1] - START[1]) < 1e-6, out[:2000]
