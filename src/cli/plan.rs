@@ -126,8 +126,7 @@ pub fn run(args: &PlanArgs) -> CliResult {
         // Only the known part of the map (and the paths), so the route is large enough to see.
         let window = known_window(&map, &[plan.any_angle.clone(), traj.clone()], 10);
         let (w, h) = window.map_or((map.info.width, map.info.height), |(x0, y0, x1, y1)| (x1 - x0, y1 - y0));
-        let name = args.map.file_name().map_or_else(|| args.map.display().to_string(), |n| n.to_string_lossy().into());
-        let title = format!("{name}   {} m/cell", map.info.resolution);
+        let title = super::render::map_title(&args.map, &map);
         // The poses the trajectory starts and ends in (the goal's heading when it was free).
         let (start, goal) =
             (plan.poses.first().copied().unwrap_or(args.start), plan.poses.last().copied().unwrap_or(goal));

@@ -104,6 +104,16 @@ pub fn end_marks(path: &[PathPoint]) -> Option<(Mark, Mark)> {
     Some((Mark { at: first.at, yaw: start_yaw }, Mark { at: last.at, yaw: goal_yaw }))
 }
 
+/// The picture's title: the map file's name and its cell size (metres per cell for a map_server
+/// map; a Moving AI map is in cells).
+pub fn map_title(path: &Path, map: &crate::map::OccupancyMap) -> String {
+    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
+    match crate::map_io::map_file_units(path) {
+        crate::map::MapUnits::Metres => format!("{name}   {} m/cell", map.info.resolution),
+        crate::map::MapUnits::Cells => format!("{name}   (lengths in cells)"),
+    }
+}
+
 fn read_path(file: &Path) -> Result<Vec<PathPoint>, CliError> {
     let text = std::fs::read_to_string(file).map_err(|e| CliError(format!("{}: {e}", file.display())))?;
     parse_path_file(&text).map_err(|e| CliError(format!("{}: {e}", file.display())))
@@ -141,8 +151,7 @@ pub fn run(args: &RenderArgs) -> CliResult {
     let (w, h) = window.map_or((map.info.width, map.info.height), |(x0, y0, x1, y1)| (x1 - x0, y1 - y0));
     let scale = args.scale.unwrap_or_else(|| auto_scale(w, h, 800));
     let marks = end_marks(&traj);
-    let name = args.map.file_name().map_or_else(|| args.map.display().to_string(), |n| n.to_string_lossy().into());
-    let title = format!("{name}   {} m/cell", map.info.resolution);
+    let title = map_title(&args.map, &map);
     let scene = Scene {
         map: &map,
         window,

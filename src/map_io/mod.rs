@@ -16,12 +16,16 @@ pub const MAX_IMAGE_SIDE: usize = 100_000;
 /// The unit of the world coordinates of the map file at `path`, by its extension (as
 /// [`load_map_file`] reads it): cells for a Moving AI `.map`, metres for anything else.
 pub fn map_file_units(path: &std::path::Path) -> crate::map::MapUnits {
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-    if ext == "map" {
+    if extension(path) == "map" {
         crate::map::MapUnits::Cells
     } else {
         crate::map::MapUnits::Metres
     }
+}
+
+/// The lower-case extension of `path` (empty without one): what picks a map file's reader.
+fn extension(path: &std::path::Path) -> String {
+    path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase()
 }
 
 /// Loads a map file by its extension: `.yaml`/`.yml` as a `map_server` map (metres), `.map` as a
@@ -34,7 +38,7 @@ pub fn load_map_file(
     frame_id: &str,
     max_cells: usize,
 ) -> Result<crate::map::OccupancyMap, crate::error::MapError> {
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    let ext = extension(path);
     match ext.as_str() {
         "yaml" | "yml" => load_map_server_yaml(path, frame_id, max_cells),
         "map" => {
