@@ -31,8 +31,8 @@ step() {
 # cargo-ament-build); the ROS tests run what it installed.
 step colcon-build bash scripts/build_ws.sh
 # Every cargo step below shares colcon's target directory and the environment colcon builds the
-# crate in (so r2r's generated bindings, keyed on that environment, are reused): nothing colcon
-# compiled is compiled again.
+# crate in (r2r's generated bindings are keyed on that environment), so what colcon compiled is
+# reused; only other features and profiles (ROS-free, clippy's check mode, tests) compile anew.
 export CARGO_TARGET_DIR="$ROOT/.ws/build/blockstar_planner"
 set +u # colcon's scripts read unset variables
 # shellcheck disable=SC1091
