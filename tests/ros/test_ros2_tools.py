@@ -33,6 +33,16 @@ def ros2(*args, timeout=60, check=True):
     return text
 
 
+def params_file(tmp, robot_radius):
+    """config/planner.yaml with another robot_radius, written to `tmp`: a value the node can only
+    have from this file."""
+    path = tmp / f"params-{robot_radius}.yaml"
+    text = (ROOT / "config" / "planner.yaml").read_text()
+    assert f"robot_radius: {BUNDLED_RADIUS}" in text
+    path.write_text(text.replace(f"robot_radius: {BUNDLED_RADIUS}", f"robot_radius: {robot_radius}"))
+    return path
+
+
 def launch(tmp, *arguments, ready=True):
     """`ros2 launch blockstar_planner planner.launch.py ARGUMENTS...` as a user types it."""
     cmd = ["ros2", "launch", "blockstar_planner", "planner.launch.py", *arguments]
@@ -153,8 +163,7 @@ def test_launch_every_argument_and_no_map():
     documented way to start without a map, which must get past the real ros2launch), and every
     topic remapped."""
     tmp = tmpdir("blockstar-launch-args-")
-    params = tmp / "params.yaml"
-    params.write_text((ROOT / "config" / "planner.yaml").read_text().replace("robot_radius: 0.15", "robot_radius: 0.1"))
+    params = params_file(tmp, 0.1)
     topics = {"map_topic": "/lt/map", "goal_topic": "/lt/goal_pose", "initialpose_topic": "/lt/initialpose",
               "odom_topic": "/lt/odom", "plan_topic": "/lt/plan"}
     node = launch(tmp, f"params_file:={params}", "map_file:=none", *(f"{k}:={v}" for k, v in topics.items()))
@@ -189,8 +198,7 @@ def test_launch_every_argument_and_no_map():
 
 def test_launch_with_a_bad_parameters_file_names_the_parameter():
     tmp = tmpdir("blockstar-launch-bad-")
-    bad = tmp / "bad.yaml"
-    bad.write_text((ROOT / "config" / "planner.yaml").read_text().replace("robot_radius: 0.15", "robot_radius: -1.0"))
+    bad = params_file(tmp, -1.0)
     node = launch(tmp, f"params_file:={bad}", ready=False)
     try:
         # ros2 launch reports the node's death and ends, its only process having ended.
@@ -231,8 +239,7 @@ def test_launch_with_a_map_file():
 def test_ros2_run():
     """`ros2 run blockstar_planner planner_node` with a parameters file and a map, topics remapped."""
     tmp = tmpdir("blockstar-ros2-run-")
-    params = tmp / "params.yaml"
-    params.write_text((ROOT / "config" / "planner.yaml").read_text().replace("robot_radius: 0.15", "robot_radius: 0.12"))
+    params = params_file(tmp, 0.12)
     cmd = ["ros2", "run", "blockstar_planner", "planner_node", "--ros-args", "--params-file", params,
            "-p", f"map_file:={BUNDLED_MAP}", "-r", "/goal_pose:=/run/goal_pose", "-r", "/initialpose:=/run/initialpose",
            "-r", "/plan:=/run/plan", "-r", "/map:=/run/map", "-r", "/odom:=/run/odom"]
