@@ -6,7 +6,7 @@ use crate::map_io::{load_map_file, map_file_units};
 use crate::params::NodeParams;
 use crate::planner::{Budget, Planner, PlannerConfig};
 use crate::render::scene::{render_scene, Mark, Scene};
-use crate::render::{auto_scale, known_window};
+use crate::render::{known_window, picture_scale};
 use std::path::PathBuf;
 
 /// Arguments of `blockstar plan`.
@@ -125,7 +125,6 @@ pub fn run(args: &PlanArgs) -> CliResult {
         let traj: Vec<_> = plan.poses.iter().map(|p| p.point()).collect();
         // Only the known part of the map (and the paths), so the route is large enough to see.
         let window = known_window(&map, &[plan.any_angle.clone(), traj.clone()], 10);
-        let (w, h) = window.map_or((map.info.width, map.info.height), |(x0, y0, x1, y1)| (x1 - x0, y1 - y0));
         let title = super::render::map_title(&args.map, &map);
         // The poses the trajectory starts and ends in (the goal's heading when it was free).
         let (start, goal) =
@@ -140,7 +139,7 @@ pub fn run(args: &PlanArgs) -> CliResult {
             goal: Some(Mark::from(goal)),
             title: &title,
         };
-        let img = render_scene(&scene, auto_scale(w, h, 800)).image;
+        let img = render_scene(&scene, picture_scale(&map, window)).image;
         std::fs::write(path, img.to_png()?).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
     // With --json every outcome is one record on stdout (scripts read the status there); in

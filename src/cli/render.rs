@@ -7,7 +7,7 @@ use crate::geometry::Point2;
 use crate::map_io::load_map_file;
 use crate::params::NodeParams;
 use crate::render::scene::{render_scene, Mark, Scene};
-use crate::render::{auto_scale, known_window};
+use crate::render::{known_window, picture_scale};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `blockstar render`.
@@ -148,8 +148,7 @@ pub fn run(args: &RenderArgs) -> CliResult {
     let traj_pts: Vec<Point2> = traj.iter().map(|p| p.at).collect();
     let guide_pts: Vec<Point2> = guide.iter().map(|p| p.at).collect();
     let window = if args.crop { known_window(&map, &[traj_pts.clone(), guide_pts.clone()], 10) } else { None };
-    let (w, h) = window.map_or((map.info.width, map.info.height), |(x0, y0, x1, y1)| (x1 - x0, y1 - y0));
-    let scale = args.scale.unwrap_or_else(|| auto_scale(w, h, 800));
+    let scale = args.scale.unwrap_or_else(|| picture_scale(&map, window));
     let marks = end_marks(&traj);
     let title = map_title(&args.map, &map);
     let scene = Scene {

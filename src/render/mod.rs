@@ -83,6 +83,14 @@ pub fn auto_scale(width: usize, height: usize, target: usize) -> u32 {
     (target / width.max(height).max(1)).clamp(1, 64) as u32
 }
 
+/// The pixels per cell of a picture of `map` (or of its cell `window`, see [`known_window`]):
+/// the long side is drawn about 800 pixels long, so small maps are upscaled until marks and text
+/// are legible.
+pub fn picture_scale(map: &OccupancyMap, window: Option<(usize, usize, usize, usize)>) -> u32 {
+    let (w, h) = window.map_or((map.info.width, map.info.height), |(x0, y0, x1, y1)| (x1 - x0, y1 - y0));
+    auto_scale(w, h, 800)
+}
+
 /// The smallest cell window `(x0, y0, x1, y1)` (inclusive-exclusive) holding every known cell
 /// (value != -1) and every path point, grown by `margin` cells and clipped to the map; `None`
 /// when the map has no known cell and no path point in it.
