@@ -1,7 +1,12 @@
-//! Build script: with the `ros` feature on a ROS 2 whose `librcl` needs libpython, links
-//! libpython into every binary, so the node runs without a hand-set `LD_PRELOAD`.
+//! Build script, with the `ros` feature:
+//! 1. Tells the code which optional interface packages r2r generates bindings for (cfgs
+//!    `ros_tf2_msgs`, `ros_map_msgs`, `ros_nav2_msgs`), so a ROS installation without them still
+//!    builds the node, without the parts that need them (ARCHITECTURE.md, "Interfaces the wheels
+//!    lack").
+//! 2. On a ROS 2 whose `librcl` needs libpython, links libpython into every binary, so the node
+//!    runs without a hand-set `LD_PRELOAD`.
 //!
-//! Why: the ROS 2 Jazzy wheels from PyPI (see `scripts/setup.sh`) ship a `librcl.so` that names
+//! Why libpython: the ROS 2 Jazzy wheels from PyPI (see `scripts/setup.sh`) ship a `librcl.so` that names
 //! `libtype_description_interfaces__rosidl_generator_py.so` as a dependency, a Python extension
 //! library whose undefined `PyExc_*` symbols only libpython defines. A Python process has them; a
 //! Rust binary does not and dies at start-up with `symbol lookup error: ... undefined symbol:
@@ -22,8 +27,29 @@ const PYTHON_EXTENSION_MARKER: &[u8] = b"__rosidl_generator_py.so";
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=AMENT_PREFIX_PATH");
+    println!("cargo:rerun-if-env-changed=IDL_PACKAGE_FILTER");
+    for (_, cfg) in OPTIONAL_INTERFACES {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+    }
     if env::var_os("CARGO_FEATURE_ROS").is_none() {
         return;
+    }
+    let mut missing = Vec::new();
+    for (package, cfg) in OPTIONAL_INTERFACES {
+        if interface_package_available(package) {
+            println!("cargo:rustc-cfg={cfg}");
+        } else {
+            missing.push(*package);
+        }
+    }
+    // The node logs at start-up what it was built without.
+    println!("cargo:rustc-env=BLOCKSTAR_MISSING_INTERFACES={}", missing.join(","));
+    if !missing.is_empty() {
+        println!(
+            "cargo:warning=building planner_node without {} (not installed or not in IDL_PACKAGE_FILTER): \
+             see README, \"Interfaces the wheels lack\"",
+            missing.join(", ")
+        );
     }
     let Some(librcl) = find_librcl() else {
         // r2r's own build script reports a missing ROS installation with its own message.
@@ -44,6 +70,31 @@ fn main() {
             println!("cargo:warning={} needs libpython ({reason}); binaries will need it preloaded", librcl.display())
         }
     }
+}
+
+/// Interface packages the node uses when they are installed, and the cfg each sets.
+const OPTIONAL_INTERFACES: &[(&str, &str)] =
+    &[("tf2_msgs", "ros_tf2_msgs"), ("map_msgs", "ros_map_msgs"), ("nav2_msgs", "ros_nav2_msgs")];
+
+/// Whether r2r generates bindings for `package`: it looks where r2r looks, the `rosidl_interfaces`
+/// index of every `AMENT_PREFIX_PATH` prefix, and honours `IDL_PACKAGE_FILTER` (semicolon
+/// separated; unset means every package).
+fn interface_package_available(package: &str) -> bool {
+    if let Some(filter) = env::var_os("IDL_PACKAGE_FILTER") {
+        if !filter.to_string_lossy().split(';').any(|p| p.trim() == package) {
+            return false;
+        }
+    }
+    let Some(paths) = env::var_os("AMENT_PREFIX_PATH") else { return false };
+    env::split_paths(&paths).any(|prefix| {
+        let index = prefix.join("share/ament_index/resource_index/rosidl_interfaces");
+        // A package installed later into a prefix already on the path changes the index folder
+        // (cargo scans a folder's entries). A path that does not exist would rerun every build.
+        if index.is_dir() {
+            println!("cargo:rerun-if-changed={}", index.display());
+        }
+        index.join(package).is_file()
+    })
 }
 
 /// The first `lib/librcl.so` along `AMENT_PREFIX_PATH`, the one r2r links.

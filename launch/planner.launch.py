@@ -1,12 +1,17 @@
 """Starts planner_node with the package's parameters file and bundled map.
 
     ros2 launch blockstar_planner planner.launch.py [params_file:=FILE] [map_file:=FILE|none]
-        [map_topic:=/map] [goal_topic:=/goal_pose] [initialpose_topic:=/initialpose]
-        [odom_topic:=/odom] [plan_topic:=/plan]
+        [namespace:=NS] [map_topic:=TOPIC] [autostart:=true|false] [goal_topic:=goal_pose]
+        [initialpose_topic:=initialpose] [odom_topic:=odom] [plan_topic:=plan]
 
 map_file: a map_server YAML (or Moving AI .map) loaded at start-up, by default the bundled
 config/tb3_sandbox.yaml; `map_file:=none` starts without one and waits for the map topic (from
-another launch file an empty value does the same). The topic arguments remap the node's topics.
+another launch file an empty value does the same). namespace: the node's namespace (its topics,
+actions and services are relative to it, as planner_server's are). map_topic sets the parameter of
+that name (its updates come on <map_topic>_updates; `map_topic:=/global_costmap/costmap` plans on
+Nav2's global costmap); empty keeps the parameters file's value. autostart: false waits for a
+lifecycle manager; empty keeps the file's value. The other topic arguments remap the node's
+topics (relative names resolve in the namespace).
 """
 
 import os
@@ -25,24 +30,34 @@ NO_MAP = "none"
 
 # Launch argument -> (the node's topic it remaps, description).
 TOPIC_ARGUMENTS = {
-    "map_topic": ("/map", "occupancy grid input (nav_msgs/OccupancyGrid, transient local)"),
-    "goal_topic": ("/goal_pose", "goal input (geometry_msgs/PoseStamped)"),
-    "initialpose_topic": ("/initialpose", "start pose input (geometry_msgs/PoseWithCovarianceStamped)"),
-    "odom_topic": ("/odom", "start pose input (nav_msgs/Odometry)"),
-    "plan_topic": ("/plan", "path output (nav_msgs/Path)"),
+    "goal_topic": ("goal_pose", "goal input (geometry_msgs/PoseStamped)"),
+    "initialpose_topic": ("initialpose", "start pose input (geometry_msgs/PoseWithCovarianceStamped)"),
+    "odom_topic": ("odom", "start pose input (nav_msgs/Odometry)"),
+    "plan_topic": ("plan", "path output (nav_msgs/Path)"),
+}
+# Launch arguments that set a parameter when not empty (else the parameters file decides).
+PARAMETER_ARGUMENTS = {
+    "map_topic": "occupancy grid topic (its updates on <map_topic>_updates), e.g. /global_costmap/costmap",
+    "autostart": "configure and activate at start-up (false: wait for a lifecycle manager)",
 }
 
 
 def _start_node(context):
-    value = {name: LaunchConfiguration(name).perform(context) for name in list(TOPIC_ARGUMENTS) + ["map_file"]}
-    map_file = "" if value["map_file"].strip().lower() in ("", NO_MAP) else value["map_file"]
+    names = list(TOPIC_ARGUMENTS) + list(PARAMETER_ARGUMENTS) + ["map_file", "namespace"]
+    value = {name: LaunchConfiguration(name).perform(context).strip() for name in names}
+    overrides = {"map_file": "" if value["map_file"].lower() in ("", NO_MAP) else value["map_file"]}
+    if value["map_topic"]:
+        overrides["map_topic"] = value["map_topic"]
+    if value["autostart"]:
+        overrides["autostart"] = value["autostart"].lower() in ("true", "1", "yes")
     return [
         Node(
             package=PACKAGE,
             executable="planner_node",
             name=NODE_NAME,
+            namespace=value["namespace"],
             output="screen",
-            parameters=[LaunchConfiguration("params_file"), {"map_file": map_file}],
+            parameters=[LaunchConfiguration("params_file"), overrides],
             remappings=[(topic, value[arg]) for arg, (topic, _) in TOPIC_ARGUMENTS.items() if value[arg] != topic],
         )
     ]
@@ -62,8 +77,13 @@ def generate_launch_description():
             description=f"map_server YAML loaded at start-up; '{NO_MAP}' for none (wait for the map topic)",
         ),
     ]
+    arguments.append(DeclareLaunchArgument("namespace", default_value="", description="the node's namespace"))
     arguments += [
         DeclareLaunchArgument(name, default_value=topic, description=description)
         for name, (topic, description) in TOPIC_ARGUMENTS.items()
+    ]
+    arguments += [
+        DeclareLaunchArgument(name, default_value="", description=description)
+        for name, description in PARAMETER_ARGUMENTS.items()
     ]
     return LaunchDescription(arguments + [OpaqueFunction(function=_start_node)])

@@ -23,11 +23,13 @@ STAMP="$PREFIX/.setup-stamp"
 EXTRA="${BLOCKSTAR_ROS_EXTRA:-$ROOT/../shared/ros_jazzy_extra}"
 EXTRA_PREFIX="$PREFIX/extras"
 # What the bundle provides that this project uses: the Python tools (with their dependencies that
-# the venv lacks) and the interface packages launch_ros imports.
+# the venv lacks), the interface package launch_ros imports (composition_interfaces) and those a
+# Nav2 stack talks in: tf2_msgs (/tf), map_msgs (costmap updates) and nav2_msgs (the planner
+# actions), with what nav2_msgs needs to build (geographic_msgs, nav2_common), in dependency order.
 EXTRA_WHEELS=(osrf-pycommon argcomplete psutil rosidl-runtime-py launch launch-xml launch-yaml launch-ros
     ros2cli ros2pkg ros2node ros2topic ros2param ros2action ros2service ros2launch ros2run ros2interface
     ros2lifecycle)
-EXTRA_INTERFACES=(composition_interfaces)
+EXTRA_INTERFACES=(composition_interfaces tf2_msgs map_msgs geographic_msgs nav2_common nav2_msgs)
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 

@@ -34,6 +34,21 @@ pub struct NodeParams {
     /// `replan_period`: seconds between periodic replans of the current goal from the vehicle's
     /// latest pose (finite, >= 0); 0 replans only when the map changes.
     pub replan_period: f64,
+    /// `robot_base_frame`: the vehicle's frame; its pose in `global_frame` through TF is the
+    /// start of a plan when the request gives none (default `base_link`, Nav2's name).
+    pub robot_base_frame: String,
+    /// `transform_tolerance` (s, finite, >= 0; Nav2's name and default 0.1): how far a lookup
+    /// may reach past the transforms TF holds, and how old the robot's pose may be.
+    pub transform_tolerance: f64,
+    /// `planner_id`: the name Nav2's actions may ask for (default `GridBased`, Nav2's default
+    /// planner name); an empty `planner_id` in a request is served too.
+    pub planner_id: String,
+    /// `autostart`: configure and activate at start-up (default true). False leaves the node
+    /// unconfigured for a lifecycle manager.
+    pub autostart: bool,
+    /// `map_topic`: the occupancy grid topic (default `map`, relative to the node's namespace);
+    /// its updates are taken on `<map_topic>_updates`, costmap_2d's convention.
+    pub map_topic: String,
 }
 
 /// Parameters that `ros2 param set` may change while the node runs. The others (frame, map file,
@@ -60,6 +75,11 @@ impl Default for NodeParams {
             map_file: String::new(),
             publish_clearance: false,
             replan_period: 0.0,
+            robot_base_frame: "base_link".into(),
+            transform_tolerance: 0.1,
+            planner_id: "GridBased".into(),
+            autostart: true,
+            map_topic: "map".into(),
         }
     }
 }
@@ -96,6 +116,7 @@ impl NodeParams {
         float("max_planning_time", &mut p.planner.max_planning_time)?;
         float("turn_penalty", &mut p.planner.turn_penalty)?;
         float("replan_period", &mut p.replan_period)?;
+        float("transform_tolerance", &mut p.transform_tolerance)?;
         for (name, target) in
             [("heading_bins", &mut p.planner.heading_bins), ("neighbourhood", &mut p.planner.neighbourhood)]
         {
@@ -105,9 +126,11 @@ impl NodeParams {
                 Some(other) => return Err(wrong(name, "a positive integer", &other)),
             }
         }
-        for (name, target) in
-            [("allow_unknown", &mut p.planner.allow_unknown), ("publish_clearance", &mut p.publish_clearance)]
-        {
+        for (name, target) in [
+            ("allow_unknown", &mut p.planner.allow_unknown),
+            ("publish_clearance", &mut p.publish_clearance),
+            ("autostart", &mut p.autostart),
+        ] {
             match lookup(name) {
                 None => {}
                 Some(ParamValue::Bool(b)) => *target = b,
@@ -124,7 +147,13 @@ impl NodeParams {
             Some(ParamValue::Integer(v)) if v > 0 => p.planner.max_map_cells = v as usize,
             Some(other) => return Err(wrong("max_map_cells", "a positive integer", &other)),
         }
-        for (name, target) in [("global_frame", &mut p.global_frame), ("map_file", &mut p.map_file)] {
+        for (name, target) in [
+            ("global_frame", &mut p.global_frame),
+            ("map_file", &mut p.map_file),
+            ("robot_base_frame", &mut p.robot_base_frame),
+            ("planner_id", &mut p.planner_id),
+            ("map_topic", &mut p.map_topic),
+        ] {
             match lookup(name) {
                 None => {}
                 Some(ParamValue::String(s)) => *target = s,
@@ -137,8 +166,20 @@ impl NodeParams {
 
     /// Checks every range: the planner's (see [`PlannerConfig::validate`]) and `replan_period`.
     pub fn validate(&self) -> Result<(), PlanError> {
-        if self.global_frame.is_empty() {
-            return Err(PlanError::new(StatusCode::InvalidInput, "parameter global_frame must not be empty"));
+        for (name, value) in [
+            ("global_frame", &self.global_frame),
+            ("robot_base_frame", &self.robot_base_frame),
+            ("map_topic", &self.map_topic),
+        ] {
+            if value.is_empty() {
+                return Err(PlanError::new(StatusCode::InvalidInput, format!("parameter {name} must not be empty")));
+            }
+        }
+        if !(self.transform_tolerance.is_finite() && self.transform_tolerance >= 0.0) {
+            return Err(PlanError::new(
+                StatusCode::InvalidInput,
+                format!("transform_tolerance must be >= 0 (s), got {}", self.transform_tolerance),
+            ));
         }
         if !(self.replan_period.is_finite() && self.replan_period >= 0.0) {
             return Err(PlanError::new(

@@ -50,6 +50,13 @@ pub enum StatusCode {
     InvalidInput = 9,
     /// A newer request replaced this one.
     Superseded = 10,
+    /// A pose's frame cannot be transformed into the planner's frame (unknown frame, frames not
+    /// connected, or a transform too old), or the robot's pose is not known through TF.
+    TfError = 11,
+    /// The node is not active (lifecycle): goals are refused until it is activated.
+    NotActive = 12,
+    /// The request names a planner this node does not serve (Nav2's `planner_id`).
+    InvalidPlanner = 13,
 }
 
 impl StatusCode {
@@ -67,6 +74,9 @@ impl StatusCode {
             StatusCode::Timeout => "TIMEOUT",
             StatusCode::InvalidInput => "INVALID_INPUT",
             StatusCode::Superseded => "SUPERSEDED",
+            StatusCode::TfError => "TF_ERROR",
+            StatusCode::NotActive => "NOT_ACTIVE",
+            StatusCode::InvalidPlanner => "INVALID_PLANNER",
         }
     }
 }

@@ -77,6 +77,59 @@ pub fn check_remaining(planner: &Planner, traj: &Trajectory, pose: Pose2) -> Res
     Ok(())
 }
 
+/// Indices (ascending, each once) of the poses of a path (map frame, metres and radians) that
+/// are not valid on the map `planner` holds now: what Nav2's `IsPathValid` asks.
+///
+/// The footprint is the one the planner verifies trajectories with: the square of `robot_side`
+/// turned by the pose's yaw, or the disk of `robot_radius` (with `min_turning_radius` 0, the disk
+/// of the footprint's circumscribed radius, since the vehicle turns on the spot at corners).
+/// Pose `i` is listed when
+/// - it is not finite or lies off the map, or
+/// - its footprint at rest (no sampling allowance) touches a blocked cell (the planner's
+///   traversability rule: occupied at or above `occupied_threshold`, unknown unless
+///   `allow_unknown`) or reaches past the map's edge, or
+/// - the footprint swept along the straight segment from pose `i - 1` to pose `i` (heading along
+///   the segment, the planner's sweep with its sampling allowance of at most
+///   `SAMPLE_SPACING / 2` cells) touches one. Only segments between two poses valid at rest are
+///   swept (an invalid pose already marks the path there), and none shorter than a nanometre.
+///   The later pose is named: the path is invalid from there on.
+///
+/// The poses of a trajectory this planner produced on the same map come out valid in practice:
+/// the straight segment between two samples `path_spacing` apart leaves the verified curve by at
+/// most `path_spacing^2 / (8 * min_turning_radius)` (about a millimetre at the defaults), well
+/// inside the sampling allowance the verification already kept. An empty list gives an empty
+/// answer. Fails with `NO_MAP` when no map is held.
+pub fn invalid_poses(planner: &Planner, poses: &[Pose2]) -> Result<Vec<usize>, PlanError> {
+    use crate::directional::footprint::Shape;
+    let prepared = planner.map().ok_or_else(|| PlanError::new(StatusCode::NoMap, "no map is held"))?;
+    let info = &prepared.map.info;
+    let shape = match &prepared.directional {
+        Some(ctx) => ctx.params().shape(),
+        None => Shape::Disk(planner.config().mask_radius() / info.resolution),
+    };
+    let mut invalid = Vec::new();
+    let mut previous: Option<Pose2> = None;
+    for (i, &pose) in poses.iter().enumerate() {
+        let cell = info.world_pose_to_cell(pose);
+        let on_map = pose.is_finite() && info.cell_of(cell.point()).is_some();
+        let at_rest = on_map && prepared.collision.pose_free(cell, shape, 0.0);
+        let swept = match previous {
+            Some(a) if on_map && a.point().distance(cell.point()) * info.resolution >= 1e-9 => {
+                let yaw = (cell.y - a.y).atan2(cell.x - a.x);
+                let seg = Segment::line(Pose2::new(a.x, a.y, yaw), a.point().distance(cell.point()));
+                prepared.collision.sweep_free(&[seg], shape, 0.0)
+            }
+            _ => true,
+        };
+        if !(at_rest && swept) {
+            invalid.push(i);
+        }
+        // A segment leaving an invalid pose is not swept: that pose already marks the path.
+        previous = at_rest.then_some(cell);
+    }
+    Ok(invalid)
+}
+
 /// Why a replan ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trigger {
@@ -266,5 +319,145 @@ mod tests {
             Outcome::Kept { error } => assert_eq!(error.code, StatusCode::Timeout),
             other => panic!("expected Kept, got {other:?}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod invalid_poses_tests {
+    use super::*;
+    use crate::map::{MapInfo, OccupancyMap};
+    use crate::planner::PlannerConfig;
+    use std::f64::consts::{FRAC_PI_2, FRAC_PI_4};
+
+    const W: usize = 70;
+    const H: usize = 40;
+    const RES: f64 = 0.1;
+
+    /// A 7 m x 4 m room (border wall) with a 1 m block in the middle (x 3..4 m, y 1.5..2.5 m).
+    fn planner(config: PlannerConfig) -> Planner {
+        let mut data = vec![0i8; W * H];
+        for y in 0..H {
+            for x in 0..W {
+                let border = x == 0 || y == 0 || x == W - 1 || y == H - 1;
+                let block = (30..40).contains(&x) && (15..25).contains(&y);
+                if border || block {
+                    data[y * W + x] = 100;
+                }
+            }
+        }
+        let info =
+            MapInfo { width: W, height: H, resolution: RES, origin: Pose2::new(0.0, 0.0, 0.0), frame_id: "map".into() };
+        let mut p = Planner::new(config).unwrap();
+        p.set_map(OccupancyMap::new(info, data, 1 << 20).unwrap()).unwrap();
+        p
+    }
+
+    fn disk(min_turning_radius: f64) -> Planner {
+        planner(PlannerConfig { robot_radius: 0.1, min_turning_radius, ..PlannerConfig::default() })
+    }
+
+    fn square() -> Planner {
+        planner(PlannerConfig { robot_side: 0.4, min_turning_radius: 0.3, ..PlannerConfig::default() })
+    }
+
+    /// Poses every 5 cm along the line from `a` to `b`, heading along it.
+    fn line(a: Point2, b: Point2) -> Vec<Pose2> {
+        let n = (a.distance(b) / 0.05).ceil() as usize;
+        let yaw = (b.y - a.y).atan2(b.x - a.x);
+        (0..=n)
+            .map(|i| {
+                let t = i as f64 / n as f64;
+                Pose2::new(a.x + t * (b.x - a.x), a.y + t * (b.y - a.y), yaw)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_path_through_free_space_is_valid() {
+        for p in [disk(0.2), disk(0.0), square()] {
+            let path = line(Point2::new(0.8, 0.8), Point2::new(6.0, 0.8));
+            assert_eq!(invalid_poses(&p, &path).unwrap(), Vec::<usize>::new());
+            assert_eq!(invalid_poses(&p, &[]).unwrap(), Vec::<usize>::new());
+        }
+    }
+
+    #[test]
+    fn the_planners_own_paths_are_valid() {
+        let start = Pose2::new(0.8, 0.8, 0.0);
+        for p in [disk(0.2), disk(0.0), square()] {
+            for goal in [Pose2::new(5.5, 3.0, -FRAC_PI_2), Pose2::new(6.0, 2.0, FRAC_PI_2), Pose2::new(2.0, 3.2, 0.0)] {
+                let plan = p.plan(start, goal, false, &Budget::new(10.0, None)).unwrap();
+                assert_eq!(invalid_poses(&p, &plan.poses).unwrap(), Vec::<usize>::new(), "to {goal:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn poses_in_or_touching_an_obstacle_are_listed() {
+        let p = disk(0.2);
+        let poses = [
+            Pose2::new(1.0, 2.0, 0.0),
+            Pose2::new(3.5, 2.0, 0.0),  // inside the block
+            Pose2::new(2.95, 2.0, 0.0), // centre free, footprint reaches x = 3.05
+            Pose2::new(2.85, 2.0, 0.0), // footprint ends at x = 2.95: free
+            Pose2::new(2.0, 3.85, 0.0), // touches the top wall (y >= 3.9)
+            Pose2::new(2.0, 3.5, 0.0),
+        ];
+        assert_eq!(invalid_poses(&p, &poses).unwrap(), [1, 2, 4]);
+        // At radius 0 the footprint is the same disk.
+        assert_eq!(invalid_poses(&disk(0.0), &poses).unwrap(), [1, 2, 4]);
+    }
+
+    #[test]
+    fn poses_off_the_map_or_not_finite_are_listed() {
+        let p = disk(0.2);
+        let poses = [
+            Pose2::new(-0.5, 1.0, 0.0),
+            Pose2::new(1.0, 1.0, 0.0),
+            Pose2::new(7.5, 1.0, 0.0),
+            Pose2::new(1.0, 1.2, 0.0),
+            Pose2::new(f64::NAN, 1.0, 0.0),
+            Pose2::new(1.0, 1.0, f64::INFINITY),
+            Pose2::new(1.0, -3.0, 0.0),
+        ];
+        assert_eq!(invalid_poses(&p, &poses).unwrap(), [0, 2, 4, 5, 6]);
+    }
+
+    #[test]
+    fn a_sweep_through_an_obstacle_names_the_later_pose() {
+        let p = disk(0.2);
+        // Both ends free, the straight segment between them crosses the block.
+        let a = Pose2::new(2.5, 2.0, 0.0);
+        let b = Pose2::new(4.5, 2.0, 0.0);
+        let c = Pose2::new(4.5, 3.2, FRAC_PI_2);
+        assert_eq!(invalid_poses(&p, &[a, b, c]).unwrap(), [1]);
+        assert_eq!(invalid_poses(&p, &[c, b, a]).unwrap(), [2]);
+        // Grazing the block's corner: the footprint swept from (2.5, 2.6) to (4.5, 2.6) comes
+        // within 0.1 m of the block's top face (y = 2.5).
+        let graze = [Pose2::new(2.5, 2.58, 0.0), Pose2::new(4.5, 2.58, 0.0)];
+        assert_eq!(invalid_poses(&p, &graze).unwrap(), [1]);
+        let clear = [Pose2::new(2.5, 2.65, 0.0), Pose2::new(4.5, 2.65, 0.0)];
+        assert_eq!(invalid_poses(&p, &clear).unwrap(), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn a_square_footprint_is_checked_turned_by_the_yaw() {
+        let p = square();
+        // The block's left face is x = 3.0 m; the 0.4 m square centred 0.25 m from it fits
+        // axis-aligned (reaches 2.95) but not turned by 45 degrees (reaches 3.03).
+        let poses = [
+            Pose2::new(2.75, 2.0, 0.0),
+            Pose2::new(2.75, 2.0, FRAC_PI_4),
+            Pose2::new(2.75, 2.0, FRAC_PI_2),
+            Pose2::new(2.75, 2.0, -3.0 * FRAC_PI_4),
+        ];
+        assert_eq!(invalid_poses(&p, &poses).unwrap(), [1, 3]);
+    }
+
+    #[test]
+    fn no_map_is_an_error() {
+        let p = Planner::new(PlannerConfig::default()).unwrap();
+        let e = invalid_poses(&p, &[Pose2::new(1.0, 1.0, 0.0)]).unwrap_err();
+        assert_eq!(e.code, StatusCode::NoMap);
     }
 }

@@ -2,6 +2,8 @@
 //! validates it and returns a [`PlanError`] (code `INVALID_INPUT`) instead of panicking, so the
 //! node can answer bad input with a `PlannerStatus` and keep what it already holds.
 
+#[cfg(ros_map_msgs)]
+use super::updates::Patch;
 use crate::geometry::{quaternion_from_yaw, yaw_from_quaternion, Pose2};
 use crate::map::{MapInfo, OccupancyMap};
 use crate::planner::{Plan, PlanError, StatusCode};
@@ -38,14 +40,6 @@ pub fn check_frame(what: &str, frame: &str, expected: &str) -> Result<(), PlanEr
     } else {
         Err(invalid(format!("{what} is in frame {frame:?} but the planner works in {expected:?}")))
     }
-}
-
-/// Converts a goal (`geometry_msgs/PoseStamped`, as RViz sends it) to a pose in the map frame.
-///
-/// Fails (`INVALID_INPUT`) when its frame is not `map_frame` or its pose is malformed.
-pub fn goal_from_msg(msg: &geo::PoseStamped, map_frame: &str) -> Result<Pose2, PlanError> {
-    check_frame("the goal", &msg.header.frame_id, map_frame)?;
-    pose_from_msg(&msg.pose).map_err(|e| invalid(format!("bad goal: {}", e.message)))
 }
 
 /// Converts a `nav_msgs/OccupancyGrid` to an [`OccupancyMap`] in frame `map_frame`.
@@ -144,7 +138,7 @@ pub enum StatusEvent {
     Goal = 0,
     /// The current goal replanned (or stopped) after a map change or a periodic replan.
     Replan = 1,
-    /// A map, map patch or parameter change was refused; the goal field is empty.
+    /// A map, map update or parameter change was refused; the goal field is empty.
     InputRefused = 2,
 }
 
@@ -181,35 +175,21 @@ pub fn status_to_msg(
     msg
 }
 
-/// A map patch (`blockstar_planner_msgs/GridPatch`) checked for its own consistency; whether it
-/// fits the held map is checked when it is applied ([`crate::planner::Planner::apply_patch`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Patch {
-    /// Column of the patch's first cell.
-    pub x: i64,
-    /// Row of the patch's first cell.
-    pub y: i64,
-    /// Columns.
-    pub width: i64,
-    /// Rows.
-    pub height: i64,
-    /// Occupancy values, row-major (`width * height` of them).
-    pub data: Vec<i8>,
-}
-
-/// Converts a `GridPatch` (the meaning of `map_msgs/OccupancyGridUpdate`).
+/// Converts a `map_msgs/OccupancyGridUpdate` (costmap_2d's `<map topic>_updates`): cells
+/// [x, x+width) x [y, y+height) of the map replaced by `data` (row-major).
 ///
 /// Fails (`INVALID_INPUT`) when its frame is not `map_frame`, it is empty, or `data` does not
 /// hold `width * height` values.
-pub fn patch_from_msg(msg: &bs::GridPatch, map_frame: &str) -> Result<Patch, PlanError> {
-    check_frame("the map patch", &msg.header.frame_id, map_frame)?;
+#[cfg(ros_map_msgs)]
+pub fn patch_from_msg(msg: &r2r::map_msgs::msg::OccupancyGridUpdate, map_frame: &str) -> Result<Patch, PlanError> {
+    check_frame("the map update", &msg.header.frame_id, map_frame)?;
     let (width, height) = (i64::from(msg.width), i64::from(msg.height));
     if width == 0 || height == 0 {
-        return Err(invalid(format!("map patch {width}x{height} at ({}, {}) is empty", msg.x, msg.y)));
+        return Err(invalid(format!("map update {width}x{height} at ({}, {}) is empty", msg.x, msg.y)));
     }
     if msg.data.len() as i64 != width * height {
         return Err(invalid(format!(
-            "map patch {width}x{height} at ({}, {}) holds {} values, not {}",
+            "map update {width}x{height} at ({}, {}) holds {} values, not {}",
             msg.x,
             msg.y,
             msg.data.len(),
@@ -310,6 +290,9 @@ mod tests {
             (S::TIMEOUT as u8, StatusCode::Timeout),
             (S::INVALID_INPUT as u8, StatusCode::InvalidInput),
             (S::SUPERSEDED as u8, StatusCode::Superseded),
+            (S::TF_ERROR as u8, StatusCode::TfError),
+            (S::NOT_ACTIVE as u8, StatusCode::NotActive),
+            (S::INVALID_PLANNER as u8, StatusCode::InvalidPlanner),
         ];
         for (msg_value, code) in pairs {
             assert_eq!(msg_value, code as u8, "{}", code.name());
@@ -356,22 +339,17 @@ mod tests {
     }
 
     #[test]
-    fn goals_are_checked() {
+    fn poses_are_checked() {
         let h = std::f64::consts::FRAC_1_SQRT_2;
-        let p = goal_from_msg(&goal("map", (0.0, 0.0, h, h)), "map").unwrap();
+        let p = pose_from_msg(&goal("map", (0.0, 0.0, h, h)).pose).unwrap();
         assert!((p.yaw - std::f64::consts::FRAC_PI_2).abs() < 1e-12);
         assert_eq!((p.x, p.y), (1.0, 2.0));
-        for g in [
-            goal("odom", (0.0, 0.0, 0.0, 1.0)),
-            goal("map", (0.0, 0.0, 0.0, 0.0)),
-            goal("map", (0.0, 0.0, 1.0, 1.0)),
-            goal("map", (f64::NAN, 0.0, 0.0, 1.0)),
-        ] {
-            assert_eq!(goal_from_msg(&g, "map").unwrap_err().code, StatusCode::InvalidInput);
+        for q in [(0.0, 0.0, 0.0, 0.0), (0.0, 0.0, 1.0, 1.0), (f64::NAN, 0.0, 0.0, 1.0)] {
+            assert_eq!(pose_from_msg(&goal("map", q).pose).unwrap_err().code, StatusCode::InvalidInput);
         }
         let mut nan_pos = goal("map", (0.0, 0.0, 0.0, 1.0));
         nan_pos.pose.position.x = f64::NAN;
-        assert!(goal_from_msg(&nan_pos, "map").is_err());
+        assert!(pose_from_msg(&nan_pos.pose).is_err());
     }
 
     #[test]
@@ -417,9 +395,11 @@ mod tests {
         assert_eq!((e.code, e.code_name.as_str(), e.event), (6, "NO_START", 1));
     }
 
+    #[cfg(ros_map_msgs)]
     #[test]
-    fn patches_are_checked() {
-        let mut m = bs::GridPatch { x: 2, y: 3, width: 2, height: 1, data: vec![0, 100], ..Default::default() };
+    fn map_updates_are_checked() {
+        use r2r::map_msgs::msg::OccupancyGridUpdate;
+        let mut m = OccupancyGridUpdate { x: 2, y: 3, width: 2, height: 1, data: vec![0, 100], ..Default::default() };
         m.header.frame_id = "map".into();
         let p = patch_from_msg(&m, "map").unwrap();
         assert_eq!((p.x, p.y, p.width, p.height, p.data), (2, 3, 2, 1, vec![0, 100]));

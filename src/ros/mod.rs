@@ -1,11 +1,23 @@
-//! The ROS 2 side (cargo feature `ros`): the `planner_node`, the message conversions and the RViz
-//! markers it uses. Everything here needs a ROS 2 Jazzy environment at build time (see
-//! `scripts/setup.sh`).
+//! The ROS 2 side (cargo feature `ros`): the `planner_node` and what it is made of. Everything
+//! here needs a ROS 2 Jazzy environment at build time (see `scripts/setup.sh`); the parts that
+//! need `tf2_msgs`, `map_msgs` or `nav2_msgs` are compiled only when r2r generated them (cfgs set
+//! by `build.rs`).
+//!
+//! One job each: `node` (set-up and the select loop), `state` (the reactions to every input),
+//! `frames` (TF and where the robot is), `reply` (answering a goal, whichever way it came),
+//! `nav2` (Nav2's codes and results), `lifecycle` (the managed-node services), `updates` (the map
+//! and parameter update queue), `outputs` (publishers), `live_params` (run-time parameters),
+//! `convert` (message conversion and validation), `markers` (RViz geometry).
 
 pub mod convert;
+pub mod frames;
+mod lifecycle;
 pub mod live_params;
 pub mod markers;
+#[cfg(ros_nav2_msgs)]
+pub mod nav2;
 pub mod node;
 mod outputs;
+mod reply;
 mod state;
-mod updates;
+pub mod updates;

@@ -1,6 +1,6 @@
-//! The `planner_node` ROS 2 node: map, patches, start and goals in (topics and the
-//! `~/compute_path` action); path, trajectory, display and one status per goal (and per replan)
-//! out.
+//! The `planner_node` ROS 2 node: map and map updates, transforms, start poses and goals in
+//! (topic, the node's `~/compute_path` action and Nav2's planner actions); path, trajectory,
+//! display and one status per goal (and per replan) out; the lifecycle services.
 //!
 //! Threads: rcl's executor (`spin_once`) runs on its own thread and only moves messages into
 //! channels; one async loop owns the node's state ([`super::state::NodeState`]); map updates and
@@ -11,12 +11,10 @@ use super::live_params::{from_r2r, LiveParams};
 use super::outputs::Outputs;
 use super::state::NodeState;
 use crate::lddb::{Lddb, LoadOutcome};
-use crate::map_io::load_map_file;
 use crate::params::NodeParams;
 use crate::planner::{PlanError, Planner, StatusCode, LDDB_BLOCK_SIDE};
 use futures::StreamExt;
 use r2r::blockstar_planner_msgs::action::ComputePath;
-use r2r::blockstar_planner_msgs::msg as bs;
 use r2r::geometry_msgs::msg as geo;
 use r2r::nav_msgs::msg as nav;
 use r2r::QosProfile;
@@ -28,13 +26,13 @@ use tokio::sync::mpsc;
 /// The node's name (the key of its section in a parameters file).
 pub const NODE_NAME: &str = "planner_node";
 
-/// QoS of `/map`: as map_server publishes it (reliable, transient local, depth 1), so a map
+/// QoS of the map topic (and `/tf_static`): as map_server publishes it (reliable, transient local, depth 1), so a map
 /// published before the node started is still delivered.
 pub fn map_qos() -> QosProfile {
     QosProfile::default().reliable().transient_local().keep_last(1)
 }
 
-/// QoS of `/map_updates`: reliable (a lost patch would leave the map wrong until the next full
+/// QoS of `<map topic>_updates`: reliable (a lost update would leave the map wrong until the next full
 /// map) and volatile (patches only make sense on top of the map they follow), with room for a
 /// burst of 10 patches while the executor thread is busy.
 pub fn patch_qos() -> QosProfile {
@@ -91,44 +89,86 @@ fn read_params(node: &r2r::Node) -> Result<NodeParams, PlanError> {
     NodeParams::from_lookup(|name| params.get(name).and_then(|p| from_r2r(&p.value)))
 }
 
-/// Runs the node until the process is stopped. Reads `--ros-args` (parameters file, remappings)
-/// from the command line.
+/// A stream that never yields: the select arm of an input this build does not have.
+#[cfg(not(all(ros_tf2_msgs, ros_map_msgs, ros_nav2_msgs)))]
+fn never<T>() -> futures::stream::Pending<T> {
+    futures::stream::pending()
+}
+
+/// Runs the node until the process is stopped. Reads `--ros-args` (parameters file, remappings,
+/// namespace) from the command line. Every name is relative to the node's namespace, as
+/// planner_server's are, except `/tf` and `/tf_static`.
 ///
 /// Fails with a message when ROS cannot be initialised or a parameter is invalid.
 pub fn run() -> Result<(), String> {
     let ctx = r2r::Context::create().map_err(|e| format!("cannot initialise ROS: {e}"))?;
     let mut node = r2r::Node::create(ctx, NODE_NAME, "").map_err(|e| format!("cannot create the node: {e}"))?;
     let logger = node.logger().to_string();
-    let params = read_params(&node).map_err(|e| e.to_string())?;
-    let mut planner = planner_with_logged_lddb(&params, &logger)?;
-    if !params.map_file.is_empty() {
-        let path = std::path::Path::new(&params.map_file);
-        match load_map_file(path, &params.global_frame, params.planner.max_map_cells)
-            .map_err(PlanError::from)
-            .and_then(|m| planner.set_map(m))
-        {
-            Ok(()) => r2r::log_info!(&logger, "loaded map_file {}", path.display()),
-            Err(e) => r2r::log_error!(&logger, "cannot use map_file {}: {e}", path.display()),
-        }
+    let missing = env!("BLOCKSTAR_MISSING_INTERFACES");
+    if !missing.is_empty() {
+        r2r::log_warn!(
+            &logger,
+            "built without {missing}: no {} (README, \"Interfaces the wheels lack\")",
+            [("tf2_msgs", "TF"), ("map_msgs", "map updates"), ("nav2_msgs", "Nav2 planner actions and is_path_valid")]
+                .iter()
+                .filter(|(p, _)| missing.split(',').any(|m| m == *p))
+                .map(|(_, what)| *what)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
+    let params = read_params(&node).map_err(|e| e.to_string())?;
+    let planner = planner_with_logged_lddb(&params, &logger)?;
     let e = |what: &str, err: r2r::Error| format!("cannot create {what}: {err}");
-    let mut maps = node.subscribe::<nav::OccupancyGrid>("/map", map_qos()).map_err(|x| e("/map", x))?;
-    let mut patches = node.subscribe::<bs::GridPatch>("/map_updates", patch_qos()).map_err(|x| e("/map_updates", x))?;
-    let mut goals = node.subscribe::<geo::PoseStamped>("/goal_pose", goal_qos()).map_err(|x| e("/goal_pose", x))?;
+    let map_topic = params.map_topic.clone();
+    let mut maps = node.subscribe::<nav::OccupancyGrid>(&map_topic, map_qos()).map_err(|x| e(&map_topic, x))?;
+    let updates_topic = format!("{map_topic}_updates");
+    #[cfg(ros_map_msgs)]
+    let mut map_updates = node
+        .subscribe::<r2r::map_msgs::msg::OccupancyGridUpdate>(&updates_topic, patch_qos())
+        .map_err(|x| e(&updates_topic, x))?;
+    #[cfg(not(ros_map_msgs))]
+    let mut map_updates = never::<()>();
+    let mut goals = node.subscribe::<geo::PoseStamped>("goal_pose", goal_qos()).map_err(|x| e("goal_pose", x))?;
     let mut initial = node
-        .subscribe::<geo::PoseWithCovarianceStamped>("/initialpose", QosProfile::default())
-        .map_err(|x| e("/initialpose", x))?;
+        .subscribe::<geo::PoseWithCovarianceStamped>("initialpose", QosProfile::default())
+        .map_err(|x| e("initialpose", x))?;
     // Best effort matches both reliable and best-effort odometry publishers.
     let mut odom = node
-        .subscribe::<nav::Odometry>("/odom", QosProfile::default().best_effort().keep_last(5))
-        .map_err(|x| e("/odom", x))?;
-    let mut action_goals =
+        .subscribe::<nav::Odometry>("odom", QosProfile::default().best_effort().keep_last(5))
+        .map_err(|x| e("odom", x))?;
+    #[cfg(ros_tf2_msgs)]
+    let (mut tf, mut tf_static) = (
+        node.subscribe::<r2r::tf2_msgs::msg::TFMessage>("/tf", QosProfile::default().keep_last(100))
+            .map_err(|x| e("/tf", x))?,
+        node.subscribe::<r2r::tf2_msgs::msg::TFMessage>("/tf_static", map_qos().keep_last(100))
+            .map_err(|x| e("/tf_static", x))?,
+    );
+    #[cfg(not(ros_tf2_msgs))]
+    let (mut tf, mut tf_static) = (never::<()>(), never::<()>());
+    let mut own_goals =
         node.create_action_server::<ComputePath::Action>("~/compute_path").map_err(|x| e("~/compute_path", x))?;
+    #[cfg(ros_nav2_msgs)]
+    let (mut to_pose_goals, mut through_goals, mut path_checks) = {
+        use r2r::nav2_msgs::{action, srv};
+        (
+            node.create_action_server::<action::ComputePathToPose::Action>("compute_path_to_pose")
+                .map_err(|x| e("compute_path_to_pose", x))?,
+            node.create_action_server::<action::ComputePathThroughPoses::Action>("compute_path_through_poses")
+                .map_err(|x| e("compute_path_through_poses", x))?,
+            node.create_service::<srv::IsPathValid::Service>("is_path_valid", QosProfile::default())
+                .map_err(|x| e("is_path_valid", x))?,
+        )
+    };
+    #[cfg(not(ros_nav2_msgs))]
+    let (mut to_pose_goals, mut through_goals, mut path_checks) = (never::<()>(), never::<()>(), never::<()>());
+    let (mut lifecycle, mut lc) =
+        super::lifecycle::create(&mut node, &logger).map_err(|x| e("the lifecycle services", x))?;
     let live = Arc::new(Mutex::new(LiveParams { params: params.clone() }));
     let (param_services, mut param_events) =
         node.make_derived_parameter_handler(live.clone()).map_err(|x| e("the parameter services", x))?;
     let out = Outputs {
-        path: node.create_publisher("/plan", latched_qos(1)).map_err(|x| e("/plan", x))?,
+        path: node.create_publisher("plan", latched_qos(1)).map_err(|x| e("plan", x))?,
         trajectory: node.create_publisher("~/trajectory", latched_qos(1)).map_err(|x| e("~/trajectory", x))?,
         status: node.create_publisher("~/status", latched_qos(20)).map_err(|x| e("~/status", x))?,
         any_angle: node.create_publisher("~/any_angle_plan", latched_qos(1)).map_err(|x| e("~/any_angle_plan", x))?,
@@ -140,6 +180,7 @@ pub fn run() -> Result<(), String> {
         clock: r2r::Clock::create(r2r::ClockType::RosTime).map_err(|x| e("the clock", x))?,
         frame: params.global_frame.clone(),
         logger: logger.clone(),
+        enabled: false,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -148,13 +189,21 @@ pub fn run() -> Result<(), String> {
         .map_err(|err| format!("cannot start the async runtime: {err}"))?;
     let (done, mut done_rx) = mpsc::unbounded_channel();
     let (cancels, mut cancel_rx) = mpsc::unbounded_channel();
-    let mut state = NodeState::new(params, live, planner, out, done, cancels);
-    let planner = state.planner.clone();
-    state.out.clearance(&planner);
-    r2r::log_info!(&logger, "ready");
+    let autostart = params.autostart;
     let spinning = Arc::new(AtomicBool::new(true));
     let spin_flag = spinning.clone();
     runtime.block_on(async move {
+        let mut state = NodeState::new(params, live, planner, out, done, cancels);
+        if autostart {
+            use crate::lifecycle::{Transition, TransitionRequest};
+            let configured = lifecycle.change(TransitionRequest::Id(Transition::Configure.id()), &mut state);
+            if configured {
+                lifecycle.change(TransitionRequest::Id(Transition::Activate.id()), &mut state);
+            }
+            r2r::log_info!(&logger, "ready ({})", lifecycle.state().label());
+        } else {
+            r2r::log_info!(&logger, "ready (unconfigured: autostart is false, waiting for a lifecycle manager)");
+        }
         // rcl's executor on its own thread: it only hands messages to the channels above, paced
         // by the loop below (see spin_with_backpressure).
         let (spun, mut spun_rx) = mpsc::channel(1);
@@ -175,14 +224,24 @@ pub fn run() -> Result<(), String> {
                     break;
                 }
                 Some(d) = done_rx.recv() => state.on_done(d),
+                Some(r) = lc.change_state.next() => lifecycle.on_change_state(r, &mut state),
+                Some(r) = lc.get_state.next() => lifecycle.on_get_state(r),
+                Some(r) = lc.get_available_states.next() => lifecycle.on_get_available_states(r),
+                Some(r) = lc.get_available_transitions.next() => lifecycle.on_get_transitions(r, false),
+                Some(r) = lc.get_transition_graph.next() => lifecycle.on_get_transitions(r, true),
+                Some(m) = tf_static.next() => on_tf(&mut state, m, true),
+                Some(m) = tf.next() => on_tf(&mut state, m, false),
                 // The subscriptions end when rcl shuts down: the node exits too.
                 m = maps.next() => match m {
                     Some(m) => state.on_map(m),
                     None => break,
                 },
-                Some(p) = patches.next() => state.on_patch(p),
+                Some(u) = map_updates.next() => on_map_update(&mut state, u),
                 Some(g) = goals.next() => state.on_goal(g),
-                Some(g) = action_goals.next() => state.on_action_goal(g),
+                Some(g) = own_goals.next() => state.on_own_goal(g),
+                Some(g) = to_pose_goals.next() => on_to_pose_goal(&mut state, g),
+                Some(g) = through_goals.next() => on_through_poses_goal(&mut state, g),
+                Some(r) = path_checks.next() => on_is_path_valid(&mut state, r),
                 Some(uuid) = cancel_rx.recv() => state.on_cancel(uuid),
                 Some(p) = initial.next() => state.on_start("/initialpose", &p.header, &p.pose.pose),
                 Some(o) = odom.next() => state.on_start("/odom", &o.header, &o.pose.pose),
@@ -197,3 +256,58 @@ pub fn run() -> Result<(), String> {
     runtime.shutdown_timeout(Duration::from_secs(1));
     Ok(())
 }
+
+// The inputs that need optional interface packages: with the package, the node state's handler;
+// without it, the arm's stream never yields and these are never called.
+
+#[cfg(ros_tf2_msgs)]
+fn on_tf(state: &mut NodeState, m: r2r::tf2_msgs::msg::TFMessage, is_static: bool) {
+    state.on_transforms(&m.transforms, is_static);
+}
+#[cfg(not(ros_tf2_msgs))]
+fn on_tf(_: &mut NodeState, _: (), _: bool) {}
+
+#[cfg(ros_map_msgs)]
+fn on_map_update(state: &mut NodeState, m: r2r::map_msgs::msg::OccupancyGridUpdate) {
+    let patch = super::convert::patch_from_msg(&m, &state.params().global_frame);
+    state.on_map_update(patch);
+}
+#[cfg(not(ros_map_msgs))]
+fn on_map_update(_: &mut NodeState, _: ()) {}
+
+#[cfg(ros_nav2_msgs)]
+fn on_to_pose_goal(
+    state: &mut NodeState,
+    g: r2r::ActionServerGoalRequest<r2r::nav2_msgs::action::ComputePathToPose::Action>,
+) {
+    state.on_to_pose_goal(g);
+}
+#[cfg(not(ros_nav2_msgs))]
+fn on_to_pose_goal(_: &mut NodeState, _: ()) {}
+
+#[cfg(ros_nav2_msgs)]
+fn on_through_poses_goal(
+    state: &mut NodeState,
+    g: r2r::ActionServerGoalRequest<r2r::nav2_msgs::action::ComputePathThroughPoses::Action>,
+) {
+    state.on_through_poses_goal(g);
+}
+#[cfg(not(ros_nav2_msgs))]
+fn on_through_poses_goal(_: &mut NodeState, _: ()) {}
+
+/// Nav2's `is_path_valid`: the path's poses checked with the vehicle's footprint on the current
+/// map; invalid when any pose is. No map (or an inactive node) answers invalid with no indices.
+#[cfg(ros_nav2_msgs)]
+fn on_is_path_valid(state: &mut NodeState, r: r2r::ServiceRequest<r2r::nav2_msgs::srv::IsPathValid::Service>) {
+    use r2r::nav2_msgs::srv::IsPathValid;
+    let response = match state.invalid_poses(&r.message.path) {
+        Ok(invalid) => IsPathValid::Response {
+            is_valid: invalid.is_empty(),
+            invalid_pose_indices: invalid.into_iter().map(|i| i.min(i32::MAX as usize) as i32).collect(),
+        },
+        Err(_) => IsPathValid::Response { is_valid: false, invalid_pose_indices: Vec::new() },
+    };
+    let _ = r.respond(response);
+}
+#[cfg(not(ros_nav2_msgs))]
+fn on_is_path_valid(_: &mut NodeState, _: ()) {}

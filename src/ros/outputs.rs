@@ -1,6 +1,6 @@
 //! The node's publishers and what it publishes on them: plans (`/plan`, `~/trajectory`,
 //! `~/any_angle_plan`, `~/markers`), the stop signal (all of them empty), statuses and the
-//! clearance display.
+//! clearance display. Nothing is published while the node is not active (lifecycle).
 
 use super::convert::{any_angle_to_msg, map_to_msg, path_to_msg, status_to_msg, trajectory_to_msg, StatusEvent};
 use super::markers::plan_markers;
@@ -36,6 +36,8 @@ pub struct Outputs {
     pub frame: String,
     /// The node's logger name.
     pub logger: String,
+    /// Publishing allowed (lifecycle state ACTIVE); while false nothing is published.
+    pub enabled: bool,
 }
 
 impl Outputs {
@@ -46,6 +48,9 @@ impl Outputs {
     }
 
     fn publish<T: WrappedTypesupport + 'static>(&self, publisher: &r2r::Publisher<T>, msg: &T, what: &str) {
+        if !self.enabled {
+            return;
+        }
         if let Err(e) = publisher.publish(msg) {
             r2r::log_error!(&self.logger, "could not publish {what}: {e}");
         }

@@ -1,59 +1,68 @@
-//! The node's state and its reactions to goals (topic and action), start poses, finished jobs
-//! and the periodic tick. Map and parameter updates are in `updates.rs`.
+//! The node's state and its reactions: goals (topic and actions), start poses and transforms,
+//! maps and map updates, parameter changes, lifecycle transitions, finished jobs and the periodic
+//! tick.
 //!
 //! One job plans at a time (a goal, or a replan of the current goal) on a worker thread with a
-//! clone of the planner; a newer goal raises its cancel flag (SUPERSEDED) and waits as the single
-//! pending goal. Map updates run beside it on another worker thread (see `updates.rs`); a plan
-//! finishing on a map older than the current one is re-checked at once.
+//! clone of the planner; a newer goal of any kind raises the running job's cancel flag
+//! (SUPERSEDED) and waits as the single pending goal. Map updates run beside it on another worker
+//! thread ([`UpdateQueue`]); a plan finishing on a map older than the current one is re-checked
+//! at once. Goals and start poses are brought into `global_frame` through TF when the job starts
+//! ([`Frames`]).
 
-use super::convert::{action_result, duration_msg, goal_from_msg, pose_from_msg, StatusEvent};
-use super::live_params::LiveParams;
+use super::convert::{map_from_msg, StatusEvent};
+use super::frames::{stamp_of, Frames};
+use super::live_params::{from_r2r, LiveParams};
 use super::outputs::Outputs;
-use super::updates::UpdateQueue;
+use super::reply::{forward_cancels, Reply};
+use super::updates::{Applied, Kind, Patch, UpdateQueue};
 use crate::geometry::Pose2;
+use crate::map_io::load_map_file;
 use crate::params::NodeParams;
 use crate::planner::{Budget, Plan, PlanError, Planner, StatusCode};
 use crate::replan::{check_and_replan, Outcome, Trigger};
 use crate::trajectory::Trajectory;
 use r2r::blockstar_planner_msgs::action::ComputePath;
 use r2r::geometry_msgs::msg as geo;
+use r2r::nav_msgs::msg as nav;
 use r2r::std_msgs::msg::Header;
+use r2r::uuid::Uuid;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::mpsc;
 
-/// A goal of the `~/compute_path` action, accepted.
-pub type ActionGoal = r2r::ActionServerGoal<ComputePath::Action>;
+/// Most distinct warnings remembered so each is logged once (bounded: a peer sending ever new
+/// frame names cannot grow it; past the bound, warnings are logged again).
+const MAX_WARNED: usize = 64;
 
-/// Where a goal came from, and how to answer it.
-pub enum Source {
-    /// `/goal_pose`: answered on `~/status` (and `/plan` on success).
-    Topic,
-    /// `~/compute_path`: answered on `~/status` and with the action's result.
-    Action {
-        /// The goal handle (boxed: it holds the whole goal message).
-        handle: Box<ActionGoal>,
-        /// The client asked to cancel it.
-        client_cancel: bool,
-    },
-}
-
-/// A goal to plan for.
+/// A goal to plan for, as received.
 pub struct Request {
-    /// Who asked.
-    pub source: Source,
-    /// The goal as received (statuses echo it).
-    pub msg: geo::PoseStamped,
-    /// The goal in the planner's frame.
-    pub goal: Pose2,
-    /// A start pose given with the goal (the action's `use_start`); otherwise the latest pose.
-    pub start: Option<Pose2>,
-    /// When it arrived (the action's feedback reports the time since).
+    /// Who asked, and how to answer.
+    pub reply: Reply,
+    /// The goal poses in order (one, except for Nav2's through-poses action), in any frame TF
+    /// connects to `global_frame`.
+    pub goals: Vec<geo::PoseStamped>,
+    /// A start given with the request (the actions' `use_start`); otherwise the robot's pose.
+    pub start: Option<geo::PoseStamped>,
+    /// When it arrived (feedback reports the time since).
     pub received: Instant,
+    /// The action client asked to cancel it.
+    pub client_cancel: bool,
 }
 
-/// The trajectory the vehicle is following, and the goal it leads to.
+impl Request {
+    fn new(reply: Reply, goals: Vec<geo::PoseStamped>, start: Option<geo::PoseStamped>) -> Self {
+        Self { reply, goals, start, received: Instant::now(), client_cancel: false }
+    }
+
+    /// The goal statuses echo: the final goal as received.
+    fn echo(&self) -> geo::PoseStamped {
+        self.goals.last().cloned().unwrap_or_default()
+    }
+}
+
+/// The trajectory the vehicle is following, and the goal it leads to (in `global_frame`).
 #[derive(Clone)]
 pub struct Current {
     goal_msg: geo::PoseStamped,
@@ -63,7 +72,7 @@ pub struct Current {
 
 /// What the running job does.
 enum Work {
-    Goal(Box<Request>),
+    Goal(Box<Request>, geo::PoseStamped, Pose2),
     Replan(Current, Trigger),
 }
 
@@ -80,7 +89,7 @@ pub enum Done {
     Goal {
         /// The plan, or why there is none.
         result: Result<Plan, PlanError>,
-        /// The cancel flag was raised (a newer goal, or the action client).
+        /// The cancel flag was raised (a newer goal, the action client, deactivation).
         cancelled: bool,
     },
     /// The running replan's outcome.
@@ -90,33 +99,34 @@ pub enum Done {
         /// A newer goal stopped it.
         cancelled: bool,
     },
-    /// A batch of map and parameter updates was applied (see `updates.rs`).
-    Update(super::updates::Applied),
+    /// A batch of map and parameter updates was applied.
+    Update(Applied),
 }
 
 /// The node's state, owned by the async loop.
 pub struct NodeState {
-    pub(super) params: NodeParams,
-    pub(super) live: Arc<Mutex<LiveParams>>,
-    pub(super) planner: Planner,
-    /// The vehicle's latest pose (`/initialpose` or `/odom`).
-    start: Option<Pose2>,
+    params: NodeParams,
+    live: Arc<Mutex<LiveParams>>,
+    planner: Planner,
+    frames: Frames,
+    /// Lifecycle state ACTIVE: goals are planned and outputs published.
+    active: bool,
     running: Option<Running>,
     /// The newest goal waiting for the running job or map update to finish.
     pending: Option<Request>,
-    pub(super) updates: UpdateQueue,
+    updates: UpdateQueue,
     /// Bumped whenever the map or the planner's parameters change.
-    pub(super) map_version: u64,
+    map_version: u64,
     current: Option<Current>,
     /// The map changed since the current trajectory was last checked.
-    pub(super) recheck: bool,
+    recheck: bool,
     /// When the current trajectory was last planned or replanned (for `replan_period`).
     last_replan: Instant,
-    warned_frames: std::collections::HashSet<String>,
+    warned: HashSet<String>,
     last_odom_log: Option<Instant>,
-    pub(super) out: Outputs,
-    pub(super) done: mpsc::UnboundedSender<Done>,
-    cancels: mpsc::UnboundedSender<r2r::uuid::Uuid>,
+    out: Outputs,
+    done: mpsc::UnboundedSender<Done>,
+    cancels: mpsc::UnboundedSender<Uuid>,
 }
 
 fn superseded() -> PlanError {
@@ -128,21 +138,27 @@ fn cancelled_by_client() -> PlanError {
     PlanError::new(StatusCode::Superseded, "cancelled by the action client")
 }
 
+fn not_active(state: &str) -> PlanError {
+    PlanError::new(StatusCode::NotActive, format!("the planner is {state} (lifecycle): activate it to plan"))
+}
+
 impl NodeState {
-    /// A node state holding `planner` configured by `params`.
+    /// A node state holding `planner` configured by `params`, unconfigured and inactive.
     pub fn new(
         params: NodeParams,
         live: Arc<Mutex<LiveParams>>,
         planner: Planner,
         out: Outputs,
         done: mpsc::UnboundedSender<Done>,
-        cancels: mpsc::UnboundedSender<r2r::uuid::Uuid>,
+        cancels: mpsc::UnboundedSender<Uuid>,
     ) -> Self {
+        let frames = Frames::new(&params.global_frame, &params.robot_base_frame, params.transform_tolerance);
         Self {
             params,
             live,
             planner,
-            start: None,
+            frames,
+            active: false,
             running: None,
             pending: None,
             updates: UpdateQueue::default(),
@@ -150,7 +166,7 @@ impl NodeState {
             current: None,
             recheck: false,
             last_replan: Instant::now(),
-            warned_frames: Default::default(),
+            warned: HashSet::new(),
             last_odom_log: None,
             out,
             done,
@@ -158,71 +174,159 @@ impl NodeState {
         }
     }
 
-    pub(super) fn logger(&self) -> &str {
+    fn logger(&self) -> &str {
         &self.out.logger
     }
 
-    /// A goal on `/goal_pose`.
-    pub fn on_goal(&mut self, msg: geo::PoseStamped) {
-        match goal_from_msg(&msg, &self.params.global_frame) {
-            Ok(goal) => {
-                self.submit(Request { source: Source::Topic, msg, goal, start: None, received: Instant::now() })
-            }
-            Err(e) => self.finish(
-                Request { source: Source::Topic, msg, goal: Pose2::default(), start: None, received: Instant::now() },
-                Err(e),
-            ),
+    /// The node's parameters in force.
+    pub fn params(&self) -> &NodeParams {
+        &self.params
+    }
+
+    /// Logs `text` as a warning once per `key` (see [`MAX_WARNED`]).
+    fn warn_once(&mut self, key: String, text: &str) {
+        if self.warned.len() >= MAX_WARNED {
+            self.warned.clear();
+        }
+        if self.warned.insert(key) {
+            r2r::log_warn!(self.logger(), "{text}");
         }
     }
 
-    /// A goal of the `~/compute_path` action: accepted, then planned like a topic goal (a bad
-    /// goal is aborted with its code).
-    pub fn on_action_goal(&mut self, request: r2r::ActionServerGoalRequest<ComputePath::Action>) {
-        let (handle, mut cancel_requests) = match request.accept() {
-            Ok(x) => x,
-            Err(e) => return r2r::log_error!(self.logger(), "could not accept an action goal: {e}"),
-        };
-        // Cancel requests of this goal reach the loop as its uuid.
-        let (uuid, cancels) = (handle.uuid, self.cancels.clone());
-        tokio::spawn(async move {
-            use futures::StreamExt;
-            while let Some(c) = cancel_requests.next().await {
-                c.accept();
-                let _ = cancels.send(uuid);
-            }
-        });
-        let msg = handle.goal.goal.clone();
-        let frame = self.params.global_frame.clone();
-        let start = match handle.goal.use_start {
-            false => Ok(None),
-            true => super::convert::check_frame("the start", &handle.goal.start.header.frame_id, &frame)
-                .and_then(|_| pose_from_msg(&handle.goal.start.pose))
-                .map(Some),
-        };
-        let parsed = goal_from_msg(&msg, &frame).and_then(|g| start.map(|s| (g, s)));
-        let source = Source::Action { handle: Box::new(handle), client_cancel: false };
-        match parsed {
-            Ok((goal, start)) => self.submit(Request { source, msg, goal, start, received: Instant::now() }),
-            Err(e) => self
-                .finish(Request { source, msg, goal: Pose2::default(), start: None, received: Instant::now() }, Err(e)),
+    // --- Lifecycle ---------------------------------------------------------------------------
+
+    /// Configure: the parameters in force are checked and applied, `map_file` is loaded, TF
+    /// lookups use the frames and tolerance of the parameters. Fails with the reason (nothing
+    /// changes then).
+    pub fn configure(&mut self) -> Result<(), String> {
+        let params = self.live.lock().map_err(|_| "parameter lock poisoned".to_string())?.params.clone();
+        params.validate().map_err(|e| e.to_string())?;
+        let mut planner = self.planner.clone();
+        planner.set_config(params.planner.clone()).map_err(|e| e.to_string())?;
+        if !params.map_file.is_empty() {
+            let path = std::path::Path::new(&params.map_file);
+            let map = load_map_file(path, &params.global_frame, params.planner.max_map_cells)
+                .map_err(|e| format!("cannot use map_file {}: {e}", path.display()))?;
+            planner.set_map(map).map_err(|e| format!("cannot use map_file {}: {e}", path.display()))?;
+            r2r::log_info!(self.logger(), "loaded map_file {}", path.display());
         }
+        self.frames.configure(&params.global_frame, &params.robot_base_frame, params.transform_tolerance);
+        self.planner = planner;
+        self.params = params;
+        self.map_version += 1;
+        let planner = self.planner.clone();
+        self.out.clearance(&planner);
+        Ok(())
+    }
+
+    /// Activate: goals are planned and outputs published.
+    pub fn activate(&mut self) {
+        self.active = true;
+        self.out.enabled = true;
+        self.schedule();
+    }
+
+    /// Deactivate: the running goal is stopped and it and the pending one are answered
+    /// NOT_ACTIVE; nothing is published until the next activation.
+    pub fn deactivate(&mut self, state: &str) {
+        self.active = false;
+        self.out.enabled = false;
+        if let Some(r) = &self.running {
+            r.cancel.store(true, Ordering::Relaxed);
+        }
+        if let Some(req) = self.pending.take() {
+            self.finish(req, Err(not_active(state)));
+        }
+    }
+
+    /// Cleanup: the current goal and trajectory and the waiting updates are dropped (maps
+    /// received on the map topic are kept: the topic is latched and would not come again).
+    pub fn cleanup(&mut self) {
+        self.current = None;
+        self.recheck = false;
+        self.updates.clear();
+    }
+
+    // --- Goals -------------------------------------------------------------------------------
+
+    /// A goal on `goal_pose`.
+    pub fn on_goal(&mut self, msg: geo::PoseStamped) {
+        self.submit(Request::new(Reply::Topic, vec![msg], None));
+    }
+
+    /// A goal of the node's own `~/compute_path` action.
+    pub fn on_own_goal(&mut self, request: r2r::ActionServerGoalRequest<ComputePath::Action>) {
+        let (handle, cancel_requests) = match request.accept() {
+            Ok(x) => x,
+            Err(e) => return r2r::log_error!(self.logger(), "could not accept a compute_path goal: {e}"),
+        };
+        let guard = forward_cancels(cancel_requests, handle.uuid, self.cancels.clone());
+        let (goal, start) = (handle.goal.goal.clone(), handle.goal.use_start.then(|| handle.goal.start.clone()));
+        self.submit(Request::new(Reply::Own(Box::new(handle), guard), vec![goal], start));
+    }
+
+    /// A goal of Nav2's `compute_path_to_pose`.
+    #[cfg(ros_nav2_msgs)]
+    pub fn on_to_pose_goal(
+        &mut self,
+        request: r2r::ActionServerGoalRequest<r2r::nav2_msgs::action::ComputePathToPose::Action>,
+    ) {
+        let (handle, cancel_requests) = match request.accept() {
+            Ok(x) => x,
+            Err(e) => return r2r::log_error!(self.logger(), "could not accept a compute_path_to_pose goal: {e}"),
+        };
+        let guard = forward_cancels(cancel_requests, handle.uuid, self.cancels.clone());
+        let g = &handle.goal;
+        let (goal, start, planner_id) = (g.goal.clone(), g.use_start.then(|| g.start.clone()), g.planner_id.clone());
+        let req = Request::new(Reply::ToPose(Box::new(handle), guard), vec![goal], start);
+        self.submit_for(req, &planner_id);
+    }
+
+    /// A goal of Nav2's `compute_path_through_poses`.
+    #[cfg(ros_nav2_msgs)]
+    pub fn on_through_poses_goal(
+        &mut self,
+        request: r2r::ActionServerGoalRequest<r2r::nav2_msgs::action::ComputePathThroughPoses::Action>,
+    ) {
+        let (handle, cancel_requests) = match request.accept() {
+            Ok(x) => x,
+            Err(e) => return r2r::log_error!(self.logger(), "could not accept a compute_path_through_poses goal: {e}"),
+        };
+        let guard = forward_cancels(cancel_requests, handle.uuid, self.cancels.clone());
+        let g = &handle.goal;
+        let (goals, start, planner_id) = (g.goals.clone(), g.use_start.then(|| g.start.clone()), g.planner_id.clone());
+        let req = Request::new(Reply::ThroughPoses(Box::new(handle), guard), goals, start);
+        if req.goals.is_empty() {
+            let e = PlanError::new(StatusCode::InvalidInput, "the request gives no poses to plan through");
+            return self.finish(req, Err(e));
+        }
+        self.submit_for(req, &planner_id);
+    }
+
+    /// Submits `req` when `planner_id` names this planner (empty or the `planner_id` parameter).
+    #[cfg(ros_nav2_msgs)]
+    fn submit_for(&mut self, req: Request, planner_id: &str) {
+        if !planner_id.is_empty() && planner_id != self.params.planner_id {
+            let e = PlanError::new(
+                StatusCode::InvalidPlanner,
+                format!("planner_id {planner_id:?} is not served here (this planner is {:?})", self.params.planner_id),
+            );
+            return self.finish(req, Err(e));
+        }
+        self.submit(req);
     }
 
     /// The action client asked to cancel goal `uuid`.
-    pub fn on_cancel(&mut self, uuid: r2r::uuid::Uuid) {
-        let is = |r: &Request| matches!(&r.source, Source::Action { handle, .. } if handle.uuid == uuid);
+    pub fn on_cancel(&mut self, uuid: Uuid) {
+        let is = |r: &Request| r.reply.uuid() == Some(uuid);
         if self.pending.as_ref().is_some_and(is) {
             let mut req = self.pending.take().expect("checked");
-            if let Source::Action { client_cancel, .. } = &mut req.source {
-                *client_cancel = true;
-            }
+            req.client_cancel = true;
             return self.finish(req, Err(cancelled_by_client()));
         }
-        if let Some(Running { work: Work::Goal(req), cancel, .. }) = &mut self.running {
+        if let Some(Running { work: Work::Goal(req, ..), cancel, .. }) = &mut self.running {
             if is(req) {
-                if let Source::Action { client_cancel, .. } = &mut req.source {
-                    *client_cancel = true;
-                }
+                req.client_cancel = true;
                 cancel.store(true, Ordering::Relaxed);
             }
         }
@@ -230,25 +334,30 @@ impl NodeState {
 
     /// A new goal supersedes the running one and any pending one.
     fn submit(&mut self, req: Request) {
+        if !self.active {
+            return self.finish(req, Err(not_active("not active")));
+        }
         if let Some(r) = &self.running {
             r.cancel.store(true, Ordering::Relaxed);
         }
         if let Some(old) = self.pending.take() {
             self.finish(old, Err(superseded()));
         }
-        if let Source::Action { handle, .. } = &req.source {
-            let feedback = ComputePath::Feedback { stage: "queued".into(), elapsed_time: duration_msg(0.0) };
-            let _ = handle.publish_feedback(feedback);
-        }
+        req.reply.feedback("queued", 0.0);
         self.pending = Some(req);
         self.schedule();
     }
 
-    /// Starts what can start: the pending goal, else a check of the current trajectory after a
-    /// map change, else a periodic replan.
-    pub(super) fn schedule(&mut self) {
-        self.kick_updates();
-        if self.running.is_some() || self.updates.busy() {
+    /// Starts what can start: the waiting updates, then the pending goal, else a check of the
+    /// current trajectory after a map change, else a periodic replan.
+    fn schedule(&mut self) {
+        if let Some(batch) = self.updates.start(&self.planner) {
+            let done = self.done.clone();
+            tokio::task::spawn_blocking(move || {
+                let _ = done.send(Done::Update(batch.apply()));
+            });
+        }
+        if self.running.is_some() || self.updates.busy() || !self.active {
             return;
         }
         if let Some(req) = self.pending.take() {
@@ -264,32 +373,57 @@ impl NodeState {
         }
     }
 
+    /// The ROS time now, as a transform-buffer stamp.
+    fn now(&mut self) -> crate::transform::Stamp {
+        stamp_of(&self.out.header().stamp)
+    }
+
+    /// The request's start and goals in `global_frame`.
+    fn resolve(&mut self, req: &Request) -> Result<(Pose2, Vec<Pose2>), PlanError> {
+        let mut goals = Vec::with_capacity(req.goals.len());
+        for (i, g) in req.goals.iter().enumerate() {
+            let what = if req.goals.len() == 1 { "the goal".to_string() } else { format!("goal {i}") };
+            goals.push(self.frames.to_global(&what, &g.header.frame_id, &g.header.stamp, &g.pose)?);
+        }
+        let start = match &req.start {
+            Some(s) => self.frames.to_global("the start", &s.header.frame_id, &s.header.stamp, &s.pose)?,
+            None => {
+                let now = self.now();
+                self.frames.robot_pose(now)?
+            }
+        };
+        Ok((start, goals))
+    }
+
     fn start_goal(&mut self, req: Request) {
         if self.planner.map().is_none() {
             let e = PlanError::new(StatusCode::NoMap, "no map has been received or loaded");
             return self.finish(req, Err(e));
         }
-        let Some(start) = req.start.or(self.start) else {
-            let e = PlanError::new(StatusCode::NoStart, "no start pose yet (publish /initialpose or /odom)");
-            return self.finish(req, Err(e));
+        let (start, goals) = match self.resolve(&req) {
+            Ok(x) => x,
+            Err(e) => return self.finish(req, Err(e)),
         };
-        if let Source::Action { handle, .. } = &req.source {
-            let elapsed = duration_msg(req.received.elapsed().as_secs_f64());
-            let _ = handle.publish_feedback(ComputePath::Feedback { stage: "planning".into(), elapsed_time: elapsed });
-        }
+        req.reply.feedback("planning", req.received.elapsed().as_secs_f64());
         let cancel = Arc::new(AtomicBool::new(false));
-        let (planner, done, flag, goal) = (self.planner.clone(), self.done.clone(), cancel.clone(), req.goal);
-        self.running = Some(Running { work: Work::Goal(Box::new(req)), cancel, map_version: self.map_version });
+        let (planner, done, flag) = (self.planner.clone(), self.done.clone(), cancel.clone());
+        let (echo, last) = (req.echo(), *goals.last().expect("a request has goals"));
+        let work = Work::Goal(Box::new(req), echo, last);
+        self.running = Some(Running { work, cancel, map_version: self.map_version });
         tokio::task::spawn_blocking(move || {
             let budget = Budget::new(planner.config().max_planning_time, Some(flag.clone()));
-            let result = planner.plan(start, goal, false, &budget);
+            let result = match goals.as_slice() {
+                [goal] => planner.plan(start, *goal, false, &budget),
+                _ => crate::waypoints::plan_through(&planner, start, &goals, &budget).map_err(PlanError::from),
+            };
             let _ = done.send(Done::Goal { result, cancelled: flag.load(Ordering::Relaxed) });
         });
     }
 
     fn start_replan(&mut self, current: Current, trigger: Trigger) {
-        // The vehicle's latest pose; with none yet, where the trajectory starts.
-        let Some(pose) = self.start.or_else(|| current.trajectory.pose_at(0.0)) else { return };
+        // The robot's pose; with none, where the trajectory starts.
+        let now = self.now();
+        let Some(pose) = self.frames.robot_pose(now).ok().or_else(|| current.trajectory.pose_at(0.0)) else { return };
         self.last_replan = Instant::now();
         let cancel = Arc::new(AtomicBool::new(false));
         let (planner, done, flag) = (self.planner.clone(), self.done.clone(), cancel.clone());
@@ -302,66 +436,160 @@ impl NodeState {
         });
     }
 
-    /// Answers `req`: outputs on success, the status always, the action's result for an action.
+    /// Answers `req`: outputs on success, the status always (both muted while inactive), the
+    /// action's result for an action.
     fn finish(&mut self, req: Request, result: Result<Plan, PlanError>) {
-        self.out.log_answer(&req.msg, &result, "goal");
+        let echo = req.echo();
+        self.out.log_answer(&echo, &result, req.reply.name());
         let header = match &result {
             Ok(plan) => Some(self.out.plan(plan, self.planner.config().robot_radius)),
             Err(_) => None,
         };
-        self.out.status(StatusEvent::Goal, &req.msg, &result, "", header);
-        if let Source::Action { mut handle, client_cancel } = req.source {
-            let header: Header = self.out.header();
-            let answer = action_result(&result, &header);
-            let sent = match (&result, client_cancel) {
-                (_, true) => handle.cancel(answer),
-                (Ok(_), false) => handle.succeed(answer),
-                (Err(_), false) => handle.abort(answer),
-            };
-            if let Err(e) = sent {
-                r2r::log_warn!(self.logger(), "could not send the action result: {e}");
+        self.out.status(StatusEvent::Goal, &echo, &result, "", header);
+        let header: Header = self.out.header();
+        if let Err(e) = req.reply.send(&result, &header, req.client_cancel) {
+            r2r::log_warn!(self.logger(), "could not send the action result: {e}");
+        }
+    }
+
+    // --- Where the robot is ------------------------------------------------------------------
+
+    /// Transforms on `/tf` (`is_static` false) or `/tf_static`.
+    pub fn on_transforms(&mut self, transforms: &[geo::TransformStamped], is_static: bool) {
+        for e in self.frames.add_transforms(transforms, is_static) {
+            let text = format!("ignoring a transform: {e}");
+            self.warn_once(text.clone(), &text);
+        }
+    }
+
+    /// The vehicle's pose from `/initialpose` or `/odom`, in any frame (brought into
+    /// `global_frame` through TF when a plan starts).
+    pub fn on_start(&mut self, source: &'static str, header: &Header, pose: &geo::Pose) {
+        if let Err(e) = self.frames.set_received(source, &header.frame_id, &header.stamp, pose) {
+            return self.warn_once(format!("{source}:{e}"), &format!("ignoring {source}: {}", e.message));
+        }
+        // Odometry streams at tens of Hz: log its poses at most once a second.
+        let now = Instant::now();
+        if source != "/odom" || self.last_odom_log.is_none_or(|t| now.duration_since(t).as_secs_f64() >= 1.0) {
+            if source == "/odom" {
+                self.last_odom_log = Some(now);
+            }
+            let p = &pose.position;
+            r2r::log_info!(self.logger(), "start pose ({:.3}, {:.3}) in {:?} from {source}", p.x, p.y, header.frame_id);
+        }
+    }
+
+    /// Indices of the poses of `path` (any frame TF connects to `global_frame`) where the
+    /// vehicle does not fit on the current map, for Nav2's `is_path_valid`; a pose TF cannot
+    /// transform is invalid.
+    ///
+    /// Fails when no map is held or the node is not active.
+    pub fn invalid_poses(&mut self, path: &nav::Path) -> Result<Vec<usize>, PlanError> {
+        if !self.active {
+            return Err(not_active("not active"));
+        }
+        let mut poses = Vec::with_capacity(path.poses.len());
+        let mut untransformable = Vec::new();
+        for (i, p) in path.poses.iter().enumerate() {
+            // A pose without a frame of its own is in the path's frame.
+            let h = if p.header.frame_id.is_empty() { &path.header } else { &p.header };
+            match self.frames.to_global("the pose", &h.frame_id, &h.stamp, &p.pose) {
+                Ok(pose) => poses.push(pose),
+                Err(_) => {
+                    untransformable.push(i);
+                    // Off the map, hence invalid, without hiding the others.
+                    poses.push(Pose2::new(f64::INFINITY, f64::INFINITY, 0.0));
+                }
+            }
+        }
+        let mut invalid = crate::replan::invalid_poses(&self.planner, &poses)?;
+        invalid.extend(untransformable);
+        invalid.sort_unstable();
+        invalid.dedup();
+        Ok(invalid)
+    }
+
+    // --- Maps and parameters -----------------------------------------------------------------
+
+    /// A whole map on the map topic.
+    pub fn on_map(&mut self, msg: nav::OccupancyGrid) {
+        match map_from_msg(&msg, &self.params.global_frame, self.params.planner.max_map_cells) {
+            Err(e) => self.refuse(Kind::Map, e),
+            Ok(map) => {
+                self.updates.push_map(map);
+                self.schedule();
             }
         }
     }
 
-    /// The vehicle's pose from `/initialpose` or `/odom` (poses in other frames are ignored).
-    pub fn on_start(&mut self, source: &str, header: &Header, pose: &geo::Pose) {
-        if header.frame_id != self.params.global_frame {
-            // No tf here: a start pose must already be in the planner's frame.
-            if self.warned_frames.insert(format!("{source}:{}", header.frame_id)) {
-                r2r::log_warn!(
-                    self.logger(),
-                    "ignoring {source} in frame {:?}: start poses must be in {:?}",
-                    header.frame_id,
-                    self.params.global_frame
-                );
-            }
-            return;
-        }
-        match pose_from_msg(pose) {
-            Ok(p) => {
-                self.start = Some(p);
-                // Odometry streams at tens of Hz: log its start poses at most once a second.
-                let now = Instant::now();
-                if source != "/odom" || self.last_odom_log.is_none_or(|t| now.duration_since(t).as_secs_f64() >= 1.0) {
-                    if source == "/odom" {
-                        self.last_odom_log = Some(now);
-                    }
-                    r2r::log_info!(self.logger(), "start pose ({:.3}, {:.3}, {:.3}) from {source}", p.x, p.y, p.yaw);
-                }
-            }
-            Err(e) => r2r::log_warn!(self.logger(), "ignoring {source}: {e}"),
+    /// A map update on `<map topic>_updates`.
+    pub fn on_map_update(&mut self, patch: Result<Patch, PlanError>) {
+        match patch.and_then(|p| self.updates.push_patch(p, self.params.planner.max_map_cells)) {
+            Ok(()) => self.schedule(),
+            Err(e) => self.refuse(Kind::Patch, e),
         }
     }
+
+    /// r2r accepted a parameter change (the range checks passed): the planner's part is applied
+    /// off the planning path, `replan_period` at once.
+    pub fn on_param_event(&mut self, name: &str, value: &r2r::ParameterValue) {
+        let wanted = match self.live.lock() {
+            Ok(live) => live.params.clone(),
+            Err(_) => return r2r::log_error!(self.logger(), "parameter lock poisoned"),
+        };
+        r2r::log_info!(self.logger(), "parameter {name} set to {:?}", from_r2r(value));
+        self.params.replan_period = wanted.replan_period;
+        if wanted.planner != *self.planner.config() {
+            self.updates.push_config(wanted.planner);
+        }
+        self.schedule();
+    }
+
+    /// A batch was applied: the planner holding it takes over; refusals get a status.
+    fn on_applied(&mut self, applied: Applied) {
+        self.updates.finished();
+        self.planner = applied.planner;
+        let mut changed = false;
+        for report in applied.reports {
+            match report.result {
+                Ok(text) => {
+                    r2r::log_info!(self.logger(), "{text}");
+                    changed |= report.changed;
+                }
+                Err(e) => self.refuse(report.kind, e),
+            }
+        }
+        // The parameters in force are the planner's (a refused change is undone), unless a newer
+        // change still waits.
+        self.params.planner = self.planner.config().clone();
+        if !self.updates.config_waiting() {
+            if let Ok(mut live) = self.live.lock() {
+                live.params.planner = self.planner.config().clone();
+            }
+        }
+        if changed {
+            self.map_version += 1;
+            self.recheck = true;
+            let planner = self.planner.clone();
+            self.out.clearance(&planner);
+        }
+    }
+
+    /// Refuses an update with a log line and a status (code and reason), keeping what is held.
+    fn refuse(&mut self, kind: Kind, e: PlanError) {
+        let what = kind.refused();
+        r2r::log_error!(self.logger(), "{what}, keeping the previous one: {e}");
+        let goal = geo::PoseStamped::default();
+        let message = format!("{what}: {}", e.message);
+        self.out.status(StatusEvent::InputRefused, &goal, &Err(PlanError::new(e.code, message)), "", None);
+    }
+
+    // --- Jobs --------------------------------------------------------------------------------
 
     /// Every 100 ms: feedback for a running action goal, and periodic replanning.
     pub fn on_tick(&mut self) {
-        if let Some(Running { work: Work::Goal(req), .. }) = &self.running {
-            if let Source::Action { handle, .. } = &req.source {
-                let elapsed = duration_msg(req.received.elapsed().as_secs_f64());
-                let _ =
-                    handle.publish_feedback(ComputePath::Feedback { stage: "planning".into(), elapsed_time: elapsed });
-            }
+        if let Some(Running { work: Work::Goal(req, ..), .. }) = &self.running {
+            req.reply.feedback("planning", req.received.elapsed().as_secs_f64());
         }
         self.schedule();
     }
@@ -370,18 +598,18 @@ impl NodeState {
     pub fn on_done(&mut self, done: Done) {
         match done {
             Done::Goal { result, cancelled } => {
-                let Some(Running { work: Work::Goal(req), map_version, .. }) = self.running.take() else {
+                let Some(Running { work: Work::Goal(req, echo, goal), map_version, .. }) = self.running.take() else {
                     return r2r::log_error!(self.logger(), "a plan finished but none was running");
                 };
-                let client_cancel = matches!(req.source, Source::Action { client_cancel: true, .. });
                 // A plan that finished after a newer goal arrived is stale whatever its result.
-                let result = match (cancelled, client_cancel) {
-                    (true, true) => Err(cancelled_by_client()),
-                    (true, false) => Err(superseded()),
+                let result = match (cancelled, req.client_cancel, self.active) {
+                    (true, true, _) => Err(cancelled_by_client()),
+                    (true, false, false) => Err(not_active("deactivated")),
+                    (true, false, true) => Err(superseded()),
                     _ => result,
                 };
                 if let Ok(plan) = &result {
-                    self.adopt(req.msg.clone(), req.goal, plan, map_version);
+                    self.adopt(echo, goal, plan, map_version);
                 } else if !cancelled {
                     // A goal that cannot be reached replaces the intent: nothing to follow.
                     self.current = None;
@@ -393,10 +621,10 @@ impl NodeState {
                 else {
                     return r2r::log_error!(self.logger(), "a replan finished but none was running");
                 };
-                if !cancelled {
+                if !cancelled && self.active {
                     self.replanned(current, outcome, map_version);
                 } else {
-                    r2r::log_info!(self.logger(), "{trigger:?} replan stopped by a newer goal");
+                    r2r::log_info!(self.logger(), "{trigger:?} replan stopped by a newer goal or deactivation");
                 }
             }
             Done::Update(applied) => self.on_applied(applied),

@@ -1,37 +1,99 @@
-//! Map and parameter updates: full maps on `/map`, patches on `/map_updates` and parameter
-//! changes (`ros2 param set`) are queued in arrival order and applied in batches on a worker
-//! thread to a clone of the planner (incrementally where the geometry allows), so the executor
-//! never waits and a plan in flight finishes on the map and parameters it started with. A full
-//! map makes the maps and patches queued before it moot. Whatever fails is answered with a status
-//! and changes nothing.
+//! The update queue: whole maps (`<map_topic>`), map updates (`<map_topic>_updates`) and
+//! parameter changes (`ros2 param set`, lifecycle configure) waiting in arrival order, applied in
+//! batches to a clone of the planner (incrementally where the geometry allows) so the executor
+//! never waits and a plan in flight finishes on the map and parameters it started with.
+//!
+//! The queue knows nothing of the node: the node pushes updates, takes a [`Batch`] when it may
+//! start one, runs [`Batch::apply`] on a worker thread and hands the [`Applied`] result back
+//! ([`UpdateQueue::finished`]).
 
-use super::convert::{map_from_msg, patch_from_msg, Patch, StatusEvent};
-use super::live_params::from_r2r;
-use super::state::{Done, NodeState};
 use crate::map::OccupancyMap;
 use crate::planner::{PlanError, Planner, PlannerConfig, StatusCode};
-use r2r::blockstar_planner_msgs::msg as bs;
-use r2r::geometry_msgs::msg as geo;
-use r2r::nav_msgs::msg as nav;
 
-/// Most patches waiting while a batch is applied; beyond it patches are refused (with a status).
+/// Most map updates waiting while a batch is applied; beyond it updates are refused (with a
+/// status). With the cell cap below, the queue holds at most [`MAX_QUEUED_UPDATES`] updates and
+/// `max_map_cells` cells of update data (one byte each), plus one whole map and one parameter set.
 pub const MAX_QUEUED_UPDATES: usize = 1000;
+
+/// A map update checked for its own consistency; whether it fits the held map is checked when it
+/// is applied ([`Planner::apply_patch`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Patch {
+    /// Column of the update's first cell.
+    pub x: i64,
+    /// Row of the update's first cell.
+    pub y: i64,
+    /// Columns.
+    pub width: i64,
+    /// Rows.
+    pub height: i64,
+    /// Occupancy values, row-major (`width * height` of them).
+    pub data: Vec<i8>,
+}
 
 /// One change to apply.
 pub enum Update {
-    /// A whole map (`/map`).
+    /// A whole map.
     Map(OccupancyMap),
-    /// A patch (`/map_updates`).
+    /// A rectangular update of the held map.
     Patch(Patch),
-    /// New planner parameters (`ros2 param set`).
+    /// New planner parameters.
     Config(PlannerConfig),
+}
+
+/// What kind of input an update (or its refusal) was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A whole map.
+    Map,
+    /// A map update.
+    Patch,
+    /// A parameter change.
+    Config,
+}
+
+impl Kind {
+    /// How a refusal of this kind starts its message.
+    pub fn refused(self) -> &'static str {
+        match self {
+            Kind::Map => "map rejected",
+            Kind::Patch => "map update rejected",
+            Kind::Config => "parameter change rejected",
+        }
+    }
+}
+
+/// The outcome of one update.
+pub struct Report {
+    /// What was applied.
+    pub kind: Kind,
+    /// What to log on success, or why it was refused.
+    pub result: Result<String, PlanError>,
+    /// The map or the parameters changed.
+    pub changed: bool,
 }
 
 /// Updates waiting, and whether a batch is being applied.
 #[derive(Default)]
 pub struct UpdateQueue {
     queued: Vec<Update>,
+    /// Cells of update data waiting.
+    queued_cells: usize,
     running: bool,
+}
+
+/// A batch taken from the queue: the updates and the planner clone they are applied to.
+pub struct Batch {
+    planner: Planner,
+    updates: Vec<Update>,
+}
+
+/// A batch applied: the planner holding the result, and one report per update.
+pub struct Applied {
+    /// The planner with every accepted update applied.
+    pub planner: Planner,
+    /// One per update, in order.
+    pub reports: Vec<Report>,
 }
 
 impl UpdateQueue {
@@ -39,35 +101,86 @@ impl UpdateQueue {
     pub fn busy(&self) -> bool {
         self.running
     }
+
+    /// True when a parameter change waits.
+    pub fn config_waiting(&self) -> bool {
+        self.queued.iter().any(|u| matches!(u, Update::Config(_)))
+    }
+
+    /// Queues a whole map; the maps and map updates queued before it are moot and dropped.
+    pub fn push_map(&mut self, map: OccupancyMap) {
+        self.queued.retain(|u| matches!(u, Update::Config(_)));
+        self.queued_cells = 0;
+        self.queued.push(Update::Map(map));
+    }
+
+    /// Queues a map update.
+    ///
+    /// Fails (`INVALID_INPUT`, nothing queued) when [`MAX_QUEUED_UPDATES`] updates or `max_cells`
+    /// cells of update data already wait.
+    pub fn push_patch(&mut self, patch: Patch, max_cells: usize) -> Result<(), PlanError> {
+        let cells = patch.data.len();
+        if self.queued.len() >= MAX_QUEUED_UPDATES || self.queued_cells + cells > max_cells {
+            return Err(PlanError::new(
+                StatusCode::InvalidInput,
+                format!(
+                    "too many map updates waiting ({} updates, {} cells; at most {MAX_QUEUED_UPDATES} updates and \
+                     max_map_cells {max_cells} cells)",
+                    self.queued.len(),
+                    self.queued_cells
+                ),
+            ));
+        }
+        self.queued_cells += cells;
+        self.queued.push(Update::Patch(patch));
+        Ok(())
+    }
+
+    /// Queues a parameter set; an older one still waiting is moot (a set is a full snapshot).
+    pub fn push_config(&mut self, config: PlannerConfig) {
+        self.queued.retain(|u| !matches!(u, Update::Config(_)));
+        self.queued.push(Update::Config(config));
+    }
+
+    /// Drops everything waiting (lifecycle cleanup).
+    pub fn clear(&mut self) {
+        self.queued.clear();
+        self.queued_cells = 0;
+    }
+
+    /// Takes the waiting updates as a batch on a clone of `planner`, or None when a batch is
+    /// running or nothing waits. Until [`UpdateQueue::finished`], [`UpdateQueue::busy`] is true.
+    pub fn start(&mut self, planner: &Planner) -> Option<Batch> {
+        if self.running || self.queued.is_empty() {
+            return None;
+        }
+        self.running = true;
+        self.queued_cells = 0;
+        Some(Batch { planner: planner.clone(), updates: std::mem::take(&mut self.queued) })
+    }
+
+    /// The running batch is done.
+    pub fn finished(&mut self) {
+        self.running = false;
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Map,
-    Patch,
-    Config,
-}
-
-struct Report {
-    kind: Kind,
-    /// What to log on success, or why it was refused.
-    result: Result<String, PlanError>,
-    /// The map or the parameters changed.
-    changed: bool,
-}
-
-/// A batch applied: the planner holding the result, and one report per update.
-pub struct Applied {
-    planner: Planner,
-    reports: Vec<Report>,
+impl Batch {
+    /// Applies every update in order (meant for a worker thread); a refused update changes
+    /// nothing and is reported.
+    pub fn apply(self) -> Applied {
+        let mut planner = self.planner;
+        let reports = self.updates.into_iter().map(|u| apply(&mut planner, u)).collect();
+        Applied { planner, reports }
+    }
 }
 
 fn apply(planner: &mut Planner, update: Update) -> Report {
     match update {
         Update::Map(map) => {
             let (w, h, r) = (map.info.width, map.info.height, map.info.resolution);
-            // Same geometry as the held map (SLAM republishing the whole grid): only the changed
-            // area is re-derived; otherwise everything is built anew.
+            // Same geometry as the held map (SLAM or a costmap republishing the whole grid): only
+            // the changed area is re-derived; otherwise everything is built anew.
             let result = planner.update_map(map);
             let changed = result.as_ref().is_ok_and(|u| u.changed.is_some() || u.rebuilt);
             Report { kind: Kind::Map, result: result.map(|_| format!("map {w}x{h} at {r} m/cell in use")), changed }
@@ -75,7 +188,7 @@ fn apply(planner: &mut Planner, update: Update) -> Report {
         Update::Patch(p) => {
             let result = planner.apply_patch(p.x, p.y, p.width, p.height, &p.data);
             let changed = result.as_ref().is_ok_and(|u| u.changed.is_some() || u.rebuilt);
-            let text = format!("patch {}x{} at ({}, {}) applied", p.width, p.height, p.x, p.y);
+            let text = format!("map update {}x{} at ({}, {}) applied", p.width, p.height, p.x, p.y);
             Report { kind: Kind::Patch, result: result.map(|_| text), changed }
         }
         Update::Config(config) => {
@@ -95,107 +208,75 @@ fn apply(planner: &mut Planner, update: Update) -> Report {
     }
 }
 
-impl NodeState {
-    /// A whole map on `/map`.
-    pub fn on_map(&mut self, msg: nav::OccupancyGrid) {
-        match map_from_msg(&msg, &self.params.global_frame, self.params.planner.max_map_cells) {
-            Err(e) => self.refuse(Kind::Map, e),
-            Ok(map) => {
-                // The whole map replaces whatever maps and patches still wait.
-                self.updates.queued.retain(|u| matches!(u, Update::Config(_)));
-                self.updates.queued.push(Update::Map(map));
-                self.schedule();
-            }
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::map::MapInfo;
+
+    fn patch(cells: usize) -> Patch {
+        Patch { x: 0, y: 0, width: cells as i64, height: 1, data: vec![0; cells] }
     }
 
-    /// A patch on `/map_updates`.
-    pub fn on_patch(&mut self, msg: bs::GridPatch) {
-        match patch_from_msg(&msg, &self.params.global_frame) {
-            Err(e) => self.refuse(Kind::Patch, e),
-            Ok(_) if self.updates.queued.len() >= MAX_QUEUED_UPDATES => {
-                let e = PlanError::new(StatusCode::InvalidInput, "too many map updates waiting");
-                self.refuse(Kind::Patch, e)
-            }
-            Ok(patch) => {
-                self.updates.queued.push(Update::Patch(patch));
-                self.schedule();
-            }
-        }
-    }
-
-    /// r2r accepted a parameter change (the range checks passed): the planner's part is applied
-    /// off the planning path, `replan_period` at once.
-    pub fn on_param_event(&mut self, name: &str, value: &r2r::ParameterValue) {
-        let wanted = match self.live.lock() {
-            Ok(live) => live.params.clone(),
-            Err(_) => return r2r::log_error!(self.logger(), "parameter lock poisoned"),
+    fn map() -> OccupancyMap {
+        let info = MapInfo {
+            width: 4,
+            height: 4,
+            resolution: 0.5,
+            origin: crate::geometry::Pose2::default(),
+            frame_id: "map".into(),
         };
-        r2r::log_info!(self.logger(), "parameter {name} set to {:?}", from_r2r(value));
-        self.params.replan_period = wanted.replan_period;
-        if wanted.planner != *self.planner.config() {
-            // A configuration is a full snapshot: an older one still waiting is moot.
-            self.updates.queued.retain(|u| !matches!(u, Update::Config(_)));
-            self.updates.queued.push(Update::Config(wanted.planner));
-        }
-        self.schedule();
+        OccupancyMap::new(info, vec![0; 16], 1000).unwrap()
     }
 
-    /// Starts applying the waiting updates, when no batch is running.
-    pub(super) fn kick_updates(&mut self) {
-        if self.updates.running || self.updates.queued.is_empty() {
-            return;
+    #[test]
+    fn the_queue_stays_within_its_bounds() {
+        let mut q = UpdateQueue::default();
+        for _ in 0..MAX_QUEUED_UPDATES {
+            q.push_patch(patch(1), 1_000_000).unwrap();
         }
-        self.updates.running = true;
-        let batch = std::mem::take(&mut self.updates.queued);
-        let mut planner = self.planner.clone();
-        let done = self.done.clone();
-        tokio::task::spawn_blocking(move || {
-            let reports = batch.into_iter().map(|u| apply(&mut planner, u)).collect();
-            let _ = done.send(Done::Update(Applied { planner, reports }));
-        });
+        let e = q.push_patch(patch(1), 1_000_000).unwrap_err();
+        assert!(e.message.contains("too many map updates"), "{e}");
+        assert_eq!(q.queued.len(), MAX_QUEUED_UPDATES);
+        // The cell cap: a fresh queue takes updates until their cells would pass max_cells.
+        let mut q = UpdateQueue::default();
+        q.push_patch(patch(60), 100).unwrap();
+        assert!(q.push_patch(patch(41), 100).is_err());
+        q.push_patch(patch(40), 100).unwrap();
+        assert_eq!((q.queued.len(), q.queued_cells), (2, 100));
     }
 
-    /// A batch was applied: the planner holding it takes over; refusals get a status.
-    pub(super) fn on_applied(&mut self, applied: Applied) {
-        self.updates.running = false;
-        self.planner = applied.planner;
-        let mut changed = false;
-        for report in applied.reports {
-            match report.result {
-                Ok(text) => {
-                    r2r::log_info!(self.logger(), "{text}");
-                    changed |= report.changed;
-                }
-                Err(e) => self.refuse(report.kind, e),
-            }
-        }
-        // The parameters in force are the planner's (a refused change is undone), unless a newer
-        // change still waits.
-        self.params.planner = self.planner.config().clone();
-        if !self.updates.queued.iter().any(|u| matches!(u, Update::Config(_))) {
-            if let Ok(mut live) = self.live.lock() {
-                live.params.planner = self.planner.config().clone();
-            }
-        }
-        if changed {
-            self.map_version += 1;
-            self.recheck = true;
-            let planner = self.planner.clone();
-            self.out.clearance(&planner);
-        }
+    #[test]
+    fn a_whole_map_makes_earlier_maps_and_updates_moot_but_keeps_parameters() {
+        let mut q = UpdateQueue::default();
+        q.push_patch(patch(5), 100).unwrap();
+        q.push_config(PlannerConfig::default());
+        q.push_map(map());
+        q.push_map(map());
+        assert_eq!(q.queued.len(), 2);
+        assert!(q.config_waiting());
+        assert_eq!(q.queued_cells, 0);
+        // A newer parameter set replaces the older one.
+        q.push_config(PlannerConfig::default());
+        assert_eq!(q.queued.iter().filter(|u| matches!(u, Update::Config(_))).count(), 1);
     }
 
-    /// Refuses an update with a log line and a status (code and reason), keeping what is held.
-    fn refuse(&mut self, kind: Kind, e: PlanError) {
-        let what = match kind {
-            Kind::Map => "map rejected",
-            Kind::Patch => "map patch rejected",
-            Kind::Config => "parameter change rejected",
-        };
-        r2r::log_error!(self.logger(), "{what}, keeping the previous one: {e}");
-        let goal = geo::PoseStamped::default();
-        let message = format!("{what}: {}", e.message);
-        self.out.status(StatusEvent::InputRefused, &goal, &Err(PlanError::new(e.code, message)), "", None);
+    #[test]
+    fn batches_run_one_at_a_time_and_report_each_update() {
+        let mut q = UpdateQueue::default();
+        let planner = Planner::new(PlannerConfig::default()).unwrap();
+        assert!(q.start(&planner).is_none(), "nothing waits");
+        q.push_map(map());
+        q.push_patch(Patch { x: 1, y: 1, width: 1, height: 1, data: vec![100] }, 100).unwrap();
+        q.push_patch(Patch { x: 9, y: 9, width: 1, height: 1, data: vec![100] }, 100).unwrap();
+        let batch = q.start(&planner).expect("a batch");
+        assert!(q.busy());
+        q.push_patch(patch(1), 100).unwrap();
+        assert!(q.start(&planner).is_none(), "one batch at a time");
+        let applied = batch.apply();
+        let kinds: Vec<_> = applied.reports.iter().map(|r| (r.kind, r.result.is_ok())).collect();
+        assert_eq!(kinds, [(Kind::Map, true), (Kind::Patch, true), (Kind::Patch, false)]);
+        assert_eq!(applied.planner.map().unwrap().map.data[4 + 1], 100);
+        q.finished();
+        assert!(!q.busy() && q.start(&planner).is_some());
     }
 }

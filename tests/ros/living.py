@@ -1,4 +1,4 @@
-"""Helpers of the living-map tests: a two-door map, patches on /map_updates, a Python model of the
+"""Helpers of the living-map tests: a two-door map, map_msgs/OccupancyGridUpdate patches on /map_updates, a Python model of the
 map the node holds (to check plans against the map they were made for), and footprint checks."""
 
 import array
@@ -6,7 +6,7 @@ import math
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-from blockstar_planner_msgs.msg import GridPatch
+from map_msgs.msg import OccupancyGridUpdate
 from helpers import make_grid
 
 RES = 0.1
@@ -37,7 +37,7 @@ def two_door_grid():
 
 
 def patch_msg(x, y, width, height, value, frame="map"):
-    p = GridPatch()
+    p = OccupancyGridUpdate()
     p.header.frame_id = frame
     p.x, p.y, p.width, p.height = x, y, width, height
     p.data = array.array("b", [value] * (width * height))

@@ -5,6 +5,7 @@ directly (no ROS), and bad bytes give a clear error, never a panic."""
 
 import json
 import math
+import pathlib
 import shutil
 import sqlite3
 import subprocess
@@ -234,15 +235,18 @@ def test_cli_replay_corrupted_message_is_reported_and_the_previous_map_kept(bags
     assert "panicked" not in out.stderr
 
 
-# --- A living map in a bag: a map, a stream of GridPatch messages (/map_updates) and goals. ---
+# --- A living map in a bag: a map, a stream of map_msgs/OccupancyGridUpdate messages (/map_updates) and goals. ---
 
 from rosbags.typesys import get_types_from_msg  # noqa: E402
 
 from helpers import ROOT  # noqa: E402
 from living import MapModel, assert_legal  # noqa: E402
 
-TYPESTORE.register(get_types_from_msg(
-    (ROOT / "msg" / "msg" / "GridPatch.msg").read_text(), "blockstar_planner_msgs/msg/GridPatch"))
+# The upstream definition, as installed (scripts/setup.sh builds map_msgs from the unmodified sources).
+from ament_index_python.packages import get_package_share_directory  # noqa: E402
+
+UPDATE_MSG = pathlib.Path(get_package_share_directory("map_msgs")) / "msg" / "OccupancyGridUpdate.msg"
+TYPESTORE.register(get_types_from_msg(UPDATE_MSG.read_text(), "map_msgs/msg/OccupancyGridUpdate"))
 STREAM_RADIUS = 0.1
 BLOCK = (8, 12, 3, 3)  # an obstacle appearing in the left room, off the routes
 
@@ -279,9 +283,9 @@ def stream_msg(sec, topic, payload):
         return occupancy_grid(sec, True), "nav_msgs/msg/OccupancyGrid"
     if topic == "/map_updates":
         x, y, w, h, v = payload
-        return (T["blockstar_planner_msgs/msg/GridPatch"](header=header, x=x, y=y, width=w, height=h,
-                                                         data=np.full(w * h, v, dtype=np.int8)),
-                "blockstar_planner_msgs/msg/GridPatch")
+        return (T["map_msgs/msg/OccupancyGridUpdate"](header=header, x=x, y=y, width=w, height=h,
+                                                      data=np.full(w * h, v, dtype=np.int8)),
+                "map_msgs/msg/OccupancyGridUpdate")
     if topic == "/initialpose":
         pose = Pose(position=Point(x=payload[0], y=payload[1], z=0.0), orientation=Quat(x=0.0, y=0.0, z=0.0, w=1.0))
         cov = T["geometry_msgs/msg/PoseWithCovariance"](pose=pose, covariance=np.zeros(36, dtype=np.float64))
@@ -314,7 +318,7 @@ def test_stream_of_patches_and_goals_every_plan_legal_on_its_map(storage):
     bag = write_stream_bag(tmp / f"stream_{storage}", STORAGES[storage])
     with Reader(bag) as reader:
         assert {c.topic for c in reader.connections} == {"/map", "/map_updates", "/initialpose", "/goal_pose"}
-        assert sum(1 for c in reader.connections if c.msgtype.endswith("GridPatch")) == 1
+        assert sum(1 for c in reader.connections if c.msgtype == "map_msgs/msg/OccupancyGridUpdate") == 1
     name = f"planner_stream_{storage}"
     node = start_node(tmp, name, {"robot_radius": STREAM_RADIUS, "min_turning_radius": 0.3})
     try:

@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from blockstar_planner_msgs.msg import GridPatch, PlannerStatus as S
+from blockstar_planner_msgs.msg import PlannerStatus as S
+from map_msgs.msg import OccupancyGridUpdate
 from nav_msgs.msg import Odometry, Path
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -24,7 +25,7 @@ class LivingPeer(Peer):
 
     def __init__(self, name, prefix, node_name):
         super().__init__(name, prefix=prefix, node_name=node_name)
-        self.patch_pub = self.node.create_publisher(GridPatch, f"{prefix}/map_updates", PATCH_QOS)
+        self.patch_pub = self.node.create_publisher(OccupancyGridUpdate, f"{prefix}/map_updates", PATCH_QOS)
         self.any_angle, self.markers = [], []
         self.node.create_subscription(Path, f"/{node_name}/any_angle_plan", self.any_angle.append, LATCHED)
         self.node.create_subscription(MarkerArray, f"/{node_name}/markers", self.markers.append, LATCHED)
@@ -35,7 +36,7 @@ class LivingPeer(Peer):
 
     def patch(self, msg, node_proc, expect="applied"):
         """Publishes a patch and waits until the node logs it applied (or rejected)."""
-        text = " applied" if expect == "applied" else "map patch rejected"
+        text = " applied" if expect == "applied" else "map update rejected"
         before = node_proc.count(text)
         self.patch_pub.publish(msg)
         self.spin_until(lambda: node_proc.count(text) > before, what=f"the patch to be {expect}")
@@ -88,7 +89,7 @@ def test_patches_replan_and_stop(setup):
     # A patch that does not fit the map is refused with a status, and changes nothing.
     n = len(peer.statuses)
     peer.patch(patch_msg(55, 10, 10, 2, 100), node, expect="rejected")
-    bad = wait_status_with(peer, n, "map patch rejected")
+    bad = wait_status_with(peer, n, "map update rejected")
     assert bad.code == S.INVALID_INPUT and "does not fit" in bad.message, bad.message
     assert bad.event == S.EVENT_INPUT_REFUSED
     peer.patch(patch_msg(10, 10, 2, 2, 100, frame="odom"), node, expect="rejected")

@@ -94,19 +94,26 @@ def test_unreachable_goals(setup, goal, code):
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {"frame": "odom"},
         {"quaternion": (0.0, 0.0, 0.0, 0.0)},
         {"quaternion": (0.0, 0.0, 1.0, 1.0)},
         {"quaternion": (math.nan, 0.0, 0.0, 1.0)},
     ],
-    ids=["other-frame", "zero-quaternion", "unnormalised", "nan-quaternion"],
+    ids=["zero-quaternion", "unnormalised", "nan-quaternion"],
 )
 def test_bad_goals_are_invalid_input(setup, kwargs):
     node, peer = setup
     gid = peer.send_goal(*GOAL, **kwargs)
     status = peer.wait_status(gid)
     assert status.code == S.INVALID_INPUT and status.code_name == "INVALID_INPUT"
-    assert ("frame" in status.message) if "frame" in kwargs else ("quaternion" in status.message)
+    assert "quaternion" in status.message, status.message
+    good_goal_still_answered(node, peer)
+
+
+def test_a_goal_in_a_frame_tf_does_not_know_is_tf_error(setup):
+    node, peer = setup
+    status = peer.wait_status(peer.send_goal(*GOAL, frame="odom"))
+    assert status.code == S.TF_ERROR and status.code_name == "TF_ERROR"
+    assert '"odom"' in status.message and '"map"' in status.message, status.message
     good_goal_still_answered(node, peer)
 
 
@@ -155,15 +162,21 @@ def test_start_outside_or_occupied(setup):
     good_goal_still_answered(node, peer)
 
 
-def test_odometry_gives_the_start_pose_and_other_frames_are_ignored(setup):
+def test_odometry_gives_the_start_pose_through_tf(setup):
+    """/odom in frame odom without a map -> odom transform: the plan is refused TF_ERROR naming
+    the frames (never planned from an odom pose taken as a map pose); in map it is used as is."""
     node, peer = setup
     other = cell_center(20, 20)
     odom = Odometry()
     odom.header.frame_id = "odom"
     odom.pose.pose.position.x, odom.pose.pose.position.y = 5.0, 5.0
     odom.pose.pose.orientation.w = 1.0
+    peer.spin_until(lambda: peer.odom_pub.get_subscription_count() > 0, what="odom discovery")
+    before = node.count("start pose")
     peer.odom_pub.publish(odom)
-    peer.spin_until(lambda: node.count('ignoring /odom in frame "odom"') > 0, what="the ignored odometry warning")
+    peer.spin_until(lambda: node.count("start pose") > before, what="the odometry pose")
+    status, _ = peer.plan(*GOAL)
+    assert status.code == S.TF_ERROR and '"odom"' in status.message and '"map"' in status.message, status.message
     before = node.count("start pose")
     odom.header.frame_id = "map"
     odom.pose.pose.position.x, odom.pose.pose.position.y = other
@@ -180,7 +193,7 @@ def test_odometry_gives_the_start_pose_and_other_frames_are_ignored(setup):
     good_goal_still_answered(node, peer)
 
 
-def test_fresh_node_answers_no_map_then_no_start():
+def test_fresh_node_answers_no_map_then_no_robot_pose():
     tmp = tmpdir("blockstar-fresh-")
     node = start_node(tmp, "planner_fresh", {"robot_radius": 0.15}, remap_prefix="/fresh")
     peer = Peer("peer_fresh", prefix="/fresh", node_name="planner_fresh")
@@ -190,7 +203,8 @@ def test_fresh_node_answers_no_map_then_no_start():
         assert status.code == S.NO_MAP, status.message
         peer.publish_map(GRID, node)
         status = peer.wait_status(peer.send_goal(*GOAL))
-        assert status.code == S.NO_START, status.message
+        # No TF, no /initialpose, no /odom: Nav2's answer, TF_ERROR, naming the frames.
+        assert status.code == S.TF_ERROR and "base_link" in status.message, status.message
         peer.set_start(*START, 0.0, node_proc=node)
         status, path = peer.plan(*GOAL)
         assert status.code == S.SUCCESS

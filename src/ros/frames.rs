@@ -1,0 +1,270 @@
+//! Where things are: the transform buffer fed by `/tf` and `/tf_static`, poses of any frame
+//! brought into `global_frame`, and the robot's start pose.
+//!
+//! Where the start pose comes from, first match wins (README, "Where the start pose comes from"):
+//! 1. the request's own start (the actions' `use_start`);
+//! 2. TF: the pose of `robot_base_frame` in `global_frame` at the latest time both are known; a
+//!    pose older than `transform_tolerance` is a `TF_ERROR`, not a fallback, so a robot whose
+//!    localisation stopped is not planned for from where it was;
+//! 3. only when TF does not connect the two frames: the latest `/initialpose` or `/odom`
+//!    (whichever came last), brought into `global_frame` through TF when it is in another frame.
+
+use crate::geometry::{planar, unit_quaternion, Pose2};
+use crate::planner::{PlanError, StatusCode};
+use crate::transform::{Stamp, TransformBuffer, TransformError};
+use nalgebra::{Isometry3, Translation3};
+use r2r::builtin_interfaces::msg::Time;
+use r2r::geometry_msgs::msg as geo;
+use std::time::Duration;
+
+/// How long dynamic transforms are kept per edge (tf2's default cache time).
+pub const TF_CACHE_TIME: Duration = Duration::from_secs(10);
+
+fn tf_error(message: String) -> PlanError {
+    PlanError::new(StatusCode::TfError, message)
+}
+
+fn invalid(message: String) -> PlanError {
+    PlanError::new(StatusCode::InvalidInput, message)
+}
+
+/// A ROS time as a transform-buffer stamp (zero stays zero: "the latest").
+pub fn stamp_of(t: &Time) -> Stamp {
+    Stamp::from_sec_nanosec(t.sec, t.nanosec)
+}
+
+/// A `geometry_msgs/Pose` as an isometry.
+///
+/// Fails (`INVALID_INPUT`) when the position is not finite or the quaternion is not a finite unit
+/// quaternion (norm within 1e-3 of 1).
+pub fn isometry_from_pose(p: &geo::Pose) -> Result<Isometry3<f64>, PlanError> {
+    let o = &p.orientation;
+    let rotation = unit_quaternion(o.x, o.y, o.z, o.w).ok_or_else(|| {
+        invalid(format!("orientation ({}, {}, {}, {}) is not a normalised quaternion", o.x, o.y, o.z, o.w))
+    })?;
+    let t = &p.position;
+    if !(t.x.is_finite() && t.y.is_finite() && t.z.is_finite()) {
+        return Err(invalid(format!("position ({}, {}, {}) is not finite", t.x, t.y, t.z)));
+    }
+    Ok(Isometry3::from_parts(Translation3::new(t.x, t.y, t.z), rotation))
+}
+
+/// A start pose received on a topic, kept as received so it is brought into `global_frame` with
+/// the transforms in force when a plan starts.
+struct Received {
+    source: &'static str,
+    frame: String,
+    stamp: Stamp,
+    pose: Isometry3<f64>,
+}
+
+/// The transform buffer and the start-pose sources.
+pub struct Frames {
+    buffer: TransformBuffer,
+    global: String,
+    base: String,
+    tolerance: Duration,
+    received: Option<Received>,
+}
+
+impl Frames {
+    /// Frames for a planner in `global` whose robot is `base`, with lookups allowed to reach
+    /// `tolerance` seconds past the transforms held.
+    pub fn new(global: &str, base: &str, tolerance: f64) -> Self {
+        Self {
+            buffer: TransformBuffer::new(TF_CACHE_TIME),
+            global: global.to_owned(),
+            base: base.to_owned(),
+            tolerance: Duration::from_secs_f64(tolerance.max(0.0)),
+            received: None,
+        }
+    }
+
+    /// Takes new frame names and tolerance (lifecycle configure), keeping the transforms held:
+    /// static ones are latched and would not be sent again.
+    pub fn configure(&mut self, global: &str, base: &str, tolerance: f64) {
+        self.global = global.to_owned();
+        self.base = base.to_owned();
+        self.tolerance = Duration::from_secs_f64(tolerance.max(0.0));
+    }
+
+    /// The transforms held (for tests and diagnostics).
+    pub fn buffer(&self) -> &TransformBuffer {
+        &self.buffer
+    }
+
+    /// Takes the transforms of one `tf2_msgs/TFMessage` (`is_static`: from `/tf_static`). Each is
+    /// checked alone: a bad one (NaN, a second parent, a loop) is skipped and its error returned,
+    /// the others are kept.
+    pub fn add_transforms(&mut self, transforms: &[geo::TransformStamped], is_static: bool) -> Vec<TransformError> {
+        let mut errors = Vec::new();
+        for t in transforms {
+            let (v, q) = (&t.transform.translation, &t.transform.rotation);
+            if let Err(e) = self.buffer.set_transform_parts(
+                &t.header.frame_id,
+                &t.child_frame_id,
+                stamp_of(&t.header.stamp),
+                [v.x, v.y, v.z],
+                [q.x, q.y, q.z, q.w],
+                is_static,
+            ) {
+                errors.push(e);
+            }
+        }
+        errors
+    }
+
+    /// Keeps the latest start pose received on `source` (`/initialpose`, `/odom`), in any frame.
+    ///
+    /// Fails (`INVALID_INPUT`, nothing kept) on a malformed pose or an empty frame.
+    pub fn set_received(
+        &mut self,
+        source: &'static str,
+        frame: &str,
+        stamp: &Time,
+        pose: &geo::Pose,
+    ) -> Result<(), PlanError> {
+        if frame.is_empty() {
+            return Err(invalid(format!("{source} has no frame_id")));
+        }
+        let pose = isometry_from_pose(pose).map_err(|e| invalid(format!("{source}: {}", e.message)))?;
+        self.received = Some(Received { source, frame: frame.to_owned(), stamp: stamp_of(stamp), pose });
+        Ok(())
+    }
+
+    /// `pose` in `frame` at `stamp` (zero: the latest transforms) as a planar pose in
+    /// `global_frame`; `what` names it in errors ("the goal").
+    ///
+    /// Fails with `TF_ERROR` naming both frames when TF cannot bring `frame` into `global_frame`
+    /// (unknown frame, not connected, extrapolation beyond `transform_tolerance`), and
+    /// `INVALID_INPUT` for a malformed pose or an empty frame.
+    pub fn to_global(&self, what: &str, frame: &str, stamp: &Time, pose: &geo::Pose) -> Result<Pose2, PlanError> {
+        if frame.is_empty() {
+            return Err(invalid(format!(
+                "{what} has no frame_id (expected {:?} or a frame TF connects to it)",
+                self.global
+            )));
+        }
+        let iso = isometry_from_pose(pose).map_err(|e| invalid(format!("bad {what}: {}", e.message)))?;
+        self.isometry_to_global(what, frame, stamp_of(stamp), &iso)
+    }
+
+    fn isometry_to_global(
+        &self,
+        what: &str,
+        frame: &str,
+        stamp: Stamp,
+        iso: &Isometry3<f64>,
+    ) -> Result<Pose2, PlanError> {
+        if frame.trim_start_matches('/') == self.global.trim_start_matches('/') {
+            return Ok(planar(iso));
+        }
+        let t = self.buffer.lookup(&self.global, frame, stamp, self.tolerance).map_err(|e| {
+            tf_error(format!("cannot transform {what} from frame {frame:?} into {:?}: {e}", self.global))
+        })?;
+        Ok(planar(&(t * iso)))
+    }
+
+    /// The robot's start pose in `global_frame` at ROS time `now` (see the module's order of
+    /// sources).
+    ///
+    /// Fails with `TF_ERROR` when the TF pose is older than `transform_tolerance`, or when TF does
+    /// not connect `robot_base_frame` to `global_frame` and no received pose can be used (the
+    /// message names both frames and why).
+    pub fn robot_pose(&self, now: Stamp) -> Result<Pose2, PlanError> {
+        let tf = self.buffer.latest_common_time(&self.global, &self.base);
+        match tf {
+            Ok(latest) => {
+                let age = now.as_secs_f64() - latest.as_secs_f64();
+                // A chain of static transforms only has no time (Stamp::LATEST): never stale.
+                if latest != Stamp::LATEST && age > self.tolerance.as_secs_f64() {
+                    return Err(tf_error(format!(
+                        "the robot's pose ({:?} in {:?}) is {age:.2} s old (transform_tolerance {} s): is \
+                         localisation or odometry running?",
+                        self.base,
+                        self.global,
+                        self.tolerance.as_secs_f64()
+                    )));
+                }
+                let t = self.buffer.lookup(&self.global, &self.base, latest, self.tolerance).map_err(|e| {
+                    tf_error(format!("cannot look up the robot's pose ({:?} in {:?}): {e}", self.base, self.global))
+                })?;
+                Ok(planar(&t))
+            }
+            Err(tf_reason) => match &self.received {
+                Some(r) => {
+                    self.isometry_to_global(&format!("the start pose from {}", r.source), &r.frame, r.stamp, &r.pose)
+                }
+                None => Err(tf_error(format!(
+                    "no start pose: TF cannot give the robot's pose ({:?} in {:?}: {tf_reason}), and no /initialpose \
+                     or /odom was received",
+                    self.base, self.global
+                ))),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tf(parent: &str, child: &str, sec: i32, x: f64, yaw: f64) -> geo::TransformStamped {
+        let mut t = geo::TransformStamped::default();
+        t.header.frame_id = parent.into();
+        t.header.stamp.sec = sec;
+        t.child_frame_id = child.into();
+        t.transform.translation.x = x;
+        t.transform.rotation.z = (yaw / 2.0).sin();
+        t.transform.rotation.w = (yaw / 2.0).cos();
+        t
+    }
+
+    fn pose(x: f64, y: f64) -> geo::Pose {
+        let mut p = geo::Pose::default();
+        p.position.x = x;
+        p.position.y = y;
+        p.orientation.w = 1.0;
+        p
+    }
+
+    fn at(sec: i32) -> Time {
+        Time { sec, nanosec: 0 }
+    }
+
+    #[test]
+    fn the_robot_pose_comes_from_tf_and_goals_in_other_frames_are_transformed() {
+        let mut f = Frames::new("map", "base_link", 0.1);
+        assert_eq!(f.robot_pose(stamp_of(&at(10))).unwrap_err().code, StatusCode::TfError);
+        assert!(f.add_transforms(&[tf("map", "odom", 0, 1.0, std::f64::consts::FRAC_PI_2)], true).is_empty());
+        assert!(f.add_transforms(&[tf("odom", "base_link", 10, 2.0, 0.0)], false).is_empty());
+        let p = f.robot_pose(stamp_of(&at(10))).unwrap();
+        assert!((p.x - 1.0).abs() < 1e-9 && (p.y - 2.0).abs() < 1e-9, "{p:?}");
+        assert!((p.yaw - std::f64::consts::FRAC_PI_2).abs() < 1e-9);
+        // A goal 1 m ahead of the robot, in base_link.
+        let g = f.to_global("the goal", "base_link", &at(0), &pose(1.0, 0.0)).unwrap();
+        assert!((g.x - 1.0).abs() < 1e-9 && (g.y - 3.0).abs() < 1e-9, "{g:?}");
+        // Stale: 5 s later with no new odom -> base_link.
+        let e = f.robot_pose(stamp_of(&at(15))).unwrap_err();
+        assert!(e.code == StatusCode::TfError && e.message.contains("5.00 s old"), "{e}");
+        // Unknown frame: TF_ERROR naming both frames.
+        let e = f.to_global("the goal", "elsewhere", &at(0), &pose(0.0, 0.0)).unwrap_err();
+        assert!(e.code == StatusCode::TfError && e.message.contains("\"elsewhere\"") && e.message.contains("\"map\""));
+    }
+
+    #[test]
+    fn received_poses_serve_only_when_tf_does_not_connect_the_robot() {
+        let mut f = Frames::new("map", "base_link", 0.1);
+        f.add_transforms(&[tf("map", "odom", 0, 1.0, 0.0)], true);
+        f.set_received("/odom", "odom", &at(0), &pose(2.0, 0.0)).unwrap();
+        let p = f.robot_pose(stamp_of(&at(3))).unwrap();
+        assert!((p.x - 3.0).abs() < 1e-9, "odom pose brought into map: {p:?}");
+        f.add_transforms(&[tf("odom", "base_link", 3, 0.5, 0.0)], false);
+        let p = f.robot_pose(stamp_of(&at(3))).unwrap();
+        assert!((p.x - 1.5).abs() < 1e-9, "TF wins once it connects: {p:?}");
+        assert!(f.set_received("/initialpose", "", &at(0), &pose(0.0, 0.0)).is_err());
+        let mut bad = pose(0.0, 0.0);
+        bad.orientation.w = 0.0;
+        assert_eq!(f.set_received("/initialpose", "map", &at(0), &bad).unwrap_err().code, StatusCode::InvalidInput);
+    }
+}

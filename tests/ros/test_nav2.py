@@ -1,0 +1,444 @@
+"""The node in a Nav2 stack, against real rclpy peers built from the upstream interface packages
+(nav2_msgs, tf2_msgs, map_msgs, lifecycle_msgs): the robot's pose through TF, goals in other
+frames, Nav2's compute_path_to_pose / compute_path_through_poses with each error code through its
+cause, preemption and cancel, is_path_valid, a costmap with its updates, and the lifecycle."""
+
+import array
+import math
+
+import pytest
+from action_msgs.msg import GoalStatus
+from rclpy.action import ActionClient
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+nav2_action = pytest.importorskip("nav2_msgs.action", reason="nav2_msgs is not installed (scripts/setup.sh builds it)")
+from geometry_msgs.msg import TransformStamped  # noqa: E402
+from lifecycle_msgs.msg import State, Transition, TransitionEvent  # noqa: E402
+from lifecycle_msgs.srv import ChangeState, GetAvailableTransitions, GetState  # noqa: E402
+from map_msgs.msg import OccupancyGridUpdate  # noqa: E402
+from nav2_msgs.action import ComputePathThroughPoses, ComputePathToPose  # noqa: E402
+from nav2_msgs.srv import IsPathValid  # noqa: E402
+from rcl_interfaces.msg import Parameter, ParameterType  # noqa: E402
+from rcl_interfaces.srv import SetParameters  # noqa: E402
+from tf2_msgs.msg import TFMessage  # noqa: E402
+
+from blockstar_planner_msgs.msg import PlannerStatus as S  # noqa: E402
+from helpers import FAR, LATCHED, Peer, big_grid, make_grid, pose_stamped, quaternion_yaw, start_node, tmpdir  # noqa: E402
+from living import (GOAL, LOWER_DOOR, PARAMS, PATCH_QOS, RES, START, UPPER_DOOR, WALL_X, MapModel,  # noqa: E402
+                    assert_legal, door_patch, two_door_grid)
+
+R = ComputePathToPose.Result
+T = ComputePathThroughPoses.Result
+TF_STATIC_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                           durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# The peers publish TF only while they spin; the node's tolerance leaves room for that.
+TOLERANCE = 0.5
+# map -> odom (static, as AMCL would publish it, here fixed) and odom -> base_link (odometry).
+MAP_TO_ODOM = (1.0, 0.5)
+
+
+class Nav2Peer(Peer):
+    """A Nav2 client: the planner actions, is_path_valid, a TF broadcaster, map updates and the
+    lifecycle services of the node `ns`/planner_node (every name under the namespace `ns`)."""
+
+    def __init__(self, ns, map_topic=None):
+        super().__init__(f"peer_{ns}", prefix=f"/{ns}", node_name=f"{ns}/planner_node", map_topic=map_topic)
+        n = self.node
+        self.to_pose = ActionClient(n, ComputePathToPose, f"/{ns}/compute_path_to_pose")
+        self.through = ActionClient(n, ComputePathThroughPoses, f"/{ns}/compute_path_through_poses")
+        self.valid = n.create_client(IsPathValid, f"/{ns}/is_path_valid")
+        self.update_pub = n.create_publisher(OccupancyGridUpdate, f"{map_topic or f'/{ns}/map'}_updates", PATCH_QOS)
+        self.tf_pub = n.create_publisher(TFMessage, "/tf", QoSProfile(depth=100))
+        self.tf_static_pub = n.create_publisher(TFMessage, "/tf_static", TF_STATIC_QOS)
+        self.base = None  # (x, y, yaw) of base_link in odom, broadcast at 50 Hz while set
+        self.timer = n.create_timer(0.02, self._broadcast)
+        base = f"/{ns}/planner_node"
+        self.change = n.create_client(ChangeState, f"{base}/change_state")
+        self.get_state = n.create_client(GetState, f"{base}/get_state")
+        self.transitions = n.create_client(GetAvailableTransitions, f"{base}/get_available_transitions")
+        self.set_params = n.create_client(SetParameters, f"{base}/set_parameters")
+        self.events = []
+        n.create_subscription(TransitionEvent, f"{base}/transition_event", self.events.append, QoSProfile(depth=50))
+
+    def transform(self, parent, child, x, y, yaw):
+        t = TransformStamped()
+        t.header.frame_id, t.child_frame_id = parent, child
+        t.header.stamp = self.node.get_clock().now().to_msg()
+        t.transform.translation.x, t.transform.translation.y = float(x), float(y)
+        t.transform.rotation.z, t.transform.rotation.w = math.sin(yaw / 2), math.cos(yaw / 2)
+        return t
+
+    def _broadcast(self):
+        if self.base is not None:
+            self.tf_pub.publish(TFMessage(transforms=[self.transform("odom", "base_link", *self.base)]))
+
+    def start_tf(self, base):
+        self.tf_static_pub.publish(TFMessage(transforms=[self.transform("map", "odom", *MAP_TO_ODOM, 0.0)]))
+        self.base = base
+        self.spin(0.3)
+
+    def call(self, client, request, timeout=20.0):
+        assert client.wait_for_service(timeout_sec=timeout), f"no service {client.srv_name}"
+        fut = client.call_async(request)
+        self.spin_until(fut.done, timeout, f"the answer of {client.srv_name}")
+        return fut.result()
+
+    def send(self, client, goal):
+        assert client.wait_for_server(timeout_sec=20.0), "no action server"
+        fut = client.send_goal_async(goal)
+        self.spin_until(fut.done, what="the goal to be accepted")
+        handle = fut.result()
+        assert handle.accepted
+        return handle
+
+    def result(self, handle, timeout=60.0):
+        fut = handle.get_result_async()
+        self.spin_until(fut.done, timeout, "the action result")
+        return fut.result()
+
+    def to_pose_goal(self, goal, start=None, planner_id=""):
+        g = ComputePathToPose.Goal(goal=goal, planner_id=planner_id)
+        if start is not None:
+            g.start, g.use_start = start, True
+        return self.send(self.to_pose, g)
+
+    def plan_to(self, goal, start=None, planner_id=""):
+        return self.result(self.to_pose_goal(goal, start, planner_id))
+
+    def set_param(self, name, value):
+        p = Parameter(name=name)
+        p.value.type, p.value.double_value = ParameterType.PARAMETER_DOUBLE, float(value)
+        r = self.call(self.set_params, SetParameters.Request(parameters=[p]))
+        assert r.results[0].successful, r.results[0].reason
+
+
+def start_nav2(tmp, ns, params, map_topic=None, ready=True):
+    """planner_node under namespace `ns` (no remapping: Nav2's names as they are) and its peer."""
+    node = start_node(tmp, "planner_node", params, extra_args=["-r", f"__ns:=/{ns}"])
+    try:
+        peer = Nav2Peer(ns, map_topic)
+        peer.spin_until(lambda: peer.map_pub.get_subscription_count() > 0, what="discovery of the node")
+        assert peer.to_pose.wait_for_server(timeout_sec=20.0)
+    except BaseException:
+        node.stop()
+        raise
+    return node, peer
+
+
+def assert_drivable(path, grid, start, goal, radius=PARAMS["robot_radius"], turning=PARAMS["min_turning_radius"]):
+    """Start and goal (with headings when given), every pose's footprint free on the map, and the
+    heading turning no faster than the minimum turning radius allows."""
+    p = path.poses
+    assert len(p) >= 2
+    a, b = p[0].pose, p[-1].pose
+    assert math.hypot(a.position.x - start[0], a.position.y - start[1]) < 1e-6, (a.position, start)
+    assert math.hypot(b.position.x - goal[0], b.position.y - goal[1]) < 1e-6, (b.position, goal)
+    if len(goal) > 2:
+        assert abs(math.remainder(quaternion_yaw(b.orientation) - goal[2], math.tau)) < 1e-6
+    assert_legal(path, MapModel(grid), radius)
+    for u, v in zip(p, p[1:]):
+        step = math.hypot(v.pose.position.x - u.pose.position.x, v.pose.position.y - u.pose.position.y)
+        turn = abs(math.remainder(quaternion_yaw(v.pose.orientation) - quaternion_yaw(u.pose.orientation), math.tau))
+        # On an arc of radius >= turning, a chord of `step` turns the heading by at most this.
+        assert turn <= 2 * math.asin(min(1.0, step / (2 * turning))) + 1e-6, f"heading turns {turn:.4f} rad over {step:.4f} m"
+
+
+NAV2_PARAMS = dict(PARAMS, transform_tolerance=TOLERANCE)
+
+
+@pytest.fixture(scope="module")
+def nav2():
+    tmp = tmpdir("blockstar-nav2-")
+    grid = two_door_grid()
+    node, peer = start_nav2(tmp, "robot1", NAV2_PARAMS)
+    peer.publish_map(grid, node)
+    yield node, peer, grid
+    peer.close()
+    node.stop()
+
+
+def test_the_robot_is_found_through_tf_and_goals_in_other_frames_are_transformed(nav2):
+    node, peer, grid = nav2
+    # No TF yet and no /initialpose: TF_ERROR naming both frames.
+    r = peer.plan_to(pose_stamped(*GOAL))
+    assert r.status == GoalStatus.STATUS_ABORTED and r.result.error_code == R.TF_ERROR
+    assert "base_link" in r.result.error_msg and '"map"' in r.result.error_msg, r.result.error_msg
+    # map -> odom static, odom -> base_link at 50 Hz: the robot stands at START.
+    peer.start_tf((START[0] - MAP_TO_ODOM[0], START[1] - MAP_TO_ODOM[1], 0.0))
+    r = peer.plan_to(pose_stamped(*GOAL))
+    assert r.result.error_code == R.NONE, r.result.error_msg
+    assert_drivable(r.result.path, grid, START, GOAL)
+    assert r.result.planning_time.sec > 0 or r.result.planning_time.nanosec > 0
+    # A goal in odom (stamp zero: the latest transforms) is brought into map.
+    r = peer.plan_to(pose_stamped(GOAL[0] - MAP_TO_ODOM[0], GOAL[1] - MAP_TO_ODOM[1], 0.0, frame="odom"))
+    assert r.result.error_code == R.NONE, r.result.error_msg
+    assert_drivable(r.result.path, grid, START, GOAL + (0.0,))
+    # A goal in base_link: 1 m ahead of the robot.
+    r = peer.plan_to(pose_stamped(1.0, 0.0, 0.0, frame="base_link"))
+    assert r.result.error_code == R.NONE, r.result.error_msg
+    assert_drivable(r.result.path, grid, START, (START[0] + 1.0, START[1], 0.0))
+    # The robot moves: the next plan starts where it is now.
+    moved = (1.55, 2.05)
+    peer.base = (moved[0] - MAP_TO_ODOM[0], moved[1] - MAP_TO_ODOM[1], math.pi / 2)
+    peer.spin(0.3)
+    r = peer.plan_to(pose_stamped(*GOAL))
+    assert r.result.error_code == R.NONE, r.result.error_msg
+    assert_drivable(r.result.path, grid, moved, GOAL)
+    assert abs(quaternion_yaw(r.result.path.poses[0].pose.orientation) - math.pi / 2) < 1e-6
+    # A frame TF does not know.
+    r = peer.plan_to(pose_stamped(*GOAL, frame="nowhere"))
+    assert r.result.error_code == R.TF_ERROR and '"nowhere"' in r.result.error_msg, r.result.error_msg
+    # /goal_pose plans from TF too (its answer is the status).
+    status, path = peer.plan(*GOAL)
+    assert status.code == S.SUCCESS, status.message
+    assert_drivable(path, grid, moved, GOAL)
+    # Odometry stops: the pose goes stale beyond transform_tolerance.
+    peer.base = None
+    peer.spin(TOLERANCE + 0.5)
+    r = peer.plan_to(pose_stamped(*GOAL))
+    assert r.result.error_code == R.TF_ERROR and "old" in r.result.error_msg, r.result.error_msg
+    peer.base = (START[0] - MAP_TO_ODOM[0], START[1] - MAP_TO_ODOM[1], 0.0)
+    peer.spin(0.3)
+
+
+def test_compute_path_to_pose_error_codes_through_their_causes(nav2):
+    node, peer, grid = nav2
+    peer.base = (START[0] - MAP_TO_ODOM[0], START[1] - MAP_TO_ODOM[1], 0.0)
+    peer.spin(0.2)
+    wall = (WALL_X * RES + RES / 2, 2.0)
+    cases = [
+        (dict(goal=pose_stamped(100.0, 100.0)), R.GOAL_OUTSIDE_MAP),
+        (dict(goal=pose_stamped(*wall)), R.GOAL_OCCUPIED),
+        (dict(goal=pose_stamped(*GOAL), start=pose_stamped(-50.0, 0.5)), R.START_OUTSIDE_MAP),
+        (dict(goal=pose_stamped(*GOAL), start=pose_stamped(*wall)), R.START_OCCUPIED),
+        (dict(goal=pose_stamped(*GOAL), planner_id="SmacPlanner"), R.INVALID_PLANNER),
+    ]
+    for kwargs, code in cases:
+        r = peer.plan_to(**kwargs)
+        assert r.status == GoalStatus.STATUS_ABORTED, kwargs
+        assert r.result.error_code == code, (code, r.result.error_code, r.result.error_msg)
+        assert r.result.error_msg and len(r.result.path.poses) == 0
+    # The planner_id parameter (GridBased) and an empty one are served; use_start plans from it.
+    start = (2.05, 3.05, math.pi / 2)
+    r = peer.plan_to(pose_stamped(*GOAL), start=pose_stamped(*start), planner_id="GridBased")
+    assert r.result.error_code == R.NONE, r.result.error_msg
+    assert_drivable(r.result.path, grid, start, GOAL)
+    # Both doors closed by map updates (map_msgs/OccupancyGridUpdate on map_updates): no path.
+    before = node.count("applied")
+    for door in (LOWER_DOOR, UPPER_DOOR):
+        peer.update_pub.publish(door_patch(door, True))
+    peer.spin_until(lambda: node.count("applied") >= before + 2, what="the map updates")
+    r = peer.plan_to(pose_stamped(*GOAL))
+    assert r.result.error_code == R.NO_VALID_PATH, r.result.error_msg
+    for door in (LOWER_DOOR, UPPER_DOOR):
+        peer.update_pub.publish(door_patch(door, False))
+    peer.spin_until(lambda: node.count("applied") >= before + 4, what="the map updates")
+
+
+def test_compute_path_through_poses_reaches_every_pose_in_order(nav2):
+    node, peer, grid = nav2
+    vias = [(2.05, 3.05, math.pi / 2), (2.55, 1.55, -math.pi / 2), GOAL + (0.0,)]
+    goal = ComputePathThroughPoses.Goal(goals=[pose_stamped(*v) for v in vias])
+    r = peer.result(peer.send(peer.through, goal))
+    assert r.status == GoalStatus.STATUS_SUCCEEDED and r.result.error_code == T.NONE, r.result.error_msg
+    poses = r.result.path.poses
+    assert_drivable(r.result.path, grid, START, vias[-1])
+    index = 0
+    for v in vias:  # each via pose is on the path, with its heading, after the previous one
+        hits = [i for i in range(index, len(poses))
+                if math.hypot(poses[i].pose.position.x - v[0], poses[i].pose.position.y - v[1]) < 1e-6]
+        assert hits, f"via pose {v} not on the path after pose {index}"
+        index = hits[0]
+        assert abs(math.remainder(quaternion_yaw(poses[index].pose.orientation) - v[2], math.tau)) < 1e-6
+    r = peer.result(peer.send(peer.through, ComputePathThroughPoses.Goal(goals=[])))
+    assert r.result.error_code == T.NO_VIAPOINTS_GIVEN
+    wall = pose_stamped(WALL_X * RES + RES / 2, 2.0)
+    r = peer.result(peer.send(peer.through, ComputePathThroughPoses.Goal(goals=[wall, pose_stamped(*GOAL)])))
+    assert r.result.error_code == T.GOAL_OCCUPIED and "pose 0" in r.result.error_msg, r.result.error_msg
+    r = peer.result(peer.send(peer.through, ComputePathThroughPoses.Goal(goals=[pose_stamped(*GOAL)], planner_id="x")))
+    assert r.result.error_code == T.INVALID_PLANNER
+
+
+def test_is_path_valid_until_a_map_update_blocks_the_path(nav2):
+    node, peer, grid = nav2
+    r = peer.plan_to(pose_stamped(*GOAL))
+    assert r.result.error_code == R.NONE, r.result.error_msg
+    path = r.result.path
+    answer = peer.call(peer.valid, IsPathValid.Request(path=path))
+    assert answer.is_valid and list(answer.invalid_pose_indices) == []
+    before = node.count("applied")
+    peer.update_pub.publish(door_patch(LOWER_DOOR, True))
+    peer.spin_until(lambda: node.count("applied") > before, what="the map update")
+    answer = peer.call(peer.valid, IsPathValid.Request(path=path))
+    assert not answer.is_valid and len(answer.invalid_pose_indices) > 0
+    for i in answer.invalid_pose_indices:  # the poses the closed door blocks, and only those
+        x = path.poses[i].pose.position.x
+        assert abs(x - (WALL_X + 0.5) * RES) < PARAMS["robot_radius"] + RES, (i, x)
+    peer.update_pub.publish(door_patch(LOWER_DOOR, False))
+    peer.spin_until(lambda: node.count("applied") > before + 1, what="the map update")
+
+
+@pytest.fixture(scope="module")
+def serpentine():
+    """A map on which a plan takes seconds (helpers.big_grid), for preempt, cancel and timeout."""
+    tmp = tmpdir("blockstar-nav2-big-")
+    params = {"robot_radius": 0.05, "min_turning_radius": 0.1, "max_planning_time": 60.0,
+              "transform_tolerance": TOLERANCE}
+    node, peer = start_nav2(tmp, "robot2", params)
+    peer.publish_map(big_grid(), node)
+    peer.start_tf((0.125 - MAP_TO_ODOM[0], 0.125 - MAP_TO_ODOM[1], 0.0))
+    yield node, peer
+    peer.close()
+    node.stop()
+
+
+def test_a_newer_goal_preempts_and_cancel_cancels(serpentine):
+    node, peer = serpentine
+    first = peer.to_pose_goal(pose_stamped(*FAR))
+    peer.spin(0.3)
+    second = peer.to_pose_goal(pose_stamped(*FAR))
+    r = peer.result(first)
+    assert r.status == GoalStatus.STATUS_ABORTED and r.result.error_code == R.UNKNOWN
+    assert "newer goal" in r.result.error_msg, r.result.error_msg
+    peer.spin(0.3)
+    fut = second.cancel_goal_async()
+    peer.spin_until(fut.done, what="the cancel answer")
+    r = peer.result(second)
+    assert r.status == GoalStatus.STATUS_CANCELED
+    # A plan over budget: TIMEOUT (max_planning_time set at run time).
+    peer.set_param("max_planning_time", 0.3)
+    r = peer.plan_to(pose_stamped(*FAR))
+    assert r.result.error_code == R.TIMEOUT, r.result.error_msg
+
+
+def inflated_costmap(blocked, width, height, inscribed, band):
+    """A Nav2-style costmap: 100 lethal on obstacles, 99 within `inscribed` cells of one, then
+    98 falling to 1 over `band` cells, 0 beyond."""
+    near = [[math.inf] * width for _ in range(height)]
+    obstacles = [(x, y) for y in range(height) for x in range(width) if blocked(x, y)]
+    reach = inscribed + band
+    for ox, oy in obstacles:
+        for y in range(max(0, oy - reach), min(height, oy + reach + 1)):
+            for x in range(max(0, ox - reach), min(width, ox + reach + 1)):
+                near[y][x] = min(near[y][x], math.hypot(x - ox, y - oy))
+
+    def cost(d):
+        if d == 0:
+            return 100
+        if d <= inscribed:
+            return 99
+        if d <= reach:
+            return max(1, round(98 * (reach - d) / band))
+        return 0
+
+    grid = make_grid(width, height, RES, (0.0, 0.0), lambda x, y: False)
+    grid.data = array.array("b", (cost(near[y][x]) for y in range(height) for x in range(width)))
+    return grid
+
+
+def test_a_nav2_costmap_and_its_updates():
+    """The node pointed at a global costmap in one line (map_topic), planning the robot's centre
+    clear of lethal and inscribed cells, replanning when an update closes the door it uses."""
+    from living import blocked
+
+    tmp = tmpdir("blockstar-nav2-costmap-")
+    params = {"map_topic": "/global_costmap/costmap", "robot_radius": 0.0, "occupied_threshold": 99,
+              "min_turning_radius": 0.2, "transform_tolerance": TOLERANCE, "max_map_cells": 100000}
+    node, peer = start_nav2(tmp, "robot3", params, map_topic="/global_costmap/costmap")
+    try:
+        costmap = inflated_costmap(blocked, 60, 40, inscribed=1, band=3)
+        peer.publish_map(costmap, node)
+        peer.start_tf((START[0] - MAP_TO_ODOM[0], START[1] - MAP_TO_ODOM[1], 0.0))
+        r = peer.plan_to(pose_stamped(*GOAL))
+        assert r.result.error_code == R.NONE, r.result.error_msg
+        model = MapModel(costmap)
+        for p in r.result.path.poses:
+            cx, cy = math.floor(p.pose.position.x / RES), math.floor(p.pose.position.y / RES)
+            assert model.data[cy * 60 + cx] < 99, (p.pose.position, model.data[cy * 60 + cx])
+        door_rows = {math.floor(p.pose.position.y / RES) for p in r.result.path.poses
+                     if math.floor(p.pose.position.x / RES) == WALL_X}
+        used = LOWER_DOOR if door_rows <= set(LOWER_DOOR) else UPPER_DOOR
+        status, _ = peer.plan(*GOAL)  # the topic goal makes the path current, to be replanned
+        assert status.code == S.SUCCESS
+        n = len(peer.statuses)
+        peer.update_pub.publish(door_patch(used, True))
+        peer.spin_until(lambda: any(s.event == S.EVENT_REPLAN for s in peer.statuses[n:]), what="a replan")
+        replan = next(s for s in peer.statuses[n:] if s.event == S.EVENT_REPLAN)
+        assert replan.code == S.SUCCESS, replan.message
+    finally:
+        peer.close()
+        node.stop()
+
+
+def test_lifecycle_through_the_real_services():
+    tmp = tmpdir("blockstar-nav2-lifecycle-")
+    grid = two_door_grid()
+    node = start_node(tmp, "planner_node", dict(NAV2_PARAMS, autostart=False), extra_args=["-r", "__ns:=/robot4"])
+    peer = Nav2Peer("robot4")
+    try:
+        peer.spin_until(lambda: peer.map_pub.get_subscription_count() > 0, what="discovery of the node")
+        state = lambda: peer.call(peer.get_state, GetState.Request()).current_state.label  # noqa: E731
+        change = lambda t: peer.call(peer.change, ChangeState.Request(transition=Transition(id=t))).success  # noqa: E731
+        assert state() == "unconfigured"
+        peer.publish_map(grid, node)
+        peer.start_tf((START[0] - MAP_TO_ODOM[0], START[1] - MAP_TO_ODOM[1], 0.0))
+        r = peer.plan_to(pose_stamped(*GOAL))
+        assert r.status == GoalStatus.STATUS_ABORTED and "not active" in r.result.error_msg, r.result.error_msg
+        available = peer.call(peer.transitions, GetAvailableTransitions.Request()).available_transitions
+        assert {t.transition.label for t in available} == {"configure", "shutdown"}
+        assert not change(Transition.TRANSITION_ACTIVATE)  # not from unconfigured
+        assert state() == "unconfigured"
+        assert change(Transition.TRANSITION_CONFIGURE) and state() == "inactive"
+        assert change(Transition.TRANSITION_ACTIVATE) and state() == "active"
+        r = peer.plan_to(pose_stamped(*GOAL))
+        assert r.result.error_code == R.NONE, r.result.error_msg
+        assert_drivable(r.result.path, grid, START, GOAL)
+        assert change(Transition.TRANSITION_DEACTIVATE) and state() == "inactive"
+        n_paths, n_status = len(peer.paths), len(peer.statuses)
+        r = peer.plan_to(pose_stamped(*GOAL))
+        assert r.status == GoalStatus.STATUS_ABORTED and "not active" in r.result.error_msg
+        peer.send_goal(*GOAL)
+        peer.spin(1.0)
+        assert (len(peer.paths), len(peer.statuses)) == (n_paths, n_status), "published while inactive"
+        assert change(Transition.TRANSITION_CLEANUP) and state() == "unconfigured"
+        assert change(Transition.TRANSITION_UNCONFIGURED_SHUTDOWN) and state() == "finalized"
+        peer.spin_until(lambda: len(peer.events) >= 10, what="the transition events")
+        seen = [(e.start_state.id, e.goal_state.id) for e in peer.events]
+        assert seen == [
+            (State.PRIMARY_STATE_UNCONFIGURED, State.TRANSITION_STATE_CONFIGURING),
+            (State.TRANSITION_STATE_CONFIGURING, State.PRIMARY_STATE_INACTIVE),
+            (State.PRIMARY_STATE_INACTIVE, State.TRANSITION_STATE_ACTIVATING),
+            (State.TRANSITION_STATE_ACTIVATING, State.PRIMARY_STATE_ACTIVE),
+            (State.PRIMARY_STATE_ACTIVE, State.TRANSITION_STATE_DEACTIVATING),
+            (State.TRANSITION_STATE_DEACTIVATING, State.PRIMARY_STATE_INACTIVE),
+            (State.PRIMARY_STATE_INACTIVE, State.TRANSITION_STATE_CLEANINGUP),
+            (State.TRANSITION_STATE_CLEANINGUP, State.PRIMARY_STATE_UNCONFIGURED),
+            (State.PRIMARY_STATE_UNCONFIGURED, State.TRANSITION_STATE_SHUTTINGDOWN),
+            (State.TRANSITION_STATE_SHUTTINGDOWN, State.PRIMARY_STATE_FINALIZED),
+        ], seen
+        assert node.alive()
+    finally:
+        peer.close()
+        assert node.stop() == 0
+    assert "panicked" not in node.log()
+
+
+def test_the_nav2_benchmark_protocol_on_a_map_server_map():
+    """scripts/nav2_bench.py (Nav2's planner-benchmark protocol) on a small run: every answer
+    arrives, and every returned path is drivable (checked by the script, independently)."""
+    import argparse
+    import sys
+
+    from helpers import ROOT
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import nav2_bench
+
+    args = argparse.Namespace(map=ROOT / "tests" / "data" / "ros_maps" / "depot.yaml", pairs=12,
+                              robot_radius=0.15, min_turning_radius=0.3, seed=3, timeout=5.0)
+    rows = nav2_bench.run(args)
+    r = nav2_bench.report(rows, args)
+    assert r["pairs"] == 12 and r["illegal"] == [], r
+    # Pairs the disc cannot connect must fail; those it can are mostly planned.
+    assert all(row["code"] != 0 for row in rows if not row["connected"]), rows
+    assert r["success"] > 0, r
