@@ -3,50 +3,72 @@
 //! else), so a planner that keeps linking cell centres in a few heading bins solves the same
 //! relative problems again and again, within a plan and across plans. A hit costs one hash
 //! lookup instead of a dozen trigonometric calls, and returns exactly what a fresh solve would.
+//!
+//! Memory: a fixed table of [`SETS`] x [`WAYS`] entries ([`MEMO_BYTES`] per thread, allocated at
+//! the thread's first call and never grown), freed when the thread ends. It replaces a `HashMap`
+//! emptied at 2^18 entries, whose `clear` kept the capacity (about 38 MB per thread, 57 MB while
+//! it resized): on a node planning on short-lived pool threads that grew with the goals.
 
 use super::dubins::{dubins_candidate, DubinsCurve, DubinsWord};
 use crate::geometry::Pose2;
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
-/// Entries kept per thread before the memo is emptied (about 60 bytes each).
-const MAX_ENTRIES: usize = 1 << 18;
+/// Sets of the table (a power of two).
+pub const SETS: usize = 1 << 14;
+/// Entries per set: a new answer goes to the first way, the one there moves to the second, the
+/// second's is forgotten (the older of the two).
+pub const WAYS: usize = 2;
+/// Bytes of one entry (key, answer and tag).
+pub const ENTRY_BYTES: usize = std::mem::size_of::<Option<Entry>>();
+/// Bytes of the table of one thread: 32 768 entries of [`ENTRY_BYTES`] (2.5 MiB).
+pub const MEMO_BYTES: usize = SETS * WAYS * ENTRY_BYTES;
 
 /// `(dx, dy, start yaw, goal yaw, radius)`, all as bit patterns: exact equality, no rounding.
 type Key = [u64; 5];
 
-/// A multiply-xorshift hasher for the fixed-size keys (std's SipHash would cost as much as a
-/// part of the solve it saves).
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut v = [0u8; 8];
-            v[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(v));
-        }
-    }
-
-    fn write_u64(&mut self, v: u64) {
-        let x = (self.0 ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = x ^ (x >> 29);
-    }
-}
-
 /// The remembered answer: the word and its piece lengths, or none.
 type Solved = Option<(DubinsWord, [f64; 3])>;
 
-type Memo = HashMap<Key, Solved, BuildHasherDefault<KeyHasher>>;
+/// One remembered problem and its answer.
+#[derive(Clone, Copy)]
+pub struct Entry {
+    key: Key,
+    solved: Solved,
+}
+
+/// The set of a key: a multiply-xorshift hash of its words.
+fn set_of(key: &Key) -> usize {
+    let mut h = 0u64;
+    for &v in key {
+        let x = (h ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h = x ^ (x >> 29);
+    }
+    (h as usize) & (SETS - 1)
+}
+
+/// The table of one thread.
+struct Memo {
+    entries: Vec<Option<Entry>>,
+}
+
+impl Memo {
+    fn get(&mut self, key: &Key) -> Option<Solved> {
+        let base = set_of(key) * WAYS;
+        if self.entries.is_empty() {
+            self.entries = vec![None; SETS * WAYS];
+        }
+        self.entries[base..base + WAYS].iter().flatten().find(|e| e.key == *key).map(|e| e.solved)
+    }
+
+    fn insert(&mut self, key: Key, solved: Solved) {
+        let base = set_of(&key) * WAYS;
+        self.entries.copy_within(base..base + WAYS - 1, base + 1);
+        self.entries[base] = Some(Entry { key, solved });
+    }
+}
 
 thread_local! {
-    static MEMO: RefCell<Memo> = RefCell::new(HashMap::default());
+    static MEMO: RefCell<Memo> = const { RefCell::new(Memo { entries: Vec::new() }) };
 }
 
 /// [`dubins_candidate`] from `start` to `goal` with `radius`, remembered per thread by the exact
@@ -56,7 +78,7 @@ thread_local! {
 pub fn dubins_candidate_memo(start: Pose2, goal: Pose2, radius: f64) -> Option<DubinsCurve> {
     let (dx, dy) = (goal.x - start.x, goal.y - start.y);
     let key = [dx.to_bits(), dy.to_bits(), start.yaw.to_bits(), goal.yaw.to_bits(), radius.to_bits()];
-    let found = MEMO.with(|m| m.borrow().get(&key).copied());
+    let found = MEMO.with(|m| m.borrow_mut().get(&key));
     let solved = match found {
         Some(v) => v,
         None => {
@@ -64,17 +86,16 @@ pub fn dubins_candidate_memo(start: Pose2, goal: Pose2, radius: f64) -> Option<D
             // are those of any start with this offset.
             let origin = Pose2::new(0.0, 0.0, start.yaw);
             let v = dubins_candidate(origin, Pose2::new(dx, dy, goal.yaw), radius).map(|c| (c.word, c.lengths));
-            MEMO.with(|m| {
-                let mut m = m.borrow_mut();
-                if m.len() >= MAX_ENTRIES {
-                    m.clear();
-                }
-                m.insert(key, v);
-            });
+            MEMO.with(|m| m.borrow_mut().insert(key, v));
             v
         }
     };
     solved.map(|(word, lengths)| DubinsCurve { start, radius, word, lengths })
+}
+
+/// Bytes the calling thread's memo holds now (0 before its first call, [`MEMO_BYTES`] after).
+pub fn memo_bytes() -> usize {
+    MEMO.with(|m| m.borrow().entries.capacity() * ENTRY_BYTES)
 }
 
 #[cfg(test)]
@@ -101,5 +122,28 @@ mod tests {
                 assert_eq!(dubins_candidate_memo(a, b, r), fresh);
             }
         }
+    }
+
+    #[test]
+    fn the_memo_stays_at_its_fixed_size_however_many_problems_it_sees() {
+        std::thread::spawn(|| {
+            assert_eq!(memo_bytes(), 0, "allocated before the first call");
+            let r = 3.0;
+            // Four times as many distinct problems as the table holds.
+            for i in 0..(4 * SETS * WAYS) {
+                let b = Pose2::new((i % 1000) as f64, (i / 1000) as f64, 0.25);
+                let got = dubins_candidate_memo(Pose2::new(0.0, 0.0, 0.0), b, r);
+                assert_eq!(got, dubins_candidate(Pose2::new(0.0, 0.0, 0.0), b, r));
+                assert_eq!(memo_bytes(), MEMO_BYTES);
+            }
+            // Recent problems are still remembered (the newest of each set is kept).
+            let last = 4 * SETS * WAYS - 1;
+            let key_pose = Pose2::new((last % 1000) as f64, (last / 1000) as f64, 0.25);
+            let key = [key_pose.x.to_bits(), key_pose.y.to_bits(), 0f64.to_bits(), 0.25f64.to_bits(), r.to_bits()];
+            assert!(MEMO.with(|m| m.borrow_mut().get(&key)).is_some());
+        })
+        .join()
+        .unwrap();
+        assert!(MEMO_BYTES <= 3 << 20, "{MEMO_BYTES} bytes per thread");
     }
 }

@@ -184,6 +184,10 @@ pub fn run() -> Result<(), String> {
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
+        // Blocking threads: rcl's executor, one plan and one batch of map updates at a time.
+        // Capped, so the per-thread working memory of the planner (the Dubins memo, search
+        // scratch) is held by a bounded number of threads.
+        .max_blocking_threads(4)
         .enable_all()
         .build()
         .map_err(|err| format!("cannot start the async runtime: {err}"))?;

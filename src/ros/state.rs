@@ -123,7 +123,8 @@ pub struct NodeState {
     /// When the current trajectory was last planned or replanned (for `replan_period`).
     last_replan: Instant,
     warned: HashSet<String>,
-    last_odom_log: Option<Instant>,
+    /// When `/odom` was last logged, and its frame then.
+    last_odom_log: Option<(Instant, String)>,
     out: Outputs,
     done: mpsc::UnboundedSender<Done>,
     cancels: mpsc::UnboundedSender<Uuid>,
@@ -468,11 +469,16 @@ impl NodeState {
         if let Err(e) = self.frames.set_received(source, &header.frame_id, &header.stamp, pose) {
             return self.warn_once(format!("{source}:{e}"), &format!("ignoring {source}: {}", e.message));
         }
-        // Odometry streams at tens of Hz: log its poses at most once a second.
+        // Odometry streams at tens of Hz: log its poses at most once a second, and when its
+        // frame changes.
         let now = Instant::now();
-        if source != "/odom" || self.last_odom_log.is_none_or(|t| now.duration_since(t).as_secs_f64() >= 1.0) {
+        let quiet = self
+            .last_odom_log
+            .as_ref()
+            .is_some_and(|(t, frame)| *frame == header.frame_id && now.duration_since(*t).as_secs_f64() < 1.0);
+        if source != "/odom" || !quiet {
             if source == "/odom" {
-                self.last_odom_log = Some(now);
+                self.last_odom_log = Some((now, header.frame_id.clone()));
             }
             let p = &pose.position;
             r2r::log_info!(self.logger(), "start pose ({:.3}, {:.3}) in {:?} from {source}", p.x, p.y, header.frame_id);

@@ -43,3 +43,27 @@ def ros_tools():
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)
+
+
+# Interface packages PyPI lacks (scripts/setup.sh builds them from ../shared/ros_jazzy_extra;
+# /opt/ros/jazzy has them): the tests of TF, map updates and Nav2's interface need them.
+INTERFACES = ("tf2_msgs.msg", "map_msgs.msg", "nav2_msgs.action", "nav2_msgs.srv")
+
+
+def require_interfaces(allow_module_level=False):
+    """Skips (fails under CI=true) the calling test, or module with allow_module_level, when an
+    interface package of INTERFACES is missing."""
+    missing = [m.split(".")[0] for m in INTERFACES if importlib.util.find_spec(m.split(".")[0]) is None]
+    if not missing:
+        return
+    message = (f"interface packages missing: {', '.join(sorted(set(missing)))} (install /opt/ros/jazzy, or put "
+               "../shared (ros_jazzy_extra) beside the clone and rerun scripts/setup.sh)")
+    if os.environ.get("CI") == "true":
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message, allow_module_level=allow_module_level)
+
+
+@pytest.fixture
+def interfaces():
+    """See require_interfaces."""
+    require_interfaces()

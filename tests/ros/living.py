@@ -6,7 +6,6 @@ import math
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-from map_msgs.msg import OccupancyGridUpdate
 from helpers import make_grid
 
 RES = 0.1
@@ -37,6 +36,8 @@ def two_door_grid():
 
 
 def patch_msg(x, y, width, height, value, frame="map"):
+    from map_msgs.msg import OccupancyGridUpdate  # an interface package PyPI lacks (conftest.INTERFACES)
+
     p = OccupancyGridUpdate()
     p.header.frame_id = frame
     p.x, p.y, p.width, p.height = x, y, width, height

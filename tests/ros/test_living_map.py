@@ -8,9 +8,13 @@ import math
 import pytest
 
 from blockstar_planner_msgs.msg import PlannerStatus as S
-from map_msgs.msg import OccupancyGridUpdate
 from nav_msgs.msg import Odometry, Path
 from visualization_msgs.msg import Marker, MarkerArray
+
+from conftest import require_interfaces
+
+require_interfaces(allow_module_level=True)  # map_msgs: the map updates
+from map_msgs.msg import OccupancyGridUpdate  # noqa: E402
 
 from helpers import LATCHED, ROOT, Peer, start_with_peer, tmpdir, yaw_quaternion
 from living import (GOAL, LOWER_DOOR, PARAMS, PATCH_QOS, START, UPPER_DOOR, MapModel, assert_legal, door_patch,

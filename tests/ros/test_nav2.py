@@ -11,7 +11,9 @@ from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-nav2_action = pytest.importorskip("nav2_msgs.action", reason="nav2_msgs is not installed (scripts/setup.sh builds it)")
+from conftest import require_interfaces
+
+require_interfaces(allow_module_level=True)
 from geometry_msgs.msg import TransformStamped  # noqa: E402
 from lifecycle_msgs.msg import State, Transition, TransitionEvent  # noqa: E402
 from lifecycle_msgs.srv import ChangeState, GetAvailableTransitions, GetState  # noqa: E402
@@ -57,7 +59,7 @@ class Nav2Peer(Peer):
         self.get_state = n.create_client(GetState, f"{base}/get_state")
         self.transitions = n.create_client(GetAvailableTransitions, f"{base}/get_available_transitions")
         self.set_params = n.create_client(SetParameters, f"{base}/set_parameters")
-        self.events = []
+        self.events, self.warm = [], set()
         n.create_subscription(TransitionEvent, f"{base}/transition_event", self.events.append, QoSProfile(depth=50))
 
     def transform(self, parent, child, x, y, yaw):
@@ -79,6 +81,11 @@ class Nav2Peer(Peer):
 
     def call(self, client, request, timeout=20.0):
         assert client.wait_for_service(timeout_sec=timeout), f"no service {client.srv_name}"
+        if client not in self.warm:
+            # The server is discovered, but its response writer may not have matched this
+            # client's reader yet (a response sent before that is lost): let discovery finish.
+            self.spin(1.0)
+            self.warm.add(client)
         fut = client.call_async(request)
         self.spin_until(fut.done, timeout, f"the answer of {client.srv_name}")
         return fut.result()

@@ -258,20 +258,22 @@ def test_namespaced_launch_under_ros2_lifecycle_and_nav2_action():
     """As in a Nav2 bringup: `namespace:=robot1 autostart:=false`, brought up with the real
     `ros2 lifecycle set`, then Nav2's compute_path_to_pose called with the real `ros2 action
     send_goal` under the namespace (the robot's pose from a TF broadcaster)."""
-    pytest.importorskip("nav2_msgs.action", reason="nav2_msgs is not installed (scripts/setup.sh builds it)")
+    from conftest import require_interfaces
+
+    require_interfaces()
     from test_nav2 import MAP_TO_ODOM, Nav2Peer
 
     tmp = tmpdir("blockstar-launch-lifecycle-")
     node = launch(tmp, "namespace:=robot1", "autostart:=false")
     name = "/robot1/planner_node"
     try:
-        assert "unconfigured [1]" in ros2("lifecycle", "get", *NO_DAEMON[:1], name)
-        listed = ros2("lifecycle", "list", *NO_DAEMON[:1], name)
+        assert "unconfigured [1]" in ros2("lifecycle", "get", *NO_DAEMON, name)
+        listed = ros2("lifecycle", "list", *NO_DAEMON, name)
         assert "configure [1]" in listed and "shutdown [5]" in listed, listed
         for transition, state in (("configure", "inactive [2]"), ("activate", "active [3]")):
-            assert "Transitioning successful" in ros2("lifecycle", "set", *NO_DAEMON[:1], name, transition)
-            assert state in ros2("lifecycle", "get", *NO_DAEMON[:1], name)
-        assert "/robot1/compute_path_to_pose" in ros2("node", "info", *NO_DAEMON[:1], name)
+            assert "Transitioning successful" in ros2("lifecycle", "set", *NO_DAEMON, name, transition)
+            assert state in ros2("lifecycle", "get", *NO_DAEMON, name)
+        assert "/robot1/compute_path_to_pose" in ros2("node", "info", *NO_DAEMON, name)
         peer = Nav2Peer("robot1")
         peer.start_tf((START[0] - MAP_TO_ODOM[0], START[1] - MAP_TO_ODOM[1], 0.0))
         goal = ("{goal: {header: {frame_id: map}, pose: {position: {x: %f, y: %f}, orientation: {w: 1.0}}}}"
@@ -283,7 +285,7 @@ def test_namespaced_launch_under_ros2_lifecycle_and_nav2_action():
         peer.spin_until(lambda: proc.poll() is not None, 60, "ros2 action send_goal")
         out = proc.stdout.read()
         assert "SUCCEEDED" in out and "error_code: 0" in out, out
-        assert "Transitioning successful" in ros2("lifecycle", "set", *NO_DAEMON[:1], name, "deactivate")
+        assert "Transitioning successful" in ros2("lifecycle", "set", *NO_DAEMON, name, "deactivate")
         proc = subprocess.Popen(["ros2", "action", "send_goal", "/robot1/compute_path_to_pose",
                                  "nav2_msgs/action/ComputePathToPose", goal], stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
