@@ -49,7 +49,8 @@ def percentile(values, q):
 
 
 class DiscMap:
-    """Where a disc of `radius` fits on the grid (cell centres), and its connected regions."""
+    """Where a disc of `radius` fits on the grid, and its connected regions, computed here
+    independently of the node (numpy for the disc test of every cell, one flood fill per region)."""
 
     def __init__(self, grid, radius):
         info = grid.info
@@ -59,15 +60,11 @@ class DiscMap:
         self.radius = radius
         r = math.ceil(radius / self.res)
         self.offsets = [(dx, dy) for dy in range(-r - 1, r + 2) for dx in range(-r - 1, r + 2)]
-        self._fits = {}
-        self._region = None
-
-    def cell(self, x, y):
-        return math.floor((x - self.ox) / self.res), math.floor((y - self.oy) / self.res)
+        self.labels = None
 
     def disc_free(self, x, y):
         """No blocked or unknown cell, nor the map's edge, within `radius` of (x, y)."""
-        cx, cy = self.cell(x, y)
+        cx, cy = math.floor((x - self.ox) / self.res), math.floor((y - self.oy) / self.res)
         for dx, dy in self.offsets:
             gx, gy = cx + dx, cy + dy
             # Distance from (x, y) to the cell's square.
@@ -80,28 +77,48 @@ class DiscMap:
                 return False
         return True
 
-    def fits(self, cx, cy):
-        key = (cx, cy)
-        if key not in self._fits:
-            self._fits[key] = self.disc_free(self.ox + (cx + 0.5) * self.res, self.oy + (cy + 0.5) * self.res)
-        return self._fits[key]
+    def fits_mask(self):
+        """fits[y, x]: the disc fits at the centre of cell (x, y) (the rule of disc_free)."""
+        import numpy as np
+
+        blocked = np.frombuffer(bytes(self.data), dtype=np.int8).reshape(self.h, self.w) != 0
+        pad = max(max(abs(dx), abs(dy)) for dx, dy in self.offsets)
+        padded = np.pad(blocked, pad, constant_values=True)
+        fits = np.ones((self.h, self.w), dtype=bool)
+        for dx, dy in self.offsets:
+            # The nearest point of cell (dx, dy) from the centre of cell (0, 0), in cells.
+            ddx, ddy = max(abs(dx) - 0.5, 0.0), max(abs(dy) - 0.5, 0.0)
+            if math.hypot(ddx, ddy) * self.res >= self.radius:
+                continue
+            fits &= ~padded[pad + dy:pad + dy + self.h, pad + dx:pad + dx + self.w]
+        return fits
 
     def region(self, cx, cy):
-        """The connected region (4-neighbour flood fill over cells where the disc fits) of a cell."""
-        if self._region is None:
-            self._region = {}
-        if (cx, cy) in self._region:
-            return self._region[(cx, cy)]
-        label = len(set(self._region.values())) + 1
-        stack = [(cx, cy)]
-        self._region[(cx, cy)] = label
-        while stack:
-            x, y = stack.pop()
-            for nx, ny in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
-                if 0 <= nx < self.w and 0 <= ny < self.h and (nx, ny) not in self._region and self.fits(nx, ny):
-                    self._region[(nx, ny)] = label
-                    stack.append((nx, ny))
-        return label
+        """The connected region (4-neighbour flood fill over cells where the disc fits) of a
+        cell, 0 where the disc does not fit; all regions are labelled at the first call."""
+        if self.labels is None:
+            fits = self.fits_mask().ravel().tolist()
+            w, n = self.w, self.w * self.h
+            labels = [0] * n
+            label = 0
+            for seed in range(n):
+                if not fits[seed] or labels[seed]:
+                    continue
+                label += 1
+                labels[seed] = label
+                stack = [seed]
+                while stack:
+                    i = stack.pop()
+                    x = i % w
+                    for j in (i + 1 if x + 1 < w else -1, i - 1 if x > 0 else -1, i + w, i - w):
+                        if 0 <= j < n and fits[j] and not labels[j]:
+                            labels[j] = label
+                            stack.append(j)
+            self.labels = labels
+        return self.labels[cy * self.w + cx]
+
+    def fits(self, cx, cy):
+        return self.region(cx, cy) != 0
 
 
 def check_path(path, disc, start, goal, turning):
