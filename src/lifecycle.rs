@@ -362,7 +362,7 @@ pub trait LifecycleCallbacks {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum TransitionRequest {
     /// By id (`lifecycle_msgs/msg/Transition` constant). Id 0 (`create`) is never available;
-    /// use [`TransitionRequest::from_msg`] for the message's "0 means use the label" rule.
+    /// use [`TransitionRequest::from_msg`] for the message's rule (a label wins over the id).
     Id(u8),
     /// By label (exact, case-sensitive, as rcl compares), among the transitions available from
     /// the current state: `shutdown` picks whichever of 5, 6, 7 leaves it.
@@ -370,13 +370,14 @@ pub enum TransitionRequest {
 }
 
 impl TransitionRequest {
-    /// The request a `ChangeState` message means: rclcpp looks the label up when the id is 0
-    /// (`TRANSITION_CREATE`), and uses the id otherwise.
+    /// The request a `ChangeState` message means: rclcpp looks the label up whenever it is not
+    /// empty ("the label takes precedence": a service call that names only the label leaves the
+    /// id at 0), and uses the id otherwise.
     pub fn from_msg(id: u8, label: &str) -> Self {
-        if id == Transition::Create.id() {
-            TransitionRequest::Label(label.to_string())
-        } else {
+        if label.is_empty() {
             TransitionRequest::Id(id)
+        } else {
+            TransitionRequest::Label(label.to_string())
         }
     }
 }
@@ -751,10 +752,11 @@ mod tests {
         m.change(label("configure"), &mut cb).unwrap();
         m.change(TransitionRequest::from_msg(0, "activate"), &mut cb).unwrap();
         assert_eq!(m.state(), State::Active);
-        // A non-zero id wins over the label, as in rclcpp.
-        assert_eq!(TransitionRequest::from_msg(4, "activate"), TransitionRequest::Id(4));
-        m.change(TransitionRequest::from_msg(4, "activate"), &mut cb).unwrap();
+        // A label wins over the id, as in rclcpp; an empty label leaves the id.
+        assert_eq!(TransitionRequest::from_msg(3, "deactivate"), TransitionRequest::Label("deactivate".into()));
+        m.change(TransitionRequest::from_msg(3, "deactivate"), &mut cb).unwrap();
         assert_eq!(m.state(), State::Inactive);
+        assert_eq!(TransitionRequest::from_msg(3, ""), TransitionRequest::Id(3));
         // "shutdown" resolves to the shutdown leaving the current state.
         let out = m.change(label("shutdown"), &mut cb).unwrap();
         assert_eq!(out.transition.transition, Transition::InactiveShutdown);

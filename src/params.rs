@@ -175,10 +175,10 @@ impl NodeParams {
                 return Err(PlanError::new(StatusCode::InvalidInput, format!("parameter {name} must not be empty")));
             }
         }
-        if !(self.transform_tolerance.is_finite() && self.transform_tolerance >= 0.0) {
+        if !(self.transform_tolerance.is_finite() && (0.0..=3600.0).contains(&self.transform_tolerance)) {
             return Err(PlanError::new(
                 StatusCode::InvalidInput,
-                format!("transform_tolerance must be >= 0 (s), got {}", self.transform_tolerance),
+                format!("transform_tolerance must be in 0..=3600 (s), got {}", self.transform_tolerance),
             ));
         }
         if !(self.replan_period.is_finite() && self.replan_period >= 0.0) {

@@ -7,7 +7,11 @@
 //!    pose older than `transform_tolerance` is a `TF_ERROR`, not a fallback, so a robot whose
 //!    localisation stopped is not planned for from where it was;
 //! 3. only when TF does not connect the two frames: the latest `/initialpose` or `/odom`
-//!    (whichever came last), brought into `global_frame` through TF when it is in another frame.
+//!    (whichever came last; the other when the newer cannot be brought into `global_frame`),
+//!    brought into `global_frame` through TF when it is in another frame.
+//!
+//! When ROS time jumps back (a simulation reset, a bag played again) the buffer is cleared, as
+//! tf2 does: transforms older than the held ones would otherwise be refused for 10 s.
 
 use crate::geometry::{planar, unit_quaternion, Pose2};
 use crate::planner::{PlanError, StatusCode};
@@ -19,6 +23,15 @@ use std::time::Duration;
 
 /// How long dynamic transforms are kept per edge (tf2's default cache time).
 pub const TF_CACHE_TIME: Duration = Duration::from_secs(10);
+
+/// A jump of ROS time back by more than this clears the buffer.
+pub const TIME_JUMP_BACK: Duration = Duration::from_secs(1);
+
+/// A tolerance in seconds as a duration (negative: zero; beyond an hour: an hour, which no
+/// lookup needs and which keeps the conversion in range).
+fn tolerance_of(seconds: f64) -> Duration {
+    Duration::from_secs_f64(if seconds.is_finite() { seconds.clamp(0.0, 3600.0) } else { 0.0 })
+}
 
 fn tf_error(message: String) -> PlanError {
     PlanError::new(StatusCode::TfError, message)
@@ -64,7 +77,10 @@ pub struct Frames {
     global: String,
     base: String,
     tolerance: Duration,
-    received: Option<Received>,
+    /// The latest pose of each source, the newest first.
+    received: Vec<Received>,
+    /// The latest ROS time seen (to notice time jumping back).
+    last_now: Option<Stamp>,
 }
 
 impl Frames {
@@ -75,8 +91,9 @@ impl Frames {
             buffer: TransformBuffer::new(TF_CACHE_TIME),
             global: global.to_owned(),
             base: base.to_owned(),
-            tolerance: Duration::from_secs_f64(tolerance.max(0.0)),
-            received: None,
+            tolerance: tolerance_of(tolerance),
+            received: Vec::new(),
+            last_now: None,
         }
     }
 
@@ -85,7 +102,21 @@ impl Frames {
     pub fn configure(&mut self, global: &str, base: &str, tolerance: f64) {
         self.global = global.to_owned();
         self.base = base.to_owned();
-        self.tolerance = Duration::from_secs_f64(tolerance.max(0.0));
+        self.tolerance = tolerance_of(tolerance);
+    }
+
+    /// Notes ROS time `now`; when it jumped back by more than [`TIME_JUMP_BACK`], every transform
+    /// and received pose is forgotten (they belong to the time before the jump). Returns whether
+    /// that happened.
+    pub fn observe_time(&mut self, now: Stamp) -> bool {
+        let jumped =
+            self.last_now.is_some_and(|last| last.as_nanos() - now.as_nanos() > TIME_JUMP_BACK.as_nanos() as i64);
+        self.last_now = Some(now);
+        if jumped {
+            self.buffer.clear();
+            self.received.clear();
+        }
+        jumped
     }
 
     /// The transforms held (for tests and diagnostics).
@@ -128,7 +159,8 @@ impl Frames {
             return Err(invalid(format!("{source} has no frame_id")));
         }
         let pose = isometry_from_pose(pose).map_err(|e| invalid(format!("{source}: {}", e.message)))?;
-        self.received = Some(Received { source, frame: frame.to_owned(), stamp: stamp_of(stamp), pose });
+        self.received.retain(|r| r.source != source);
+        self.received.insert(0, Received { source, frame: frame.to_owned(), stamp: stamp_of(stamp), pose });
         Ok(())
     }
 
@@ -176,8 +208,9 @@ impl Frames {
         match tf {
             Ok(latest) => {
                 let age = now.as_secs_f64() - latest.as_secs_f64();
-                // A chain of static transforms only has no time (Stamp::LATEST): never stale.
-                if latest != Stamp::LATEST && age > self.tolerance.as_secs_f64() {
+                // A chain of static transforms only has no time (Stamp::LATEST): never stale. A
+                // pose from the future (clocks apart) is as untrustworthy as an old one.
+                if latest != Stamp::LATEST && age.abs() > self.tolerance.as_secs_f64() {
                     return Err(tf_error(format!(
                         "the robot's pose ({:?} in {:?}) is {age:.2} s old (transform_tolerance {} s): is \
                          localisation or odometry running?",
@@ -191,9 +224,18 @@ impl Frames {
                 })?;
                 Ok(planar(&t))
             }
-            Err(tf_reason) => match &self.received {
-                Some(r) => {
-                    self.isometry_to_global(&format!("the start pose from {}", r.source), &r.frame, r.stamp, &r.pose)
+            Err(tf_reason) => match self.received.split_first() {
+                // The newest source first; the other when the newer cannot be transformed.
+                Some((newest, older)) => {
+                    let bring = |r: &Received| {
+                        self.isometry_to_global(
+                            &format!("the start pose from {}", r.source),
+                            &r.frame,
+                            r.stamp,
+                            &r.pose,
+                        )
+                    };
+                    bring(newest).or_else(|e| older.iter().find_map(|r| bring(r).ok()).ok_or(e))
                 }
                 None => Err(tf_error(format!(
                     "no start pose: TF cannot give the robot's pose ({:?} in {:?}: {tf_reason}), and no /initialpose \
@@ -263,8 +305,34 @@ mod tests {
         let p = f.robot_pose(stamp_of(&at(3))).unwrap();
         assert!((p.x - 1.5).abs() < 1e-9, "TF wins once it connects: {p:?}");
         assert!(f.set_received("/initialpose", "", &at(0), &pose(0.0, 0.0)).is_err());
+        // Without TF to base_link: the newest source, or the other when the newest cannot be
+        // brought into map (an /odom in a frame TF does not know).
+        let mut g = Frames::new("map", "base_link", 0.1);
+        g.set_received("/initialpose", "map", &at(0), &pose(4.0, 1.0)).unwrap();
+        g.set_received("/odom", "odom", &at(0), &pose(2.0, 0.0)).unwrap();
+        assert!((g.robot_pose(stamp_of(&at(3))).unwrap().x - 4.0).abs() < 1e-9);
+        g.add_transforms(&[tf("map", "odom", 0, 1.0, 0.0)], true);
+        assert!((g.robot_pose(stamp_of(&at(3))).unwrap().x - 3.0).abs() < 1e-9, "the newest, /odom");
         let mut bad = pose(0.0, 0.0);
         bad.orientation.w = 0.0;
         assert_eq!(f.set_received("/initialpose", "map", &at(0), &bad).unwrap_err().code, StatusCode::InvalidInput);
+    }
+
+    #[test]
+    fn time_jumping_back_clears_the_buffer_and_future_poses_are_stale() {
+        let mut f = Frames::new("map", "base_link", 0.1);
+        f.add_transforms(&[tf("map", "base_link", 100, 1.0, 0.0)], false);
+        assert!(!f.observe_time(stamp_of(&at(100))));
+        // A pose 5 s in the future of the node's clock: refused like an old one.
+        let e = f.robot_pose(stamp_of(&at(95))).unwrap_err();
+        assert!(e.code == StatusCode::TfError && e.message.contains("-5.00 s old"), "{e}");
+        // Simulation reset: time back to 2 s; the old transforms go, new ones are taken.
+        assert!(f.observe_time(stamp_of(&at(2))));
+        assert!(f.buffer().is_empty());
+        assert!(f.add_transforms(&[tf("map", "base_link", 2, 3.0, 0.0)], false).is_empty());
+        assert!((f.robot_pose(stamp_of(&at(2))).unwrap().x - 3.0).abs() < 1e-9);
+        // A tolerance out of range is clamped, not a panic.
+        assert_eq!(tolerance_of(1e20), Duration::from_secs(3600));
+        assert_eq!(tolerance_of(f64::NAN), Duration::ZERO);
     }
 }

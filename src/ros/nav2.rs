@@ -29,26 +29,15 @@ pub fn to_pose_code(code: StatusCode) -> u16 {
     }
 }
 
-/// The `ComputePathThroughPoses` error code (300-309) for `code`; `no_goals`: the request named
-/// no pose (NO_VIAPOINTS_GIVEN).
+/// The `ComputePathThroughPoses` error code (300-309) for `code`: those of
+/// [`to_pose_code`] moved up by 100 (upstream numbers them so), and NO_VIAPOINTS_GIVEN when the
+/// request named no pose (`no_goals`).
 pub fn through_poses_code(code: StatusCode, no_goals: bool) -> u16 {
     use ComputePathThroughPoses::Result as R;
-    if no_goals && code != StatusCode::Success {
-        return R::NO_VIAPOINTS_GIVEN as u16;
-    }
-    match code {
-        StatusCode::Success => R::NONE as u16,
-        StatusCode::InvalidPlanner => R::INVALID_PLANNER as u16,
-        StatusCode::TfError | StatusCode::NoStart => R::TF_ERROR as u16,
-        StatusCode::StartOutsideMap => R::START_OUTSIDE_MAP as u16,
-        StatusCode::GoalOutsideMap => R::GOAL_OUTSIDE_MAP as u16,
-        StatusCode::StartOccupied => R::START_OCCUPIED as u16,
-        StatusCode::GoalOccupied => R::GOAL_OCCUPIED as u16,
-        StatusCode::Timeout => R::TIMEOUT as u16,
-        StatusCode::NoValidPath => R::NO_VALID_PATH as u16,
-        StatusCode::NoMap | StatusCode::InvalidInput | StatusCode::Superseded | StatusCode::NotActive => {
-            R::UNKNOWN as u16
-        }
+    match (to_pose_code(code), no_goals) {
+        (0, _) => R::NONE as u16,
+        (_, true) => R::NO_VIAPOINTS_GIVEN as u16,
+        (c, false) => c + 100,
     }
 }
 
@@ -115,7 +104,22 @@ mod tests {
             assert_eq!(to_pose_code(code), to_pose, "{}", code.name());
             assert_eq!(through_poses_code(code, false), through, "{}", code.name());
         }
-        assert_eq!(P::NO_VALID_PATH as u16, 208);
+        // The generated constants (from the upstream .action files) name the same numbers.
+        let upstream = [
+            (P::NONE as u16, T::NONE as u16, 0),
+            (P::UNKNOWN as u16, T::UNKNOWN as u16, 200),
+            (P::INVALID_PLANNER as u16, T::INVALID_PLANNER as u16, 201),
+            (P::TF_ERROR as u16, T::TF_ERROR as u16, 202),
+            (P::START_OUTSIDE_MAP as u16, T::START_OUTSIDE_MAP as u16, 203),
+            (P::GOAL_OUTSIDE_MAP as u16, T::GOAL_OUTSIDE_MAP as u16, 204),
+            (P::START_OCCUPIED as u16, T::START_OCCUPIED as u16, 205),
+            (P::GOAL_OCCUPIED as u16, T::GOAL_OCCUPIED as u16, 206),
+            (P::TIMEOUT as u16, T::TIMEOUT as u16, 207),
+            (P::NO_VALID_PATH as u16, T::NO_VALID_PATH as u16, 208),
+        ];
+        for (p, t, n) in upstream {
+            assert_eq!((p, t), (n, if n == 0 { 0 } else { n + 100 }));
+        }
         assert_eq!(T::NO_VIAPOINTS_GIVEN as u16, 309);
         assert_eq!(through_poses_code(StatusCode::InvalidInput, true), 309);
         let header = Header::default();

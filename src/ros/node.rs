@@ -177,7 +177,9 @@ pub fn run() -> Result<(), String> {
             true => Some(node.create_publisher("~/clearance", latched_qos(1)).map_err(|x| e("~/clearance", x))?),
             false => None,
         },
-        clock: r2r::Clock::create(r2r::ClockType::RosTime).map_err(|x| e("the clock", x))?,
+        // The node's clock: r2r drives it from /clock when use_sim_time is set, so TF stamps of a
+        // simulation and the node's "now" agree.
+        clock: node.get_ros_clock(),
         frame: params.global_frame.clone(),
         logger: logger.clone(),
         enabled: false,

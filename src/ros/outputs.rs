@@ -30,8 +30,8 @@ pub struct Outputs {
     pub markers: r2r::Publisher<MarkerArray>,
     /// `~/clearance`, when `publish_clearance` is set.
     pub clearance: Option<r2r::Publisher<nav::OccupancyGrid>>,
-    /// ROS time for the headers.
-    pub clock: r2r::Clock,
+    /// The node's ROS clock for the headers (simulated time with `use_sim_time`).
+    pub clock: std::sync::Arc<std::sync::Mutex<r2r::Clock>>,
     /// The planner's frame (`global_frame`).
     pub frame: String,
     /// The node's logger name.
@@ -43,7 +43,8 @@ pub struct Outputs {
 impl Outputs {
     /// A header stamped now in the planner's frame.
     pub fn header(&mut self) -> Header {
-        let stamp = self.clock.get_now().map(|d| r2r::Clock::to_builtin_time(&d)).unwrap_or_default();
+        let now = self.clock.lock().ok().and_then(|mut c| c.get_now().ok());
+        let stamp = now.map(|d| r2r::Clock::to_builtin_time(&d)).unwrap_or_default();
         Header { stamp, frame_id: self.frame.clone() }
     }
 

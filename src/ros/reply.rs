@@ -111,11 +111,14 @@ impl Reply {
             ok: bool,
             client_cancel: bool,
         ) -> r2r::Result<()> {
-            match (ok, client_cancel) {
-                (_, true) => handle.cancel(answer),
-                (true, false) => handle.succeed(answer),
-                (false, false) => handle.abort(answer),
-            }
+            let sent = match (ok, client_cancel) {
+                (_, true) => return handle.cancel(answer),
+                (true, false) => handle.succeed(answer.clone()),
+                (false, false) => handle.abort(answer.clone()),
+            };
+            // A cancel the client sent as the plan finished: r2r accepted it (and moved the goal
+            // to CANCELING) before the node saw it, so only a CANCELED result is accepted now.
+            sent.or_else(|_| handle.cancel(answer))
         }
         let ok = result.is_ok();
         match self {

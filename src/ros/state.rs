@@ -220,10 +220,13 @@ impl NodeState {
         Ok(())
     }
 
-    /// Activate: goals are planned and outputs published.
+    /// Activate: goals are planned and outputs published (the clearance display at once, since
+    /// it was muted when the map came).
     pub fn activate(&mut self) {
         self.active = true;
         self.out.enabled = true;
+        let planner = self.planner.clone();
+        self.out.clearance(&planner);
         self.schedule();
     }
 
@@ -374,9 +377,13 @@ impl NodeState {
         }
     }
 
-    /// The ROS time now, as a transform-buffer stamp.
+    /// The ROS time now, as a transform-buffer stamp (noting a jump back, which clears TF).
     fn now(&mut self) -> crate::transform::Stamp {
-        stamp_of(&self.out.header().stamp)
+        let now = stamp_of(&self.out.header().stamp);
+        if self.frames.observe_time(now) {
+            r2r::log_warn!(self.logger(), "ROS time jumped back: transforms and start poses forgotten");
+        }
+        now
     }
 
     /// The request's start and goals in `global_frame`.
@@ -457,9 +464,19 @@ impl NodeState {
 
     /// Transforms on `/tf` (`is_static` false) or `/tf_static`.
     pub fn on_transforms(&mut self, transforms: &[geo::TransformStamped], is_static: bool) {
+        self.now();
         for e in self.frames.add_transforms(transforms, is_static) {
-            let text = format!("ignoring a transform: {e}");
-            self.warn_once(text.clone(), &text);
+            // Keyed by the kind of refusal and its edge, not the text (which holds stamps), so a
+            // publisher sending bad data at its rate is reported once.
+            use crate::transform::TransformError as E;
+            let key = match &e {
+                E::SecondParent { child, .. } => format!("second parent of {child}"),
+                E::Loop { parent, child } | E::OldData { parent, child, .. } => format!("{parent}->{child}"),
+                E::Invalid(_) => "invalid".into(),
+                E::Full(_) => "full".into(),
+                _ => "other".into(),
+            };
+            self.warn_once(format!("tf:{key}"), &format!("ignoring a transform: {e}"));
         }
     }
 
@@ -487,12 +504,16 @@ impl NodeState {
 
     /// Indices of the poses of `path` (any frame TF connects to `global_frame`) where the
     /// vehicle does not fit on the current map, for Nav2's `is_path_valid`; a pose TF cannot
-    /// transform is invalid.
+    /// transform is invalid. As Nav2's planner_server, only the poses from the one nearest the
+    /// robot on are checked when the robot's pose is known (those behind it were driven).
     ///
-    /// Fails when no map is held or the node is not active.
+    /// Fails when no map is held, the path is empty, or the node is not active.
     pub fn invalid_poses(&mut self, path: &nav::Path) -> Result<Vec<usize>, PlanError> {
         if !self.active {
             return Err(not_active("not active"));
+        }
+        if path.poses.is_empty() {
+            return Err(PlanError::new(StatusCode::InvalidInput, "the path has no poses"));
         }
         let mut poses = Vec::with_capacity(path.poses.len());
         let mut untransformable = Vec::new();
@@ -510,6 +531,16 @@ impl NodeState {
         }
         let mut invalid = crate::replan::invalid_poses(&self.planner, &poses)?;
         invalid.extend(untransformable);
+        let now = self.now();
+        if let Ok(robot) = self.frames.robot_pose(now) {
+            let distance = |p: &Pose2| p.point().distance(robot.point());
+            let nearest = (0..poses.len())
+                .filter(|&i| poses[i].is_finite())
+                .min_by(|&a, &b| distance(&poses[a]).total_cmp(&distance(&poses[b])));
+            if let Some(nearest) = nearest {
+                invalid.retain(|&i| i >= nearest);
+            }
+        }
         invalid.sort_unstable();
         invalid.dedup();
         Ok(invalid)
@@ -614,9 +645,13 @@ impl NodeState {
                     (true, false, true) => Err(superseded()),
                     _ => result,
                 };
-                if let Ok(plan) = &result {
+                // Nav2's goals are one-off answers (its behaviour tree replans by asking again): only
+                // a goal of the topic or the node's own action becomes the trajectory the node keeps
+                // legal and replans.
+                let kept = matches!(req.reply, Reply::Topic | Reply::Own(..));
+                if let (Ok(plan), true) = (&result, kept) {
                     self.adopt(echo, goal, plan, map_version);
-                } else if !cancelled {
+                } else if !cancelled && kept {
                     // A goal that cannot be reached replaces the intent: nothing to follow.
                     self.current = None;
                 }

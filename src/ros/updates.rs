@@ -142,9 +142,10 @@ impl UpdateQueue {
         self.queued.push(Update::Config(config));
     }
 
-    /// Drops everything waiting (lifecycle cleanup).
+    /// Drops the map updates and parameter sets waiting (lifecycle cleanup); a whole map waiting
+    /// stays (its latched topic would not send it again).
     pub fn clear(&mut self) {
-        self.queued.clear();
+        self.queued.retain(|u| matches!(u, Update::Map(_)));
         self.queued_cells = 0;
     }
 

@@ -7,6 +7,7 @@ import array
 import math
 
 import pytest
+import rclpy.duration
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -180,10 +181,16 @@ def test_the_robot_is_found_through_tf_and_goals_in_other_frames_are_transformed
     r = peer.plan_to(pose_stamped(GOAL[0] - MAP_TO_ODOM[0], GOAL[1] - MAP_TO_ODOM[1], 0.0, frame="odom"))
     assert r.result.error_code == R.NONE, r.result.error_msg
     assert_drivable(r.result.path, grid, START, GOAL + (0.0,))
-    # A goal in base_link: 1 m ahead of the robot.
-    r = peer.plan_to(pose_stamped(1.0, 0.0, 0.0, frame="base_link"))
+    # A goal in base_link: 1 m ahead of the robot, stamped 0.1 s ago (transformed at its stamp).
+    ahead = pose_stamped(1.0, 0.0, 0.0, frame="base_link")
+    ahead.header.stamp = (peer.node.get_clock().now() - rclpy.duration.Duration(seconds=0.1)).to_msg()
+    r = peer.plan_to(ahead)
     assert r.result.error_code == R.NONE, r.result.error_msg
     assert_drivable(r.result.path, grid, START, (START[0] + 1.0, START[1], 0.0))
+    # Stamped long before the transforms held: beyond transform_tolerance, TF_ERROR.
+    ahead.header.stamp = (peer.node.get_clock().now() - rclpy.duration.Duration(seconds=30.0)).to_msg()
+    r = peer.plan_to(ahead)
+    assert r.result.error_code == R.TF_ERROR and "base_link" in r.result.error_msg, r.result.error_msg
     # The robot moves: the next plan starts where it is now.
     moved = (1.55, 2.05)
     peer.base = (moved[0] - MAP_TO_ODOM[0], moved[1] - MAP_TO_ODOM[1], math.pi / 2)
@@ -273,6 +280,7 @@ def test_is_path_valid_until_a_map_update_blocks_the_path(nav2):
     path = r.result.path
     answer = peer.call(peer.valid, IsPathValid.Request(path=path))
     assert answer.is_valid and list(answer.invalid_pose_indices) == []
+    assert not peer.call(peer.valid, IsPathValid.Request()).is_valid, "an empty path is not valid (as Nav2)"
     before = node.count("applied")
     peer.update_pub.publish(door_patch(LOWER_DOOR, True))
     peer.spin_until(lambda: node.count("applied") > before, what="the map update")

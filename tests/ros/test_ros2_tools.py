@@ -254,6 +254,17 @@ def test_ros2_run():
         assert_clean_exit(node, launched=False)
 
 
+def lifecycle(verb, *args):
+    """`ros2 lifecycle VERB --no-daemon ARGS...`, once more when the CLI's own discovery (a fresh
+    process without the daemon) did not see the node's lifecycle services in its spin time, as a
+    busy machine sometimes makes it (the node is there: the next try finds it)."""
+    for attempt in range(3):
+        out = ros2("lifecycle", verb, *NO_DAEMON, *args, check=False)
+        if "Node not found" not in out:
+            return out
+    raise AssertionError(f"ros2 lifecycle {verb} {' '.join(args)}: node not found three times:\n{out}")
+
+
 def test_namespaced_launch_under_ros2_lifecycle_and_nav2_action():
     """As in a Nav2 bringup: `namespace:=robot1 autostart:=false`, brought up with the real
     `ros2 lifecycle set`, then Nav2's compute_path_to_pose called with the real `ros2 action
@@ -264,33 +275,37 @@ def test_namespaced_launch_under_ros2_lifecycle_and_nav2_action():
     from test_nav2 import MAP_TO_ODOM, Nav2Peer
 
     tmp = tmpdir("blockstar-launch-lifecycle-")
-    node = launch(tmp, "namespace:=robot1", "autostart:=false")
+    # The peer broadcasts the robot's pose only while it spins: room for a busy machine.
+    params = tmp / "params.yaml"
+    params.write_text((ROOT / "config" / "planner.yaml").read_text().replace("transform_tolerance: 0.1",
+                                                                             "transform_tolerance: 0.5"))
+    node = launch(tmp, "namespace:=robot1", "autostart:=false", f"params_file:={params}")
     name = "/robot1/planner_node"
     try:
-        assert "unconfigured [1]" in ros2("lifecycle", "get", *NO_DAEMON, name)
-        listed = ros2("lifecycle", "list", *NO_DAEMON, name)
+        assert "unconfigured [1]" in lifecycle("get", name)
+        listed = lifecycle("list", name)
         assert "configure [1]" in listed and "shutdown [5]" in listed, listed
         for transition, state in (("configure", "inactive [2]"), ("activate", "active [3]")):
-            assert "Transitioning successful" in ros2("lifecycle", "set", *NO_DAEMON, name, transition)
-            assert state in ros2("lifecycle", "get", *NO_DAEMON, name)
+            assert "Transitioning successful" in lifecycle("set", name, transition)
+            assert state in lifecycle("get", name)
         assert "/robot1/compute_path_to_pose" in ros2("node", "info", *NO_DAEMON, name)
         peer = Nav2Peer("robot1")
         peer.start_tf((START[0] - MAP_TO_ODOM[0], START[1] - MAP_TO_ODOM[1], 0.0))
         goal = ("{goal: {header: {frame_id: map}, pose: {position: {x: %f, y: %f}, orientation: {w: 1.0}}}}"
                 % GOAL[:2])
-        # The CLI's goal runs while the peer keeps broadcasting the robot's pose.
-        proc = subprocess.Popen(["ros2", "action", "send_goal", "/robot1/compute_path_to_pose",
-                                 "nav2_msgs/action/ComputePathToPose", goal], stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
-        peer.spin_until(lambda: proc.poll() is not None, 60, "ros2 action send_goal")
-        out = proc.stdout.read()
+
+        def send_goal():
+            """`ros2 action send_goal`, run while the peer keeps broadcasting the robot's pose."""
+            proc = subprocess.Popen(["ros2", "action", "send_goal", "/robot1/compute_path_to_pose",
+                                     "nav2_msgs/action/ComputePathToPose", goal], stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+            peer.spin_until(lambda: proc.poll() is not None, 60, "ros2 action send_goal")
+            return proc.stdout.read()
+
+        out = send_goal()
         assert "SUCCEEDED" in out and "error_code: 0" in out, out
-        assert "Transitioning successful" in ros2("lifecycle", "set", *NO_DAEMON, name, "deactivate")
-        proc = subprocess.Popen(["ros2", "action", "send_goal", "/robot1/compute_path_to_pose",
-                                 "nav2_msgs/action/ComputePathToPose", goal], stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
-        peer.spin_until(lambda: proc.poll() is not None, 60, "ros2 action send_goal")
-        out = proc.stdout.read()
+        assert "Transitioning successful" in lifecycle("set", name, "deactivate")
+        out = send_goal()
         assert "ABORTED" in out and "NOT_ACTIVE" in out, out
         peer.close()
     finally:
