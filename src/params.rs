@@ -326,7 +326,7 @@ mod tests {
         // Every key of the file is a parameter the reader asks for (one it ignored would escape
         // the comparison above).
         let doc: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let keys: Vec<String> = doc["planner_node"]["ros__parameters"]
+        let keys: Vec<String> = doc["/**"]["ros__parameters"]
             .as_mapping()
             .unwrap()
             .keys()
