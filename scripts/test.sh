@@ -47,6 +47,10 @@ step test-no-ros cargo test --no-default-features
 # check would otherwise surface only when someone measures).
 step benches-once cargo test --no-default-features --benches
 step clippy-ros cargo clippy --all-targets --features ros -- -D warnings
+# The node as built on a ROS installation without tf2_msgs, map_msgs and nav2_msgs (build.rs
+# compiles out what needs them; ARCHITECTURE.md): it must compile, warning-free, too.
+step clippy-ros-without-interfaces env BLOCKSTAR_WITHOUT_INTERFACES=tf2_msgs,map_msgs,nav2_msgs \
+    cargo clippy --all-targets --features ros -- -D warnings
 step test-ros-unit cargo test --features ros --lib ros::
 # The installed packages in reach of ros2 run / ros2 launch, as after `source install/setup.bash`.
 set +u

@@ -122,11 +122,12 @@ pub fn run() -> Result<(), String> {
     let e = |what: &str, err: r2r::Error| format!("cannot create {what}: {err}");
     let map_topic = params.map_topic.clone();
     let mut maps = node.subscribe::<nav::OccupancyGrid>(&map_topic, map_qos()).map_err(|x| e(&map_topic, x))?;
-    let updates_topic = format!("{map_topic}_updates");
     #[cfg(ros_map_msgs)]
-    let mut map_updates = node
-        .subscribe::<r2r::map_msgs::msg::OccupancyGridUpdate>(&updates_topic, patch_qos())
-        .map_err(|x| e(&updates_topic, x))?;
+    let mut map_updates = {
+        let updates_topic = format!("{map_topic}_updates");
+        node.subscribe::<r2r::map_msgs::msg::OccupancyGridUpdate>(&updates_topic, patch_qos())
+            .map_err(|x| e(&updates_topic, x))?
+    };
     #[cfg(not(ros_map_msgs))]
     let mut map_updates = never::<()>();
     let mut goals = node.subscribe::<geo::PoseStamped>("goal_pose", goal_qos()).map_err(|x| e("goal_pose", x))?;

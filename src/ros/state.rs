@@ -14,7 +14,9 @@ use super::frames::{stamp_of, Frames};
 use super::live_params::{from_r2r, LiveParams};
 use super::outputs::Outputs;
 use super::reply::{forward_cancels, Reply};
-use super::updates::{Applied, Kind, Patch, UpdateQueue};
+#[cfg(ros_map_msgs)]
+use super::updates::Patch;
+use super::updates::{Applied, Kind, UpdateQueue};
 use crate::geometry::Pose2;
 use crate::map_io::load_map_file;
 use crate::params::NodeParams;
@@ -180,6 +182,7 @@ impl NodeState {
     }
 
     /// The node's parameters in force.
+    #[cfg(ros_map_msgs)]
     pub fn params(&self) -> &NodeParams {
         &self.params
     }
@@ -463,6 +466,7 @@ impl NodeState {
     // --- Where the robot is ------------------------------------------------------------------
 
     /// Transforms on `/tf` (`is_static` false) or `/tf_static`.
+    #[cfg(ros_tf2_msgs)]
     pub fn on_transforms(&mut self, transforms: &[geo::TransformStamped], is_static: bool) {
         self.now();
         for e in self.frames.add_transforms(transforms, is_static) {
@@ -508,6 +512,7 @@ impl NodeState {
     /// robot on are checked when the robot's pose is known (those behind it were driven).
     ///
     /// Fails when no map is held, the path is empty, or the node is not active.
+    #[cfg(ros_nav2_msgs)]
     pub fn invalid_poses(&mut self, path: &nav::Path) -> Result<Vec<usize>, PlanError> {
         if !self.active {
             return Err(not_active("not active"));
@@ -560,6 +565,7 @@ impl NodeState {
     }
 
     /// A map update on `<map topic>_updates`.
+    #[cfg(ros_map_msgs)]
     pub fn on_map_update(&mut self, patch: Result<Patch, PlanError>) {
         match patch.and_then(|p| self.updates.push_patch(p, self.params.planner.max_map_cells)) {
             Ok(()) => self.schedule(),
