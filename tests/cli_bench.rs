@@ -144,9 +144,11 @@ fn bench_ratios_script_prints_one_row_per_map_and_fails_on_unsolved_queries() {
     let cols: Vec<&str> = row.split_whitespace().collect();
     // map, block-aa median, two lo/med/hi ratio triples, two mean lengths.
     assert_eq!(cols.len(), 6, "{row}");
+    // Timings of microsecond queries on a 10x6 map are noise and a ratio may print as 0.0: only
+    // the shape is checked here (three ordered, non-negative ratios).
     for triple in &cols[2..4] {
         let r: Vec<f64> = triple.split('/').map(|x| x.parse().expect("a ratio")).collect();
-        assert!(r.len() == 3 && r[0] > 0.0 && r[0] <= r[1] && r[1] <= r[2], "{row}");
+        assert!(r.len() == 3 && r[0] >= 0.0 && r[0] <= r[1] && r[1] <= r[2], "{row}");
     }
     // Any-angle lengths are at most the octile ones: (10.243 + 11.071 + 7.828) / 3.
     let block_len: f64 = cols[4].parse().unwrap();
