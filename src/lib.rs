@@ -22,6 +22,7 @@ pub mod lifecycle;
 pub mod map;
 pub mod map_diff;
 pub mod map_io;
+pub mod memory;
 pub mod params;
 pub mod planner;
 pub mod render;

@@ -468,7 +468,9 @@ impl StageClock {
 
 thread_local! {
     /// One Block A* searcher per thread: its scratch memory (sized to the largest map searched on
-    /// the thread) is reused across plans instead of being allocated and cleared for each one.
+    /// the thread, about 17 bytes per cell: [`BlockAStar::scratch_bytes`]) is reused across plans
+    /// instead of being allocated and cleared for each one, and freed when the thread ends. The
+    /// node plans on at most three threads (its capped blocking pool), so at most three copies.
     static BLOCK_SEARCH: std::cell::RefCell<BlockAStar> = std::cell::RefCell::new(BlockAStar::new());
 }
 

@@ -2,6 +2,9 @@
 
 use clap::Parser;
 
+// Heap figures for `bench-nav`'s memory report (blockstar_planner::memory).
+blockstar_planner::install_counting_allocator!();
+
 fn main() {
     let cli = blockstar_planner::cli::Cli::parse();
     if let Err(e) = blockstar_planner::cli::run(cli) {

@@ -476,6 +476,21 @@ impl BlockAStar {
         Self::default()
     }
 
+    /// Bytes of scratch memory held (the capacities of its arrays), sized to the map of the latest
+    /// query (a query on a map of another size reallocates it), so never more than the largest
+    /// map needs: per block one block state (`size_of::<BlockState>()`, 144 bytes for 4x4-cell
+    /// blocks, 9 bytes per cell), per node one parent entry (8 bytes), and the open list and path
+    /// lists of the largest search on that map (16 bytes per queued block, a few per block).
+    pub fn scratch_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.parent.capacity() * size_of::<(u32, u32)>()
+            + self.blocks.capacity() * size_of::<BlockState>()
+            + self.heap.capacity() * size_of::<u128>()
+            + self.boundary_work.capacity() * size_of::<(usize, f64)>()
+            + self.hops.capacity() * size_of::<(u32, u32, u32)>()
+            + self.hop_vertices.capacity() * size_of::<usize>()
+    }
+
     fn begin(&mut self, nodes: usize, blocks: usize) {
         if self.parent.len() != nodes {
             self.parent = vec![(NONE, NONE); nodes];
@@ -1459,5 +1474,32 @@ mod tests {
             }
         }
         assert!(compared > 300, "only {compared} solved queries compared");
+    }
+
+    /// The scratch memory stays at the map's size: repeated queries add nothing, a smaller map
+    /// holds less, and the large map again holds what it held.
+    #[test]
+    fn scratch_memory_stays_at_the_maps_size() {
+        let lddb = Lddb::build(4, &|_, _| {}).expect("LDDB");
+        let grid_of = |w: usize, h: usize| {
+            let blocked = (0..w * h).map(|i| (i % w) % 7 == 3 && (i / w) % 5 != 0).collect();
+            BlockGrid::new(&Grid::from_blocked(w, h, blocked).expect("grid"), 4).expect("blocks")
+        };
+        let (large, small) = (grid_of(200, 150), grid_of(40, 30));
+        let mut search = BlockAStar::new();
+        assert_eq!(search.scratch_bytes(), 0);
+        let solve = |search: &mut BlockAStar, grid: &BlockGrid, b: (u32, u32)| {
+            search.find_path(&lddb, grid, (0, 0), b, Metric::AnyAngle, LosRule::Conservative, || false).expect("path");
+        };
+        solve(&mut search, &large, (196, 145));
+        let held = search.scratch_bytes();
+        assert_eq!(std::mem::size_of::<BlockState>(), 144, "the documented block state size");
+        assert!(held >= 50 * 38 * 144, "{held} bytes for 50 x 38 blocks");
+        for _ in 0..20 {
+            solve(&mut search, &large, (196, 145));
+            assert_eq!(search.scratch_bytes(), held);
+            solve(&mut search, &small, (35, 25));
+            assert!(search.scratch_bytes() < held);
+        }
     }
 }

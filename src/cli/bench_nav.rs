@@ -203,7 +203,8 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         verified: usize,
     }
     let mut rows: Vec<Row> = algos.iter().map(|_| Row { ms: vec![], lengths: vec![], verified: 0 }).collect();
-    for &(s, g) in &pairs {
+    let mut memory = Vec::new();
+    for (done, &(s, g)) in pairs.iter().enumerate() {
         for (a, row) in algos.iter().zip(rows.iter_mut()) {
             let t0 = Instant::now();
             let deadline = t0 + budget;
@@ -256,6 +257,9 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                 Err(_) => row.lengths.push(None),
             }
         }
+        if is_memory_checkpoint(done + 1, pairs.len()) {
+            memory.push(MemoryReading::now(done + 1));
+        }
     }
     let common: Vec<usize> = (0..pairs.len()).filter(|&k| rows.iter().all(|r| r.lengths[k].is_some())).collect();
     let mut out = Vec::new();
@@ -289,6 +293,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                 "commonly_solved": common.len(),
                 "prepare_ms": prep_ms,
                 "algorithms": out,
+                "memory": memory.iter().map(MemoryReading::to_json).collect::<Vec<_>>(),
             })
         );
     } else {
@@ -320,8 +325,70 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                 o["verified"]
             );
         }
+        println!("memory after n pairs (heap held by the program; resident set and its peak so far):");
+        println!("{:>9} {:>10} {:>12} {:>9} {:>14}", "pairs", "heap_MiB", "heap_blocks", "rss_MiB", "peak_rss_MiB");
+        for m in &memory {
+            println!(
+                "{:>9} {:>10} {:>12} {:>9} {:>14}",
+                m.pairs,
+                m.heap_mib(),
+                m.heap_blocks(),
+                m.rss_mib(),
+                m.peak_mib()
+            );
+        }
     }
     Ok(())
+}
+
+/// Whether the memory is read after `done` of `total` pairs: after 1, 3, 10, 30, 100, ... pairs
+/// and after the last, so a long run shows how memory follows the number of plans.
+fn is_memory_checkpoint(done: usize, total: usize) -> bool {
+    let mut n = done;
+    while n >= 10 && n % 10 == 0 {
+        n /= 10;
+    }
+    done == total || n == 1 || n == 3
+}
+
+/// The program's memory after a number of pairs (`None` where a figure cannot be read: the heap
+/// without the counting allocator, the resident set off Linux).
+struct MemoryReading {
+    pairs: usize,
+    heap: Option<crate::memory::HeapUse>,
+    resident: Option<crate::memory::Resident>,
+}
+
+impl MemoryReading {
+    fn now(pairs: usize) -> Self {
+        Self { pairs, heap: crate::memory::heap(), resident: crate::memory::resident() }
+    }
+
+    fn heap_mib(&self) -> String {
+        self.heap.map_or("n/a".into(), |h| format!("{:.2}", crate::memory::mib(h.bytes)))
+    }
+
+    fn heap_blocks(&self) -> String {
+        self.heap.map_or("n/a".into(), |h| h.blocks.to_string())
+    }
+
+    fn rss_mib(&self) -> String {
+        self.resident.map_or("n/a".into(), |r| format!("{:.1}", r.kib as f64 / 1024.0))
+    }
+
+    fn peak_mib(&self) -> String {
+        self.resident.map_or("n/a".into(), |r| format!("{:.1}", r.peak_kib as f64 / 1024.0))
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "pairs": self.pairs,
+            "heap_bytes": self.heap.map(|h| h.bytes),
+            "heap_blocks": self.heap.map(|h| h.blocks),
+            "rss_kib": self.resident.map(|r| r.kib),
+            "peak_rss_kib": self.resident.map(|r| r.peak_kib),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -341,6 +408,12 @@ mod tests {
             json: true,
             verbose: false,
         }
+    }
+
+    #[test]
+    fn memory_is_read_at_one_three_ten_and_the_last() {
+        let at: Vec<usize> = (1..=4000).filter(|&d| is_memory_checkpoint(d, 4000)).collect();
+        assert_eq!(at, [1, 3, 10, 30, 100, 300, 1000, 3000, 4000]);
     }
 
     #[test]
