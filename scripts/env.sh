@@ -49,7 +49,7 @@ fi
 # but not installed are left out by r2r and by build.rs, which then compiles the node without what
 # needs them (ARCHITECTURE.md, "Interfaces the wheels lack"). Keep this value fixed: r2r rebuilds
 # whenever it changes.
-export IDL_PACKAGE_FILTER="rosgraph_msgs;std_msgs;geometry_msgs;nav_msgs;sensor_msgs;visualization_msgs;lifecycle_msgs;tf2_msgs;map_msgs;geographic_msgs;nav2_msgs;blockstar_planner_msgs"
+export IDL_PACKAGE_FILTER="rosgraph_msgs;std_msgs;diagnostic_msgs;geometry_msgs;nav_msgs;sensor_msgs;visualization_msgs;lifecycle_msgs;tf2_msgs;map_msgs;geographic_msgs;nav2_msgs;blockstar_planner_msgs"
 
 if [ "${BLOCKSTAR_KEEP_ROS_NETWORK:-0}" != 1 ]; then
     # A domain from the checkout's path: 50-99 (0 is ROS's default, kept for the user's robots).

@@ -1,6 +1,9 @@
 """Load benchmark of planner_node: goals at a fixed rate while the map changes, with an rclpy client.
 
-    python3 scripts/load_bench.py [--duration 60] [--goal-rate 100] [--map-rate 10] [--json]
+    python3 scripts/load_bench.py [--duration 60] [--goal-rate 100] [--map-rate 10] [--warmup S] [--json]
+
+A soak run is the same protocol made long, for example 100 000 goals at 100 goals/s with the map
+changing once a second: `--duration 1000 --goal-rate 100 --map-rate 1`.
 
 Starts planner_node (as the test suite does: tests/ros/helpers.py), publishes a map (8 x 5 m at
 5 cm: a wall with two doors), sets the start, then sends duration x goal-rate goals to random
@@ -15,14 +18,19 @@ Recorded: every goal's status (matched by the goal's stamp, which is unique per 
 with event EVENT_REPLAN, published when a map change made the current trajectory illegal, are
 counted apart), the
 latency from sending a goal to receiving its /plan (the /plan whose header stamp equals its
-SUCCESS status's) and to receiving its status, the node's resident memory (VmRSS) every second,
-and whether the last /plan is legal on the final map (every pose and every point between
+SUCCESS status's) and to receiving its status, the node's memory every second (its VmRSS, read
+from /proc, and the heap it holds, from its /diagnostics), summarised as the value first, after
+the warm-up (--warmup seconds, default a tenth of the run and at least 10 s), at the middle and at
+the end, each the lowest reading of 10 s there (a plan in flight holds working memory for
+milliseconds; the lowest reading is what stays), with the slope after the warm-up (least
+squares, per 1000 goals), and whether the last /plan is legal on the final map (every pose and every point between
 consecutive poses keeps the robot radius from blocked cells and the map's edge, checked here in
 Python, independently of the node). Prints a report (JSON with --json).
 """
 
 import argparse
 import array
+import collections
 import json
 import math
 import pathlib
@@ -36,6 +44,7 @@ import rclpy  # noqa: E402
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 
 from blockstar_planner_msgs.msg import PlannerStatus  # noqa: E402
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped  # noqa: E402
 from nav_msgs.msg import OccupancyGrid, Path  # noqa: E402
 
@@ -166,6 +175,41 @@ def rss_kib(pid):
     return None
 
 
+def memory_summary(samples, duration, warmup, goal_rate, window=10.0):
+    """The memory series `samples` ([(seconds since the load began, value)]) summarised: the first
+    reading; the lowest reading of the `window` seconds that begin when the warm-up ends, of the
+    `window` seconds around the middle of the run and of the last `window` seconds (None where no
+    reading falls in them); the highest reading after the warm-up; and the least-squares slope of
+    the readings after the warm-up, per 1000 goals."""
+    if not samples:
+        return None
+
+    def low_within(a, b):
+        inside = [v for t, v in samples if a <= t <= b]
+        return min(inside) if inside else None
+
+    end = samples[-1][0]
+    middle = max(duration / 2, warmup + window / 2)
+    later = [(t, v) for t, v in samples if t >= warmup]
+    slope = None
+    if len(later) >= 2:
+        mt = sum(t for t, _ in later) / len(later)
+        mv = sum(v for _, v in later) / len(later)
+        var = sum((t - mt) ** 2 for t, _ in later)
+        if var > 0:
+            per_second = sum((t - mt) * (v - mv) for t, v in later) / var
+            slope = per_second * 1000.0 / goal_rate
+    return {
+        "first": samples[0][1],
+        "after_warmup": low_within(warmup, warmup + window),
+        "middle": low_within(middle - window / 2, middle + window / 2),
+        "end": low_within(end - window, end),
+        "max_after_warmup": max((v for _, v in later), default=None),
+        "slope_per_1000_goals": slope,
+        "samples": [[round(t, 1), v] for t, v in samples],
+    }
+
+
 def percentile(values, q):
     """The q-quantile (0..1) of values by linear interpolation; None when empty."""
     if not values:
@@ -177,8 +221,16 @@ def percentile(values, q):
     return v[lo] + (v[hi] - v[lo]) * (pos - lo)
 
 
+# A status as the client keeps it (a soak run receives 100 000: not the messages themselves).
+Answer = collections.namedtuple("Answer", "code code_name message stamp")
+
+# The /plan messages kept whole, the newest (the last goals' legality is checked on them).
+RECENT_PATHS = 50
+
+
 class Client:
-    """The benchmark's rclpy peer: sends goals and maps, records every answer with its arrival time."""
+    """The benchmark's rclpy peer: sends goals and maps, records every answer with its arrival time
+    (and only the newest plans whole, so that a long run does not grow the client)."""
 
     def __init__(self, name):
         if not rclpy.ok():
@@ -191,22 +243,37 @@ class Client:
         self.statuses = {}  # goal id -> list of (arrival time, status), EVENT_GOAL only
         self.replans = {}  # goal id -> list of (arrival time, status), EVENT_REPLAN
         self.other_statuses = []  # statuses that name no goal of ours (map rejections)
-        self.paths = {}  # (stamp sec, nanosec) -> (arrival time, path)
+        self.path_arrivals = {}  # (stamp sec, nanosec) -> arrival time
+        self.recent_paths = collections.OrderedDict()  # (stamp sec, nanosec) -> path, the newest
         self.sent = {}  # goal id -> send time
+        self.heap = []  # (monotonic time, heap bytes) from the node's /diagnostics
         n.create_subscription(PlannerStatus, f"/{NODE_NAME}/status", self._on_status, RELIABLE_DEEP)
         n.create_subscription(Path, f"{PREFIX}/plan", self._on_path, RELIABLE_DEEP)
+        n.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, RELIABLE_DEEP)
 
     def _on_status(self, msg):
         gid = msg.goal.header.stamp.sec
+        answer = Answer(msg.code, msg.code_name, msg.message, (msg.header.stamp.sec, msg.header.stamp.nanosec))
         if gid in self.sent and msg.event == PlannerStatus.EVENT_REPLAN:
-            self.replans.setdefault(gid, []).append((time.monotonic(), msg))
+            self.replans.setdefault(gid, []).append((time.monotonic(), answer))
         elif gid in self.sent and msg.event == PlannerStatus.EVENT_GOAL:
-            self.statuses.setdefault(gid, []).append((time.monotonic(), msg))
-        else:
-            self.other_statuses.append(msg)
+            self.statuses.setdefault(gid, []).append((time.monotonic(), answer))
+        elif len(self.other_statuses) < 100:
+            self.other_statuses.append(answer)
 
     def _on_path(self, msg):
-        self.paths[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = (time.monotonic(), msg)
+        key = (msg.header.stamp.sec, msg.header.stamp.nanosec)
+        self.path_arrivals[key] = time.monotonic()
+        self.recent_paths[key] = msg
+        while len(self.recent_paths) > RECENT_PATHS:
+            self.recent_paths.popitem(last=False)
+
+    def _on_diagnostics(self, msg):
+        for status in msg.status:
+            if status.name == f"{NODE_NAME}: memory":
+                values = {kv.key: kv.value for kv in status.values}
+                if "heap_bytes" in values:
+                    self.heap.append((time.monotonic(), int(values["heap_bytes"])))
 
     def spin_until(self, predicate, timeout, what):
         end = time.monotonic() + timeout
@@ -231,29 +298,32 @@ class Client:
         self.initial_pub.publish(msg)
 
     def path_for(self, gid):
-        """(arrival time, path) of the /plan answering goal gid's SUCCESS status, or None."""
+        """(arrival time, path) of the /plan answering goal gid's SUCCESS status, or None; the
+        path itself only for the newest plans (None for older ones)."""
         for _, s in self.statuses.get(gid, []):
-            if s.code == PlannerStatus.SUCCESS:
-                return self.paths.get((s.header.stamp.sec, s.header.stamp.nanosec))
+            if s.code == PlannerStatus.SUCCESS and s.stamp in self.path_arrivals:
+                return self.path_arrivals[s.stamp], self.recent_paths.get(s.stamp)
         return None
 
     def close(self):
         self.node.destroy_node()
 
 
-def run(duration=60.0, goal_rate=100.0, map_rate=10.0, seed=1, drain=30.0, log=print):
-    """Runs the benchmark against a node it starts (and stops), returns the report (a dict)."""
+def run(duration=60.0, goal_rate=100.0, map_rate=10.0, seed=1, drain=30.0, log=print, warmup=None):
+    """Runs the benchmark against a node it starts (and stops), returns the report (a dict).
+    `warmup` (s) defaults to a tenth of `duration`, at least 10 s."""
     tmp = tmpdir("blockstar-load-")
     node = start_node(tmp, NODE_NAME, NODE_PARAMS, remap_prefix=PREFIX)
     client = Client("load_bench_client")
+    warmup = max(10.0, duration / 10) if warmup is None else warmup
     try:
-        return _run(node, client, duration, goal_rate, map_rate, seed, drain, log)
+        return _run(node, client, duration, goal_rate, map_rate, seed, drain, log, warmup)
     finally:
         client.close()
         node.stop()
 
 
-def _run(node, client, duration, goal_rate, map_rate, seed, drain, log):
+def _run(node, client, duration, goal_rate, map_rate, seed, drain, log, warmup):
     rng = random.Random(seed)
     cells = goal_cells()
     maps = {closed: bench_map(closed, 0) for closed in (False, True)}
@@ -359,7 +429,7 @@ def _run(node, client, duration, goal_rate, map_rate, seed, drain, log):
         legal, reason = False, "no status for the last goal"
     elif last_status.code != PlannerStatus.SUCCESS:
         legal, reason = False, f"last goal: {last_status.code_name}: {last_status.message}"
-    elif last_path is None:
+    elif last_path is None or last_path[1] is None:
         legal, reason = False, "no /plan for the last goal"
     else:
         legal, reason = path_legal(last_path[1], final_map, ROBOT_RADIUS, start, last_goal)
@@ -375,9 +445,8 @@ def _run(node, client, duration, goal_rate, map_rate, seed, drain, log):
 
     sends = [client.sent[g] for g in range(1, stream_goals + 1)]
     max_send_gap = max((b - a for a, b in zip(sends, sends[1:])), default=0.0)
-    half = duration / 2
     rss_values = [(t, v) for t, v in rss if v is not None]
-    at_half = min(rss_values, key=lambda tv: abs(tv[0] - half))[1] if rss_values else None
+    heap_values = [(t - t0, v) for t, v in client.heap if t >= t0]
     return {
         "duration_s": duration,
         "goal_rate": goal_rate,
@@ -407,14 +476,9 @@ def _run(node, client, duration, goal_rate, map_rate, seed, drain, log):
             "p95": ms(status_latency, 0.95),
             "max": ms(status_latency, 1.0),
         },
-        "rss_kib": {
-            "first": rss_values[0][1] if rss_values else None,
-            "at_half": at_half,
-            "last": rss_values[-1][1] if rss_values else None,
-            "max": max(v for _, v in rss_values) if rss_values else None,
-            "max_second_half": max((v for t, v in rss_values if t >= half), default=None),
-            "samples": [[round(t, 1), v] for t, v in rss_values],
-        },
+        "warmup_s": warmup,
+        "rss_kib": memory_summary(rss_values, duration, warmup, goal_rate),
+        "heap_bytes": memory_summary(heap_values, duration, warmup, goal_rate),
         "last_goal": {
             "status": last_status.code_name if last_status else None,
             "legal_on_final_map": legal,
@@ -437,9 +501,17 @@ def print_report(r):
     for name, key in (("goal -> /plan (SUCCESS)", "plan_latency_ms"), ("goal -> status (all)", "status_latency_ms")):
         lat = r[key]
         print(f"latency {name}: n={lat['count']} p50 {lat['p50']} ms, p95 {lat['p95']} ms, max {lat['max']} ms")
-    m = r["rss_kib"]
-    mib = lambda v: "n/a" if v is None else f"{v / 1024:.1f} MiB"  # noqa: E731
-    print(f"RSS: first {mib(m['first'])}, at half {mib(m['at_half'])}, last {mib(m['last'])}, max {mib(m['max'])}")
+    for name, key, unit in (("resident (VmRSS)", "rss_kib", 1024), ("heap held", "heap_bytes", 1024 * 1024)):
+        m = r[key]
+        if m is None:
+            print(f"{name}: no readings")
+            continue
+        mib = lambda v: "n/a" if v is None else f"{v / unit:.2f} MiB"  # noqa: E731
+        slope = m["slope_per_1000_goals"]
+        slope = "n/a" if slope is None else f"{slope * 1024 / unit:+.1f} KiB per 1000 goals"
+        print(f"{name}: first {mib(m['first'])}, after the {r['warmup_s']:g} s warm-up {mib(m['after_warmup'])}, "
+              f"middle {mib(m['middle'])}, end {mib(m['end'])} (max after warm-up {mib(m['max_after_warmup'])}); "
+              f"slope after warm-up {slope}")
     lg = r["last_goal"]
     print(f"last goal: {lg['status']}, legal on the final map: {lg['legal_on_final_map']} ({lg['reason']})")
     print(f"fresh goal after the load: {r['fresh_goal_after_load']}; node alive: {r['node_alive']}")
@@ -451,12 +523,14 @@ def main():
     ap.add_argument("--goal-rate", type=float, default=100.0, help="goals per second (default 100)")
     ap.add_argument("--map-rate", type=float, default=10.0, help="map changes per second (default 10)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the random goals")
+    ap.add_argument("--warmup", type=float, default=None,
+                    help="seconds of warm-up before memory is compared (default: a tenth of the run, at least 10)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
     args = ap.parse_args()
     if not (args.duration > 0 and args.goal_rate > 0 and args.map_rate > 0):
         ap.error("duration and rates must be positive")
     report = run(args.duration, args.goal_rate, args.map_rate, args.seed,
-                 log=(lambda s: print(s, file=sys.stderr)) if args.json else print)
+                 log=(lambda s: print(s, file=sys.stderr)) if args.json else print, warmup=args.warmup)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

@@ -6,6 +6,9 @@
 //! default ones, so a node gated that way was silently left out of `colcon build`. A build without
 //! the `ros` feature (the ROS-free library and CLI) gets a `planner_node` that says so and exits.
 
+// Heap figures for the node's /diagnostics (blockstar_planner::memory).
+blockstar_planner::install_counting_allocator!();
+
 #[cfg(feature = "ros")]
 fn main() {
     if let Err(e) = blockstar_planner::ros::node::run() {

@@ -6,10 +6,11 @@
 //! One job each: `node` (set-up and the select loop), `state` (the reactions to every input),
 //! `frames` (TF and where the robot is), `reply` (answering a goal, whichever way it came),
 //! `nav2` (Nav2's codes and results), `lifecycle` (the managed-node services), `updates` (the map
-//! and parameter update queue), `outputs` (publishers), `live_params` (run-time parameters),
+//! and parameter update queue), `outputs` (publishers), `diagnostics` (`/diagnostics`: memory), `live_params` (run-time parameters),
 //! `convert` (message conversion and validation), `markers` (RViz geometry).
 
 pub mod convert;
+pub mod diagnostics;
 pub mod frames;
 mod lifecycle;
 pub mod live_params;

@@ -174,6 +174,11 @@ pub fn run() -> Result<(), String> {
         status: node.create_publisher("~/status", latched_qos(20)).map_err(|x| e("~/status", x))?,
         any_angle: node.create_publisher("~/any_angle_plan", latched_qos(1)).map_err(|x| e("~/any_angle_plan", x))?,
         markers: node.create_publisher("~/markers", latched_qos(1)).map_err(|x| e("~/markers", x))?,
+        // The topic diagnostic_updater publishes on: absolute, so an aggregator finds every node's.
+        diagnostics: node
+            .create_publisher("/diagnostics", QosProfile::default().keep_last(10))
+            .map_err(|x| e("/diagnostics", x))?,
+        node_name: node.name().map_err(|x| e("the node's name", x))?,
         clearance: match params.publish_clearance {
             true => Some(node.create_publisher("~/clearance", latched_qos(1)).map_err(|x| e("~/clearance", x))?),
             false => None,
@@ -219,6 +224,8 @@ pub fn run() -> Result<(), String> {
         // Action feedback and periodic replanning.
         let mut tick = tokio::time::interval(Duration::from_millis(100));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let mut diagnostics = tokio::time::interval(Duration::from_secs_f64(super::diagnostics::PERIOD_S));
+        diagnostics.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         // SIGINT (Ctrl-C, `ros2 launch` stopping, a test's teardown) ends the node cleanly.
         let interrupted = tokio::signal::ctrl_c();
         tokio::pin!(interrupted);
@@ -254,6 +261,7 @@ pub fn run() -> Result<(), String> {
                 Some(o) = odom.next() => state.on_start("/odom", &o.header, &o.pose.pose),
                 Some((name, value)) = param_events.next() => state.on_param_event(&name, &value),
                 _ = tick.tick() => state.on_tick(),
+                _ = diagnostics.tick() => state.on_diagnostics(),
                 Some(()) = spun_rx.recv() => {}
             }
         }

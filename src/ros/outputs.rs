@@ -30,6 +30,10 @@ pub struct Outputs {
     pub markers: r2r::Publisher<MarkerArray>,
     /// `~/clearance`, when `publish_clearance` is set.
     pub clearance: Option<r2r::Publisher<nav::OccupancyGrid>>,
+    /// `/diagnostics` (see [`super::diagnostics`]).
+    pub diagnostics: r2r::Publisher<r2r::diagnostic_msgs::msg::DiagnosticArray>,
+    /// The node's name (the diagnostics' status names start with it).
+    pub node_name: String,
     /// The node's ROS clock for the headers (simulated time with `use_sim_time`).
     pub clock: std::sync::Arc<std::sync::Mutex<r2r::Clock>>,
     /// The planner's frame (`global_frame`).
@@ -115,6 +119,13 @@ impl Outputs {
             msg.message = format!("{prefix}{}", msg.message);
         }
         self.publish(&self.status, &msg, "status");
+    }
+
+    /// Publishes the node's memory and its bounded stores' sizes on `/diagnostics`.
+    pub fn diagnostics(&mut self, holdings: &super::diagnostics::Holdings) {
+        let header = Header { stamp: self.header().stamp, frame_id: String::new() };
+        let msg = super::diagnostics::memory_diagnostics(&self.node_name, header, holdings);
+        self.publish(&self.diagnostics, &msg, "diagnostics");
     }
 
     /// Logs the answer to `goal`.

@@ -37,6 +37,28 @@ use tokio::sync::mpsc;
 /// Most distinct warnings remembered so each is logged once (bounded: a peer sending ever new
 /// frame names cannot grow it; past the bound, warnings are logged again).
 const MAX_WARNED: usize = 64;
+/// Longest key remembered (bytes; a longer one is cut at a character boundary before it).
+const MAX_WARNED_KEY_BYTES: usize = 512;
+
+/// The warnings already logged: at most [`MAX_WARNED`] keys of at most [`MAX_WARNED_KEY_BYTES`]
+/// bytes (about 40 KiB with the set's overhead). Past the count the set is emptied, so a warning
+/// may be logged again.
+#[derive(Default)]
+struct Warned(HashSet<String>);
+
+impl Warned {
+    /// Remembers `key`; true when it was not remembered yet (log the warning).
+    fn first_time(&mut self, mut key: String) -> bool {
+        if key.len() > MAX_WARNED_KEY_BYTES {
+            let cut = (0..=MAX_WARNED_KEY_BYTES).rev().find(|&i| key.is_char_boundary(i)).unwrap_or(0);
+            key.truncate(cut);
+        }
+        if self.0.len() >= MAX_WARNED {
+            self.0.clear();
+        }
+        self.0.insert(key)
+    }
+}
 
 /// A goal to plan for, as received.
 pub struct Request {
@@ -124,7 +146,7 @@ pub struct NodeState {
     recheck: bool,
     /// When the current trajectory was last planned or replanned (for `replan_period`).
     last_replan: Instant,
-    warned: HashSet<String>,
+    warned: Warned,
     /// When `/odom` was last logged, and its frame then.
     last_odom_log: Option<(Instant, String)>,
     out: Outputs,
@@ -169,7 +191,7 @@ impl NodeState {
             current: None,
             recheck: false,
             last_replan: Instant::now(),
-            warned: HashSet::new(),
+            warned: Warned::default(),
             last_odom_log: None,
             out,
             done,
@@ -189,10 +211,7 @@ impl NodeState {
 
     /// Logs `text` as a warning once per `key` (see [`MAX_WARNED`]).
     fn warn_once(&mut self, key: String, text: &str) {
-        if self.warned.len() >= MAX_WARNED {
-            self.warned.clear();
-        }
-        if self.warned.insert(key) {
+        if self.warned.first_time(key) {
             r2r::log_warn!(self.logger(), "{text}");
         }
     }
@@ -637,6 +656,17 @@ impl NodeState {
         self.schedule();
     }
 
+    /// Publishes the diagnostics (only while active, as every output).
+    pub fn on_diagnostics(&mut self) {
+        let buffer = self.frames.buffer();
+        let holdings = super::diagnostics::Holdings {
+            tf_entries: buffer.len(),
+            tf_frames: buffer.frames(),
+            queued_updates: self.updates.len(),
+        };
+        self.out.diagnostics(&holdings);
+    }
+
     /// A background job finished.
     pub fn on_done(&mut self, done: Done) {
         match done {
@@ -713,6 +743,23 @@ impl NodeState {
                 self.out.status(StatusEvent::Replan, &current.goal_msg, &Err(error), &prefix, None);
                 self.current = None;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remembered_warnings_stay_within_their_bounds() {
+        let mut warned = Warned::default();
+        assert!(warned.first_time("tf:a".into()));
+        assert!(!warned.first_time("tf:a".into()));
+        for i in 0..10 * MAX_WARNED {
+            warned.first_time(format!("frame {i} {}", "é".repeat(400)));
+            assert!(warned.0.len() <= MAX_WARNED);
+            assert!(warned.0.iter().all(|k| k.len() <= MAX_WARNED_KEY_BYTES));
         }
     }
 }

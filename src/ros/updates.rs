@@ -97,6 +97,16 @@ pub struct Applied {
 }
 
 impl UpdateQueue {
+    /// Updates waiting (at most [`MAX_QUEUED_UPDATES`]).
+    pub fn len(&self) -> usize {
+        self.queued.len()
+    }
+
+    /// True when no update waits.
+    pub fn is_empty(&self) -> bool {
+        self.queued.is_empty()
+    }
+
     /// True while a batch is being applied.
     pub fn busy(&self) -> bool {
         self.running
