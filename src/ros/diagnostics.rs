@@ -17,6 +17,8 @@ pub struct Holdings {
     pub tf_frames: usize,
     /// Map updates waiting to be applied.
     pub queued_updates: usize,
+    /// Goals the action servers hold (running, and finished ones kept for their results).
+    pub action_goals: usize,
 }
 
 /// The diagnostics of node `node_name` now: one status named `<node_name>: memory`, level OK, with
@@ -41,6 +43,7 @@ pub fn memory_diagnostics(node_name: &str, header: Header, holdings: &Holdings) 
     add("tf_entries", holdings.tf_entries as u64);
     add("tf_frames", holdings.tf_frames as u64);
     add("queued_map_updates", holdings.queued_updates as u64);
+    add("action_goals", holdings.action_goals as u64);
     let status = DiagnosticStatus {
         level: DiagnosticStatus::OK as u8,
         name: format!("{node_name}: memory"),

@@ -3,12 +3,13 @@
 //! need `tf2_msgs`, `map_msgs` or `nav2_msgs` are compiled only when r2r generated them (cfgs set
 //! by `build.rs`).
 //!
-//! One job each: `node` (set-up and the select loop), `state` (the reactions to every input),
+//! One job each: `action_server` (the action protocol with bounded memory, in place of r2r's), `node` (set-up and the select loop), `state` (the reactions to every input),
 //! `frames` (TF and where the robot is), `reply` (answering a goal, whichever way it came),
 //! `nav2` (Nav2's codes and results), `lifecycle` (the managed-node services), `updates` (the map
 //! and parameter update queue), `outputs` (publishers), `diagnostics` (`/diagnostics`: memory), `live_params` (run-time parameters),
 //! `convert` (message conversion and validation), `markers` (RViz geometry).
 
+mod action_server;
 pub mod convert;
 pub mod diagnostics;
 pub mod frames;

@@ -7,6 +7,7 @@
 //! planning run on blocking worker threads with clones of the [`Planner`] (its map is behind an
 //! `Arc`, copied on write), so messages keep arriving while a plan is computed.
 
+use super::action_server;
 use super::live_params::{from_r2r, LiveParams};
 use super::outputs::Outputs;
 use super::state::NodeState;
@@ -147,19 +148,44 @@ pub fn run() -> Result<(), String> {
     );
     #[cfg(not(ros_tf2_msgs))]
     let (mut tf, mut tf_static) = (never::<()>(), never::<()>());
-    let mut own_goals =
-        node.create_action_server::<ComputePath::Action>("~/compute_path").map_err(|x| e("~/compute_path", x))?;
+    // The node's clock: r2r drives it from /clock when use_sim_time is set, so TF stamps of a
+    // simulation and the node's "now" agree.
+    let clock = node.get_ros_clock();
+    // The action servers (the project's own, with bounded memory: see action_server) send every
+    // accepted cancel request's goal id here; their tasks run on the runtime below.
+    let (cancels, mut cancel_rx) = mpsc::unbounded_channel();
+    let mut action_tasks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>> = Vec::new();
+    let mut action_goals = Vec::new();
+    let (mut own_goals, task, count) =
+        action_server::create::<ComputePath::Action>(&mut node, "~/compute_path", clock.clone(), cancels.clone())
+            .map_err(|x| e("~/compute_path", x))?;
+    action_tasks.push(Box::pin(task));
+    action_goals.push(count);
     #[cfg(ros_nav2_msgs)]
     let (mut to_pose_goals, mut through_goals, mut path_checks) = {
         use r2r::nav2_msgs::{action, srv};
-        (
-            node.create_action_server::<action::ComputePathToPose::Action>("compute_path_to_pose")
-                .map_err(|x| e("compute_path_to_pose", x))?,
-            node.create_action_server::<action::ComputePathThroughPoses::Action>("compute_path_through_poses")
-                .map_err(|x| e("compute_path_through_poses", x))?,
-            node.create_service::<srv::IsPathValid::Service>("is_path_valid", QosProfile::default())
-                .map_err(|x| e("is_path_valid", x))?,
+        let (to_pose, task, count) = action_server::create::<action::ComputePathToPose::Action>(
+            &mut node,
+            "compute_path_to_pose",
+            clock.clone(),
+            cancels.clone(),
         )
+        .map_err(|x| e("compute_path_to_pose", x))?;
+        action_tasks.push(Box::pin(task));
+        action_goals.push(count);
+        let (through, task, count) = action_server::create::<action::ComputePathThroughPoses::Action>(
+            &mut node,
+            "compute_path_through_poses",
+            clock.clone(),
+            cancels.clone(),
+        )
+        .map_err(|x| e("compute_path_through_poses", x))?;
+        action_tasks.push(Box::pin(task));
+        action_goals.push(count);
+        let checks = node
+            .create_service::<srv::IsPathValid::Service>("is_path_valid", QosProfile::default())
+            .map_err(|x| e("is_path_valid", x))?;
+        (to_pose, through, checks)
     };
     #[cfg(not(ros_nav2_msgs))]
     let (mut to_pose_goals, mut through_goals, mut path_checks) = (never::<()>(), never::<()>(), never::<()>());
@@ -179,13 +205,12 @@ pub fn run() -> Result<(), String> {
             .create_publisher("/diagnostics", QosProfile::default().keep_last(10))
             .map_err(|x| e("/diagnostics", x))?,
         node_name: node.name().map_err(|x| e("the node's name", x))?,
+        action_goals,
         clearance: match params.publish_clearance {
             true => Some(node.create_publisher("~/clearance", latched_qos(1)).map_err(|x| e("~/clearance", x))?),
             false => None,
         },
-        // The node's clock: r2r drives it from /clock when use_sim_time is set, so TF stamps of a
-        // simulation and the node's "now" agree.
-        clock: node.get_ros_clock(),
+        clock,
         frame: params.global_frame.clone(),
         logger: logger.clone(),
         enabled: false,
@@ -200,12 +225,15 @@ pub fn run() -> Result<(), String> {
         .build()
         .map_err(|err| format!("cannot start the async runtime: {err}"))?;
     let (done, mut done_rx) = mpsc::unbounded_channel();
-    let (cancels, mut cancel_rx) = mpsc::unbounded_channel();
+    drop(cancels);
     let autostart = params.autostart;
     let spinning = Arc::new(AtomicBool::new(true));
     let spin_flag = spinning.clone();
     runtime.block_on(async move {
-        let mut state = NodeState::new(params, live, planner, out, done, cancels);
+        let mut state = NodeState::new(params, live, planner, out, done);
+        for task in action_tasks {
+            tokio::spawn(task);
+        }
         if autostart {
             use crate::lifecycle::{Transition, TransitionRequest};
             let configured = lifecycle.change(TransitionRequest::Id(Transition::Configure.id()), &mut state);
@@ -293,7 +321,7 @@ fn on_map_update(_: &mut NodeState, _: ()) {}
 #[cfg(ros_nav2_msgs)]
 fn on_to_pose_goal(
     state: &mut NodeState,
-    g: r2r::ActionServerGoalRequest<r2r::nav2_msgs::action::ComputePathToPose::Action>,
+    g: super::action_server::GoalRequest<r2r::nav2_msgs::action::ComputePathToPose::Action>,
 ) {
     state.on_to_pose_goal(g);
 }
@@ -303,7 +331,7 @@ fn on_to_pose_goal(_: &mut NodeState, _: ()) {}
 #[cfg(ros_nav2_msgs)]
 fn on_through_poses_goal(
     state: &mut NodeState,
-    g: r2r::ActionServerGoalRequest<r2r::nav2_msgs::action::ComputePathThroughPoses::Action>,
+    g: super::action_server::GoalRequest<r2r::nav2_msgs::action::ComputePathThroughPoses::Action>,
 ) {
     state.on_through_poses_goal(g);
 }

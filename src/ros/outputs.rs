@@ -34,6 +34,8 @@ pub struct Outputs {
     pub diagnostics: r2r::Publisher<r2r::diagnostic_msgs::msg::DiagnosticArray>,
     /// The node's name (the diagnostics' status names start with it).
     pub node_name: String,
+    /// The goals each action server holds (diagnostics).
+    pub action_goals: Vec<super::action_server::GoalCount>,
     /// The node's ROS clock for the headers (simulated time with `use_sim_time`).
     pub clock: std::sync::Arc<std::sync::Mutex<r2r::Clock>>,
     /// The planner's frame (`global_frame`).

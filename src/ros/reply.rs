@@ -3,69 +3,34 @@
 //! `compute_path_through_poses`) becomes a [`Reply`], so the node plans them all one way and only
 //! the answer differs.
 
+use super::action_server::GoalHandle;
 use super::convert::{action_result, duration_msg};
 use crate::planner::{Plan, PlanError};
-use futures::{Stream, StreamExt};
 use r2r::blockstar_planner_msgs::action::ComputePath;
 use r2r::std_msgs::msg::Header;
 use r2r::uuid::Uuid;
-use tokio::sync::{mpsc, oneshot};
 
 /// A goal of the node's own action.
-pub type OwnGoal = r2r::ActionServerGoal<ComputePath::Action>;
+pub type OwnGoal = GoalHandle<ComputePath::Action>;
 /// A goal of Nav2's `compute_path_to_pose`.
 #[cfg(ros_nav2_msgs)]
-pub type ToPoseGoal = r2r::ActionServerGoal<r2r::nav2_msgs::action::ComputePathToPose::Action>;
+pub type ToPoseGoal = GoalHandle<r2r::nav2_msgs::action::ComputePathToPose::Action>;
 /// A goal of Nav2's `compute_path_through_poses`.
 #[cfg(ros_nav2_msgs)]
-pub type ThroughPosesGoal = r2r::ActionServerGoal<r2r::nav2_msgs::action::ComputePathThroughPoses::Action>;
+pub type ThroughPosesGoal = GoalHandle<r2r::nav2_msgs::action::ComputePathThroughPoses::Action>;
 
 /// Who asked, and how to answer (action handles are boxed: they hold the whole goal message).
-/// The [`CancelGuard`] of an action goal is held only to be dropped with the reply.
-#[allow(dead_code)]
 pub enum Reply {
     /// `/goal_pose`: answered on `~/status` (and `/plan` on success) only.
     Topic,
     /// `~/compute_path`: its result carries the exact trajectory.
-    Own(Box<OwnGoal>, CancelGuard),
+    Own(Box<OwnGoal>),
     /// Nav2's `compute_path_to_pose`.
     #[cfg(ros_nav2_msgs)]
-    ToPose(Box<ToPoseGoal>, CancelGuard),
+    ToPose(Box<ToPoseGoal>),
     /// Nav2's `compute_path_through_poses`.
     #[cfg(ros_nav2_msgs)]
-    ThroughPoses(Box<ThroughPosesGoal>, CancelGuard),
-}
-
-/// Ends the task forwarding a goal's cancel requests when the goal is answered (dropped with
-/// the reply). r2r's cancel stream of a goal never ends by itself, so without this every goal
-/// would leave one task and channel behind for the node's life.
-pub struct CancelGuard {
-    _answered: oneshot::Sender<()>,
-}
-
-/// Forwards the cancel requests of goal `uuid` (accepting them) to `cancels` until the returned
-/// guard is dropped. Needs a Tokio runtime.
-pub fn forward_cancels(
-    mut requests: impl Stream<Item = r2r::ActionServerCancelRequest> + Unpin + Send + 'static,
-    uuid: Uuid,
-    cancels: mpsc::UnboundedSender<Uuid>,
-) -> CancelGuard {
-    let (guard, mut answered) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                _ = &mut answered => return,
-                request = requests.next() => match request {
-                    Some(c) => {
-                        c.accept();
-                        let _ = cancels.send(uuid);
-                    }
-                    None => return,
-                },
-            }
-        }
-    });
-    CancelGuard { _answered: guard }
+    ThroughPoses(Box<ThroughPosesGoal>),
 }
 
 impl Reply {
@@ -73,11 +38,11 @@ impl Reply {
     pub fn uuid(&self) -> Option<Uuid> {
         match self {
             Reply::Topic => None,
-            Reply::Own(h, _) => Some(h.uuid),
+            Reply::Own(h) => Some(h.uuid),
             #[cfg(ros_nav2_msgs)]
-            Reply::ToPose(h, _) => Some(h.uuid),
+            Reply::ToPose(h) => Some(h.uuid),
             #[cfg(ros_nav2_msgs)]
-            Reply::ThroughPoses(h, _) => Some(h.uuid),
+            Reply::ThroughPoses(h) => Some(h.uuid),
         }
     }
 
@@ -96,7 +61,7 @@ impl Reply {
     /// Publishes the stage (`queued`, `planning`) and the time since the goal arrived as action
     /// feedback; only the node's own action has feedback fields (Nav2's are empty).
     pub fn feedback(&self, stage: &str, elapsed: f64) {
-        if let Reply::Own(h, _) = self {
+        if let Reply::Own(h) = self {
             let _ =
                 h.publish_feedback(ComputePath::Feedback { stage: stage.into(), elapsed_time: duration_msg(elapsed) });
         }
@@ -104,30 +69,30 @@ impl Reply {
 
     /// Sends the action's result for `result`: CANCELED when the client cancelled, SUCCEEDED on
     /// success, ABORTED otherwise. A topic goal has nothing to send.
-    pub fn send(self, result: &Result<Plan, PlanError>, header: &Header, client_cancel: bool) -> r2r::Result<()> {
+    pub fn send(self, result: &Result<Plan, PlanError>, header: &Header, client_cancel: bool) -> Result<(), String> {
         fn finish<T: r2r::WrappedActionTypeSupport + 'static>(
-            handle: &mut r2r::ActionServerGoal<T>,
+            handle: &mut GoalHandle<T>,
             answer: T::Result,
             ok: bool,
             client_cancel: bool,
-        ) -> r2r::Result<()> {
+        ) -> Result<(), String> {
             let sent = match (ok, client_cancel) {
                 (_, true) => return handle.cancel(answer),
                 (true, false) => handle.succeed(answer.clone()),
                 (false, false) => handle.abort(answer.clone()),
             };
-            // A cancel the client sent as the plan finished: r2r accepted it (and moved the goal
-            // to CANCELING) before the node saw it, so only a CANCELED result is accepted now.
+            // A cancel the client sent as the plan finished: the server accepted it (and moved the
+            // goal to CANCELING) before the node saw it, so only a CANCELED result is accepted now.
             sent.or_else(|_| handle.cancel(answer))
         }
         let ok = result.is_ok();
         match self {
             Reply::Topic => Ok(()),
-            Reply::Own(mut h, _) => finish(&mut h, action_result(result, header), ok, client_cancel),
+            Reply::Own(mut h) => finish(&mut h, action_result(result, header), ok, client_cancel),
             #[cfg(ros_nav2_msgs)]
-            Reply::ToPose(mut h, _) => finish(&mut h, super::nav2::to_pose_result(result, header), ok, client_cancel),
+            Reply::ToPose(mut h) => finish(&mut h, super::nav2::to_pose_result(result, header), ok, client_cancel),
             #[cfg(ros_nav2_msgs)]
-            Reply::ThroughPoses(mut h, _) => {
+            Reply::ThroughPoses(mut h) => {
                 let no_goals = h.goal.goals.is_empty();
                 finish(&mut h, super::nav2::through_poses_result(result, header, no_goals), ok, client_cancel)
             }

@@ -9,11 +9,12 @@
 //! at once. Goals and start poses are brought into `global_frame` through TF when the job starts
 //! ([`Frames`]).
 
+use super::action_server::GoalRequest;
 use super::convert::{map_from_msg, StatusEvent};
 use super::frames::{stamp_of, Frames};
 use super::live_params::{from_r2r, LiveParams};
 use super::outputs::Outputs;
-use super::reply::{forward_cancels, Reply};
+use super::reply::Reply;
 #[cfg(ros_map_msgs)]
 use super::updates::Patch;
 use super::updates::{Applied, Kind, UpdateQueue};
@@ -151,7 +152,6 @@ pub struct NodeState {
     last_odom_log: Option<(Instant, String)>,
     out: Outputs,
     done: mpsc::UnboundedSender<Done>,
-    cancels: mpsc::UnboundedSender<Uuid>,
 }
 
 fn superseded() -> PlanError {
@@ -175,7 +175,6 @@ impl NodeState {
         planner: Planner,
         out: Outputs,
         done: mpsc::UnboundedSender<Done>,
-        cancels: mpsc::UnboundedSender<Uuid>,
     ) -> Self {
         let frames = Frames::new(&params.global_frame, &params.robot_base_frame, params.transform_tolerance);
         Self {
@@ -195,7 +194,6 @@ impl NodeState {
             last_odom_log: None,
             out,
             done,
-            cancels,
         }
     }
 
@@ -281,30 +279,25 @@ impl NodeState {
     }
 
     /// A goal of the node's own `~/compute_path` action.
-    pub fn on_own_goal(&mut self, request: r2r::ActionServerGoalRequest<ComputePath::Action>) {
-        let (handle, cancel_requests) = match request.accept() {
+    pub fn on_own_goal(&mut self, request: GoalRequest<ComputePath::Action>) {
+        let handle = match request.accept() {
             Ok(x) => x,
             Err(e) => return r2r::log_error!(self.logger(), "could not accept a compute_path goal: {e}"),
         };
-        let guard = forward_cancels(cancel_requests, handle.uuid, self.cancels.clone());
         let (goal, start) = (handle.goal.goal.clone(), handle.goal.use_start.then(|| handle.goal.start.clone()));
-        self.submit(Request::new(Reply::Own(Box::new(handle), guard), vec![goal], start));
+        self.submit(Request::new(Reply::Own(Box::new(handle)), vec![goal], start));
     }
 
     /// A goal of Nav2's `compute_path_to_pose`.
     #[cfg(ros_nav2_msgs)]
-    pub fn on_to_pose_goal(
-        &mut self,
-        request: r2r::ActionServerGoalRequest<r2r::nav2_msgs::action::ComputePathToPose::Action>,
-    ) {
-        let (handle, cancel_requests) = match request.accept() {
+    pub fn on_to_pose_goal(&mut self, request: GoalRequest<r2r::nav2_msgs::action::ComputePathToPose::Action>) {
+        let handle = match request.accept() {
             Ok(x) => x,
             Err(e) => return r2r::log_error!(self.logger(), "could not accept a compute_path_to_pose goal: {e}"),
         };
-        let guard = forward_cancels(cancel_requests, handle.uuid, self.cancels.clone());
         let g = &handle.goal;
         let (goal, start, planner_id) = (g.goal.clone(), g.use_start.then(|| g.start.clone()), g.planner_id.clone());
-        let req = Request::new(Reply::ToPose(Box::new(handle), guard), vec![goal], start);
+        let req = Request::new(Reply::ToPose(Box::new(handle)), vec![goal], start);
         self.submit_for(req, &planner_id);
     }
 
@@ -312,16 +305,15 @@ impl NodeState {
     #[cfg(ros_nav2_msgs)]
     pub fn on_through_poses_goal(
         &mut self,
-        request: r2r::ActionServerGoalRequest<r2r::nav2_msgs::action::ComputePathThroughPoses::Action>,
+        request: GoalRequest<r2r::nav2_msgs::action::ComputePathThroughPoses::Action>,
     ) {
-        let (handle, cancel_requests) = match request.accept() {
+        let handle = match request.accept() {
             Ok(x) => x,
             Err(e) => return r2r::log_error!(self.logger(), "could not accept a compute_path_through_poses goal: {e}"),
         };
-        let guard = forward_cancels(cancel_requests, handle.uuid, self.cancels.clone());
         let g = &handle.goal;
         let (goals, start, planner_id) = (g.goals.clone(), g.use_start.then(|| g.start.clone()), g.planner_id.clone());
-        let req = Request::new(Reply::ThroughPoses(Box::new(handle), guard), goals, start);
+        let req = Request::new(Reply::ThroughPoses(Box::new(handle)), goals, start);
         if req.goals.is_empty() {
             let e = PlanError::new(StatusCode::InvalidInput, "the request gives no poses to plan through");
             return self.finish(req, Err(e));
@@ -663,6 +655,7 @@ impl NodeState {
             tf_entries: buffer.len(),
             tf_frames: buffer.frames(),
             queued_updates: self.updates.len(),
+            action_goals: self.out.action_goals.iter().map(|count| count()).sum(),
         };
         self.out.diagnostics(&holdings);
     }

@@ -9,6 +9,7 @@ import math
 import pytest
 import rclpy.duration
 from action_msgs.msg import GoalStatus
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.action import ActionClient
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
@@ -247,6 +248,33 @@ def test_compute_path_to_pose_error_codes_through_their_causes(nav2):
     for door in (LOWER_DOOR, UPPER_DOOR):
         peer.update_pub.publish(door_patch(door, False))
     peer.spin_until(lambda: node.count("applied") >= before + 4, what="the map updates")
+
+
+def test_finished_goals_are_kept_only_so_long(nav2):
+    """The node's action servers keep a finished goal's result for 10 s and at most 100 finished
+    goals (r2r's own server kept every result for the node's life): after 150 goals the node's
+    /diagnostics count at most 100 held, every result arrived meanwhile, and 10 s later none."""
+    node, peer, grid = nav2
+    held = []
+
+    def on_diagnostics(msg):
+        for status in msg.status:
+            if status.name.endswith("planner_node: memory"):
+                values = {kv.key: kv.value for kv in status.values}
+                held.append(int(values["action_goals"]))
+
+    sub = peer.node.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
+    try:
+        for _ in range(150):
+            # Answered at once (GOAL_OUTSIDE_MAP), so the results pile up as fast as goals come.
+            r = peer.plan_to(pose_stamped(100.0, 100.0))
+            assert r.status == GoalStatus.STATUS_ABORTED and r.result.error_code == R.GOAL_OUTSIDE_MAP
+        seen = len(held)
+        peer.spin_until(lambda: len(held) > seen + 1, 5.0, "the next diagnostics")
+        assert 0 < held[-1] <= 100, held[-5:]
+        peer.spin_until(lambda: held[-1] == 0, 15.0, "the finished goals to expire")
+    finally:
+        peer.node.destroy_subscription(sub)
 
 
 def test_compute_path_through_poses_reaches_every_pose_in_order(nav2):

@@ -1,0 +1,466 @@
+//! An action server with bounded memory, on r2r's services and publishers.
+//!
+//! Why not r2r's own (`Node::create_action_server`): r2r 0.9.7 keeps every finished goal's result
+//! message and its rcl goal handle for the node's life. Its goal-expiry handler loops
+//! `while num_expired > 1` from `num_expired = 1`, so it never calls `rcl_action_expire_goals`,
+//! and nothing else removes a result. Under Nav2, whose behaviour tree asks for a path every
+//! second, that is one `nav_msgs/Path` per second kept forever (measured: the node's resident set
+//! grew 53 MiB over 55 s of back-to-back `compute_path_to_pose` goals), and the goal status array
+//! published on every change grows with it.
+//!
+//! This server speaks the same protocol as rcl_action's (what rclpy's and rclcpp's action clients,
+//! Nav2 and `ros2 action` use): the services `<name>/_action/send_goal`, `.../cancel_goal` and
+//! `.../get_result`, the topics `.../feedback` and `.../status` (reliable, transient local, depth
+//! 1), the goal states ACCEPTED → EXECUTING → (CANCELING →) SUCCEEDED, ABORTED or CANCELED, and
+//! rcl_action's cancel policy (by id, by stamp, or all). A finished goal's result is kept for
+//! [`RESULT_TIMEOUT`] (a client asks for it right after the goal is accepted; the wait covers a
+//! slow one) and at most [`MAX_FINISHED`] finished goals are kept, so memory is bounded by
+//! [`MAX_FINISHED`] results plus the goals still running.
+
+use futures::{Stream, StreamExt};
+use r2r::action_msgs::msg::{GoalInfo, GoalStatus, GoalStatusArray};
+use r2r::action_msgs::srv::CancelGoal;
+use r2r::builtin_interfaces::msg::Time;
+use r2r::unique_identifier_msgs::msg::UUID;
+use r2r::uuid::Uuid;
+use r2r::{QosProfile, ServiceRequest, WrappedActionTypeSupport};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// How long a finished goal's result stays available to `get_result` (rcl_action's default).
+pub const RESULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most finished goals kept at once; past it the oldest is forgotten first.
+pub const MAX_FINISHED: usize = 100;
+
+type SendGoalRequest<T> = ServiceRequest<<T as WrappedActionTypeSupport>::SendGoal>;
+type GetResultRequest<T> = ServiceRequest<<T as WrappedActionTypeSupport>::GetResult>;
+
+// The goal states of `action_msgs/msg/GoalStatus` (bindgen gives each constant its own type).
+const UNKNOWN: i8 = GoalStatus::STATUS_UNKNOWN as i8;
+const EXECUTING: i8 = GoalStatus::STATUS_EXECUTING as i8;
+const CANCELING: i8 = GoalStatus::STATUS_CANCELING as i8;
+const SUCCEEDED: i8 = GoalStatus::STATUS_SUCCEEDED as i8;
+const CANCELED: i8 = GoalStatus::STATUS_CANCELED as i8;
+const ABORTED: i8 = GoalStatus::STATUS_ABORTED as i8;
+
+/// The cancel return codes of `action_msgs/srv/CancelGoal`.
+const ERROR_NONE: i8 = 0;
+const ERROR_UNKNOWN_GOAL_ID: i8 = 2;
+const ERROR_GOAL_TERMINATED: i8 = 3;
+
+/// One goal the server knows: running, or finished and kept for its result (`R`) for the
+/// clients whose result requests (`W`) came before it.
+struct Entry<R, W> {
+    info: GoalInfo,
+    status: i8,
+    /// The result, once the goal reached a terminal state.
+    result: Option<R>,
+    /// `get_result` requests that came before the result.
+    waiting: Vec<W>,
+    finished: Option<Instant>,
+}
+
+/// What `get_result` finds for a goal; the request comes back when it is to be answered now.
+enum Lookup<R, W> {
+    /// Finished: its status and result.
+    Done(i8, R, W),
+    /// Running: the request was parked and is answered when it finishes.
+    Parked,
+    /// Not known (never accepted, or expired).
+    Unknown(W),
+}
+
+/// The goals a server knows, in acceptance order (the status array lists them so): the protocol's
+/// bookkeeping, free of r2r's handles so that it tests alone. Holds the running goals and at most
+/// [`MAX_FINISHED`] finished ones, none older than [`RESULT_TIMEOUT`] after an [`GoalTable::expire`].
+struct GoalTable<R, W> {
+    goals: VecDeque<(Uuid, Entry<R, W>)>,
+}
+
+fn is_terminal(status: i8) -> bool {
+    [SUCCEEDED, CANCELED, ABORTED].contains(&status)
+}
+
+fn uuid_of(msg: &UUID) -> Uuid {
+    Uuid::from_slice(&msg.uuid).unwrap_or_default()
+}
+
+fn uuid_msg(uuid: &Uuid) -> UUID {
+    UUID { uuid: uuid.as_bytes().to_vec() }
+}
+
+fn nanos(t: &Time) -> i64 {
+    i64::from(t.sec) * 1_000_000_000 + i64::from(t.nanosec)
+}
+
+impl<R: Clone, W> GoalTable<R, W> {
+    fn new() -> Self {
+        Self { goals: VecDeque::new() }
+    }
+
+    fn find(&mut self, uuid: &Uuid) -> Option<&mut Entry<R, W>> {
+        self.goals.iter_mut().find(|(u, _)| u == uuid).map(|(_, g)| g)
+    }
+
+    /// Adds goal `uuid`, accepted at `stamp`, EXECUTING.
+    fn add(&mut self, uuid: Uuid, stamp: Time) {
+        let info = GoalInfo { goal_id: uuid_msg(&uuid), stamp };
+        let status = EXECUTING;
+        self.goals.push_back((uuid, Entry { info, status, result: None, waiting: Vec::new(), finished: None }));
+    }
+
+    fn status_array(&self) -> GoalStatusArray {
+        let status_list =
+            self.goals.iter().map(|(_, g)| GoalStatus { goal_info: g.info.clone(), status: g.status }).collect();
+        GoalStatusArray { status_list }
+    }
+
+    /// Forgets finished goals older than [`RESULT_TIMEOUT`], and the oldest finished ones beyond
+    /// [`MAX_FINISHED`]. True when one was forgotten.
+    fn expire(&mut self, now: Instant) -> bool {
+        let before = self.goals.len();
+        self.goals.retain(|(_, g)| g.finished.is_none_or(|t| now.duration_since(t) < RESULT_TIMEOUT));
+        let mut finished = self.goals.iter().filter(|(_, g)| g.finished.is_some()).count();
+        while finished > MAX_FINISHED {
+            if let Some(i) = self.goals.iter().position(|(_, g)| g.finished.is_some()) {
+                self.goals.remove(i);
+            }
+            finished -= 1;
+        }
+        self.goals.len() != before
+    }
+
+    /// The result of goal `uuid`, or `request` parked until there is one.
+    fn result(&mut self, uuid: &Uuid, request: W) -> Lookup<R, W> {
+        match self.find(uuid) {
+            Some(Entry { result: Some(result), status, .. }) => Lookup::Done(*status, result.clone(), request),
+            Some(goal) => {
+                goal.waiting.push(request);
+                Lookup::Parked
+            }
+            None => Lookup::Unknown(request),
+        }
+    }
+
+    /// rcl_action's cancel policy: a zero id and zero stamp cancel every goal; a zero id and a
+    /// stamp, those accepted at or before it; an id, that goal (and with a stamp, also those
+    /// accepted at or before it). Returns the return code and the goals moved to CANCELING.
+    fn cancel(&mut self, request: &GoalInfo) -> (i8, Vec<GoalInfo>) {
+        let id = uuid_of(&request.goal_id);
+        let stamp = nanos(&request.stamp);
+        let mut named_terminal = false;
+        let mut named_known = id.is_nil();
+        let mut canceling = Vec::new();
+        for (uuid, goal) in self.goals.iter_mut() {
+            let named = !id.is_nil() && *uuid == id;
+            named_known |= named;
+            let by_stamp = stamp != 0 && nanos(&goal.info.stamp) <= stamp;
+            let all = id.is_nil() && stamp == 0;
+            if !(named || by_stamp || all) {
+                continue;
+            }
+            if is_terminal(goal.status) {
+                named_terminal |= named;
+                continue;
+            }
+            if goal.status != CANCELING {
+                goal.status = CANCELING;
+                canceling.push(goal.info.clone());
+            }
+        }
+        let code = match (named_known, named_terminal, canceling.is_empty()) {
+            (false, _, true) => ERROR_UNKNOWN_GOAL_ID,
+            (_, true, true) => ERROR_GOAL_TERMINATED,
+            _ => ERROR_NONE,
+        };
+        (code, canceling)
+    }
+
+    /// Ends goal `uuid` with `status` and `result` (SUCCEEDED and ABORTED only from EXECUTING,
+    /// CANCELED from any running state); returns the parked result requests to answer.
+    fn finish(&mut self, uuid: &Uuid, status: i8, result: R, now: Instant) -> Result<Vec<W>, String> {
+        let goal = self.find(uuid).ok_or_else(|| format!("goal {uuid} is not known (it expired)"))?;
+        let allowed = match status {
+            CANCELED => !is_terminal(goal.status),
+            _ => goal.status == EXECUTING,
+        };
+        if !allowed {
+            return Err(format!("goal {uuid} cannot go from status {} to {status}", goal.status));
+        }
+        goal.status = status;
+        goal.finished = Some(now);
+        goal.result = Some(result);
+        let waiting = std::mem::take(&mut goal.waiting);
+        self.expire(now);
+        Ok(waiting)
+    }
+}
+
+/// The server's state, shared by its service task and the goal handles.
+struct Shared<T: WrappedActionTypeSupport + 'static> {
+    table: GoalTable<T::Result, GetResultRequest<T>>,
+    status: r2r::Publisher<GoalStatusArray>,
+    feedback: r2r::Publisher<T::FeedbackMessage>,
+    clock: Arc<Mutex<r2r::Clock>>,
+}
+
+impl<T: WrappedActionTypeSupport + 'static> Shared<T> {
+    fn now(&self) -> Time {
+        let now = self.clock.lock().ok().and_then(|mut c| c.get_now().ok());
+        now.map(|d| r2r::Clock::to_builtin_time(&d)).unwrap_or_default()
+    }
+
+    fn publish_status(&self) {
+        // A failed publish (rcl shutting down) has nobody to tell.
+        let _ = self.status.publish(&self.table.status_array());
+    }
+
+    fn get_result(&mut self, request: GetResultRequest<T>) {
+        let uuid = uuid_of(&T::destructure_result_request_msg(request.message.clone()));
+        let (request, status, result) = match self.table.result(&uuid, request) {
+            Lookup::Done(status, result, request) => (request, status, result),
+            Lookup::Unknown(request) => (request, UNKNOWN, T::Result::default()),
+            Lookup::Parked => return,
+        };
+        let _ = request.respond(T::make_result_response_msg(status, result));
+    }
+
+    /// Ends goal `uuid` and answers the clients waiting for its result.
+    fn finish(&mut self, uuid: &Uuid, status: i8, result: T::Result) -> Result<(), String> {
+        let waiting = self.table.finish(uuid, status, result.clone(), Instant::now())?;
+        for request in waiting {
+            let _ = request.respond(T::make_result_response_msg(status, result.clone()));
+        }
+        self.publish_status();
+        Ok(())
+    }
+}
+
+/// A goal request. The node accepts every goal and answers an unplannable one with its result
+/// (Nav2's error codes), as planner_server does; dropped unaccepted, the client never hears back.
+pub struct GoalRequest<T: WrappedActionTypeSupport + 'static> {
+    /// The goal's id.
+    pub uuid: Uuid,
+    /// What the client asks for.
+    pub goal: T::Goal,
+    request: SendGoalRequest<T>,
+    shared: Arc<Mutex<Shared<T>>>,
+}
+
+impl<T: WrappedActionTypeSupport + 'static> GoalRequest<T> {
+    /// Accepts the goal: it is EXECUTING and the client is told so. Fails when the response
+    /// cannot be sent (the goal is then forgotten).
+    pub fn accept(self) -> Result<GoalHandle<T>, String> {
+        let mut shared = self.shared.lock().map_err(|_| "the action server's state is poisoned".to_string())?;
+        let stamp = shared.now();
+        self.request.respond(T::make_goal_response_msg(true, stamp.clone())).map_err(|e| e.to_string())?;
+        shared.table.add(self.uuid, stamp);
+        shared.publish_status();
+        drop(shared);
+        Ok(GoalHandle { uuid: self.uuid, goal: self.goal, shared: self.shared, answered: false })
+    }
+}
+
+/// A running goal. Answer it once with [`GoalHandle::succeed`], [`GoalHandle::abort`] or
+/// [`GoalHandle::cancel`]; dropped unanswered, it is aborted with a default result.
+pub struct GoalHandle<T: WrappedActionTypeSupport + 'static> {
+    /// The goal's id.
+    pub uuid: Uuid,
+    /// What the client asked for.
+    pub goal: T::Goal,
+    shared: Arc<Mutex<Shared<T>>>,
+    answered: bool,
+}
+
+impl<T: WrappedActionTypeSupport + 'static> GoalHandle<T> {
+    fn finish(&mut self, status: i8, result: T::Result) -> Result<(), String> {
+        let mut shared = self.shared.lock().map_err(|_| "the action server's state is poisoned".to_string())?;
+        shared.finish(&self.uuid, status, result)?;
+        self.answered = true;
+        Ok(())
+    }
+
+    /// Ends the goal SUCCEEDED (fails unless it is EXECUTING: a cancel request came first).
+    pub fn succeed(&mut self, result: T::Result) -> Result<(), String> {
+        self.finish(SUCCEEDED, result)
+    }
+
+    /// Ends the goal ABORTED (fails unless it is EXECUTING: a cancel request came first).
+    pub fn abort(&mut self, result: T::Result) -> Result<(), String> {
+        self.finish(ABORTED, result)
+    }
+
+    /// Ends the goal CANCELED.
+    pub fn cancel(&mut self, result: T::Result) -> Result<(), String> {
+        self.finish(CANCELED, result)
+    }
+
+    /// Publishes feedback for the goal.
+    pub fn publish_feedback(&self, feedback: T::Feedback) -> Result<(), String> {
+        let shared = self.shared.lock().map_err(|_| "the action server's state is poisoned".to_string())?;
+        shared.feedback.publish(&T::make_feedback_msg(uuid_msg(&self.uuid), feedback)).map_err(|e| e.to_string())
+    }
+}
+
+impl<T: WrappedActionTypeSupport + 'static> Drop for GoalHandle<T> {
+    fn drop(&mut self) {
+        if !self.answered {
+            let _ = self.finish(ABORTED, T::Result::default());
+        }
+    }
+}
+
+/// How many goals a server holds now (running, and finished ones kept for their results).
+pub type GoalCount = Box<dyn Fn() -> usize + Send>;
+
+/// Creates action server `name` (relative names resolve in the node's namespace, `~/` in its
+/// own) on `node`. Returns the goal requests, the task that answers the cancel and result
+/// requests and forgets expired goals (spawn it on the node's runtime), and a count of the goals
+/// held (for diagnostics); every accepted cancel sends the goal's id on `cancels`.
+pub fn create<T>(
+    node: &mut r2r::Node,
+    name: &str,
+    clock: Arc<Mutex<r2r::Clock>>,
+    cancels: mpsc::UnboundedSender<Uuid>,
+) -> r2r::Result<(impl Stream<Item = GoalRequest<T>> + Unpin, impl std::future::Future<Output = ()> + Send, GoalCount)>
+where
+    T: WrappedActionTypeSupport + 'static,
+    T::Goal: Send,
+    T::Result: Send,
+{
+    let services = QosProfile::services_default();
+    let mut send_goal = node.create_service::<T::SendGoal>(&format!("{name}/_action/send_goal"), services.clone())?;
+    let mut cancel_goal =
+        node.create_service::<CancelGoal::Service>(&format!("{name}/_action/cancel_goal"), services.clone())?;
+    let mut get_result = node.create_service::<T::GetResult>(&format!("{name}/_action/get_result"), services)?;
+    let status_qos = QosProfile::default().reliable().transient_local().keep_last(1);
+    let status = node.create_publisher::<GoalStatusArray>(&format!("{name}/_action/status"), status_qos)?;
+    let feedback =
+        node.create_publisher::<T::FeedbackMessage>(&format!("{name}/_action/feedback"), QosProfile::default())?;
+    let shared = Arc::new(Mutex::new(Shared { table: GoalTable::new(), status, feedback, clock }));
+    let (goals_tx, goals_rx) = mpsc::unbounded_channel();
+    let counted = shared.clone();
+    let count: GoalCount = Box::new(move || counted.lock().map(|s| s.table.goals.len()).unwrap_or(0));
+    let task = async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            tokio::select! {
+                request = send_goal.next() => {
+                    let Some(request) = request else { return };
+                    let (uuid, goal) = T::destructure_goal_request_msg(request.message.clone());
+                    let incoming = GoalRequest { uuid: uuid_of(&uuid), goal, request, shared: shared.clone() };
+                    if goals_tx.send(incoming).is_err() {
+                        return;
+                    }
+                }
+                request = cancel_goal.next() => {
+                    let Some(request) = request else { return };
+                    let Ok(mut state) = shared.lock() else { return };
+                    let (return_code, goals_canceling) = state.table.cancel(&request.message.goal_info);
+                    let _ = request.respond(CancelGoal::Response { return_code, goals_canceling: goals_canceling.clone() });
+                    if !goals_canceling.is_empty() {
+                        state.publish_status();
+                    }
+                    for info in &goals_canceling {
+                        let _ = cancels.send(uuid_of(&info.goal_id));
+                    }
+                }
+                request = get_result.next() => {
+                    let Some(request) = request else { return };
+                    let Ok(mut state) = shared.lock() else { return };
+                    state.get_result(request);
+                }
+                _ = tick.tick() => {
+                    let Ok(mut state) = shared.lock() else { return };
+                    if state.table.expire(Instant::now()) {
+                        state.publish_status();
+                    }
+                }
+            }
+        }
+    };
+    Ok((tokio_stream(goals_rx), task, count))
+}
+
+/// The receiving end of an unbounded channel as a stream.
+fn tokio_stream<I>(mut rx: mpsc::UnboundedReceiver<I>) -> impl Stream<Item = I> + Unpin {
+    Box::pin(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u8) -> Uuid {
+        Uuid::from_bytes([n; 16])
+    }
+
+    fn at(sec: i32) -> Time {
+        Time { sec, nanosec: 0 }
+    }
+
+    fn cancel_request(goal: Option<u8>, sec: i32) -> GoalInfo {
+        GoalInfo { goal_id: uuid_msg(&goal.map_or(Uuid::nil(), id)), stamp: at(sec) }
+    }
+
+    #[test]
+    fn results_are_kept_for_waiting_and_later_requests_then_forgotten() {
+        let mut table: GoalTable<&str, u32> = GoalTable::new();
+        let t0 = Instant::now();
+        table.add(id(1), at(1));
+        assert!(matches!(table.result(&id(1), 7), Lookup::Parked));
+        assert_eq!(table.finish(&id(1), SUCCEEDED, "path", t0).unwrap(), vec![7]);
+        assert!(matches!(table.result(&id(1), 8), Lookup::Done(SUCCEEDED, "path", 8)));
+        // Ended once only.
+        assert!(table.finish(&id(1), CANCELED, "again", t0).is_err());
+        assert!(!table.expire(t0 + RESULT_TIMEOUT - Duration::from_millis(1)));
+        assert!(table.expire(t0 + RESULT_TIMEOUT));
+        assert!(matches!(table.result(&id(1), 9), Lookup::Unknown(9)));
+        assert!(table.goals.is_empty());
+    }
+
+    #[test]
+    fn finished_goals_stay_within_their_bound_however_many_come() {
+        let mut table: GoalTable<Vec<u8>, u32> = GoalTable::new();
+        let now = Instant::now();
+        table.add(id(0), at(0)); // one that keeps running
+        for n in 1..=(3 * MAX_FINISHED as u32) {
+            let uuid = Uuid::from_u128(u128::from(n) + 1000);
+            table.add(uuid, at(n as i32));
+            table.finish(&uuid, SUCCEEDED, vec![0; 1000], now).unwrap();
+            assert!(table.goals.len() <= MAX_FINISHED + 1);
+        }
+        // The running goal is never forgotten; the newest finished ones are kept.
+        assert_eq!(table.goals.front().unwrap().0, id(0));
+        assert_eq!(table.goals.back().unwrap().0, Uuid::from_u128(u128::from(3 * MAX_FINISHED as u32) + 1000));
+        assert_eq!(table.status_array().status_list.len(), MAX_FINISHED + 1);
+    }
+
+    #[test]
+    fn cancel_follows_rcl_actions_policy() {
+        let mut table: GoalTable<&str, u32> = GoalTable::new();
+        for n in 1..=3 {
+            table.add(id(n), at(i32::from(n) * 10));
+        }
+        table.finish(&id(1), SUCCEEDED, "done", Instant::now()).unwrap();
+        // A finished goal by id: terminated; an unknown id: unknown.
+        assert_eq!(table.cancel(&cancel_request(Some(1), 0)), (ERROR_GOAL_TERMINATED, vec![]));
+        assert_eq!(table.cancel(&cancel_request(Some(9), 0)).0, ERROR_UNKNOWN_GOAL_ID);
+        // By stamp: goals accepted at or before it that still run.
+        let (code, canceling) = table.cancel(&cancel_request(None, 20));
+        assert_eq!((code, canceling.len()), (ERROR_NONE, 1));
+        assert_eq!(uuid_of(&canceling[0].goal_id), id(2));
+        // Canceling twice reports nothing new; a canceling goal may only end CANCELED.
+        assert!(table.cancel(&cancel_request(Some(2), 0)).1.is_empty());
+        assert!(table.finish(&id(2), SUCCEEDED, "late", Instant::now()).is_err());
+        assert!(table.finish(&id(2), CANCELED, "stopped", Instant::now()).is_ok());
+        // Zero id and stamp: everything still running.
+        let (code, canceling) = table.cancel(&cancel_request(None, 0));
+        assert_eq!(
+            (code, canceling.iter().map(|i| uuid_of(&i.goal_id)).collect::<Vec<_>>()),
+            (ERROR_NONE, vec![id(3)])
+        );
+    }
+}
