@@ -21,7 +21,7 @@ latency from sending a goal to receiving its /plan (the /plan whose header stamp
 SUCCESS status's) and to receiving its status, the node's memory every second (its VmRSS, read
 from /proc, and the heap it holds, from its /diagnostics), summarised as the value first, after
 the warm-up (--warmup seconds, default a tenth of the run and at least 10 s), at the middle and at
-the end, each the lowest reading of 10 s there (a plan in flight holds working memory for
+the end of the load (the idle drain after it left out), each the lowest reading of 10 s there (a plan in flight holds working memory for
 milliseconds; the lowest reading is what stays), with the slope after the warm-up (least
 squares, per 1000 goals), and whether the last /plan is legal on the final map (every pose and every point between
 consecutive poses keeps the robot radius from blocked cells and the map's edge, checked here in
@@ -175,12 +175,14 @@ def rss_kib(pid):
     return None
 
 
-def memory_summary(samples, duration, warmup, goal_rate, window=10.0):
-    """The memory series `samples` ([(seconds since the load began, value)]) summarised: the first
-    reading; the lowest reading of the `window` seconds that begin when the warm-up ends, of the
-    `window` seconds around the middle of the run and of the last `window` seconds (None where no
-    reading falls in them); the highest reading after the warm-up; and the least-squares slope of
-    the readings after the warm-up, per 1000 goals."""
+def memory_summary(samples, load_end, warmup, goal_rate, window=10.0):
+    """The memory series `samples` ([(seconds since the load began, value)]) summarised over the
+    load (up to `load_end` seconds, when the last goal of the stream went out; the idle drain after
+    it is left out): the first reading; the lowest reading of the `window` seconds that begin when
+    the warm-up ends, of the `window` seconds around the middle of the load and of its last
+    `window` seconds (None where no reading falls in them); the highest reading after the warm-up;
+    and the least-squares slope of the readings after the warm-up, per 1000 goals."""
+    samples = [(t, v) for t, v in samples if t <= load_end]
     if not samples:
         return None
 
@@ -189,7 +191,7 @@ def memory_summary(samples, duration, warmup, goal_rate, window=10.0):
         return min(inside) if inside else None
 
     end = samples[-1][0]
-    middle = max(duration / 2, warmup + window / 2)
+    middle = max(load_end / 2, warmup + window / 2)
     later = [(t, v) for t, v in samples if t >= warmup]
     slope = None
     if len(later) >= 2:
@@ -377,6 +379,8 @@ def _run(node, client, duration, goal_rate, map_rate, seed, drain, log, warmup):
         wait = min(next_goal(), next_map, next_rss, end) - time.monotonic()
         rclpy.spin_once(client.node, timeout_sec=max(0.0, min(wait, 0.005)))
     stream_goals = gid
+    load_end = time.monotonic() - t0
+    rss.append((load_end, rss_kib(pid)))
 
     # The door closes for good; once the node has had time to take the map in, the last goal
     # asks for a place straight across the closed door.
@@ -477,8 +481,8 @@ def _run(node, client, duration, goal_rate, map_rate, seed, drain, log, warmup):
             "max": ms(status_latency, 1.0),
         },
         "warmup_s": warmup,
-        "rss_kib": memory_summary(rss_values, duration, warmup, goal_rate),
-        "heap_bytes": memory_summary(heap_values, duration, warmup, goal_rate),
+        "rss_kib": memory_summary(rss_values, load_end, warmup, goal_rate),
+        "heap_bytes": memory_summary(heap_values, load_end, warmup, goal_rate),
         "last_goal": {
             "status": last_status.code_name if last_status else None,
             "legal_on_final_map": legal,

@@ -11,11 +11,13 @@
 //! This server speaks the same protocol as rcl_action's (what rclpy's and rclcpp's action clients,
 //! Nav2 and `ros2 action` use): the services `<name>/_action/send_goal`, `.../cancel_goal` and
 //! `.../get_result`, the topics `.../feedback` and `.../status` (reliable, transient local, depth
-//! 1), the goal states ACCEPTED → EXECUTING → (CANCELING →) SUCCEEDED, ABORTED or CANCELED, and
-//! rcl_action's cancel policy (by id, by stamp, or all). A finished goal's result is kept for
+//! 1), rcl_action's goal state machine (a goal is accepted and executes at once, as rclcpp's
+//! ACCEPT_AND_EXECUTE; EXECUTING or CANCELING → SUCCEEDED or ABORTED, CANCELING → CANCELED) and
+//! its cancel policy (by id, by stamp, or all). A finished goal's result is kept for
 //! [`RESULT_TIMEOUT`] (a client asks for it right after the goal is accepted; the wait covers a
-//! slow one) and at most [`MAX_FINISHED`] finished goals are kept, so memory is bounded by
-//! [`MAX_FINISHED`] results plus the goals still running.
+//! slow one) and at most [`MAX_FINISHED`] finished goals are kept per server, so memory is bounded
+//! by [`MAX_FINISHED`] results plus the goals still running. (A client that asks for a result
+//! only after more than [`MAX_FINISHED`] later goals finished gets STATUS_UNKNOWN.)
 
 use futures::{Stream, StreamExt};
 use r2r::action_msgs::msg::{GoalInfo, GoalStatus, GoalStatusArray};
@@ -35,6 +37,8 @@ pub const RESULT_TIMEOUT: Duration = Duration::from_secs(10);
 pub const MAX_FINISHED: usize = 100;
 
 type SendGoalRequest<T> = ServiceRequest<<T as WrappedActionTypeSupport>::SendGoal>;
+/// The goal table of a server for action `T`.
+type Table<T> = GoalTable<<T as WrappedActionTypeSupport>::Result, GetResultRequest<T>>;
 type GetResultRequest<T> = ServiceRequest<<T as WrappedActionTypeSupport>::GetResult>;
 
 // The goal states of `action_msgs/msg/GoalStatus` (bindgen gives each constant its own type).
@@ -79,10 +83,6 @@ struct GoalTable<R, W> {
     goals: VecDeque<(Uuid, Entry<R, W>)>,
 }
 
-fn is_terminal(status: i8) -> bool {
-    [SUCCEEDED, CANCELED, ABORTED].contains(&status)
-}
-
 fn uuid_of(msg: &UUID) -> Uuid {
     Uuid::from_slice(&msg.uuid).unwrap_or_default()
 }
@@ -104,11 +104,26 @@ impl<R: Clone, W> GoalTable<R, W> {
         self.goals.iter_mut().find(|(u, _)| u == uuid).map(|(_, g)| g)
     }
 
-    /// Adds goal `uuid`, accepted at `stamp`, EXECUTING.
-    fn add(&mut self, uuid: Uuid, stamp: Time) {
+    /// Adds goal `uuid`, accepted at `stamp`, EXECUTING; false (nothing added) when a goal with
+    /// that id is held already (rcl_action refuses it too).
+    fn add(&mut self, uuid: Uuid, stamp: Time) -> bool {
+        if self.goals.iter().any(|(u, _)| *u == uuid) {
+            return false;
+        }
         let info = GoalInfo { goal_id: uuid_msg(&uuid), stamp };
-        let status = EXECUTING;
-        self.goals.push_back((uuid, Entry { info, status, result: None, waiting: Vec::new(), finished: None }));
+        self.goals
+            .push_back((uuid, Entry { info, status: EXECUTING, result: None, waiting: Vec::new(), finished: None }));
+        true
+    }
+
+    /// Forgets goal `uuid` (its acceptance could not be sent).
+    fn remove(&mut self, uuid: &Uuid) {
+        self.goals.retain(|(u, _)| u != uuid);
+    }
+
+    /// Whether goal `uuid` is CANCELING (a client's cancel request was accepted).
+    fn is_canceling(&self, uuid: &Uuid) -> bool {
+        self.goals.iter().any(|(u, g)| u == uuid && g.status == CANCELING)
     }
 
     fn status_array(&self) -> GoalStatusArray {
@@ -144,47 +159,45 @@ impl<R: Clone, W> GoalTable<R, W> {
         }
     }
 
-    /// rcl_action's cancel policy: a zero id and zero stamp cancel every goal; a zero id and a
-    /// stamp, those accepted at or before it; an id, that goal (and with a stamp, also those
-    /// accepted at or before it). Returns the return code and the goals moved to CANCELING.
+    /// rcl_action's cancel policy (`rcl_action_process_cancel_request`). An id with a zero stamp
+    /// names one goal: it moves to CANCELING if it is running (ERROR_NONE), else the answer is
+    /// ERROR_GOAL_TERMINATED (already canceling or finished) or ERROR_UNKNOWN_GOAL_ID. Otherwise
+    /// every running goal that is named, or accepted at or before a non-zero stamp, or every goal
+    /// when id and stamp are both zero, moves to CANCELING, and the answer is ERROR_NONE. Returns
+    /// the code and the goals moved to CANCELING.
     fn cancel(&mut self, request: &GoalInfo) -> (i8, Vec<GoalInfo>) {
         let id = uuid_of(&request.goal_id);
         let stamp = nanos(&request.stamp);
-        let mut named_terminal = false;
-        let mut named_known = id.is_nil();
+        let cancelable = |status: i8| status == EXECUTING;
+        if !id.is_nil() && stamp == 0 {
+            return match self.find(&id) {
+                None => (ERROR_UNKNOWN_GOAL_ID, Vec::new()),
+                Some(goal) if !cancelable(goal.status) => (ERROR_GOAL_TERMINATED, Vec::new()),
+                Some(goal) => {
+                    goal.status = CANCELING;
+                    (ERROR_NONE, vec![goal.info.clone()])
+                }
+            };
+        }
         let mut canceling = Vec::new();
         for (uuid, goal) in self.goals.iter_mut() {
-            let named = !id.is_nil() && *uuid == id;
-            named_known |= named;
-            let by_stamp = stamp != 0 && nanos(&goal.info.stamp) <= stamp;
-            let all = id.is_nil() && stamp == 0;
-            if !(named || by_stamp || all) {
-                continue;
-            }
-            if is_terminal(goal.status) {
-                named_terminal |= named;
-                continue;
-            }
-            if goal.status != CANCELING {
+            let chosen = (id.is_nil() && stamp == 0) || *uuid == id || (stamp != 0 && nanos(&goal.info.stamp) <= stamp);
+            if chosen && cancelable(goal.status) {
                 goal.status = CANCELING;
                 canceling.push(goal.info.clone());
             }
         }
-        let code = match (named_known, named_terminal, canceling.is_empty()) {
-            (false, _, true) => ERROR_UNKNOWN_GOAL_ID,
-            (_, true, true) => ERROR_GOAL_TERMINATED,
-            _ => ERROR_NONE,
-        };
-        (code, canceling)
+        (ERROR_NONE, canceling)
     }
 
-    /// Ends goal `uuid` with `status` and `result` (SUCCEEDED and ABORTED only from EXECUTING,
-    /// CANCELED from any running state); returns the parked result requests to answer.
+    /// Ends goal `uuid` with `status` and `result` under rcl_action's state machine (SUCCEEDED
+    /// and ABORTED from EXECUTING or CANCELING, CANCELED from CANCELING only); returns the parked
+    /// result requests to answer.
     fn finish(&mut self, uuid: &Uuid, status: i8, result: R, now: Instant) -> Result<Vec<W>, String> {
         let goal = self.find(uuid).ok_or_else(|| format!("goal {uuid} is not known (it expired)"))?;
         let allowed = match status {
-            CANCELED => !is_terminal(goal.status),
-            _ => goal.status == EXECUTING,
+            CANCELED => goal.status == CANCELING,
+            _ => matches!(goal.status, EXECUTING | CANCELING),
         };
         if !allowed {
             return Err(format!("goal {uuid} cannot go from status {} to {status}", goal.status));
@@ -198,28 +211,35 @@ impl<R: Clone, W> GoalTable<R, W> {
     }
 }
 
-/// The server's state, shared by its service task and the goal handles.
-struct Shared<T: WrappedActionTypeSupport + 'static> {
-    table: GoalTable<T::Result, GetResultRequest<T>>,
-    status: r2r::Publisher<GoalStatusArray>,
-    feedback: r2r::Publisher<T::FeedbackMessage>,
+/// A server's state, shared by its service task and the goal handles. Lock order: `status`
+/// before `table`; no response is sent and nothing published while `table` is held (an rmw may
+/// block a response up to its writer's blocking time when a client's reader is not matched yet).
+struct Server<T: WrappedActionTypeSupport + 'static> {
+    table: Mutex<Table<T>>,
+    status: Mutex<r2r::Publisher<GoalStatusArray>>,
+    feedback: Mutex<r2r::Publisher<T::FeedbackMessage>>,
     clock: Arc<Mutex<r2r::Clock>>,
 }
 
-impl<T: WrappedActionTypeSupport + 'static> Shared<T> {
-    fn now(&self) -> Time {
-        let now = self.clock.lock().ok().and_then(|mut c| c.get_now().ok());
-        now.map(|d| r2r::Clock::to_builtin_time(&d)).unwrap_or_default()
+const POISONED: &str = "the action server's state is poisoned";
+
+impl<T: WrappedActionTypeSupport + 'static> Server<T> {
+    fn table(&self) -> Result<std::sync::MutexGuard<'_, Table<T>>, String> {
+        self.table.lock().map_err(|_| POISONED.to_string())
     }
 
+    /// Publishes the goals' statuses (holding the publisher, so arrays go out in order).
     fn publish_status(&self) {
+        let Ok(publisher) = self.status.lock() else { return };
+        let Ok(array) = self.table().map(|t| t.status_array()) else { return };
         // A failed publish (rcl shutting down) has nobody to tell.
-        let _ = self.status.publish(&self.table.status_array());
+        let _ = publisher.publish(&array);
     }
 
-    fn get_result(&mut self, request: GetResultRequest<T>) {
+    fn get_result(&self, request: GetResultRequest<T>) {
         let uuid = uuid_of(&T::destructure_result_request_msg(request.message.clone()));
-        let (request, status, result) = match self.table.result(&uuid, request) {
+        let Ok(lookup) = self.table().map(|mut t| t.result(&uuid, request)) else { return };
+        let (request, status, result) = match lookup {
             Lookup::Done(status, result, request) => (request, status, result),
             Lookup::Unknown(request) => (request, UNKNOWN, T::Result::default()),
             Lookup::Parked => return,
@@ -227,9 +247,22 @@ impl<T: WrappedActionTypeSupport + 'static> Shared<T> {
         let _ = request.respond(T::make_result_response_msg(status, result));
     }
 
+    fn cancel(&self, request: ServiceRequest<CancelGoal::Service>, cancels: &mpsc::UnboundedSender<Uuid>) {
+        let Ok((return_code, goals_canceling)) = self.table().map(|mut t| t.cancel(&request.message.goal_info)) else {
+            return;
+        };
+        let _ = request.respond(CancelGoal::Response { return_code, goals_canceling: goals_canceling.clone() });
+        if !goals_canceling.is_empty() {
+            self.publish_status();
+        }
+        for info in &goals_canceling {
+            let _ = cancels.send(uuid_of(&info.goal_id));
+        }
+    }
+
     /// Ends goal `uuid` and answers the clients waiting for its result.
-    fn finish(&mut self, uuid: &Uuid, status: i8, result: T::Result) -> Result<(), String> {
-        let waiting = self.table.finish(uuid, status, result.clone(), Instant::now())?;
+    fn finish(&self, uuid: &Uuid, status: i8, result: T::Result) -> Result<(), String> {
+        let waiting = self.table()?.finish(uuid, status, result.clone(), Instant::now())?;
         for request in waiting {
             let _ = request.respond(T::make_result_response_msg(status, result.clone()));
         }
@@ -246,20 +279,25 @@ pub struct GoalRequest<T: WrappedActionTypeSupport + 'static> {
     /// What the client asks for.
     pub goal: T::Goal,
     request: SendGoalRequest<T>,
-    shared: Arc<Mutex<Shared<T>>>,
+    server: Arc<Server<T>>,
 }
 
 impl<T: WrappedActionTypeSupport + 'static> GoalRequest<T> {
-    /// Accepts the goal: it is EXECUTING and the client is told so. Fails when the response
-    /// cannot be sent (the goal is then forgotten).
+    /// Accepts the goal: it is EXECUTING and the client is told so. Fails, and the goal is
+    /// forgotten, when a goal with its id is held already (the client is told it was not
+    /// accepted) or when the response cannot be sent.
     pub fn accept(self) -> Result<GoalHandle<T>, String> {
-        let mut shared = self.shared.lock().map_err(|_| "the action server's state is poisoned".to_string())?;
-        let stamp = shared.now();
-        self.request.respond(T::make_goal_response_msg(true, stamp.clone())).map_err(|e| e.to_string())?;
-        shared.table.add(self.uuid, stamp);
-        shared.publish_status();
-        drop(shared);
-        Ok(GoalHandle { uuid: self.uuid, goal: self.goal, shared: self.shared, answered: false })
+        let stamp = super::outputs::ros_now(&self.server.clock);
+        if !self.server.table()?.add(self.uuid, stamp.clone()) {
+            let _ = self.request.respond(T::make_goal_response_msg(false, stamp));
+            return Err(format!("a goal with id {} is held already: refused", self.uuid));
+        }
+        if let Err(e) = self.request.respond(T::make_goal_response_msg(true, stamp)) {
+            self.server.table()?.remove(&self.uuid);
+            return Err(e.to_string());
+        }
+        self.server.publish_status();
+        Ok(GoalHandle { uuid: self.uuid, goal: self.goal, server: self.server, answered: false })
     }
 }
 
@@ -270,37 +308,41 @@ pub struct GoalHandle<T: WrappedActionTypeSupport + 'static> {
     pub uuid: Uuid,
     /// What the client asked for.
     pub goal: T::Goal,
-    shared: Arc<Mutex<Shared<T>>>,
+    server: Arc<Server<T>>,
     answered: bool,
 }
 
 impl<T: WrappedActionTypeSupport + 'static> GoalHandle<T> {
     fn finish(&mut self, status: i8, result: T::Result) -> Result<(), String> {
-        let mut shared = self.shared.lock().map_err(|_| "the action server's state is poisoned".to_string())?;
-        shared.finish(&self.uuid, status, result)?;
+        self.server.finish(&self.uuid, status, result)?;
         self.answered = true;
         Ok(())
     }
 
-    /// Ends the goal SUCCEEDED (fails unless it is EXECUTING: a cancel request came first).
+    /// Whether a client's cancel request for this goal was accepted (it is CANCELING).
+    pub fn is_canceling(&self) -> bool {
+        self.server.table().is_ok_and(|t| t.is_canceling(&self.uuid))
+    }
+
+    /// Ends the goal SUCCEEDED (fails once it has ended).
     pub fn succeed(&mut self, result: T::Result) -> Result<(), String> {
         self.finish(SUCCEEDED, result)
     }
 
-    /// Ends the goal ABORTED (fails unless it is EXECUTING: a cancel request came first).
+    /// Ends the goal ABORTED (fails once it has ended).
     pub fn abort(&mut self, result: T::Result) -> Result<(), String> {
         self.finish(ABORTED, result)
     }
 
-    /// Ends the goal CANCELED.
+    /// Ends the goal CANCELED (fails unless a cancel request was accepted: it is CANCELING).
     pub fn cancel(&mut self, result: T::Result) -> Result<(), String> {
         self.finish(CANCELED, result)
     }
 
     /// Publishes feedback for the goal.
     pub fn publish_feedback(&self, feedback: T::Feedback) -> Result<(), String> {
-        let shared = self.shared.lock().map_err(|_| "the action server's state is poisoned".to_string())?;
-        shared.feedback.publish(&T::make_feedback_msg(uuid_msg(&self.uuid), feedback)).map_err(|e| e.to_string())
+        let publisher = self.server.feedback.lock().map_err(|_| POISONED.to_string())?;
+        publisher.publish(&T::make_feedback_msg(uuid_msg(&self.uuid), feedback)).map_err(|e| e.to_string())
     }
 }
 
@@ -339,10 +381,15 @@ where
     let status = node.create_publisher::<GoalStatusArray>(&format!("{name}/_action/status"), status_qos)?;
     let feedback =
         node.create_publisher::<T::FeedbackMessage>(&format!("{name}/_action/feedback"), QosProfile::default())?;
-    let shared = Arc::new(Mutex::new(Shared { table: GoalTable::new(), status, feedback, clock }));
+    let server = Arc::new(Server {
+        table: Mutex::new(GoalTable::new()),
+        status: Mutex::new(status),
+        feedback: Mutex::new(feedback),
+        clock,
+    });
     let (goals_tx, goals_rx) = mpsc::unbounded_channel();
-    let counted = shared.clone();
-    let count: GoalCount = Box::new(move || counted.lock().map(|s| s.table.goals.len()).unwrap_or(0));
+    let counted = server.clone();
+    let count: GoalCount = Box::new(move || counted.table().map(|t| t.goals.len()).unwrap_or(0));
     let task = async move {
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         loop {
@@ -350,32 +397,22 @@ where
                 request = send_goal.next() => {
                     let Some(request) = request else { return };
                     let (uuid, goal) = T::destructure_goal_request_msg(request.message.clone());
-                    let incoming = GoalRequest { uuid: uuid_of(&uuid), goal, request, shared: shared.clone() };
+                    let incoming = GoalRequest { uuid: uuid_of(&uuid), goal, request, server: server.clone() };
                     if goals_tx.send(incoming).is_err() {
                         return;
                     }
                 }
                 request = cancel_goal.next() => {
                     let Some(request) = request else { return };
-                    let Ok(mut state) = shared.lock() else { return };
-                    let (return_code, goals_canceling) = state.table.cancel(&request.message.goal_info);
-                    let _ = request.respond(CancelGoal::Response { return_code, goals_canceling: goals_canceling.clone() });
-                    if !goals_canceling.is_empty() {
-                        state.publish_status();
-                    }
-                    for info in &goals_canceling {
-                        let _ = cancels.send(uuid_of(&info.goal_id));
-                    }
+                    server.cancel(request, &cancels);
                 }
                 request = get_result.next() => {
                     let Some(request) = request else { return };
-                    let Ok(mut state) = shared.lock() else { return };
-                    state.get_result(request);
+                    server.get_result(request);
                 }
                 _ = tick.tick() => {
-                    let Ok(mut state) = shared.lock() else { return };
-                    if state.table.expire(Instant::now()) {
-                        state.publish_status();
+                    if server.table().is_ok_and(|mut t| t.expire(Instant::now())) {
+                        server.publish_status();
                     }
                 }
             }
@@ -409,7 +446,7 @@ mod tests {
     fn results_are_kept_for_waiting_and_later_requests_then_forgotten() {
         let mut table: GoalTable<&str, u32> = GoalTable::new();
         let t0 = Instant::now();
-        table.add(id(1), at(1));
+        assert!(table.add(id(1), at(1)));
         assert!(matches!(table.result(&id(1), 7), Lookup::Parked));
         assert_eq!(table.finish(&id(1), SUCCEEDED, "path", t0).unwrap(), vec![7]);
         assert!(matches!(table.result(&id(1), 8), Lookup::Done(SUCCEEDED, "path", 8)));
@@ -425,10 +462,10 @@ mod tests {
     fn finished_goals_stay_within_their_bound_however_many_come() {
         let mut table: GoalTable<Vec<u8>, u32> = GoalTable::new();
         let now = Instant::now();
-        table.add(id(0), at(0)); // one that keeps running
+        assert!(table.add(id(0), at(0))); // one that keeps running
         for n in 1..=(3 * MAX_FINISHED as u32) {
             let uuid = Uuid::from_u128(u128::from(n) + 1000);
-            table.add(uuid, at(n as i32));
+            assert!(table.add(uuid, at(n as i32)));
             table.finish(&uuid, SUCCEEDED, vec![0; 1000], now).unwrap();
             assert!(table.goals.len() <= MAX_FINISHED + 1);
         }
@@ -442,25 +479,32 @@ mod tests {
     fn cancel_follows_rcl_actions_policy() {
         let mut table: GoalTable<&str, u32> = GoalTable::new();
         for n in 1..=3 {
-            table.add(id(n), at(i32::from(n) * 10));
+            assert!(table.add(id(n), at(i32::from(n) * 10)));
         }
+        assert!(!table.add(id(3), at(99)), "a second goal with a held id");
         table.finish(&id(1), SUCCEEDED, "done", Instant::now()).unwrap();
-        // A finished goal by id: terminated; an unknown id: unknown.
+        // By id alone: a finished goal is terminated, an unknown id unknown.
         assert_eq!(table.cancel(&cancel_request(Some(1), 0)), (ERROR_GOAL_TERMINATED, vec![]));
         assert_eq!(table.cancel(&cancel_request(Some(9), 0)).0, ERROR_UNKNOWN_GOAL_ID);
-        // By stamp: goals accepted at or before it that still run.
+        // By stamp: running goals accepted at or before it.
         let (code, canceling) = table.cancel(&cancel_request(None, 20));
         assert_eq!((code, canceling.len()), (ERROR_NONE, 1));
         assert_eq!(uuid_of(&canceling[0].goal_id), id(2));
-        // Canceling twice reports nothing new; a canceling goal may only end CANCELED.
-        assert!(table.cancel(&cancel_request(Some(2), 0)).1.is_empty());
-        assert!(table.finish(&id(2), SUCCEEDED, "late", Instant::now()).is_err());
+        assert!(table.is_canceling(&id(2)) && !table.is_canceling(&id(3)));
+        // A canceling goal named again is not cancelable: terminated, nothing new.
+        assert_eq!(table.cancel(&cancel_request(Some(2), 0)), (ERROR_GOAL_TERMINATED, vec![]));
+        // An id with a stamp is always answered ERROR_NONE.
+        assert_eq!(table.cancel(&cancel_request(Some(9), 5)), (ERROR_NONE, vec![]));
+        // CANCELED only from CANCELING; SUCCEEDED and ABORTED from EXECUTING or CANCELING.
+        assert!(table.finish(&id(3), CANCELED, "not asked", Instant::now()).is_err());
         assert!(table.finish(&id(2), CANCELED, "stopped", Instant::now()).is_ok());
+        assert!(table.finish(&id(2), ABORTED, "again", Instant::now()).is_err());
         // Zero id and stamp: everything still running.
         let (code, canceling) = table.cancel(&cancel_request(None, 0));
         assert_eq!(
             (code, canceling.iter().map(|i| uuid_of(&i.goal_id)).collect::<Vec<_>>()),
             (ERROR_NONE, vec![id(3)])
         );
+        assert!(table.finish(&id(3), SUCCEEDED, "finished anyway", Instant::now()).is_ok());
     }
 }

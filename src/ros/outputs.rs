@@ -16,6 +16,13 @@ use r2r::WrappedTypesupport;
 /// Footprint circles on `~/markers` are drawn this far apart along the trajectory (m).
 const FOOTPRINT_SPACING: f64 = 0.5;
 
+/// Now on `clock` (the node's ROS clock: simulated time with `use_sim_time`); zero when it
+/// cannot be read.
+pub fn ros_now(clock: &std::sync::Mutex<r2r::Clock>) -> r2r::builtin_interfaces::msg::Time {
+    let now = clock.lock().ok().and_then(|mut c| c.get_now().ok());
+    now.map(|d| r2r::Clock::to_builtin_time(&d)).unwrap_or_default()
+}
+
 /// Publishers and the clock.
 pub struct Outputs {
     /// `/plan`: the trajectory sampled every `path_spacing`.
@@ -49,9 +56,7 @@ pub struct Outputs {
 impl Outputs {
     /// A header stamped now in the planner's frame.
     pub fn header(&mut self) -> Header {
-        let now = self.clock.lock().ok().and_then(|mut c| c.get_now().ok());
-        let stamp = now.map(|d| r2r::Clock::to_builtin_time(&d)).unwrap_or_default();
-        Header { stamp, frame_id: self.frame.clone() }
+        Header { stamp: ros_now(&self.clock), frame_id: self.frame.clone() }
     }
 
     fn publish<T: WrappedTypesupport + 'static>(&self, publisher: &r2r::Publisher<T>, msg: &T, what: &str) {

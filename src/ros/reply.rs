@@ -76,14 +76,15 @@ impl Reply {
             ok: bool,
             client_cancel: bool,
         ) -> Result<(), String> {
-            let sent = match (ok, client_cancel) {
-                (_, true) => return handle.cancel(answer),
-                (true, false) => handle.succeed(answer.clone()),
-                (false, false) => handle.abort(answer.clone()),
-            };
-            // A cancel the client sent as the plan finished: the server accepted it (and moved the
-            // goal to CANCELING) before the node saw it, so only a CANCELED result is accepted now.
-            sent.or_else(|_| handle.cancel(answer))
+            // A cancel the client sent as the plan finished: the server accepted it (the goal is
+            // CANCELING) before the node saw it; the client asked to cancel, so it is CANCELED.
+            if client_cancel || handle.is_canceling() {
+                handle.cancel(answer)
+            } else if ok {
+                handle.succeed(answer)
+            } else {
+                handle.abort(answer)
+            }
         }
         let ok = result.is_ok();
         match self {
