@@ -40,6 +40,11 @@ pub struct TableKey {
 }
 
 /// Lazily filled hit-check table of lattice edges with offsets up to `max_offset` lattice cells.
+///
+/// Memory: `bins² x (2 max_offset + 1)²` entries, allocated at once (8 bins and the planner's
+/// reach of 3: 3 136 entries of `size_of::<OnceLock<Edge>>()`, 40 bytes), each filled at most
+/// once with its swept row runs (12 bytes a run); [`EdgeTable::bytes`] tells what it holds, and
+/// it never holds more than when every entry is filled ([`EdgeTable::fill_all`]).
 #[derive(Debug)]
 pub struct EdgeTable {
     key: TableKey,
@@ -97,6 +102,12 @@ impl EdgeTable {
         }
     }
 
+    /// Bytes held: the entry array and the row runs of the entries filled so far.
+    pub fn bytes(&self) -> usize {
+        let runs: usize = self.entries.iter().filter_map(OnceLock::get).map(|e| e.spans.len()).sum();
+        self.entries.capacity() * std::mem::size_of::<OnceLock<Edge>>() + runs * std::mem::size_of::<Span>()
+    }
+
     /// Computes every entry now (benchmarks do this so that no search pays for filling).
     pub fn fill_all(&self) {
         let n = self.key.bins.count();
@@ -123,6 +134,9 @@ impl EdgeTable {
 }
 
 /// Curve length to a goal from lattice offsets within a window, Euclidean beyond it.
+///
+/// Memory: `(bins + 1) x bins x (2 window + 1)²` `f32` values, computed once in [`HeuristicTable::new`]
+/// and never grown.
 #[derive(Debug)]
 pub struct HeuristicTable {
     bins: HeadingBins,
@@ -194,6 +208,24 @@ mod tests {
     use super::*;
     use crate::directional::footprint::CollisionMap;
     use crate::grid::Grid;
+
+    /// The edge table never holds more than its full size, however often every entry is asked for.
+    #[test]
+    fn the_edge_table_stays_at_its_full_size() {
+        let key = TableKey { turning_radius: 10.0, footprint: Shape::Disk(4.0), spacing: 2, bins: HeadingBins::Eight };
+        let table = EdgeTable::new(key, 3);
+        let empty = table.bytes();
+        assert_eq!(std::mem::size_of::<OnceLock<Edge>>(), 40, "the documented entry size");
+        assert_eq!(empty, 8 * 8 * 7 * 7 * 40);
+        let _ = table.edge(1, 2, 3, -1);
+        assert!(table.bytes() > empty);
+        table.fill_all();
+        let full = table.bytes();
+        for _ in 0..3 {
+            table.fill_all();
+            assert_eq!(table.bytes(), full);
+        }
+    }
 
     #[test]
     fn tabulated_spans_equal_the_swept_cells_of_the_placed_curve() {
