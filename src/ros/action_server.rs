@@ -421,6 +421,46 @@ where
     Ok((tokio_stream(goals_rx), task, count))
 }
 
+/// A server's task (answering cancel and result requests, forgetting expired goals).
+pub type ServerTask = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// The action servers of a node, made one by one with [`Servers::add`]: their tasks, to spawn on
+/// the node's runtime, and their goal counts, for diagnostics.
+pub struct Servers {
+    clock: Arc<Mutex<r2r::Clock>>,
+    cancels: mpsc::UnboundedSender<Uuid>,
+    /// The servers' tasks.
+    pub tasks: Vec<ServerTask>,
+    /// The servers' goal counts.
+    pub counts: Vec<GoalCount>,
+}
+
+impl Servers {
+    /// No servers yet; theirs will stamp goals on `clock` and send accepted cancels on `cancels`.
+    pub fn new(clock: Arc<Mutex<r2r::Clock>>, cancels: mpsc::UnboundedSender<Uuid>) -> Self {
+        Self { clock, cancels, tasks: Vec::new(), counts: Vec::new() }
+    }
+
+    /// Creates action server `name` on `node` (see [`create`]) and returns its goal requests;
+    /// fails with a message naming the action.
+    pub fn add<T>(
+        &mut self,
+        node: &mut r2r::Node,
+        name: &str,
+    ) -> Result<impl Stream<Item = GoalRequest<T>> + Unpin, String>
+    where
+        T: WrappedActionTypeSupport + 'static,
+        T::Goal: Send,
+        T::Result: Send,
+    {
+        let (goals, task, count) = create::<T>(node, name, self.clock.clone(), self.cancels.clone())
+            .map_err(|err| format!("cannot create {name}: {err}"))?;
+        self.tasks.push(Box::pin(task));
+        self.counts.push(count);
+        Ok(goals)
+    }
+}
+
 /// The receiving end of an unbounded channel as a stream.
 fn tokio_stream<I>(mut rx: mpsc::UnboundedReceiver<I>) -> impl Stream<Item = I> + Unpin {
     Box::pin(futures::stream::poll_fn(move |cx| rx.poll_recv(cx)))

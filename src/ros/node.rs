@@ -154,34 +154,14 @@ pub fn run() -> Result<(), String> {
     // The action servers (the project's own, with bounded memory: see action_server) send every
     // accepted cancel request's goal id here; their tasks run on the runtime below.
     let (cancels, mut cancel_rx) = mpsc::unbounded_channel();
-    let mut action_tasks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>> = Vec::new();
-    let mut action_goals = Vec::new();
-    let (mut own_goals, task, count) =
-        action_server::create::<ComputePath::Action>(&mut node, "~/compute_path", clock.clone(), cancels.clone())
-            .map_err(|x| e("~/compute_path", x))?;
-    action_tasks.push(Box::pin(task));
-    action_goals.push(count);
+    let mut servers = action_server::Servers::new(clock.clone(), cancels);
+    let mut own_goals = servers.add::<ComputePath::Action>(&mut node, "~/compute_path")?;
     #[cfg(ros_nav2_msgs)]
     let (mut to_pose_goals, mut through_goals, mut path_checks) = {
         use r2r::nav2_msgs::{action, srv};
-        let (to_pose, task, count) = action_server::create::<action::ComputePathToPose::Action>(
-            &mut node,
-            "compute_path_to_pose",
-            clock.clone(),
-            cancels.clone(),
-        )
-        .map_err(|x| e("compute_path_to_pose", x))?;
-        action_tasks.push(Box::pin(task));
-        action_goals.push(count);
-        let (through, task, count) = action_server::create::<action::ComputePathThroughPoses::Action>(
-            &mut node,
-            "compute_path_through_poses",
-            clock.clone(),
-            cancels.clone(),
-        )
-        .map_err(|x| e("compute_path_through_poses", x))?;
-        action_tasks.push(Box::pin(task));
-        action_goals.push(count);
+        let to_pose = servers.add::<action::ComputePathToPose::Action>(&mut node, "compute_path_to_pose")?;
+        let through =
+            servers.add::<action::ComputePathThroughPoses::Action>(&mut node, "compute_path_through_poses")?;
         let checks = node
             .create_service::<srv::IsPathValid::Service>("is_path_valid", QosProfile::default())
             .map_err(|x| e("is_path_valid", x))?;
@@ -205,7 +185,7 @@ pub fn run() -> Result<(), String> {
             .create_publisher("/diagnostics", QosProfile::default().keep_last(10))
             .map_err(|x| e("/diagnostics", x))?,
         node_name: node.name().map_err(|x| e("the node's name", x))?,
-        action_goals,
+        action_goals: servers.counts,
         clearance: match params.publish_clearance {
             true => Some(node.create_publisher("~/clearance", latched_qos(1)).map_err(|x| e("~/clearance", x))?),
             false => None,
@@ -225,13 +205,12 @@ pub fn run() -> Result<(), String> {
         .build()
         .map_err(|err| format!("cannot start the async runtime: {err}"))?;
     let (done, mut done_rx) = mpsc::unbounded_channel();
-    drop(cancels);
     let autostart = params.autostart;
     let spinning = Arc::new(AtomicBool::new(true));
     let spin_flag = spinning.clone();
     runtime.block_on(async move {
         let mut state = NodeState::new(params, live, planner, out, done);
-        for task in action_tasks {
+        for task in servers.tasks {
             tokio::spawn(task);
         }
         if autostart {
