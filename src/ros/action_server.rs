@@ -361,7 +361,7 @@ pub type GoalCount = Box<dyn Fn() -> usize + Send>;
 /// own) on `node`. Returns the goal requests, the task that answers the cancel and result
 /// requests and forgets expired goals (spawn it on the node's runtime), and a count of the goals
 /// held (for diagnostics); every accepted cancel sends the goal's id on `cancels`.
-pub fn create<T>(
+fn create<T>(
     node: &mut r2r::Node,
     name: &str,
     clock: Arc<Mutex<r2r::Clock>>,

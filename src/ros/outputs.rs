@@ -129,8 +129,8 @@ impl Outputs {
     }
 
     /// Publishes the node's memory and its bounded stores' sizes on `/diagnostics`.
-    pub fn diagnostics(&mut self, holdings: &super::diagnostics::Holdings) {
-        let header = Header { stamp: self.header().stamp, frame_id: String::new() };
+    pub fn diagnostics(&self, holdings: &super::diagnostics::Holdings) {
+        let header = Header { stamp: ros_now(&self.clock), frame_id: String::new() };
         let msg = super::diagnostics::memory_diagnostics(&self.node_name, header, holdings);
         self.publish(&self.diagnostics, &msg, "diagnostics");
     }
