@@ -94,7 +94,14 @@ class TestLaunchedWithDefaults:
         plan_legal(peer, load_map_server_yaml(BUNDLED_MAP), BUNDLED_RADIUS, node_proc=node)
 
     def test_ros2_node_list(self, launched):
-        assert "/planner_node" in ros2("node", "list", *NO_DAEMON).split()
+        # The CLI's own discovery (a fresh process without the daemon) sometimes sees no node in
+        # its spin time on a busy machine (seen once in a clean-checkout run): ask up to 3 times.
+        listed = []
+        for _ in range(3):
+            listed = ros2("node", "list", *NO_DAEMON).split()
+            if "/planner_node" in listed:
+                break
+        assert "/planner_node" in listed, listed
 
     def test_ros2_topic_echo_plan_once(self, launched):
         node, peer = launched
