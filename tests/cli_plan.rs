@@ -126,3 +126,39 @@ fn a_missing_map_image_names_the_yaml_and_the_resolved_path() {
     assert!(err.starts_with(&want) && err.lines().count() == 1, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn curve_prints_the_shortest_curve_with_its_gears_or_names_the_bad_input() {
+    // Three metres straight back: one reverse line.
+    let out = blockstar(&["curve", "--radius", "1", "--from", "0,0,0", "--to", "-3,0,0", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!((v["length"].as_f64().unwrap() - 3.0).abs() < 1e-9, "{v}");
+    let segments = v["segments"].as_array().unwrap();
+    assert_eq!(segments.len(), 1);
+    assert_eq!(segments[0]["reverse"], true);
+    assert_eq!(segments[0]["kind"], "line");
+    // Forwards only, the same goal needs a loop.
+    let out = blockstar(&["curve", "--motion-model", "forward", "--radius", "1", "--from", "0,0,0", "--to", "-3,0,0"]);
+    assert!(out.status.success() && text(&out.stdout).contains("0 cusps"), "{}", text(&out.stdout));
+    // Bad inputs: one message on stderr, exit code 1.
+    for (args, says) in [
+        (vec!["curve", "--radius", "0", "--from", "0,0,0", "--to", "1,0,0"], "--radius must be"),
+        (vec!["curve", "--radius", "-1", "--from", "0,0,0", "--to", "1,0,0"], "--radius must be"),
+        (vec!["curve", "--radius", "1", "--pairs", "/nonexistent/pairs.txt"], "cannot read /nonexistent/pairs.txt"),
+    ] {
+        let out = blockstar(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(text(&out.stderr).contains(says), "{args:?}: {}", text(&out.stderr));
+    }
+    let dir = std::env::temp_dir().join(format!("blockstar-curve-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pairs = dir.join("pairs.txt");
+    std::fs::write(&pairs, "# comment\n0 0 0 -3 0 0\n0 0 0 1 2\n").unwrap();
+    let out = blockstar(&["curve", "--radius", "1", "--pairs", pairs.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("pairs.txt:3: expected six finite numbers"), "{}", text(&out.stderr));
+    // The good line before it was answered.
+    assert_eq!(text(&out.stdout).lines().count(), 1);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod bench_clearance;
 pub mod bench_nav;
 pub mod clearance;
+pub mod curve;
 pub mod lddb;
 pub mod plan;
 pub mod render;
@@ -61,6 +62,9 @@ pub enum Command {
     BenchNav(bench_nav::BenchNavArgs),
     /// Time full clearance annotation against random patch updates.
     BenchClearance(bench_clearance::BenchClearanceArgs),
+    /// The shortest curve between two poses with a minimum turning radius (no map): Dubins or
+    /// Reeds-Shepp.
+    Curve(curve::CurveArgs),
     /// Write a map's obstacle distance or true clearance as a PNG heat map.
     Clearance(clearance::ClearanceArgs),
     /// Benchmark search algorithms side by side on Moving AI scenarios.
@@ -80,6 +84,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::BenchNav(a) => bench_nav::run(&a),
         Command::BenchClearance(a) => bench_clearance::run(&a),
         Command::Clearance(a) => clearance::run(&a),
+        Command::Curve(a) => curve::run(&a),
         Command::Bench(a) => bench::run(&a),
         Command::Lddb(a) => lddb::run(&a),
         Command::Replay(a) => replay::run(&a),

@@ -7,6 +7,7 @@ use crate::params::NodeParams;
 use crate::planner::{Budget, Planner, PlannerConfig};
 use crate::render::scene::{render_scene, Mark, Scene};
 use crate::render::{known_window, picture_scale};
+use crate::trajectory::Segment;
 use std::path::PathBuf;
 
 /// Arguments of `blockstar plan`.
@@ -70,6 +71,21 @@ pub fn parse_goal(s: &str) -> Result<(Pose2, bool), String> {
     }
 }
 
+/// One segment as `blockstar plan --json` and `blockstar curve --json` print it: `kind`, `start`
+/// `[x, y, yaw]`, `length` (>= 0 whatever the gear), `radius` (null for a line), `center` (null for
+/// a line), `direction` (left, right, straight as seen when driving forwards) and `reverse`.
+pub fn segment_json(s: &Segment) -> serde_json::Value {
+    serde_json::json!({
+        "kind": s.kind(),
+        "start": [s.start.x, s.start.y, s.start.yaw],
+        "length": s.length,
+        "radius": if s.radius().is_finite() { serde_json::json!(s.radius()) } else { serde_json::Value::Null },
+        "center": s.center().map(|c| [c.x, c.y]),
+        "direction": s.turn(),
+        "reverse": s.reverse,
+    })
+}
+
 /// Runs `blockstar plan`. On success the plan goes to stdout; a failed plan is returned (and so
 /// printed once, on stderr), after its JSON record on stdout with `--json`.
 pub fn run(args: &PlanArgs) -> CliResult {
@@ -104,14 +120,7 @@ pub fn run(args: &PlanArgs) -> CliResult {
             "trajectory": {
                 "length": plan.trajectory.length(),
                 "min_turning_radius": plan.trajectory.min_turning_radius,
-                "segments": plan.trajectory.segments.iter().map(|s| serde_json::json!({
-                    "kind": s.kind(),
-                    "start": [s.start.x, s.start.y, s.start.yaw],
-                    "length": s.length,
-                    "radius": if s.radius().is_finite() { serde_json::json!(s.radius()) } else { serde_json::Value::Null },
-                    "center": s.center().map(|c| [c.x, c.y]),
-                    "direction": s.turn(),
-                })).collect::<Vec<_>>(),
+                "segments": plan.trajectory.segments.iter().map(segment_json).collect::<Vec<_>>(),
                 "poses": plan.poses.iter().map(|p| [p.x, p.y, p.yaw]).collect::<Vec<_>>(),
             },
             "solved_by": plan.stats.solved_by,

@@ -10,10 +10,12 @@
 pub mod dubins;
 pub mod memo;
 pub mod pose_to_point;
+pub mod reeds_shepp;
 
 pub use dubins::{dubins_candidate, dubins_length, dubins_shortest, dubins_word, DubinsCurve, DubinsWord, Pieces};
 pub use memo::dubins_candidate_memo;
 pub use pose_to_point::{pose_to_point, PointCurve};
+pub use reeds_shepp::{reeds_shepp_all, reeds_shepp_cheapest, reeds_shepp_shortest, ReedsSheppCurve};
 
 use crate::trajectory::Segment;
 
