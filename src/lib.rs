@@ -30,6 +30,7 @@ pub mod replan;
 #[cfg(feature = "ros")]
 pub mod ros;
 pub mod search;
+pub mod stages;
 pub mod trajectory;
 pub mod transform;
 pub mod waypoints;

@@ -51,22 +51,6 @@ pub struct NodeParams {
     pub map_topic: String,
 }
 
-/// Parameters that `ros2 param set` may change while the node runs. The others (frame, map file,
-/// map size cap, clearance display) shape the node's topics or inputs and need a restart.
-pub const RUNTIME_PARAMS: [&str; 11] = [
-    "robot_radius",
-    "robot_side",
-    "min_turning_radius",
-    "neighbourhood",
-    "heading_bins",
-    "path_spacing",
-    "turn_penalty",
-    "replan_period",
-    "max_planning_time",
-    "allow_unknown",
-    "occupied_threshold",
-];
-
 impl Default for NodeParams {
     fn default() -> Self {
         Self {
@@ -84,180 +68,386 @@ impl Default for NodeParams {
     }
 }
 
+/// Where a parameter lives in [`NodeParams`], and so its type: a reader and a writer of the
+/// field.
+#[derive(Clone, Copy)]
+pub enum Field {
+    /// A floating-point number (an integer is accepted and converted: `robot_radius: 1`).
+    Double(fn(&NodeParams) -> &f64, fn(&mut NodeParams) -> &mut f64),
+    /// A positive integer.
+    Count(fn(&NodeParams) -> &usize, fn(&mut NodeParams) -> &mut usize),
+    /// An integer occupancy value, 0 to 100.
+    Occupancy(fn(&NodeParams) -> &i8, fn(&mut NodeParams) -> &mut i8),
+    /// `true` or `false`.
+    Flag(fn(&NodeParams) -> &bool, fn(&mut NodeParams) -> &mut bool),
+    /// A string.
+    Text(fn(&NodeParams) -> &String, fn(&mut NodeParams) -> &mut String),
+}
+
+/// The values a parameter may take, beyond its type.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Range {
+    /// Any value of the type.
+    Any,
+    /// A finite number at least this.
+    AtLeast(f64),
+    /// A finite number above this.
+    Above(f64),
+    /// A finite number in this closed interval.
+    Within(f64, f64),
+    /// One of these integers.
+    OneOf(&'static [i64]),
+    /// A string that is not empty.
+    NotEmpty,
+}
+
+/// One parameter of the node: the single description that the parameters file, `ros2 param
+/// set`/`get`/`describe`, the defaults test and the CLI's `--set` all read (see [`PARAMS`]).
+#[derive(Clone, Copy)]
+pub struct ParamSpec {
+    /// The ROS parameter name (fixed: tools outside the package rely on it).
+    pub name: &'static str,
+    /// Its field and type.
+    pub field: Field,
+    /// Its allowed values.
+    pub range: Range,
+    /// Its unit in messages (`m`, `s`, ...; empty for none).
+    pub unit: &'static str,
+    /// Whether `ros2 param set` may change it while the node runs. The others (frames, topics,
+    /// map file, map size cap, clearance display, lifecycle start) shape the node's topics or
+    /// inputs and need a restart.
+    pub runtime: bool,
+    /// One line for `ros2 param describe`.
+    pub description: &'static str,
+}
+
+impl std::fmt::Debug for ParamSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParamSpec").field("name", &self.name).field("runtime", &self.runtime).finish()
+    }
+}
+
+macro_rules! field {
+    ($kind:ident, $($path:ident).+) => {
+        Field::$kind(|p| &p.$($path).+, |p| &mut p.$($path).+)
+    };
+}
+
+/// Every parameter of the node, in the order of `config/planner.yaml`.
+pub const PARAMS: [ParamSpec; 20] = [
+    ParamSpec {
+        name: "robot_radius",
+        field: field!(Double, planner.robot_radius),
+        range: Range::AtLeast(0.0),
+        unit: "m",
+        runtime: true,
+        description: "Radius of the vehicle's circular footprint (m).",
+    },
+    ParamSpec {
+        name: "robot_side",
+        field: field!(Double, planner.robot_side),
+        range: Range::AtLeast(0.0),
+        unit: "m",
+        runtime: true,
+        description: "Side of a square footprint turning with the vehicle (m); 0 = the circle of robot_radius.",
+    },
+    ParamSpec {
+        name: "min_turning_radius",
+        field: field!(Double, planner.min_turning_radius),
+        range: Range::AtLeast(0.0),
+        unit: "m",
+        runtime: true,
+        description: "Minimum turning radius (m); 0 = turn on the spot.",
+    },
+    ParamSpec {
+        name: "allow_unknown",
+        field: field!(Flag, planner.allow_unknown),
+        range: Range::Any,
+        unit: "",
+        runtime: true,
+        description: "Whether unknown (-1) cells may be driven through.",
+    },
+    ParamSpec {
+        name: "occupied_threshold",
+        field: field!(Occupancy, planner.occupied_threshold),
+        range: Range::Within(0.0, 100.0),
+        unit: "",
+        runtime: true,
+        description: "Occupancy (0-100) at or above which a cell is an obstacle.",
+    },
+    ParamSpec {
+        name: "global_frame",
+        field: field!(Text, global_frame),
+        range: Range::NotEmpty,
+        unit: "",
+        runtime: false,
+        description: "Frame of the map, the goals and the published path.",
+    },
+    ParamSpec {
+        name: "robot_base_frame",
+        field: field!(Text, robot_base_frame),
+        range: Range::NotEmpty,
+        unit: "",
+        runtime: false,
+        description: "The vehicle's frame; its TF pose starts a plan when the request gives none.",
+    },
+    ParamSpec {
+        name: "transform_tolerance",
+        field: field!(Double, transform_tolerance),
+        range: Range::Within(0.0, 3600.0),
+        unit: "s",
+        runtime: false,
+        description: "How far (s) a transform lookup may reach past what TF holds.",
+    },
+    ParamSpec {
+        name: "planner_id",
+        field: field!(Text, planner_id),
+        range: Range::Any,
+        unit: "",
+        runtime: false,
+        description: "The planner name Nav2's actions may ask for.",
+    },
+    ParamSpec {
+        name: "map_topic",
+        field: field!(Text, map_topic),
+        range: Range::NotEmpty,
+        unit: "",
+        runtime: false,
+        description: "The occupancy grid topic; updates on <map_topic>_updates.",
+    },
+    ParamSpec {
+        name: "autostart",
+        field: field!(Flag, autostart),
+        range: Range::Any,
+        unit: "",
+        runtime: false,
+        description: "Configure and activate at start-up (false: wait for a lifecycle manager).",
+    },
+    ParamSpec {
+        name: "path_spacing",
+        field: field!(Double, planner.path_spacing),
+        range: Range::Above(0.0),
+        unit: "m",
+        runtime: true,
+        description: "Spacing of the poses in /plan (m).",
+    },
+    ParamSpec {
+        name: "max_planning_time",
+        field: field!(Double, planner.max_planning_time),
+        range: Range::Above(0.0),
+        unit: "s",
+        runtime: true,
+        description: "Time budget for one plan (s).",
+    },
+    ParamSpec {
+        name: "max_map_cells",
+        field: field!(Count, planner.max_map_cells),
+        range: Range::AtLeast(1.0),
+        unit: "cells",
+        runtime: false,
+        description: "Largest map accepted (cells).",
+    },
+    ParamSpec {
+        name: "map_file",
+        field: field!(Text, map_file),
+        range: Range::Any,
+        unit: "",
+        runtime: false,
+        description: "A map file loaded at start-up; empty for none.",
+    },
+    ParamSpec {
+        name: "heading_bins",
+        field: field!(Count, planner.heading_bins),
+        range: Range::OneOf(&[8, 16]),
+        unit: "",
+        runtime: true,
+        description: "Directional A* heading bins (8 or 16).",
+    },
+    ParamSpec {
+        name: "neighbourhood",
+        field: field!(Count, planner.neighbourhood),
+        range: Range::OneOf(&[8, 24, 48]),
+        unit: "",
+        runtime: true,
+        description: "Directional A* window-repair neighbourhood (8, 24 or 48).",
+    },
+    ParamSpec {
+        name: "turn_penalty",
+        field: field!(Double, planner.turn_penalty),
+        range: Range::AtLeast(0.0),
+        unit: "m per radian",
+        runtime: true,
+        description: "Extra cost per radian turned (m); 0 = shortest.",
+    },
+    ParamSpec {
+        name: "replan_period",
+        field: field!(Double, replan_period),
+        range: Range::AtLeast(0.0),
+        unit: "s",
+        runtime: true,
+        description: "Seconds between replans of the current goal; 0 = only when the map changes.",
+    },
+    ParamSpec {
+        name: "publish_clearance",
+        field: field!(Flag, publish_clearance),
+        range: Range::Any,
+        unit: "",
+        runtime: false,
+        description: "Publish the obstacle distance on ~/clearance (for RViz).",
+    },
+];
+
+/// The parameter called `name`.
+pub fn param_spec(name: &str) -> Option<&'static ParamSpec> {
+    PARAMS.iter().find(|p| p.name == name)
+}
+
+/// The names of the parameters `ros2 param set` may change while the node runs.
+pub fn runtime_params() -> impl Iterator<Item = &'static ParamSpec> {
+    PARAMS.iter().filter(|p| p.runtime)
+}
+
+fn invalid(message: String) -> PlanError {
+    PlanError::new(StatusCode::InvalidInput, message)
+}
+
 fn wrong(name: &str, expected: &str, got: &ParamValue) -> PlanError {
-    PlanError::new(StatusCode::InvalidInput, format!("parameter {name} must be {expected}, got {got:?}"))
+    invalid(format!("parameter {name} must be {expected}, got {got:?}"))
+}
+
+impl ParamSpec {
+    /// The value held in `params`.
+    pub fn read(&self, params: &NodeParams) -> ParamValue {
+        match self.field {
+            Field::Double(get, _) => ParamValue::Double(*get(params)),
+            Field::Count(get, _) => ParamValue::Integer(*get(params) as i64),
+            Field::Occupancy(get, _) => ParamValue::Integer(i64::from(*get(params))),
+            Field::Flag(get, _) => ParamValue::Bool(*get(params)),
+            Field::Text(get, _) => ParamValue::String(get(params).clone()),
+        }
+    }
+
+    /// Writes `value` into `params` when its type fits (an integer for a number is converted);
+    /// the range is checked by [`ParamSpec::check`]. Fails with `INVALID_INPUT` naming the
+    /// parameter and the type it takes.
+    pub fn write(&self, params: &mut NodeParams, value: &ParamValue) -> Result<(), PlanError> {
+        match (self.field, value) {
+            (Field::Double(_, set), ParamValue::Double(v)) => *set(params) = *v,
+            (Field::Double(_, set), ParamValue::Integer(v)) => *set(params) = *v as f64,
+            (Field::Double(..), other) => return Err(wrong(self.name, "a number", other)),
+            (Field::Count(_, set), ParamValue::Integer(v)) if *v > 0 => *set(params) = *v as usize,
+            (Field::Count(..), other) => return Err(wrong(self.name, "a positive integer", other)),
+            (Field::Occupancy(_, set), ParamValue::Integer(v)) if (0..=100).contains(v) => *set(params) = *v as i8,
+            (Field::Occupancy(..), other) => return Err(wrong(self.name, "an integer in 0..=100", other)),
+            (Field::Flag(_, set), ParamValue::Bool(b)) => *set(params) = *b,
+            (Field::Flag(..), other) => return Err(wrong(self.name, "a bool", other)),
+            (Field::Text(_, set), ParamValue::String(s)) => *set(params) = s.clone(),
+            (Field::Text(..), other) => return Err(wrong(self.name, "a string", other)),
+        }
+        Ok(())
+    }
+
+    /// Parses `text` as a value of this parameter's type (as a command line gives it: `0.3`,
+    /// `16`, `true`, `map`); the range is not checked.
+    pub fn parse(&self, text: &str) -> Result<ParamValue, PlanError> {
+        let bad = |what: &str| invalid(format!("parameter {} must be {what}, got {text:?}", self.name));
+        match self.field {
+            Field::Double(..) => text.trim().parse().map(ParamValue::Double).map_err(|_| bad("a number")),
+            Field::Count(..) | Field::Occupancy(..) => {
+                text.trim().parse().map(ParamValue::Integer).map_err(|_| bad("an integer"))
+            }
+            Field::Flag(..) => match text.trim() {
+                "true" => Ok(ParamValue::Bool(true)),
+                "false" => Ok(ParamValue::Bool(false)),
+                _ => Err(bad("true or false")),
+            },
+            Field::Text(..) => Ok(ParamValue::String(text.to_string())),
+        }
+    }
+
+    /// Checks the value in `params` against the range. Fails with `INVALID_INPUT`: the message
+    /// names the parameter, the range and the value, in the parameter's unit.
+    pub fn check(&self, params: &NodeParams) -> Result<(), PlanError> {
+        let unit = if self.unit.is_empty() { String::new() } else { format!(" {}", self.unit) };
+        let number = match self.read(params) {
+            ParamValue::Double(v) => v,
+            ParamValue::Integer(v) => v as f64,
+            ParamValue::String(s) => {
+                return if self.range == Range::NotEmpty && s.is_empty() {
+                    Err(invalid(format!("parameter {} must not be empty", self.name)))
+                } else {
+                    Ok(())
+                };
+            }
+            _ => return Ok(()),
+        };
+        let (fits, wanted) = match self.range {
+            Range::AtLeast(lo) => (number.is_finite() && number >= lo, format!(">= {lo}{unit}")),
+            Range::Above(lo) => (number.is_finite() && number > lo, format!("> {lo}{unit}")),
+            Range::Within(lo, hi) => {
+                (number.is_finite() && (lo..=hi).contains(&number), format!("in {lo}..={hi}{unit}"))
+            }
+            Range::OneOf(values) => {
+                let list: Vec<String> = values.iter().map(i64::to_string).collect();
+                (values.iter().any(|&v| v as f64 == number), format!("one of {}", list.join(", ")))
+            }
+            Range::Any | Range::NotEmpty => (true, String::new()),
+        };
+        if fits {
+            Ok(())
+        } else {
+            Err(invalid(format!("{} must be {wanted}, got {number}{unit}", self.name)))
+        }
+    }
 }
 
 impl NodeParams {
-    /// Reads every parameter through `lookup` (None = not set: the default stays), then checks
-    /// ranges. Floating-point parameters accept integers (`robot_radius: 1`).
+    /// Reads every parameter of [`PARAMS`] through `lookup` (None = not set: the default stays),
+    /// then checks ranges.
     ///
     /// Fails with `INVALID_INPUT` naming the parameter on a wrong type or an out-of-range value.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<ParamValue>) -> Result<Self, PlanError> {
         let mut p = NodeParams::default();
-        let float = |name: &str, target: &mut f64| -> Result<(), PlanError> {
-            match lookup(name) {
-                None => Ok(()),
-                Some(ParamValue::Double(v)) => {
-                    *target = v;
-                    Ok(())
-                }
-                Some(ParamValue::Integer(v)) => {
-                    *target = v as f64;
-                    Ok(())
-                }
-                Some(other) => Err(wrong(name, "a number", &other)),
-            }
-        };
-        float("robot_radius", &mut p.planner.robot_radius)?;
-        float("robot_side", &mut p.planner.robot_side)?;
-        float("min_turning_radius", &mut p.planner.min_turning_radius)?;
-        float("path_spacing", &mut p.planner.path_spacing)?;
-        float("max_planning_time", &mut p.planner.max_planning_time)?;
-        float("turn_penalty", &mut p.planner.turn_penalty)?;
-        float("replan_period", &mut p.replan_period)?;
-        float("transform_tolerance", &mut p.transform_tolerance)?;
-        for (name, target) in
-            [("heading_bins", &mut p.planner.heading_bins), ("neighbourhood", &mut p.planner.neighbourhood)]
-        {
-            match lookup(name) {
-                None => {}
-                Some(ParamValue::Integer(v)) if v > 0 => *target = v as usize,
-                Some(other) => return Err(wrong(name, "a positive integer", &other)),
-            }
-        }
-        for (name, target) in [
-            ("allow_unknown", &mut p.planner.allow_unknown),
-            ("publish_clearance", &mut p.publish_clearance),
-            ("autostart", &mut p.autostart),
-        ] {
-            match lookup(name) {
-                None => {}
-                Some(ParamValue::Bool(b)) => *target = b,
-                Some(other) => return Err(wrong(name, "a bool", &other)),
-            }
-        }
-        match lookup("occupied_threshold") {
-            None => {}
-            Some(ParamValue::Integer(v)) if (0..=100).contains(&v) => p.planner.occupied_threshold = v as i8,
-            Some(other) => return Err(wrong("occupied_threshold", "an integer in 0..=100", &other)),
-        }
-        match lookup("max_map_cells") {
-            None => {}
-            Some(ParamValue::Integer(v)) if v > 0 => p.planner.max_map_cells = v as usize,
-            Some(other) => return Err(wrong("max_map_cells", "a positive integer", &other)),
-        }
-        for (name, target) in [
-            ("global_frame", &mut p.global_frame),
-            ("map_file", &mut p.map_file),
-            ("robot_base_frame", &mut p.robot_base_frame),
-            ("planner_id", &mut p.planner_id),
-            ("map_topic", &mut p.map_topic),
-        ] {
-            match lookup(name) {
-                None => {}
-                Some(ParamValue::String(s)) => *target = s,
-                Some(other) => return Err(wrong(name, "a string", &other)),
+        for spec in &PARAMS {
+            if let Some(value) = lookup(spec.name) {
+                spec.write(&mut p, &value)?;
             }
         }
         p.validate()?;
         Ok(p)
     }
 
-    /// Checks every range: the planner's (see [`PlannerConfig::validate`]) and `replan_period`.
+    /// Checks every parameter's range ([`ParamSpec::check`]).
     pub fn validate(&self) -> Result<(), PlanError> {
-        for (name, value) in [
-            ("global_frame", &self.global_frame),
-            ("robot_base_frame", &self.robot_base_frame),
-            ("map_topic", &self.map_topic),
-        ] {
-            if value.is_empty() {
-                return Err(PlanError::new(StatusCode::InvalidInput, format!("parameter {name} must not be empty")));
-            }
-        }
-        if !(self.transform_tolerance.is_finite() && (0.0..=3600.0).contains(&self.transform_tolerance)) {
-            return Err(PlanError::new(
-                StatusCode::InvalidInput,
-                format!("transform_tolerance must be in 0..=3600 (s), got {}", self.transform_tolerance),
-            ));
-        }
-        if !(self.replan_period.is_finite() && self.replan_period >= 0.0) {
-            return Err(PlanError::new(
-                StatusCode::InvalidInput,
-                format!("replan_period must be >= 0 (s), got {}", self.replan_period),
-            ));
-        }
-        self.planner.validate()
+        PARAMS.iter().try_for_each(|spec| spec.check(self))
     }
 
-    /// These parameters with `name` set to `value` at run time (`ros2 param set`).
-    ///
-    /// Fails with `INVALID_INPUT` and a reason naming the parameter when `name` is not in
-    /// [`RUNTIME_PARAMS`], the value has the wrong type, or the result is out of range; `self` is
-    /// never changed.
-    pub fn with_change(&self, name: &str, value: &ParamValue) -> Result<NodeParams, PlanError> {
-        if !RUNTIME_PARAMS.contains(&name) {
-            return Err(PlanError::new(
-                StatusCode::InvalidInput,
-                format!("parameter {name} cannot be changed at run time (restart the node with it)"),
-            ));
-        }
+    /// These parameters with `name` set to `value`, whether or not it may change at run time (a
+    /// command line's `--set NAME=VALUE`). Fails with `INVALID_INPUT` naming the parameter on an
+    /// unknown name, a wrong type or an out-of-range value; `self` is never changed.
+    pub fn with_value(&self, name: &str, value: &ParamValue) -> Result<NodeParams, PlanError> {
+        let spec = param_spec(name).ok_or_else(|| invalid(format!("there is no parameter {name}")))?;
         let mut next = self.clone();
-        let c = &mut next.planner;
-        let number = |v: &ParamValue| match v {
-            ParamValue::Double(d) => Ok(*d),
-            ParamValue::Integer(i) => Ok(*i as f64),
-            other => Err(wrong(name, "a number", other)),
-        };
-        match name {
-            "robot_radius" => c.robot_radius = number(value)?,
-            "robot_side" => c.robot_side = number(value)?,
-            "min_turning_radius" => c.min_turning_radius = number(value)?,
-            "path_spacing" => c.path_spacing = number(value)?,
-            "turn_penalty" => c.turn_penalty = number(value)?,
-            "max_planning_time" => c.max_planning_time = number(value)?,
-            "replan_period" => next.replan_period = number(value)?,
-            "neighbourhood" | "heading_bins" => {
-                let n = match value {
-                    ParamValue::Integer(v) if *v > 0 => *v as usize,
-                    other => return Err(wrong(name, "a positive integer", other)),
-                };
-                if name == "neighbourhood" {
-                    c.neighbourhood = n;
-                } else {
-                    c.heading_bins = n;
-                }
-            }
-            "allow_unknown" => match value {
-                ParamValue::Bool(b) => c.allow_unknown = *b,
-                other => return Err(wrong(name, "a bool", other)),
-            },
-            _ => match value {
-                ParamValue::Integer(v) if (0..=100).contains(v) => c.occupied_threshold = *v as i8,
-                other => return Err(wrong(name, "an integer in 0..=100", other)),
-            },
-        }
+        spec.write(&mut next, value)?;
         next.validate()?;
         Ok(next)
     }
 
-    /// The current value of a parameter of [`RUNTIME_PARAMS`] (None for other names).
+    /// These parameters with `name` set to `value` at run time (`ros2 param set`).
+    ///
+    /// Fails with `INVALID_INPUT` and a reason naming the parameter when it may not change at run
+    /// time ([`ParamSpec::runtime`]), the value has the wrong type, or the result is out of range;
+    /// `self` is never changed.
+    pub fn with_change(&self, name: &str, value: &ParamValue) -> Result<NodeParams, PlanError> {
+        if !param_spec(name).is_some_and(|s| s.runtime) {
+            return Err(invalid(format!("parameter {name} cannot be changed at run time (restart the node with it)")));
+        }
+        self.with_value(name, value)
+    }
+
+    /// The current value of a run-time parameter (None for other names).
     pub fn runtime_value(&self, name: &str) -> Option<ParamValue> {
-        let c = &self.planner;
-        Some(match name {
-            "robot_radius" => ParamValue::Double(c.robot_radius),
-            "robot_side" => ParamValue::Double(c.robot_side),
-            "min_turning_radius" => ParamValue::Double(c.min_turning_radius),
-            "path_spacing" => ParamValue::Double(c.path_spacing),
-            "turn_penalty" => ParamValue::Double(c.turn_penalty),
-            "max_planning_time" => ParamValue::Double(c.max_planning_time),
-            "replan_period" => ParamValue::Double(self.replan_period),
-            "neighbourhood" => ParamValue::Integer(c.neighbourhood as i64),
-            "heading_bins" => ParamValue::Integer(c.heading_bins as i64),
-            "allow_unknown" => ParamValue::Bool(c.allow_unknown),
-            "occupied_threshold" => ParamValue::Integer(i64::from(c.occupied_threshold)),
-            _ => return None,
-        })
+        param_spec(name).filter(|s| s.runtime).map(|s| s.read(self))
     }
 }
 
@@ -429,7 +619,7 @@ mod runtime_tests {
             ("allow_unknown", ParamValue::Bool(true)),
             ("occupied_threshold", ParamValue::Integer(40)),
         ];
-        assert_eq!(changes.len(), RUNTIME_PARAMS.len());
+        assert_eq!(changes.len(), runtime_params().count());
         for (name, value) in changes {
             let next = p.with_change(name, &value).unwrap();
             let expected = match value {
@@ -471,5 +661,77 @@ mod runtime_tests {
             assert!(e.message.contains(name), "{name}: {e}");
         }
         assert_eq!(p.runtime_value("global_frame"), None);
+    }
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::*;
+
+    /// A value of `spec`'s type other than the default, within its range.
+    fn another_value(spec: &ParamSpec, current: &ParamValue) -> ParamValue {
+        match (current, spec.range) {
+            (ParamValue::Double(v), Range::Within(lo, hi)) => ParamValue::Double(if *v == hi { lo } else { hi }),
+            (ParamValue::Double(v), _) => ParamValue::Double(v + 0.25),
+            (ParamValue::Integer(v), Range::OneOf(values)) => {
+                ParamValue::Integer(*values.iter().find(|&&x| x != *v).expect("two choices"))
+            }
+            (ParamValue::Integer(v), _) => ParamValue::Integer(if *v == 100 { 40 } else { (v + 1).min(100) }),
+            (ParamValue::Bool(b), _) => ParamValue::Bool(!b),
+            (ParamValue::String(s), _) => ParamValue::String(format!("{s}x")),
+            (ParamValue::Other(_), _) => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_described() {
+        let mut names: Vec<&str> = PARAMS.iter().map(|p| p.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), PARAMS.len());
+        assert!(PARAMS.iter().all(|p| !p.description.is_empty()));
+        assert!(NodeParams::default().validate().is_ok());
+    }
+
+    /// Each entry writes its own field and no other (a table entry pointing at the wrong field,
+    /// or a setter falling through to another parameter, fails here), reads back what it wrote,
+    /// and parses its own printed value.
+    #[test]
+    fn every_parameter_writes_only_its_own_field() {
+        let defaults = NodeParams::default();
+        for spec in &PARAMS {
+            let value = another_value(spec, &spec.read(&defaults));
+            let next = defaults.with_value(spec.name, &value).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+            assert_eq!(spec.read(&next), value, "{}", spec.name);
+            for other in PARAMS.iter().filter(|o| o.name != spec.name) {
+                assert_eq!(other.read(&next), other.read(&defaults), "setting {} changed {}", spec.name, other.name);
+            }
+            let printed = match &value {
+                ParamValue::Double(v) => v.to_string(),
+                ParamValue::Integer(v) => v.to_string(),
+                ParamValue::Bool(b) => b.to_string(),
+                ParamValue::String(s) => s.clone(),
+                ParamValue::Other(_) => unreachable!(),
+            };
+            assert_eq!(spec.parse(&printed).unwrap(), value, "{}", spec.name);
+            // Run-time parameters change through with_change too; the others are refused there.
+            assert_eq!(defaults.with_change(spec.name, &value).is_ok(), spec.runtime, "{}", spec.name);
+        }
+        assert!(defaults
+            .with_value("no_such_parameter", &ParamValue::Bool(true))
+            .unwrap_err()
+            .message
+            .contains("no_such_parameter"));
+    }
+
+    #[test]
+    fn range_messages_name_the_unit() {
+        let p = NodeParams::default();
+        let e = p.with_value("robot_radius", &ParamValue::Double(-1.0)).unwrap_err();
+        assert_eq!(e.message, "robot_radius must be >= 0 m, got -1 m");
+        let e = p.with_value("heading_bins", &ParamValue::Integer(12)).unwrap_err();
+        assert_eq!(e.message, "heading_bins must be one of 8, 16, got 12");
+        let e = param_spec("allow_unknown").unwrap().parse("yes").unwrap_err();
+        assert!(e.message.contains("true or false"), "{e}");
     }
 }

@@ -17,6 +17,7 @@ use crate::lddb::{Lddb, Metric};
 use crate::map::{MapUnits, OccupancyMap, Traversability, DEFAULT_MAX_MAP_CELLS};
 use crate::search::los::LosRule;
 use crate::search::path::{GridPath, SearchFailure};
+use crate::stages::{SolvedBy, Stage};
 use crate::trajectory::Trajectory;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -160,40 +161,11 @@ impl Default for PlannerConfig {
 }
 
 impl PlannerConfig {
-    /// Checks every field's range; the message names the offending parameter.
+    /// Checks every field's range, by the node's parameter table ([`crate::params::PARAMS`]: one
+    /// set of ranges for the library, the CLI and the node); the message names the offending
+    /// parameter, its range and its value.
     pub fn validate(&self) -> Result<(), PlanError> {
-        let bad = |m: String| Err(PlanError::new(StatusCode::InvalidInput, m));
-        if !(self.robot_radius.is_finite() && self.robot_radius >= 0.0) {
-            return bad(format!("robot_radius must be >= 0, got {}", self.robot_radius));
-        }
-        if !(self.robot_side.is_finite() && self.robot_side >= 0.0) {
-            return bad(format!("robot_side must be >= 0, got {}", self.robot_side));
-        }
-        if !(self.min_turning_radius.is_finite() && self.min_turning_radius >= 0.0) {
-            return bad(format!("min_turning_radius must be >= 0, got {}", self.min_turning_radius));
-        }
-        if !(0..=100).contains(&self.occupied_threshold) {
-            return bad(format!("occupied_threshold must be in 0..=100, got {}", self.occupied_threshold));
-        }
-        if !(self.path_spacing.is_finite() && self.path_spacing > 0.0) {
-            return bad(format!("path_spacing must be > 0, got {}", self.path_spacing));
-        }
-        if !(self.max_planning_time.is_finite() && self.max_planning_time > 0.0) {
-            return bad(format!("max_planning_time must be > 0, got {}", self.max_planning_time));
-        }
-        if self.max_map_cells == 0 {
-            return bad("max_map_cells must be > 0".into());
-        }
-        if !matches!(self.heading_bins, 8 | 16) {
-            return bad(format!("heading_bins must be 8 or 16, got {}", self.heading_bins));
-        }
-        if !matches!(self.neighbourhood, 8 | 24 | 48) {
-            return bad(format!("neighbourhood must be 8, 24 or 48, got {}", self.neighbourhood));
-        }
-        if !(self.turn_penalty.is_finite() && self.turn_penalty >= 0.0) {
-            return bad(format!("turn_penalty must be >= 0, got {}", self.turn_penalty));
-        }
-        Ok(())
+        crate::params::NodeParams { planner: self.clone(), ..Default::default() }.validate()
     }
 
     /// The Directional A* parameters for a map of `resolution` metres per cell (`None` when the
@@ -284,17 +256,48 @@ pub struct PlanStats {
     pub any_angle_length: f64,
     /// Length of the trajectory (m).
     pub trajectory_length: f64,
-    /// Time per stage (stage name, milliseconds), in pipeline order.
-    pub stage_ms: Vec<(String, f64)>,
+    /// Time per stage, in pipeline order.
+    pub stage_ms: Vec<StageTime>,
     /// How the trajectory was obtained (`any_angle` when the turning radius is 0, else the
-    /// refinement stage that solved it).
-    pub solved_by: String,
+    /// refinement stage that solved it): one entry, or one per leg that moved for a plan through
+    /// several poses ([`crate::waypoints::plan_through`]). [`PlanStats::solved_by_label`] joins
+    /// them with `+`.
+    pub solved_by: Vec<SolvedBy>,
     /// When the start or goal cell could not hold the vehicle and a covering cell was used
     /// instead (the "subsumed by a clearance square" rule): a note with the offsets, in metres.
     pub note: Option<String>,
     /// Corners (map frame, metres, counter-clockwise) of each window the Directional A* window
     /// repair searched, in order; empty when the repair did not run. For display.
     pub repair_windows: Vec<[Point2; 4]>,
+}
+
+impl PlanStats {
+    /// How the plan was solved, as printed: `smoothing`, or per leg `direct+smoothing`.
+    pub fn solved_by_label(&self) -> String {
+        let names: Vec<&str> = self.solved_by.iter().map(|s| s.name()).collect();
+        names.join("+")
+    }
+}
+
+/// The time one stage of a plan took.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StageTime {
+    /// The leg (from 1) of a plan through several poses; `None` for a single goal.
+    pub leg: Option<usize>,
+    /// Which stage.
+    pub stage: Stage,
+    /// Wall-clock time (ms).
+    pub ms: f64,
+}
+
+impl StageTime {
+    /// The stage's name, prefixed with its leg when there is one: `block_astar`, `leg2/verify`.
+    pub fn label(&self) -> String {
+        match self.leg {
+            Some(leg) => format!("leg{leg}/{}", self.stage),
+            None => self.stage.name().to_string(),
+        }
+    }
 }
 
 /// A successful plan, in the map frame (metres, radians).
@@ -445,7 +448,7 @@ fn verify_polyline(map: &CollisionMap, t: &Trajectory, radius: f64, s: Pose2, g:
 /// Stage timings of one plan: each stage's time since the previous mark.
 struct StageClock {
     lap: Instant,
-    stages: Vec<(String, f64)>,
+    stages: Vec<StageTime>,
 }
 
 impl StageClock {
@@ -454,14 +457,14 @@ impl StageClock {
     }
 
     /// Records the time since the last mark under `name`.
-    fn mark(&mut self, name: &str) {
-        self.stages.push((name.to_string(), self.lap.elapsed().as_secs_f64() * 1e3));
+    fn mark(&mut self, stage: Stage) {
+        self.stages.push(StageTime { leg: None, stage, ms: self.lap.elapsed().as_secs_f64() * 1e3 });
         self.lap = Instant::now();
     }
 
     /// Records stages timed elsewhere, in place of the time since the last mark.
-    fn extend(&mut self, stages: impl Iterator<Item = (String, f64)>) {
-        self.stages.extend(stages);
+    fn extend(&mut self, stages: &[directional::pipeline::StageStat]) {
+        self.stages.extend(stages.iter().map(|st| StageTime { leg: None, stage: st.name, ms: st.ms }));
         self.lap = Instant::now();
     }
 }
@@ -687,7 +690,7 @@ impl Planner {
             }
             _ => None,
         };
-        clock.mark("regions");
+        clock.mark(Stage::Regions);
         if on_mask.is_none() {
             let (a, b) = (s.point(), g.point());
             let layer = prepared.clearance.layer(prepared.vehicle.capability);
@@ -701,7 +704,7 @@ impl Planner {
                     || budget.should_stop(),
                 )
             });
-            clock.mark("reach");
+            clock.mark(Stage::Reach);
             match reach {
                 Reach::Possible => {}
                 Reach::Stopped => return Err(budget.stop_error()),
@@ -731,7 +734,7 @@ impl Planner {
                 p.turning_radius,
                 p.shape().inradius(),
             );
-            clock.mark("escape");
+            clock.mark(Stage::Escape);
             if let Some(why) = why {
                 return Err(PlanError::new(StatusCode::NoValidPath, format!("no turning-radius-legal path: {why}")));
             }
@@ -751,15 +754,15 @@ impl Planner {
                 segments: Vec::new(),
                 min_turning_radius: self.config.min_turning_radius / info.resolution,
             };
-            (vec![s.point()], empty, "at_goal".to_string(), 0)
+            (vec![s.point()], empty, SolvedBy::AtGoal, 0)
         } else if let Some(direct) = prepared.directional.as_ref().filter(|_| !same_place).and_then(|ctx| {
             // 4a. The shortest curve itself, when it is collision-free: nothing is shorter, so
             //     no guide is needed (skipped under a turn penalty, see `direct_curve`).
             let mut stats = directional::RefineStats::default();
             directional::direct_curve(ctx, &prepared.collision, s, g, goal_heading_free, &mut stats)
         }) {
-            clock.extend(direct.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
-            (vec![s.point(), g.point()], direct.trajectory, direct.stats.solved_by.to_string(), 0)
+            clock.extend(&direct.stats.stages);
+            (vec![s.point(), g.point()], direct.trajectory, direct.stats.solved_by, 0)
         } else if let Some((start_cell, goal_cell)) = on_mask {
             // 4b. Any-angle guide on the vehicle mask (Block A*, conservative line of sight).
             let corner = |p: Point2, cell: (usize, usize)| -> (u32, u32) {
@@ -769,7 +772,7 @@ impl Planner {
             };
             let (sv, gv) = (corner(s.point(), start_cell), corner(g.point(), goal_cell));
             let path = if let Some(straight) = straight_guide(&prepared.blocks, sv, gv) {
-                clock.mark("guide_line_of_sight");
+                clock.mark(Stage::GuideLineOfSight);
                 straight
             } else {
                 let found = BLOCK_SEARCH.with(|search| {
@@ -785,7 +788,7 @@ impl Planner {
                 });
                 match found {
                     Ok(p) => {
-                        clock.mark("block_astar");
+                        clock.mark(Stage::BlockAstar);
                         p
                     }
                     Err(SearchFailure::Stopped) => return Err(budget.stop_error()),
@@ -804,7 +807,7 @@ impl Planner {
                 None => {
                     let t = Trajectory::polyline(&guide);
                     verify_polyline(&prepared.collision, &t, self.config.mask_radius() / info.resolution, s, g)?;
-                    (guide, t, "any_angle".to_string(), path.expansions)
+                    (guide, t, SolvedBy::AnyAngle, path.expansions)
                 }
                 Some(ctx) => {
                     let inner = &guide[1..guide.len().saturating_sub(1)];
@@ -814,10 +817,9 @@ impl Planner {
                     let refine = if same_place { directional::refine } else { directional::refine_prechecked };
                     let refined = refine(ctx, &prepared.collision, inner, s, g, goal_heading_free, &mut stop)
                         .map_err(refine_error)?;
-                    clock.extend(refined.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
+                    clock.extend(&refined.stats.stages);
                     repair_windows = refined.stats.repair_windows.clone();
-                    let solved_by = refined.stats.solved_by.to_string();
-                    (guide, refined.trajectory, solved_by, path.expansions + refined.stats.expansions)
+                    (guide, refined.trajectory, refined.stats.solved_by, path.expansions + refined.stats.expansions)
                 }
             }
         } else {
@@ -837,7 +839,7 @@ impl Planner {
         s: Pose2,
         guide: &[Point2],
         trajectory: Trajectory,
-        solved_by: String,
+        solved_by: SolvedBy,
         expansions: usize,
         mut clock: StageClock,
         notes: Vec<String>,
@@ -845,7 +847,7 @@ impl Planner {
         t0: Instant,
     ) -> Plan {
         let info = &prepared.map.info;
-        clock.mark("to_world");
+        clock.mark(Stage::ToWorld);
         let to_world = |p: Point2| info.cell_to_world(p);
         let any_angle: Vec<Point2> = guide.iter().map(|&p| to_world(p)).collect();
         let trajectory = trajectory.to_world(info);
@@ -859,7 +861,7 @@ impl Planner {
             any_angle_length: any_angle.windows(2).map(|w| w[0].distance(w[1])).sum(),
             trajectory_length: trajectory.length(),
             stage_ms: clock.stages,
-            solved_by,
+            solved_by: vec![solved_by],
             note: (!notes.is_empty()).then(|| notes.join("; ")),
             repair_windows: repair_windows
                 .iter()
@@ -910,9 +912,9 @@ impl Planner {
                     }
                     other => refine_error(other, budget, ends),
                 })?;
-        clock.extend(refined.stats.stages.iter().map(|st| (st.name.to_string(), st.ms)));
+        clock.extend(&refined.stats.stages);
         let guide: Vec<Point2> = refined.chain.poses.iter().map(|p| p.point()).collect();
-        let solved_by = refined.stats.solved_by.to_string();
+        let solved_by = refined.stats.solved_by;
         Ok(self.assemble(
             prepared,
             s,

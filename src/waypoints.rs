@@ -4,7 +4,8 @@
 
 use crate::directional::verify::JOINT_TOLERANCE;
 use crate::geometry::{Point2, Pose2};
-use crate::planner::{Budget, Plan, PlanError, PlanStats, Planner, StatusCode};
+use crate::planner::{Budget, Plan, PlanError, PlanStats, Planner, StageTime, StatusCode};
+use crate::stages::SolvedBy;
 use crate::trajectory::Trajectory;
 
 /// Why [`plan_through`] failed.
@@ -69,8 +70,8 @@ impl From<ThroughError> for PlanError {
 ///   heading when the turning radius is positive, within `2 * JOINT_TOLERANCE`: metres, scaled
 ///   by the resolution on maps coarser than 1 m per cell, and radians);
 /// - `poses`: the legs' poses in order, the pose at a join (same position) not repeated;
-/// - `stats`: lengths, planning times and expansions summed, `solved_by` the legs' joined with
-///   `+`, stage timings and notes prefixed with the leg (`leg1/regions`, `pose 1: ...`) when
+/// - `stats`: lengths, planning times and expansions summed, `solved_by` the legs' in order
+///   (`[at_goal]` when none moved), stage timings and notes prefixed with the leg (`leg1/regions`, `pose 1: ...`) when
 ///   there is more than one goal, repair windows concatenated.
 ///
 /// A goal equal to the pose before it makes an empty leg, which contributes nothing. With a
@@ -90,7 +91,6 @@ pub fn plan_through(planner: &Planner, start: Pose2, goals: &[Pose2], budget: &B
     let mut trajectory = Trajectory::default();
     let mut poses: Vec<Pose2> = Vec::new();
     let mut stats = PlanStats::default();
-    let mut solved_by: Vec<String> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
     let mut from = start;
     for (index, &goal) in goals.iter().enumerate() {
@@ -141,17 +141,19 @@ pub fn plan_through(planner: &Planner, start: Pose2, goals: &[Pose2], budget: &B
         stats.expansions += s.expansions;
         stats.any_angle_length += s.any_angle_length;
         stats.trajectory_length += s.trajectory_length;
-        let prefix = |name: String| if several { format!("leg{}/{name}", index + 1) } else { name };
-        stats.stage_ms.extend(s.stage_ms.into_iter().map(|(name, ms)| (prefix(name), ms)));
+        let leg_number = several.then_some(index + 1);
+        stats.stage_ms.extend(s.stage_ms.into_iter().map(|t| StageTime { leg: leg_number, ..t }));
         if !empty {
-            solved_by.push(s.solved_by);
+            stats.solved_by.extend(s.solved_by);
         }
         if let Some(note) = s.note {
             notes.push(if several { format!("pose {index}: {note}") } else { note });
         }
         stats.repair_windows.extend(s.repair_windows);
     }
-    stats.solved_by = if solved_by.is_empty() { "at_goal".to_string() } else { solved_by.join("+") };
+    if stats.solved_by.is_empty() {
+        stats.solved_by.push(SolvedBy::AtGoal);
+    }
     stats.note = (!notes.is_empty()).then(|| notes.join("; "));
     Ok(Plan { any_angle, trajectory, poses, stats })
 }
@@ -225,9 +227,9 @@ mod tests {
         let segments: usize = legs.iter().map(|l| l.trajectory.segments.len()).sum();
         assert_eq!(plan.trajectory.segments.len(), segments);
         assert_eq!(plan.stats.expansions, legs.iter().map(|l| l.stats.expansions).sum::<usize>());
-        let solved: Vec<&str> = legs.iter().map(|l| l.stats.solved_by.as_str()).collect();
-        assert_eq!(plan.stats.solved_by, solved.join("+"));
-        assert!(plan.stats.stage_ms.iter().any(|(n, _)| n.starts_with("leg3/")), "{:?}", plan.stats.stage_ms);
+        let solved: Vec<SolvedBy> = legs.iter().flat_map(|l| l.stats.solved_by.clone()).collect();
+        assert_eq!(plan.stats.solved_by, solved);
+        assert!(plan.stats.stage_ms.iter().any(|t| t.label().starts_with("leg3/")), "{:?}", plan.stats.stage_ms);
 
         // Continuous, from the start through every via pose at the cumulative leg lengths.
         assert!(plan.trajectory.check_continuity() <= 1e-6);
@@ -265,7 +267,7 @@ mod tests {
         assert_eq!(through.poses, direct.poses);
         assert_eq!(through.any_angle, direct.any_angle);
         assert_eq!(through.stats.solved_by, direct.stats.solved_by);
-        let names = |p: &Plan| p.stats.stage_ms.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        let names = |p: &Plan| p.stats.stage_ms.iter().map(StageTime::label).collect::<Vec<_>>();
         assert_eq!(names(&through), names(&direct));
     }
 
@@ -284,7 +286,7 @@ mod tests {
         assert!(still.trajectory.is_empty());
         assert_eq!(still.poses, [START]);
         assert_eq!(still.any_angle, [START.point()]);
-        assert_eq!(still.stats.solved_by, "at_goal");
+        assert_eq!(still.stats.solved_by, [SolvedBy::AtGoal]);
     }
 
     #[test]

@@ -162,3 +162,21 @@ fn curve_prints_the_shortest_curve_with_its_gears_or_names_the_bad_input() {
     assert_eq!(text(&out.stdout).lines().count(), 1);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn set_changes_any_parameter_by_the_node_s_table() {
+    let request = ["--start", "-1.5,0.5,0", "--goal", "0.5,1.5", "--json"];
+    let out = plan(&[&request[..], &["--set", "heading_bins=16", "--set", "turn_penalty=0.5"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for (set, says) in [
+        ("heading_bins=12", "heading_bins must be one of 8, 16, got 12"),
+        ("robot_radius=-1", "robot_radius must be >= 0 m, got -1 m"),
+        ("allow_unknown=yes", "allow_unknown must be true or false"),
+        ("no_such=1", "there is no parameter \"no_such\""),
+        ("heading_bins", "--set takes NAME=VALUE"),
+    ] {
+        let out = plan(&[&request[..], &["--set", set]].concat());
+        assert_eq!(out.status.code(), Some(1), "{set}");
+        assert!(text(&out.stderr).contains(says), "{set}: {}", text(&out.stderr));
+    }
+}

@@ -6,6 +6,7 @@ use blockstar_planner::geometry::{Point2, Pose2};
 use blockstar_planner::map::{MapInfo, MapUnits, OccupancyMap};
 use blockstar_planner::map_io::load_map_file;
 use blockstar_planner::planner::{Budget, Plan, PlanError, Planner, PlannerConfig, StatusCode};
+use blockstar_planner::stages::{SolvedBy, Stage};
 use std::f64::consts::PI;
 
 const RES: f64 = 0.05;
@@ -143,8 +144,8 @@ fn a_clear_straight_line_is_the_guide_without_a_search() {
     let g = Pose2::new(o.x + 3.8, o.y + 2.4, -PI / 2.0);
     let r = plan(&p, s, g, false).unwrap();
     assert_legal(&map, &r, s, g, false, 0.1, 0.5);
-    let stages: Vec<&str> = r.stats.stage_ms.iter().map(|(n, _)| n.as_str()).collect();
-    assert!(stages.contains(&"guide_line_of_sight") && !stages.contains(&"block_astar"), "{stages:?}");
+    let stages: Vec<Stage> = r.stats.stage_ms.iter().map(|t| t.stage).collect();
+    assert!(stages.contains(&Stage::GuideLineOfSight) && !stages.contains(&Stage::BlockAstar), "{stages:?}");
     assert_eq!(r.any_angle.len(), 2, "the guide is the straight segment: {:?}", r.any_angle);
 }
 
@@ -171,18 +172,18 @@ fn door_map_plans_are_legal_and_avoid_walls() {
     assert!(r.stats.any_angle_length > 0.0 && r.trajectory.length() >= s.point().distance(g.point()));
     // The straight line runs through the door: it is the guide. A goal the wall hides from the
     // start needs a searched guide.
-    assert!(r.stats.stage_ms.iter().any(|(n, _)| n == "guide_line_of_sight"), "{:?}", r.stats.stage_ms);
+    assert!(r.stats.stage_ms.iter().any(|t| t.stage == Stage::GuideLineOfSight), "{:?}", r.stats.stage_ms);
     let hidden = Pose2::new(o.x + 8.5, o.y + 0.8, 0.0);
     let r = plan(&p, s, hidden, false).unwrap();
     assert_legal(&map, &r, s, hidden, false, 0.15, 0.4);
-    assert!(r.stats.stage_ms.iter().any(|(n, _)| n == "block_astar"), "{:?}", r.stats.stage_ms);
+    assert!(r.stats.stage_ms.iter().any(|t| t.stage == Stage::BlockAstar), "{:?}", r.stats.stage_ms);
     // Free final heading.
     let r = plan(&p, s, g, true).unwrap();
     assert_legal(&map, &r, s, g, true, 0.15, 0.4);
     // Turning radius 0: the any-angle path itself, a polyline.
     let q = planner(map.clone(), 0.15, 0.0);
     let r = plan(&q, s, g, true).unwrap();
-    assert_eq!(r.stats.solved_by, "any_angle");
+    assert_eq!(r.stats.solved_by, [SolvedBy::AnyAngle]);
     assert_footprint_free(&map, &r, 0.15);
 }
 
@@ -600,7 +601,7 @@ fn the_planner_solves_every_pair_directional_24_solves_among_tight_gaps() {
                 assert_legal(&map, r, s, g, false, RADIUS, TURNING);
                 let cell = |q: Pose2| map.info.cell_of(map.info.world_to_cell(q.point())).unwrap();
                 let split = !prepared.clearance.same_region(&prepared.vehicle, cell(s), cell(g)).unwrap_or(false);
-                if split && r.stats.solved_by == "full_search" {
+                if split && r.stats.solved_by == [SolvedBy::FullSearch] {
                     through_gaps += 1;
                 }
             }

@@ -137,8 +137,8 @@ pub fn random_pairs(
 
 /// One line about how the planner solved a pair (for `--verbose`).
 fn describe(stats: &PlanStats) -> String {
-    let stages: Vec<String> = stats.stage_ms.iter().map(|(n, ms)| format!("{n} {ms:.2}ms")).collect();
-    format!("{} ({})", stats.solved_by, stages.join(", "))
+    let stages: Vec<String> = stats.stage_ms.iter().map(|t| format!("{} {:.2}ms", t.label(), t.ms)).collect();
+    format!("{} ({})", stats.solved_by_label(), stages.join(", "))
 }
 
 fn percentile(sorted: &[f64], q: f64) -> f64 {

@@ -3,8 +3,8 @@
 use super::{non_negative, CliError, CliResult};
 use crate::geometry::Pose2;
 use crate::map_io::{load_map_file, map_file_units};
-use crate::params::NodeParams;
-use crate::planner::{Budget, Planner, PlannerConfig};
+use crate::params::{param_spec, NodeParams};
+use crate::planner::{Budget, Planner};
 use crate::render::scene::{render_scene, Mark, Scene};
 use crate::render::{known_window, picture_scale};
 use crate::trajectory::Segment;
@@ -37,6 +37,12 @@ pub struct PlanArgs {
     /// Minimum turning radius (map units).
     #[arg(long, allow_negative_numbers = true)]
     pub min_turning_radius: Option<f64>,
+    /// Any parameter of the node as `NAME=VALUE` (repeatable; `config/planner.yaml` lists them),
+    /// checked as `ros2 param set` checks it, applied after `--params` and before the flags above:
+    /// `--set heading_bins=16 --set turn_penalty=0.2`. Those that do not shape a plan (frames,
+    /// topics) are accepted and have no effect here.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -86,14 +92,27 @@ pub fn segment_json(s: &Segment) -> serde_json::Value {
     })
 }
 
+/// `params` with one `NAME=VALUE` of `--set` applied, by the node's parameter table.
+pub fn with_assignment(params: &NodeParams, assignment: &str) -> Result<NodeParams, CliError> {
+    let (name, value) =
+        assignment.split_once('=').ok_or_else(|| CliError(format!("--set takes NAME=VALUE, got {assignment:?}")))?;
+    let spec = param_spec(name.trim()).ok_or_else(|| CliError(format!("--set: there is no parameter {name:?}")))?;
+    let value = spec.parse(value).map_err(|e| CliError(format!("--set: {}", e.message)))?;
+    params.with_value(spec.name, &value).map_err(|e| CliError(format!("--set: {}", e.message)))
+}
+
 /// Runs `blockstar plan`. On success the plan goes to stdout; a failed plan is returned (and so
 /// printed once, on stderr), after its JSON record on stdout with `--json`.
 pub fn run(args: &PlanArgs) -> CliResult {
     let units = map_file_units(&args.map);
-    let mut config = match &args.params {
-        Some(path) => NodeParams::from_yaml_file(path, "planner_node")?.planner,
-        None => PlannerConfig::default(),
+    let mut params = match &args.params {
+        Some(path) => NodeParams::from_yaml_file(path, "planner_node")?,
+        None => NodeParams::default(),
     };
+    for assignment in &args.set {
+        params = with_assignment(&params, assignment)?;
+    }
+    let mut config = params.planner;
     if let Some(r) = args.robot_radius {
         config.robot_radius = non_negative("--robot-radius", r, units)?;
     }
@@ -123,10 +142,10 @@ pub fn run(args: &PlanArgs) -> CliResult {
                 "segments": plan.trajectory.segments.iter().map(segment_json).collect::<Vec<_>>(),
                 "poses": plan.poses.iter().map(|p| [p.x, p.y, p.yaw]).collect::<Vec<_>>(),
             },
-            "solved_by": plan.stats.solved_by,
+            "solved_by": plan.stats.solved_by_label(),
             "note": plan.stats.note,
             "planning_time_ms": plan.stats.planning_time * 1e3,
-            "timing_ms": plan.stats.stage_ms.iter().map(|(k, v)| (k.clone(), serde_json::json!(v))).collect::<serde_json::Map<String, serde_json::Value>>(),
+            "timing_ms": plan.stats.stage_ms.iter().map(|t| (t.label(), serde_json::json!(t.ms))).collect::<serde_json::Map<String, serde_json::Value>>(),
         }),
         Err(e) => serde_json::json!({ "status": e.code.name(), "message": e.message }),
     };

@@ -45,6 +45,7 @@ use super::smoothing::{path_points, Ends, PathDp};
 use super::verify::{verify_trajectory, VerifyError};
 use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::search::OrdF64;
+use crate::stages::{SolvedBy, Stage};
 use crate::trajectory::Trajectory;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -54,9 +55,9 @@ use std::time::Instant;
 /// Time and outcome of one pipeline stage.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct StageStat {
-    /// Stage name (`direct`, `path_points`, `smoothing_forward`, `smoothing_backward`, `window_repair`,
+    /// The stage (serialised as `direct`, `path_points`, `smoothing_forward`, `smoothing_backward`, `window_repair`,
     /// `loop_repair`, `full_search`, `final_smoothing`, `verify`).
-    pub name: &'static str,
+    pub name: Stage,
     /// Wall-clock time (ms).
     pub ms: f64,
     /// What happened, for a person.
@@ -74,7 +75,7 @@ pub struct RefineStats {
     pub expansions: usize,
     /// Which stage produced the chain: `direct` (the shortest curve was free), `smoothing`,
     /// `window_repair`, `loop_repair` or `full_search`.
-    pub solved_by: &'static str,
+    pub solved_by: SolvedBy,
     /// Poses in the chain before and after final smoothing.
     pub poses_before_smoothing: usize,
     /// Poses kept by final smoothing.
@@ -156,18 +157,22 @@ pub fn direct_curve(
     let t = Instant::now();
     let segs = link(start, goal, goal_heading_free, p.turning_radius)?;
     if !map.sweep_free(&segs, p.shape(), SEARCH_MARGIN) {
-        stats.stages.push(StageStat { name: "direct", ms: ms_since(t), outcome: "the shortest curve collides".into() });
+        stats.stages.push(StageStat {
+            name: Stage::Direct,
+            ms: ms_since(t),
+            outcome: "the shortest curve collides".into(),
+        });
         return None;
     }
-    stats.stages.push(StageStat { name: "direct", ms: ms_since(t), outcome: "the shortest curve is free".into() });
+    stats.stages.push(StageStat { name: Stage::Direct, ms: ms_since(t), outcome: "the shortest curve is free".into() });
     let t = Instant::now();
     let traj = Trajectory { segments: segs, min_turning_radius: p.turning_radius };
     if let Err(e) = verify_trajectory(map, &traj, p.shape(), p.turning_radius, start, goal, goal_heading_free) {
-        stats.stages.push(StageStat { name: "verify", ms: ms_since(t), outcome: format!("failed: {e}") });
+        stats.stages.push(StageStat { name: Stage::Verify, ms: ms_since(t), outcome: format!("failed: {e}") });
         return None;
     }
-    stats.stages.push(StageStat { name: "verify", ms: ms_since(t), outcome: "passed".into() });
-    stats.solved_by = "direct";
+    stats.stages.push(StageStat { name: Stage::Verify, ms: ms_since(t), outcome: "passed".into() });
+    stats.solved_by = SolvedBy::Direct;
     stats.poses_before_smoothing = 2;
     stats.poses_after_smoothing = 2;
     let chain = PoseChain { poses: vec![start, goal], goal_free: goal_heading_free };
@@ -247,7 +252,7 @@ fn refine_with(
         return Err(RefineError::GoalBlocked);
     }
     let mut stats = RefineStats::default();
-    let stage = |stats: &mut RefineStats, name: &'static str, t: Instant, outcome: String| {
+    let stage = |stats: &mut RefineStats, name: Stage, t: Instant, outcome: String| {
         stats.stages.push(StageStat { name, ms: ms_since(t), outcome });
     };
 
@@ -265,7 +270,7 @@ fn refine_with(
     if !same_place && !prechecked {
         let t = Instant::now();
         let why = trapped_ends(map, start, goal, goal_heading_free, p.turning_radius, p.shape().inradius());
-        stage(&mut stats, "escape", t, why.unwrap_or("not trapped").to_string());
+        stage(&mut stats, Stage::Escape, t, why.unwrap_or("not trapped").to_string());
         if let Some(why) = why {
             return Err(RefineError::NoPath(why.to_string()));
         }
@@ -292,7 +297,7 @@ fn refine_with(
     let cell = |q: Pose2| (q.x.floor() as i64, q.y.floor() as i64);
     points.retain(|q| q.cell != cell(start) && q.cell != cell(goal));
     stats.path_points = points.len();
-    stage(&mut stats, "path_points", t, format!("{} points", points.len()));
+    stage(&mut stats, Stage::PathPoints, t, format!("{} points", points.len()));
 
     let guide_len: f64 = guide.windows(2).map(|w| w[0].distance(w[1])).sum();
     let short = guide_len <= SHORT_PATH_RADII * p.turning_radius;
@@ -310,7 +315,7 @@ fn refine_with(
     // programme and solves most guides. The dense programme, and the repairs built on its costs,
     // run only when it fails, or when its chain holds a loop on a short guide: the dense points
     // may avoid the loop, which spares the loop repair (far dearer than the dense programme).
-    let mut chain: Option<(Vec<Pose2>, &'static str)> = None;
+    let mut chain: Option<(Vec<Pose2>, SolvedBy)> = None;
     let mut chain_cost = f64::INFINITY;
     let coarse_near = COARSE_SPACINGS * near;
     let mut coarse = path_points(&guide, coarse_near, far.max(coarse_near), 2.5 * p.turning_radius);
@@ -323,11 +328,16 @@ fn refine_with(
         if let Some((c, (t_last, h_last))) = found {
             let mut poses = dp.forward_chain(&parent, t_last, h_last);
             poses.push(goal);
-            chain = Some((poses, "smoothing"));
+            chain = Some((poses, SolvedBy::Smoothing));
             chain_cost = c;
-            stage(&mut stats, "smoothing_coarse", t, format!("{} points: reached the goal, cost {c:.2}", coarse.len()));
+            stage(
+                &mut stats,
+                Stage::SmoothingCoarse,
+                t,
+                format!("{} points: reached the goal, cost {c:.2}", coarse.len()),
+            );
         } else {
-            stage(&mut stats, "smoothing_coarse", t, format!("{} points: stuck", coarse.len()));
+            stage(&mut stats, Stage::SmoothingCoarse, t, format!("{} points: stuck", coarse.len()));
         }
     }
     if chain.is_none() || (short && chain_cost > loop_bound) {
@@ -365,7 +375,7 @@ fn refine_with(
                 Outcome::Found(found) => {
                     stats.expansions += found.expansions;
                     if found.cost < c {
-                        chain = Some((found.poses, "loop_repair"));
+                        chain = Some((found.poses, SolvedBy::LoopRepair));
                         format!("cost {:.2} instead of {c:.2}", found.cost)
                     } else {
                         format!("no better (cost {:.2})", found.cost)
@@ -384,7 +394,7 @@ fn refine_with(
                     "nothing reachable from the start leads to the goal".to_string()
                 }
             };
-        stage(&mut stats, "loop_repair", t, outcome);
+        stage(&mut stats, Stage::LoopRepair, t, outcome);
     }
 
     let mut candidates = Vec::new();
@@ -410,13 +420,13 @@ fn refine_with(
             match directional_astar(ctx, map, window, p.fallback_neighbourhood, &src, target, should_stop) {
                 Outcome::Found(found) => {
                     stats.expansions += found.expansions;
-                    stage(&mut stats, "full_search", t, format!("found after {} expansions", found.expansions));
-                    candidates.push((found.poses, "full_search"));
+                    stage(&mut stats, Stage::FullSearch, t, format!("found after {} expansions", found.expansions));
+                    candidates.push((found.poses, SolvedBy::FullSearch));
                 }
                 Outcome::Stopped => return Err(RefineError::Stopped),
                 Outcome::NoPath(e) | Outcome::Exhausted(e) => {
                     stats.expansions += e;
-                    stage(&mut stats, "full_search", t, format!("no path after {e} expansions"));
+                    stage(&mut stats, Stage::FullSearch, t, format!("no path after {e} expansions"));
                     continue;
                 }
             }
@@ -427,14 +437,14 @@ fn refine_with(
         let smooth = final_smoothing(ctx, map, &raw);
         stats.poses_before_smoothing = raw.poses.len();
         stats.poses_after_smoothing = smooth.poses.len();
-        stage(&mut stats, "final_smoothing", t, format!("{} -> {} poses", raw.poses.len(), smooth.poses.len()));
+        stage(&mut stats, Stage::FinalSmoothing, t, format!("{} -> {} poses", raw.poses.len(), smooth.poses.len()));
         let t = Instant::now();
         let mut last_err = None;
         for c in [smooth, raw] {
             let traj = c.trajectory(p.turning_radius);
             match verify_trajectory(map, &traj, p.shape(), p.turning_radius, start, goal, goal_heading_free) {
                 Ok(()) => {
-                    stage(&mut stats, "verify", t, "passed".into());
+                    stage(&mut stats, Stage::Verify, t, "passed".into());
                     stats.solved_by = by;
                     return Ok(Refined { trajectory: traj, chain: c, stats });
                 }
@@ -442,7 +452,7 @@ fn refine_with(
             }
         }
         let e = last_err.expect("two candidates were verified");
-        stage(&mut stats, "verify", t, format!("failed: {e}"));
+        stage(&mut stats, Stage::Verify, t, format!("failed: {e}"));
         if tried_full && candidates.is_empty() {
             return Err(RefineError::VerificationFailed(e));
         }
@@ -452,7 +462,7 @@ fn refine_with(
 /// A chain of poses from the start to the goal, with the stage that found it and its cost.
 struct Chain {
     poses: Vec<Pose2>,
-    by: &'static str,
+    by: SolvedBy,
     cost: f64,
 }
 
@@ -474,7 +484,7 @@ fn dense_smoothing(
     let Ends { start, goal, goal_free: goal_heading_free } = dp.ends();
     let points = dp.points();
     let (m, hops) = (dp.m(), dp.hops);
-    let stage = |stats: &mut RefineStats, name: &'static str, t: Instant, outcome: String| {
+    let stage = |stats: &mut RefineStats, name: Stage, t: Instant, outcome: String| {
         stats.stages.push(StageStat { name, ms: ms_since(t), outcome });
     };
     let mut chain: Option<Chain> = None;
@@ -483,21 +493,21 @@ fn dense_smoothing(
     if let Some((c, (t_last, h_last))) = fwd_goal {
         let mut poses = dp.forward_chain(&fwd_parent, t_last, h_last);
         poses.push(goal);
-        chain = Some(Chain { poses, by: "smoothing", cost: c });
-        stage(stats, "smoothing_forward", t, format!("reached the goal, cost {c:.2}"));
+        chain = Some(Chain { poses, by: SolvedBy::Smoothing, cost: c });
+        stage(stats, Stage::SmoothingForward, t, format!("reached the goal, cost {c:.2}"));
     } else if short {
         // A short guide: the windowed start-to-goal search below covers it all, cheaper than
         // splicing a repair between partial chains.
-        stage(stats, "smoothing_forward", t, "stuck; short path, searching the whole window".into());
+        stage(stats, Stage::SmoothingForward, t, "stuck; short path, searching the whole window".into());
     } else {
         let nb = dp.nb;
         let f = (1..=m).rev().find(|&t| (0..nb).any(|h| fwd[t * nb + h].is_finite())).unwrap_or(0);
-        stage(stats, "smoothing_forward", t, format!("stuck after path point {f} of {m}"));
+        stage(stats, Stage::SmoothingForward, t, format!("stuck after path point {f} of {m}"));
 
         let t = Instant::now();
         let (bwd, bwd_next) = dp.backward(should_stop).ok_or(RefineError::Stopped)?;
         let b = (1..=m).find(|&t| (0..nb).any(|h| bwd[t * nb + h].is_finite())).unwrap_or(m + 1);
-        stage(stats, "smoothing_backward", t, format!("reached back to path point {b}"));
+        stage(stats, Stage::SmoothingBackward, t, format!("reached back to path point {b}"));
 
         // Window repair: the best forward states just before the failure to the best backward
         // states just after it; the exact start or goal join when the window reaches them.
@@ -569,7 +579,7 @@ fn dense_smoothing(
                     let (tt, th) = target_of[found.target];
                     poses.pop();
                     poses.extend(dp.backward_chain(&bwd_next, tt, th));
-                    chain = Some(Chain { poses, by: "window_repair", cost: found.cost });
+                    chain = Some(Chain { poses, by: SolvedBy::WindowRepair, cost: found.cost });
                     outcome =
                         format!("found on attempt {} (window {}x{})", attempt + 1, window.width(), window.height());
                     break;
@@ -591,7 +601,7 @@ fn dense_smoothing(
             }
             margin *= 2;
         }
-        stage(stats, "window_repair", t, outcome);
+        stage(stats, Stage::WindowRepair, t, outcome);
     }
     Ok(chain)
 }
@@ -786,7 +796,7 @@ pub fn full_search(
     };
     stats.expansions = found.expansions;
     stats.stages.push(StageStat {
-        name: "full_search",
+        name: Stage::FullSearch,
         ms: ms_since(t),
         outcome: format!("{} expansions", found.expansions),
     });
@@ -795,13 +805,13 @@ pub fn full_search(
     let smooth = final_smoothing(ctx, map, &raw);
     stats.poses_before_smoothing = raw.poses.len();
     stats.poses_after_smoothing = smooth.poses.len();
-    stats.stages.push(StageStat { name: "final_smoothing", ms: ms_since(t), outcome: String::new() });
+    stats.stages.push(StageStat { name: Stage::FinalSmoothing, ms: ms_since(t), outcome: String::new() });
     let mut last = None;
     for c in [smooth, raw] {
         let traj = c.trajectory(p.turning_radius);
         match verify_trajectory(map, &traj, p.shape(), p.turning_radius, start, goal, goal_heading_free) {
             Ok(()) => {
-                stats.solved_by = "full_search";
+                stats.solved_by = SolvedBy::FullSearch;
                 return Ok(Refined { trajectory: traj, chain: c, stats });
             }
             Err(e) => last = Some(e),

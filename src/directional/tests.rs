@@ -3,6 +3,7 @@
 use super::*;
 use crate::geometry::{Point2, Pose2};
 use crate::grid::Grid;
+use crate::stages::{SolvedBy, Stage};
 use crate::trajectory::Trajectory;
 use std::f64::consts::PI;
 
@@ -62,7 +63,7 @@ fn open_field_is_one_dubins_curve() {
     let best = crate::curves::dubins_shortest(s, e, 6.0).unwrap().length();
     assert!((r.trajectory.length() - best).abs() < 1e-6, "{} vs {best}", r.trajectory.length());
     // The free shortest curve is taken before any smoothing.
-    assert_eq!(r.stats.solved_by, "direct");
+    assert_eq!(r.stats.solved_by, SolvedBy::Direct);
 }
 
 #[test]
@@ -73,11 +74,15 @@ fn smoothing_solves_an_open_field_with_a_post_in_the_way_of_the_shortest_curve()
     let (s, e) = (Pose2::new(8.5, 20.5, 0.0), Pose2::new(72.5, 20.5, 0.0));
     let r = run(&g, 6.0, 1.5, s, e, false).unwrap();
     check(&g, &r.trajectory, 6.0, 1.5, s, e, false);
-    assert_eq!(r.stats.solved_by, "smoothing");
-    assert!(r.stats.stages.iter().any(|st| st.name == "direct" && st.outcome.contains("collides")));
+    assert_eq!(r.stats.solved_by, SolvedBy::Smoothing);
+    assert!(r.stats.stages.iter().any(|st| st.name == Stage::Direct && st.outcome.contains("collides")));
     // The coarse path points suffice: the dense programme never runs.
-    assert!(r.stats.stages.iter().any(|st| st.name == "smoothing_coarse" && st.outcome.contains("reached the goal")));
-    assert!(r.stats.stages.iter().all(|st| st.name != "smoothing_forward"));
+    assert!(r
+        .stats
+        .stages
+        .iter()
+        .any(|st| st.name == Stage::SmoothingCoarse && st.outcome.contains("reached the goal")));
+    assert!(r.stats.stages.iter().all(|st| st.name != Stage::SmoothingForward));
     assert!(r.trajectory.length() > 64.0 + 1e-6);
 }
 
@@ -277,16 +282,16 @@ fn random_maps_every_trajectory_verifies_and_the_pipeline_solves_what_directiona
             if let Some(Ok(r)) = &piped {
                 // The chain kept is never dearer than one a Smoothing pass found (the trajectory,
                 // after final smoothing, is no longer than its chain).
-                let cost_of = |name: &str| {
+                let cost_of = |name: Stage| {
                     let st = r.stats.stages.iter().find(|st| st.name == name)?;
                     st.outcome.split("cost ").nth(1)?.split([' ', ')']).next()?.parse::<f64>().ok()
                 };
-                let (coarse_cost, dense_cost) = (cost_of("smoothing_coarse"), cost_of("smoothing_forward"));
+                let (coarse_cost, dense_cost) = (cost_of(Stage::SmoothingCoarse), cost_of(Stage::SmoothingForward));
                 for c in [coarse_cost, dense_cost].into_iter().flatten() {
                     assert!(r.trajectory.length() <= c + 0.01, "{} > {c}: {:?}", r.trajectory.length(), r.stats.stages);
                 }
                 both_passes += (coarse_cost.is_some() && dense_cost.is_some()) as usize;
-                let coarse = r.stats.stages.iter().find(|st| st.name == "smoothing_coarse");
+                let coarse = r.stats.stages.iter().find(|st| st.name == Stage::SmoothingCoarse);
                 match coarse.map(|st| st.outcome.contains("reached the goal")) {
                     Some(true) => coarse_solved += 1,
                     Some(false) => coarse_stuck_then_solved += 1,
@@ -410,7 +415,7 @@ fn turning_round_on_the_spot_is_a_verified_loop_and_a_blocked_loop_is_searched_a
     let r2 = refine(&c, &map, &[], s, back, false, &mut || false).unwrap();
     check(&blocked, &r2.trajectory, 6.0, 1.5, s, back, false);
     assert!(r2.trajectory.length() > best.length() + 1e-6);
-    assert_eq!(r2.stats.solved_by, "full_search");
+    assert_eq!(r2.stats.solved_by, SolvedBy::FullSearch);
     // Same place and heading, or a free heading: nothing to drive.
     assert!(matches!(refine(&c, &map, &[], s, s, false, &mut || false), Err(RefineError::InvalidInput(_))));
     assert!(matches!(refine(&c, &map, &[], s, back, true, &mut || false), Err(RefineError::InvalidInput(_))));
@@ -563,12 +568,12 @@ fn a_loop_in_the_coarse_chain_sends_a_short_guide_to_the_dense_programme() {
     let wp: Vec<Point2> = guide.iter().map(|&(x, y)| Point2::new(f64::from(x), f64::from(y))).collect();
     let r = refine(&ctx(radius, fp), &map, &wp, s, e, false, &mut || false).unwrap();
     check(&g, &r.trajectory, radius, fp, s, e, false);
-    let cost_of = |name: &str| {
+    let cost_of = |name: Stage| {
         let st = r.stats.stages.iter().find(|st| st.name == name)?;
         st.outcome.split("cost ").nth(1)?.split([' ', ')']).next()?.parse::<f64>().ok()
     };
-    let (coarse, dense) = (cost_of("smoothing_coarse").unwrap(), cost_of("smoothing_forward").unwrap());
+    let (coarse, dense) = (cost_of(Stage::SmoothingCoarse).unwrap(), cost_of(Stage::SmoothingForward).unwrap());
     assert!(dense + 10.0 < coarse, "coarse {coarse}, dense {dense}");
     assert!(r.trajectory.length() <= dense + 0.01, "{} > {dense}", r.trajectory.length());
-    assert!(r.stats.stages.iter().all(|st| st.name != "loop_repair"), "{:?}", r.stats.stages);
+    assert!(r.stats.stages.iter().all(|st| st.name != Stage::LoopRepair), "{:?}", r.stats.stages);
 }

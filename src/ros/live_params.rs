@@ -3,7 +3,7 @@
 //! [`NodeParams::with_change`] and refuses a bad value with the reason (the old value stays).
 //! Accepted changes reach the node's loop through r2r's parameter event stream.
 
-use crate::params::{NodeParams, ParamValue, RUNTIME_PARAMS};
+use crate::params::{runtime_params, NodeParams, ParamValue};
 
 /// The parameters the running node works with, shared with r2r's parameter services.
 #[derive(Debug, Clone)]
@@ -55,10 +55,10 @@ impl r2r::RosParams for LiveParams {
     ) -> r2r::Result<()> {
         // The values from the parameters file were read already (NodeParams::from_lookup); list
         // the run-time parameters with the values in force so `ros2 param get` shows them.
-        for name in RUNTIME_PARAMS {
-            if let Some(v) = self.params.runtime_value(name) {
-                params.insert(name.to_string(), r2r::Parameter::new(to_r2r(v)));
-            }
+        // Each with its description from the parameter table, for `ros2 param describe`.
+        for spec in runtime_params() {
+            let parameter = r2r::Parameter { value: to_r2r(spec.read(&self.params)), description: spec.description };
+            params.insert(spec.name.to_string(), parameter);
         }
         Ok(())
     }
