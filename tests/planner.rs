@@ -126,6 +126,41 @@ fn open_space_matches_dubins_closed_forms() {
     assert!((PI * 0.5 - 1e-6..=PI * 0.5 * 1.02).contains(&len), "U-turn length {len}, closed form {}", PI * 0.5);
 }
 
+/// Turning round where the vehicle stands (same place, heading reversed) is a loop: the
+/// shortest one when it is free, else the full search finds another; the same pose again is
+/// nothing to drive.
+#[test]
+fn turning_round_in_place_is_a_loop_or_a_searched_one() {
+    let rows = vec!["................................................"; 48];
+    let map = map_from_rows(&rows, 2);
+    let p = planner(map.clone(), 0.1, 0.5);
+    let o = map.info.origin;
+    let s = Pose2::new(o.x + 2.4, o.y + 2.4, 0.0);
+    let back = Pose2::new(s.x, s.y, PI);
+    let r = plan(&p, s, back, false).unwrap();
+    assert_legal(&map, &r, s, back, false, 0.1, 0.5);
+    assert_eq!(r.stats.solved_by, [SolvedBy::Direct]);
+    // A post in the middle of that loop: searched around.
+    let mid = r.trajectory.pose_at(r.trajectory.length() / 2.0).unwrap();
+    let mut blocked = map.clone();
+    let c = blocked.info.world_to_cell(mid.point());
+    for dy in -1..=1i64 {
+        for dx in -1..=1i64 {
+            let (x, y) = ((c.x.floor() as i64 + dx) as usize, (c.y.floor() as i64 + dy) as usize);
+            let w = blocked.info.width;
+            blocked.data[y * w + x] = 100;
+        }
+    }
+    let p2 = planner(blocked.clone(), 0.1, 0.5);
+    let r2 = plan(&p2, s, back, false).unwrap();
+    assert_legal(&blocked, &r2, s, back, false, 0.1, 0.5);
+    assert_eq!(r2.stats.solved_by, [SolvedBy::FullSearch]);
+    assert!(r2.trajectory.length() > r.trajectory.length() + 1e-6);
+    let still = plan(&p, s, s, false).unwrap();
+    assert!(still.trajectory.is_empty());
+    assert_eq!(still.stats.solved_by, [SolvedBy::AtGoal]);
+}
+
 /// The guide needs no search where the straight segment between the ends is clear on the
 /// vehicle mask: it is the shortest any-angle path, so Block A* does not run. A post off that
 /// line blocks the shortest curve (which swings out towards it), so the plan goes through the

@@ -32,5 +32,5 @@ pub mod verify;
 pub use footprint::CollisionMap;
 pub use lattice::{HeadingBins, Neighbourhood};
 pub use params::{Directional, RefineParams};
-pub use pipeline::{direct_curve, full_search, refine, refine_prechecked, RefineError, RefineStats, Refined};
+pub use pipeline::{direct_curve, full_search, refine, refine_guided, RefineError, RefineStats, Refined};
 pub use verify::{verify_trajectory, VerifyError};

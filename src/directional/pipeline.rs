@@ -179,7 +179,8 @@ pub fn direct_curve(
     Some(Refined { trajectory: traj, chain, stats: std::mem::take(stats) })
 }
 
-/// Refines an any-angle path into a verified turning-radius-legal trajectory (cell units).
+/// Refines an any-angle path into a verified turning-radius-legal trajectory (cell units): the
+/// whole pipeline, each step a function of its own.
 ///
 /// `waypoints` is the any-angle path in cell units (from any any-angle planner; start and goal
 /// included or not, it is only a guide). `start` is the exact start pose; `goal` the goal pose,
@@ -199,82 +200,108 @@ pub fn refine(
     goal_heading_free: bool,
     should_stop: &mut dyn FnMut() -> bool,
 ) -> Result<Refined, RefineError> {
-    refine_with(ctx, map, waypoints, start, goal, goal_heading_free, should_stop, false)
-}
-
-/// [`refine`] for a caller that has already run, on these same poses and map, the two
-/// pre-checks `refine` starts with: [`direct_curve`] (which found the shortest curve colliding)
-/// and [`trapped_ends`] (which found neither end trapped). They are not repeated; everything
-/// else, verification included, is as in [`refine`], with the same contract and errors.
-pub fn refine_prechecked(
-    ctx: &Directional,
-    map: &CollisionMap,
-    waypoints: &[Point2],
-    start: Pose2,
-    goal: Pose2,
-    goal_heading_free: bool,
-    should_stop: &mut dyn FnMut() -> bool,
-) -> Result<Refined, RefineError> {
-    refine_with(ctx, map, waypoints, start, goal, goal_heading_free, should_stop, true)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn refine_with(
-    ctx: &Directional,
-    map: &CollisionMap,
-    waypoints: &[Point2],
-    start: Pose2,
-    goal: Pose2,
-    goal_heading_free: bool,
-    should_stop: &mut dyn FnMut() -> bool,
-    prechecked: bool,
-) -> Result<Refined, RefineError> {
-    let p = ctx.params().clone();
-    let goal = if goal_heading_free { Pose2::new(goal.x, goal.y, 0.0) } else { goal };
-    if !start.is_finite() || !goal.is_finite() || waypoints.iter().any(|w| !w.is_finite()) {
-        return Err(RefineError::InvalidInput("a pose or waypoint is not finite".into()));
-    }
-    let same_place = start.point().distance(goal.point()) < 1e-9;
-    if same_place && (goal_heading_free || normalize_angle(goal.yaw - start.yaw).abs() < 1e-9) {
-        return Err(RefineError::InvalidInput("start and goal coincide: there is nothing to drive".into()));
-    }
-    if !map.stands_free(start, p.shape()) {
-        return Err(RefineError::StartBlocked);
-    }
-    // With a free heading any heading will do at the goal: the disk holding the footprint in
-    // every heading is conservative for a square there, and exact for a disk.
-    let goal_fits = if goal_heading_free {
-        map.stands_free(goal, Shape::Disk(p.shape().circumradius()))
-    } else {
-        map.stands_free(goal, p.shape())
-    };
-    if !goal_fits {
-        return Err(RefineError::GoalBlocked);
-    }
-    let mut stats = RefineStats::default();
-    let stage = |stats: &mut RefineStats, name: Stage, t: Instant, outcome: String| {
-        stats.stages.push(StageStat { name, ms: ms_since(t), outcome });
-    };
-
+    let request = Request::validated(ctx, map, waypoints, start, goal, goal_heading_free)?;
     // A spent budget or a cancelled request ends here, before even the cheapest answer.
     if should_stop() {
         return Err(RefineError::Stopped);
     }
-    if !prechecked {
-        if let Some(r) = direct_curve(ctx, map, start, goal, goal_heading_free, &mut stats) {
-            return Ok(r);
-        }
+    let mut stats = RefineStats::default();
+    // Step 0: the shortest curve, when it is free.
+    if let Some(r) = direct_curve(ctx, map, request.start, request.goal, goal_heading_free, &mut stats) {
+        return Ok(r);
     }
     // A start boxed in ahead, or a goal boxed in behind, is refused at once: no search could
     // succeed (see `escape`), and an exhaustive one would cost the most of any request.
-    if !same_place && !prechecked {
+    if !request.same_place {
         let t = Instant::now();
-        let why = trapped_ends(map, start, goal, goal_heading_free, p.turning_radius, p.shape().inradius());
-        stage(&mut stats, Stage::Escape, t, why.unwrap_or("not trapped").to_string());
+        let p = ctx.params();
+        let why =
+            trapped_ends(map, request.start, request.goal, goal_heading_free, p.turning_radius, p.shape().inradius());
+        stats.stages.push(StageStat {
+            name: Stage::Escape,
+            ms: ms_since(t),
+            outcome: why.unwrap_or("not trapped").into(),
+        });
         if let Some(why) = why {
             return Err(RefineError::NoPath(why.to_string()));
         }
     }
+    guided(ctx, map, &request, stats, should_stop)
+}
+
+/// Steps 1-6 of [`refine`] alone, for a caller that ran step 0 ([`direct_curve`], which found the
+/// shortest curve colliding) and the trapped-ends proof ([`trapped_ends`]) on these poses and
+/// map itself, as the planner does before it computes a guide. Validation and everything after
+/// the pre-checks, verification included, are as in [`refine`], with the same contract and errors.
+pub fn refine_guided(
+    ctx: &Directional,
+    map: &CollisionMap,
+    waypoints: &[Point2],
+    start: Pose2,
+    goal: Pose2,
+    goal_heading_free: bool,
+    should_stop: &mut dyn FnMut() -> bool,
+) -> Result<Refined, RefineError> {
+    let request = Request::validated(ctx, map, waypoints, start, goal, goal_heading_free)?;
+    if should_stop() {
+        return Err(RefineError::Stopped);
+    }
+    guided(ctx, map, &request, RefineStats::default(), should_stop)
+}
+
+/// A refinement request, validated once: finite poses and waypoints, something to drive, and
+/// the footprint free at both ends.
+struct Request<'a> {
+    waypoints: &'a [Point2],
+    start: Pose2,
+    /// The goal, its heading 0 when free.
+    goal: Pose2,
+    goal_heading_free: bool,
+    /// The goal is at the start's place (with another heading: turning round).
+    same_place: bool,
+}
+
+impl<'a> Request<'a> {
+    fn validated(
+        ctx: &Directional,
+        map: &CollisionMap,
+        waypoints: &'a [Point2],
+        start: Pose2,
+        goal: Pose2,
+        goal_heading_free: bool,
+    ) -> Result<Self, RefineError> {
+        let shape = ctx.params().shape();
+        let goal = if goal_heading_free { Pose2::new(goal.x, goal.y, 0.0) } else { goal };
+        if !start.is_finite() || !goal.is_finite() || waypoints.iter().any(|w| !w.is_finite()) {
+            return Err(RefineError::InvalidInput("a pose or waypoint is not finite".into()));
+        }
+        let same_place = start.point().distance(goal.point()) < 1e-9;
+        if same_place && (goal_heading_free || normalize_angle(goal.yaw - start.yaw).abs() < 1e-9) {
+            return Err(RefineError::InvalidInput("start and goal coincide: there is nothing to drive".into()));
+        }
+        if !map.stands_free(start, shape) {
+            return Err(RefineError::StartBlocked);
+        }
+        // With a free heading any heading will do at the goal: the disk holding the footprint in
+        // every heading is conservative for a square there, and exact for a disk.
+        let goal_shape = if goal_heading_free { Shape::Disk(shape.circumradius()) } else { shape };
+        if !map.stands_free(goal, goal_shape) {
+            return Err(RefineError::GoalBlocked);
+        }
+        Ok(Self { waypoints, start, goal, goal_heading_free, same_place })
+    }
+}
+
+/// Steps 1-6 on a validated request; `stats` holds the stages already run.
+fn guided(
+    ctx: &Directional,
+    map: &CollisionMap,
+    request: &Request,
+    mut stats: RefineStats,
+    should_stop: &mut dyn FnMut() -> bool,
+) -> Result<Refined, RefineError> {
+    let p = ctx.params().clone();
+    let Request { waypoints, start, goal, goal_heading_free, same_place } = *request;
     if same_place {
         // Turning round on the spot: a guide of no length says nothing, so the whole lattice is
         // searched for a loop.
@@ -283,6 +310,9 @@ fn refine_with(
         r.stats.stages = stats.stages;
         return Ok(r);
     }
+    let stage = |stats: &mut RefineStats, name: Stage, t: Instant, outcome: String| {
+        stats.stages.push(StageStat { name, ms: ms_since(t), outcome });
+    };
 
     let t = Instant::now();
     let lattice = Lattice::new(map.width(), map.height(), p.spacing());

@@ -1,0 +1,112 @@
+//! The planner's parameters and the values derived from them.
+
+use super::PlanError;
+use crate::directional::{HeadingBins, Neighbourhood, RefineParams};
+use crate::map::{Traversability, DEFAULT_MAX_MAP_CELLS};
+use serde::Serialize;
+
+/// Planner parameters. Names match the ROS parameters of `config/planner.yaml`, and the defaults
+/// are that file's values (a test keeps them equal), so `blockstar plan` without `--params` and
+/// the node with the bundled file plan alike.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlannerConfig {
+    /// Radius of the vehicle's circular footprint (m, >= 0); used when `robot_side` is 0.
+    pub robot_radius: f64,
+    /// Side of the vehicle's square footprint (m, >= 0; 0 = the circle of `robot_radius`),
+    /// centred on the reference point and turning with the heading along arcs and lines.
+    ///
+    /// Clearance rule: the vehicle mask, regions and any-angle guide use the square's
+    /// circumscribed circle (radius `side / sqrt(2)`): wherever that disk fits, the square fits in
+    /// every heading it may turn to, so the mask is conservative for a turning square, whereas
+    /// true clearance (obstacle-free squares anchored at a cell, axis aligned) only describes a
+    /// square that never turns. The trajectory itself (hit-check tables,
+    /// searches, verification) is checked with the turning square.
+    pub robot_side: f64,
+    /// Minimum turning radius (m, >= 0; 0 allows turning on the spot).
+    pub min_turning_radius: f64,
+    /// Whether unknown cells may be driven through.
+    pub allow_unknown: bool,
+    /// Occupancy value (0..=100) at or above which a cell is an obstacle.
+    pub occupied_threshold: i8,
+    /// Spacing of the poses in the published path (m, > 0).
+    pub path_spacing: f64,
+    /// Time budget for one plan (s, > 0).
+    pub max_planning_time: f64,
+    /// Largest map accepted (cells).
+    pub max_map_cells: usize,
+    /// Heading bins of Directional A* (8 as Pinter, or 16).
+    pub heading_bins: usize,
+    /// Neighbourhood of the Directional A* window repair (8, 24 or 48).
+    pub neighbourhood: usize,
+    /// Extra cost per radian turned, in metres (0 = shortest path).
+    pub turn_penalty: f64,
+}
+
+impl Default for PlannerConfig {
+    fn default() -> Self {
+        Self {
+            robot_radius: 0.15,
+            robot_side: 0.0,
+            min_turning_radius: 0.3,
+            allow_unknown: false,
+            occupied_threshold: 65,
+            path_spacing: 0.05,
+            max_planning_time: 2.0,
+            max_map_cells: DEFAULT_MAX_MAP_CELLS,
+            heading_bins: 8,
+            neighbourhood: 24,
+            turn_penalty: 0.0,
+        }
+    }
+}
+
+impl PlannerConfig {
+    /// Checks every field's range, by the node's parameter table ([`crate::params::PARAMS`]: one
+    /// set of ranges for the library, the CLI and the node); the message names the offending
+    /// parameter, its range and its value.
+    pub fn validate(&self) -> Result<(), PlanError> {
+        crate::params::NodeParams { planner: self.clone(), ..Default::default() }.validate()
+    }
+
+    /// The Directional A* parameters for a map of `resolution` metres per cell (`None` when the
+    /// turning radius is 0: the any-angle path is then the trajectory).
+    pub fn refine_params(&self, resolution: f64) -> Option<RefineParams> {
+        (self.min_turning_radius > 0.0).then(|| RefineParams {
+            heading_bins: if self.heading_bins == 16 { HeadingBins::Sixteen } else { HeadingBins::Eight },
+            repair_neighbourhood: match self.neighbourhood {
+                8 => Neighbourhood::Directional8,
+                48 => Neighbourhood::Directional48,
+                _ => Neighbourhood::Directional24,
+            },
+            // Per radian turned: metres of penalty become cells of penalty.
+            turn_penalty: self.turn_penalty / resolution,
+            footprint_side: self.robot_side / resolution,
+            ..RefineParams::from_metres(self.robot_radius, self.min_turning_radius, resolution)
+        })
+    }
+
+    /// Radius (m) of the largest disk the footprint covers in every heading: the circle itself,
+    /// or half the square's side.
+    pub fn inradius(&self) -> f64 {
+        if self.robot_side > 0.0 {
+            self.robot_side / 2.0
+        } else {
+            self.robot_radius
+        }
+    }
+
+    /// Radius (m) of the disk the vehicle mask, regions and start/goal placement use: the circle
+    /// itself, or the square's circumscribed circle (see `robot_side`).
+    pub fn mask_radius(&self) -> f64 {
+        if self.robot_side > 0.0 {
+            self.robot_side * std::f64::consts::FRAC_1_SQRT_2
+        } else {
+            self.robot_radius
+        }
+    }
+
+    /// The rule turning occupancy values into blocked cells.
+    pub fn traversability(&self) -> Traversability {
+        Traversability { occupied_threshold: self.occupied_threshold, allow_unknown: self.allow_unknown }
+    }
+}

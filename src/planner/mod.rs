@@ -1,0 +1,219 @@
+//! The planner facade: one map in, one plan per (start, goal) out.
+//!
+//! [`Planner`] owns the current map and everything derived from it, and runs the pipeline
+//! (traversability for the vehicle, any-angle search, trajectory refinement, verification).
+//! It is the single entry point used by the ROS node and the CLI, so both behave identically.
+//! World quantities are metres and radians in the map frame; the search works in cell units.
+//!
+//! One job per file: [`status`] (outcome codes and errors), [`config`] (parameters), [`budget`]
+//! (the time budget), [`prepared`] (the map and what is derived from it, kept current),
+//! [`stats`] (the plan and its figures), `steps` (the steps of one plan, in order) and this
+//! file (the planner's state and [`Planner::plan`], which reads as the list of steps).
+
+pub mod budget;
+pub mod config;
+pub mod prepared;
+pub mod stats;
+pub mod status;
+mod steps;
+
+pub use budget::Budget;
+pub use config::PlannerConfig;
+pub use prepared::{MapUpdate, PreparedMap};
+pub use stats::{Plan, PlanStats, StageTime};
+pub use status::{PlanError, StatusCode};
+
+use crate::clearance::PatchRect;
+use crate::geometry::Pose2;
+use crate::grid::CellRect;
+use crate::lddb::Lddb;
+use crate::map::{MapUnits, OccupancyMap};
+use std::sync::Arc;
+use steps::{GuideOutcome, Request};
+
+/// Block side (cells) of the LDDB the planner uses: 4x4 cells (5x5 vertices), the paper's choice.
+pub const LDDB_BLOCK_SIDE: usize = 4;
+
+/// The planner: holds the current map and answers plan requests.
+#[derive(Debug, Clone)]
+pub struct Planner {
+    config: PlannerConfig,
+    lddb: Arc<Lddb>,
+    map: Option<Arc<PreparedMap>>,
+    /// The unit of world coordinates in messages (metres unless a Moving AI map says cells).
+    units: MapUnits,
+}
+
+impl Planner {
+    /// A planner with no map. Loads the LDDB from its cache (building and caching it when the file
+    /// is missing or corrupt; see [`Lddb::load_or_build`]). Fails when `config` is out of range
+    /// or the LDDB can be neither loaded nor built.
+    pub fn new(config: PlannerConfig) -> Result<Self, PlanError> {
+        config.validate()?;
+        let (lddb, _report) = Lddb::load_or_build(None, LDDB_BLOCK_SIDE, &|_, _| {})
+            .map_err(|e| PlanError::new(StatusCode::InvalidInput, format!("local distance database: {e}")))?;
+        Ok(Self { config, lddb: Arc::new(lddb), map: None, units: MapUnits::Metres })
+    }
+
+    /// A planner sharing an already loaded LDDB (for several planners in one process).
+    pub fn with_lddb(config: PlannerConfig, lddb: Arc<Lddb>) -> Result<Self, PlanError> {
+        config.validate()?;
+        if lddb.side() != LDDB_BLOCK_SIDE {
+            return Err(PlanError::new(StatusCode::InvalidInput, format!("LDDB block side must be {LDDB_BLOCK_SIDE}")));
+        }
+        Ok(Self { config, lddb, map: None, units: MapUnits::Metres })
+    }
+
+    /// The parameters in force.
+    pub fn config(&self) -> &PlannerConfig {
+        &self.config
+    }
+
+    /// Sets the unit that messages give world coordinates and lengths in (metres by default; a
+    /// Moving AI map is in cells). Planning itself does not depend on it.
+    pub fn set_units(&mut self, units: MapUnits) {
+        self.units = units;
+    }
+
+    /// The shared LDDB.
+    pub fn lddb(&self) -> &Arc<Lddb> {
+        &self.lddb
+    }
+
+    /// The map in force, if any.
+    pub fn map(&self) -> Option<&Arc<PreparedMap>> {
+        self.map.as_ref()
+    }
+
+    /// Replaces the map. On error (invalid geometry, wrong data length, over the cell cap, a
+    /// footprint the map cannot annotate) the previous map is kept and an `INVALID_INPUT` error
+    /// says why.
+    pub fn set_map(&mut self, map: OccupancyMap) -> Result<(), PlanError> {
+        map.info.validate(self.config.max_map_cells)?;
+        if map.data.len() != map.info.width * map.info.height {
+            return Err(PlanError::new(
+                StatusCode::InvalidInput,
+                format!("map data has {} cells but the map is {}x{}", map.data.len(), map.info.width, map.info.height),
+            ));
+        }
+        let prepared = PreparedMap::new(map, &self.config, &self.lddb, self.map.as_deref())?;
+        self.map = Some(Arc::new(prepared));
+        Ok(())
+    }
+
+    /// Applies a rectangular patch of occupancy values (`data` row-major, `width * height`
+    /// values, the meaning of `map_msgs/OccupancyGridUpdate`) to the held map and updates the
+    /// clearance annotations, regions, vehicle mask, Block A* pattern codes and collision map
+    /// locally. Fails with `NO_MAP` when no map is held, or `INVALID_INPUT` when the patch leaves
+    /// the map or `data` has the wrong length; nothing changes then.
+    pub fn apply_patch(
+        &mut self,
+        x: i64,
+        y: i64,
+        width: i64,
+        height: i64,
+        data: &[i8],
+    ) -> Result<MapUpdate, PlanError> {
+        let held = self.map.as_mut().ok_or_else(|| PlanError::new(StatusCode::NoMap, "no map to patch"))?;
+        let rect = PatchRect { x, y, width, height };
+        // Validate against the shared copy first, so a bad patch never triggers a copy.
+        let (w, h) = (held.map.info.width as i64, held.map.info.height as i64);
+        let fits = x >= 0
+            && y >= 0
+            && width > 0
+            && height > 0
+            && x.checked_add(width).is_some_and(|e| e <= w)
+            && y.checked_add(height).is_some_and(|e| e <= h);
+        if !fits || data.len() as i64 != width.saturating_mul(height) {
+            return Err(PlanError::new(
+                StatusCode::InvalidInput,
+                format!("patch {width}x{height} at ({x}, {y}) with {} values does not fit the {w}x{h} map", data.len()),
+            ));
+        }
+        let next = Arc::make_mut(held);
+        let changed = next
+            .clearance
+            .apply_patch(rect, data)
+            .map_err(|e| PlanError::new(StatusCode::InvalidInput, format!("patch rejected: {e}")))?;
+        let mw = next.map.info.width;
+        for (row, chunk) in data.chunks(width as usize).enumerate() {
+            let start = (y as usize + row) * mw + x as usize;
+            next.map.data[start..start + chunk.len()].copy_from_slice(chunk);
+        }
+        next.follow(&changed, &self.config, &self.lddb)
+    }
+
+    /// Replaces the held map with `map`. With the same geometry, only what differs is updated
+    /// (SLAM nodes republish the whole grid); otherwise, or with no map held, everything is
+    /// derived anew as by [`Planner::set_map`]. On error nothing changes.
+    pub fn update_map(&mut self, map: OccupancyMap) -> Result<MapUpdate, PlanError> {
+        let same_geometry =
+            self.map.as_ref().is_some_and(|m| m.map.info == map.info && m.map.data.len() == map.data.len());
+        if !same_geometry || map.data.len() != map.info.width * map.info.height {
+            let changed = Some(CellRect { x: 0, y: 0, width: map.info.width, height: map.info.height });
+            self.set_map(map)?;
+            return Ok(MapUpdate { changed, rebuilt: true });
+        }
+        let held = self.map.as_mut().expect("same geometry implies a held map");
+        if held.map.data == map.data {
+            return Ok(MapUpdate { changed: None, rebuilt: false });
+        }
+        let next = Arc::make_mut(held);
+        let changed = next
+            .clearance
+            .replace_map(&map)
+            .map_err(|e| PlanError::new(StatusCode::InvalidInput, format!("map rejected: {e}")))?;
+        next.map = map;
+        next.follow(&changed, &self.config, &self.lddb)
+    }
+
+    /// Replaces the parameters and re-derives the held map under them. On error nothing changes.
+    pub fn set_config(&mut self, config: PlannerConfig) -> Result<(), PlanError> {
+        config.validate()?;
+        let map = match &self.map {
+            Some(m) => Some(Arc::new(PreparedMap::new(m.map.clone(), &config, &self.lddb, Some(m))?)),
+            None => None,
+        };
+        self.config = config;
+        self.map = map;
+        Ok(())
+    }
+
+    /// Plans from `start` to `goal` (map frame, metres and radians). `goal.yaw` is the requested
+    /// final heading; pass `goal_heading_free = true` when the goal's orientation is unset.
+    ///
+    /// Fails with the matching [`StatusCode`]: `NO_MAP`, `INVALID_INPUT` (non-finite pose),
+    /// `START/GOAL_OUTSIDE_MAP`, `START/GOAL_OCCUPIED` (the vehicle fits neither at the pose nor in
+    /// a covering cell; the message gives the pose as passed, in the units of
+    /// [`Planner::set_units`], and says whether it lies in an obstacle, in unknown space, or only
+    /// too close to one), `NO_VALID_PATH` (unreachable, or no trajectory passed verification),
+    /// `TIMEOUT`, `SUPERSEDED`.
+    pub fn plan(&self, start: Pose2, goal: Pose2, goal_heading_free: bool, budget: &Budget) -> Result<Plan, PlanError> {
+        // 0. The request, validated once: a map, finite poses, the goal's heading normalised.
+        let mut request = Request::new(self, start, goal, goal_heading_free, budget)?;
+        // 1. Where the vehicle stands for start and goal (cells), or why it cannot.
+        let ends = request.endpoints()?;
+        // 2. Connected on the vehicle mask (regions), or at least not proved separated.
+        let on_mask = request.reachability(&ends)?;
+        // 3. A start boxed in ahead, or a goal boxed in behind, refused on a proof.
+        request.not_trapped(&ends)?;
+        // 4. The answer: already there, the shortest curve itself, the any-angle guide refined,
+        //    or, where the mask cannot give a guide, the full Directional A* on the exact map.
+        let solution = if let Some(solution) = request.at_goal(&ends) {
+            solution
+        } else if let Some(solution) = request.direct_curve(&ends) {
+            solution
+        } else if ends.same_place() {
+            request.full_search(&ends, "turning round where it stands needs a loop")?
+        } else if let Some(mask_cells) = on_mask {
+            match request.guide(&ends, mask_cells)? {
+                GuideOutcome::Found(guide) => request.refine(&ends, guide)?,
+                GuideOutcome::None(why) => request.full_search(&ends, &why)?,
+            }
+        } else {
+            request.full_search(&ends, "the vehicle mask separates start and goal")?
+        };
+        // 5. In metres, sampled, with the figures.
+        Ok(request.assemble(&ends, solution))
+    }
+}

@@ -1,0 +1,120 @@
+//! The map and everything derived from it for the vehicle, kept current as the map changes.
+
+use super::{PlanError, PlannerConfig, StatusCode};
+use crate::block_astar::BlockGrid;
+use crate::clearance::{Capability, ChangedRegion, ClearanceConfig, ClearanceMap, Footprint, Vehicle};
+use crate::directional::{self, CollisionMap, Directional};
+use crate::grid::{CellRect, Grid};
+use crate::lddb::Lddb;
+use crate::map::OccupancyMap;
+use std::sync::Arc;
+
+/// The map and what is derived from it. Plans in flight hold an `Arc` of it; updates copy it
+/// first when it is shared (copy-on-write), so a plan always sees one consistent map.
+#[derive(Debug, Clone)]
+pub struct PreparedMap {
+    /// The occupancy map as received.
+    pub map: OccupancyMap,
+    /// Obstacle distance, true clearance, regions and the vehicle mask, kept current.
+    pub clearance: ClearanceMap,
+    /// The vehicle the clearance map tracks (capability and footprint in cells).
+    pub vehicle: Vehicle,
+    /// Cells the vehicle's footprint may not touch (what the capability may not enter).
+    pub collision: CollisionMap,
+    /// Block A* pattern codes of the vehicle mask.
+    pub blocks: BlockGrid,
+    /// Directional A* parameters and tables for this map's resolution (`None`: turning radius 0).
+    pub directional: Option<Arc<Directional>>,
+}
+
+/// What a map update changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapUpdate {
+    /// Bounding box of the cells whose traversability class changed (`None`: nothing changed).
+    pub changed: Option<CellRect>,
+    /// True when everything was derived anew (new geometry, or a change too large to pay for
+    /// local updates).
+    pub rebuilt: bool,
+}
+
+/// Extra radius (cells) of the vehicle mask over the footprint, so the footprint fits at every
+/// point of a mask cell, not just its centre: half a cell diagonal plus the sampling allowance of
+/// the trajectory check. Any-angle paths through mask cells are then collision-free.
+fn mask_margin() -> f64 {
+    std::f64::consts::FRAC_1_SQRT_2
+        + directional::footprint::sampled_radius(0.0)
+        + 2.0 * directional::footprint::SEARCH_MARGIN
+}
+
+impl PreparedMap {
+    /// Derives everything from `map` under `config`, reusing `previous` tables when they still
+    /// apply. Fails with `INVALID_INPUT` when the footprint does not suit the map (for example a
+    /// robot radius beyond the clearance cap at this resolution).
+    pub fn new(
+        map: OccupancyMap,
+        config: &PlannerConfig,
+        lddb: &Lddb,
+        previous: Option<&PreparedMap>,
+    ) -> Result<Self, PlanError> {
+        let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
+        let res = map.info.resolution;
+        let capability = Capability::from_traversability(config.traversability());
+        let radius_cells = config.mask_radius() / res + mask_margin();
+        let cap = (radius_cells.floor() as u16 + 2).max(crate::clearance::DEFAULT_CAP);
+        let clearance_config = ClearanceConfig { distance_cap: cap.min(127), ..ClearanceConfig::default() };
+        let mut clearance = ClearanceMap::new(&map, clearance_config, &[capability])
+            .map_err(|e| invalid(format!("map rejected: {e}")))?;
+        let vehicle = Vehicle {
+            capability,
+            footprint: Footprint::circle(radius_cells).map_err(|e| invalid(format!("robot_radius: {e}")))?,
+        };
+        clearance
+            .track_vehicle(vehicle)
+            .map_err(|e| invalid(format!("footprint radius {} m: {e}", config.mask_radius())))?;
+        let obstacles = map.to_grid(config.traversability());
+        let collision = CollisionMap::with_footprint(&obstacles, config.mask_radius() / res);
+        let mask = clearance.vehicle_mask(&vehicle).map_err(|e| invalid(e.to_string()))?;
+        let blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
+        let directional = match config.refine_params(res) {
+            None => None,
+            Some(params) => match previous.and_then(|p| p.directional.clone()) {
+                Some(d) if *d.params() == params => Some(d),
+                _ => Some(Arc::new(Directional::new(params).map_err(invalid)?)),
+            },
+        };
+        Ok(Self { map, clearance, vehicle, collision, blocks, directional })
+    }
+
+    /// Brings the data derived from the clearance map (Block A* pattern codes, collision map)
+    /// up to date after the clearance map reported `changed`.
+    pub(super) fn follow(
+        &mut self,
+        changed: &ChangedRegion,
+        config: &PlannerConfig,
+        lddb: &Lddb,
+    ) -> Result<MapUpdate, PlanError> {
+        let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
+        let obstacles = self.map.to_grid(config.traversability());
+        let res = self.map.info.resolution;
+        if changed.rebuilt {
+            self.collision = CollisionMap::with_footprint(&obstacles, config.mask_radius() / res);
+            let mask = self.clearance.vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
+            self.blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
+            return Ok(MapUpdate { changed: changed.cells, rebuilt: true });
+        }
+        if let Some(rect) = changed.cells {
+            self.collision.update_rect(&obstacles, rect).map_err(invalid)?;
+        }
+        let mask = self.clearance.vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
+        for m in changed.masks.iter().filter(|m| m.vehicle == self.vehicle) {
+            self.blocks.update_rect(mask, m.rect).map_err(|e| invalid(e.to_string()))?;
+        }
+        Ok(MapUpdate { changed: changed.cells, rebuilt: false })
+    }
+
+    /// The grid the any-angle search runs on: free where the vehicle fits.
+    pub fn vehicle_mask(&self) -> &Grid {
+        // The vehicle was tracked when this map was prepared.
+        self.clearance.vehicle_mask(&self.vehicle).expect("vehicle tracked at construction")
+    }
+}

@@ -1,0 +1,553 @@
+//! The steps of one plan, in the order [`Planner::plan`] runs them. Each step is a method of
+//! [`Request`] (the validated request with its clock and notes) that returns its result, ends the
+//! plan with an error, or hands off to a later step.
+//!
+//! 0. [`Request::new`]: a map is held, the poses are finite, the goal's heading is normalised.
+//! 1. [`Request::endpoints`]: the poses in cells and where the vehicle stands for them.
+//! 2. [`Request::reachability`]: regions of the vehicle mask, or the margin-free proof.
+//! 3. [`Request::not_trapped`]: the trapped-start and trapped-goal proofs.
+//! 4. [`Request::at_goal`], [`Request::direct_curve`], [`Request::guide`] then
+//!    [`Request::refine`], or [`Request::full_search`]: a [`Solution`] in cell units, verified.
+//! 5. [`Request::assemble`]: the plan in metres with its figures.
+
+use super::stats::StageClock;
+use super::{Budget, Plan, PlanError, PlanStats, Planner, PreparedMap, StatusCode};
+use crate::block_astar::{BlockAStar, BlockGrid};
+use crate::clearance::{self, reach::Reach};
+use crate::directional::footprint::Shape;
+use crate::directional::{self, CollisionMap, Directional, RefineError};
+use crate::geometry::{normalize_angle, Point2, Pose2};
+use crate::lddb::Metric;
+use crate::search::los::LosRule;
+use crate::search::path::{GridPath, SearchFailure};
+use crate::stages::{SolvedBy, Stage};
+use crate::trajectory::Trajectory;
+use std::time::Instant;
+
+thread_local! {
+    /// One Block A* searcher per thread: its scratch memory (sized to the largest map searched on
+    /// the thread, about 17 bytes per cell: [`BlockAStar::scratch_bytes`]) is reused across plans
+    /// instead of being allocated and cleared for each one, and freed when the thread ends. The
+    /// node plans on at most three threads (its capped blocking pool), so at most three copies.
+    static BLOCK_SEARCH: std::cell::RefCell<BlockAStar> = std::cell::RefCell::new(BlockAStar::new());
+}
+
+/// One plan request, validated, with what the steps record on the way.
+pub(super) struct Request<'a> {
+    planner: &'a Planner,
+    prepared: &'a PreparedMap,
+    budget: &'a Budget,
+    /// Start and goal as the caller gave them (map frame), for messages.
+    start: Pose2,
+    goal: Pose2,
+    goal_heading_free: bool,
+    clock: StageClock,
+    /// Notes for the plan's figures (an endpoint moved to a covering cell).
+    notes: Vec<String>,
+    t0: Instant,
+}
+
+/// Where the vehicle stands for start and goal (cell units), and the vehicle-mask cells a guide
+/// joins (none where only the exact footprint fits).
+pub(super) struct Endpoints {
+    start: Pose2,
+    goal: Pose2,
+    start_mask_cell: Option<(usize, usize)>,
+    goal_mask_cell: Option<(usize, usize)>,
+    /// `start` and `goal` named as the caller gave them, for messages (`goal (1.500, 2.000) m`).
+    names: [String; 2],
+}
+
+impl Endpoints {
+    /// The goal is at the start's place (perhaps with another heading).
+    pub(super) fn same_place(&self) -> bool {
+        self.start.point().distance(self.goal.point()) < 1e-9
+    }
+}
+
+/// The vehicle-mask cells of start and goal, in one region of the mask: a guide joins them.
+pub(super) type MaskCells = ((usize, usize), (usize, usize));
+
+/// What step 4 found, in cell units: the guide (for display), the verified trajectory and how.
+pub(super) struct Solution {
+    guide: Vec<Point2>,
+    trajectory: Trajectory,
+    solved_by: SolvedBy,
+    expansions: usize,
+    /// The windows the window repair searched (`[x0, y0, x1, y1]`, cells).
+    repair_windows: Vec<[f64; 4]>,
+}
+
+/// The any-angle guide, or why the vehicle mask could not give one (a hand-off to the full
+/// search).
+pub(super) enum GuideOutcome {
+    /// Waypoints from the start to the goal (cells), and the search's expansions.
+    Found((Vec<Point2>, usize)),
+    /// No path on the mask; the reason.
+    None(String),
+}
+
+impl<'a> Request<'a> {
+    /// Step 0. Fails with `NO_MAP`, or `INVALID_INPUT` for a pose that is not finite (a goal's
+    /// heading may be anything when it is free).
+    pub(super) fn new(
+        planner: &'a Planner,
+        start: Pose2,
+        goal: Pose2,
+        goal_heading_free: bool,
+        budget: &'a Budget,
+    ) -> Result<Self, PlanError> {
+        let t0 = Instant::now();
+        let prepared =
+            planner.map.as_deref().ok_or_else(|| PlanError::new(StatusCode::NoMap, "no map has been received"))?;
+        if !start.is_finite() {
+            return Err(PlanError::new(StatusCode::InvalidInput, "start pose is not finite"));
+        }
+        let goal_usable = goal.is_finite() || (goal_heading_free && goal.point().is_finite());
+        if !goal_usable {
+            return Err(PlanError::new(StatusCode::InvalidInput, "goal pose is not finite"));
+        }
+        let goal = if goal_heading_free { Pose2::new(goal.x, goal.y, 0.0) } else { goal };
+        Ok(Self {
+            planner,
+            prepared,
+            budget,
+            start,
+            goal,
+            goal_heading_free,
+            clock: StageClock::new(),
+            notes: Vec::new(),
+            t0,
+        })
+    }
+
+    fn directional(&self) -> Option<&'a Directional> {
+        self.prepared.directional.as_deref()
+    }
+
+    /// Step 1. Fails with `START/GOAL_OUTSIDE_MAP` or `START/GOAL_OCCUPIED` (see
+    /// [`Request::standing_place`]).
+    pub(super) fn endpoints(&mut self) -> Result<Endpoints, PlanError> {
+        let info = &self.prepared.map.info;
+        let names = [self.planner.named("start", self.start), self.planner.named("goal", self.goal)];
+        let s = info.world_pose_to_cell(self.start);
+        let g = info.world_pose_to_cell(self.goal);
+        let start_cell = info
+            .cell_of(s.point())
+            .ok_or_else(|| PlanError::new(StatusCode::StartOutsideMap, format!("{} is outside the map", names[0])))?;
+        let goal_cell = info
+            .cell_of(g.point())
+            .ok_or_else(|| PlanError::new(StatusCode::GoalOutsideMap, format!("{} is outside the map", names[1])))?;
+        let (start, start_mask_cell) = self
+            .standing_place(s, start_cell, "start", false)
+            .ok_or_else(|| self.planner.no_standing_place(self.prepared, self.start, start_cell, "start"))?;
+        let (goal, goal_mask_cell) = self
+            .standing_place(g, goal_cell, "goal", self.goal_heading_free)
+            .ok_or_else(|| self.planner.no_standing_place(self.prepared, self.goal, goal_cell, "goal"))?;
+        Ok(Endpoints { start, goal, start_mask_cell, goal_mask_cell, names })
+    }
+
+    /// Step 2. Regions answer "reachable on the vehicle mask" without a search: the mask cells to
+    /// join, or `None` when the mask cannot join them. The mask keeps a margin (the footprint fits
+    /// at every point of a mask cell), so a pair it separates is refused only on a proof free of
+    /// that margin; otherwise the full Directional A* decides (a gap only a little wider than the
+    /// vehicle). Fails with `NO_VALID_PATH` on that proof, or the budget's error.
+    pub(super) fn reachability(&mut self, ends: &Endpoints) -> Result<Option<MaskCells>, PlanError> {
+        let prepared = self.prepared;
+        let on_mask = match (ends.start_mask_cell, ends.goal_mask_cell) {
+            (Some(a), Some(b)) => {
+                prepared.clearance.same_region(&prepared.vehicle, a, b).unwrap_or(false).then_some((a, b))
+            }
+            _ => None,
+        };
+        self.clock.mark(Stage::Regions);
+        if on_mask.is_none() {
+            let (a, b) = (ends.start.point(), ends.goal.point());
+            let layer = prepared.clearance.layer(prepared.vehicle.capability);
+            let budget = self.budget;
+            // Without the layer nothing is proved, so the full search decides.
+            let reach = layer.map_or(Reach::Possible, |layer| {
+                clearance::reach::may_connect(
+                    layer,
+                    self.planner.config.inradius() / prepared.map.info.resolution,
+                    (a.x as usize, a.y as usize),
+                    (b.x as usize, b.y as usize),
+                    || budget.should_stop(),
+                )
+            });
+            self.clock.mark(Stage::Reach);
+            match reach {
+                Reach::Possible => {}
+                Reach::Stopped => return Err(self.budget.stop_error()),
+                Reach::Impossible => {
+                    return Err(PlanError::new(
+                        StatusCode::NoValidPath,
+                        "no path: no gap wide enough for the vehicle joins start and goal",
+                    ))
+                }
+            }
+        }
+        // A request cancelled or out of time before any search starts ends here.
+        if self.budget.should_stop() {
+            return Err(self.budget.stop_error());
+        }
+        Ok(on_mask)
+    }
+
+    /// Step 3. A start boxed in ahead (or a goal behind) is refused before any search: a proof,
+    /// not a guess (see `directional::escape`), so no pair a full search could solve is given
+    /// up. Only with a turning radius, and only between distinct places.
+    pub(super) fn not_trapped(&mut self, ends: &Endpoints) -> Result<(), PlanError> {
+        let Some(ctx) = self.directional().filter(|_| !ends.same_place()) else { return Ok(()) };
+        let p = ctx.params();
+        let why = directional::escape::trapped_ends(
+            &self.prepared.collision,
+            ends.start,
+            ends.goal,
+            self.goal_heading_free,
+            p.turning_radius,
+            p.shape().inradius(),
+        );
+        self.clock.mark(Stage::Escape);
+        match why {
+            Some(why) => Err(PlanError::new(StatusCode::NoValidPath, format!("no turning-radius-legal path: {why}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Step 4, already there: nothing to drive. A heading change at the goal is not this case
+    /// when the turning radius forbids turning on the spot (it is planned as a loop).
+    pub(super) fn at_goal(&self, ends: &Endpoints) -> Option<Solution> {
+        let same_heading = self.goal_heading_free || normalize_angle(ends.start.yaw - ends.goal.yaw).abs() < 1e-9;
+        (ends.same_place() && (same_heading || self.directional().is_none())).then(|| Solution {
+            guide: vec![ends.start.point()],
+            trajectory: Trajectory {
+                segments: Vec::new(),
+                min_turning_radius: self.planner.config.min_turning_radius / self.prepared.map.info.resolution,
+            },
+            solved_by: SolvedBy::AtGoal,
+            expansions: 0,
+            repair_windows: Vec::new(),
+        })
+    }
+
+    /// Step 4, the shortest curve itself, when it is collision-free: nothing is shorter, so no
+    /// guide is needed (skipped under a turn penalty, see `directional::direct_curve`).
+    pub(super) fn direct_curve(&mut self, ends: &Endpoints) -> Option<Solution> {
+        let ctx = self.directional()?;
+        let mut stats = directional::RefineStats::default();
+        let collision = &self.prepared.collision;
+        let direct =
+            directional::direct_curve(ctx, collision, ends.start, ends.goal, self.goal_heading_free, &mut stats);
+        let Some(direct) = direct else {
+            self.clock.extend(&stats.stages);
+            return None;
+        };
+        self.clock.extend(&direct.stats.stages);
+        Some(Solution {
+            guide: vec![ends.start.point(), ends.goal.point()],
+            trajectory: direct.trajectory,
+            solved_by: direct.stats.solved_by,
+            expansions: 0,
+            repair_windows: Vec::new(),
+        })
+    }
+
+    /// Step 4, the any-angle guide on the vehicle mask between the mask cells of `ends`: the
+    /// straight line when it has line of sight, else Block A* (conservative line of sight).
+    /// Fails with the budget's error when stopped.
+    pub(super) fn guide(
+        &mut self,
+        ends: &Endpoints,
+        (start_cell, goal_cell): MaskCells,
+    ) -> Result<GuideOutcome, PlanError> {
+        // The mask vertex nearest the pose, among its cell's corners.
+        let corner = |p: Point2, cell: (usize, usize)| -> (u32, u32) {
+            let x = if p.x - cell.0 as f64 >= 0.5 { cell.0 + 1 } else { cell.0 };
+            let y = if p.y - cell.1 as f64 >= 0.5 { cell.1 + 1 } else { cell.1 };
+            (x as u32, y as u32)
+        };
+        let (sv, gv) = (corner(ends.start.point(), start_cell), corner(ends.goal.point(), goal_cell));
+        let path = if let Some(straight) = straight_guide(&self.prepared.blocks, sv, gv) {
+            self.clock.mark(Stage::GuideLineOfSight);
+            straight
+        } else {
+            let (planner, prepared, budget) = (self.planner, self.prepared, self.budget);
+            let found = BLOCK_SEARCH.with(|search| {
+                search.borrow_mut().find_path(
+                    &planner.lddb,
+                    &prepared.blocks,
+                    sv,
+                    gv,
+                    Metric::AnyAngle,
+                    LosRule::Conservative,
+                    || budget.should_stop(),
+                )
+            });
+            match found {
+                Ok(p) => {
+                    self.clock.mark(Stage::BlockAstar);
+                    p
+                }
+                Err(SearchFailure::Stopped) => return Err(self.budget.stop_error()),
+                Err(e) => return Ok(GuideOutcome::None(format!("Block A* found no path on the vehicle mask ({e})"))),
+            }
+        };
+        let mut guide: Vec<Point2> = Vec::with_capacity(path.points.len() + 2);
+        guide.push(ends.start.point());
+        guide.extend(path.points.iter().map(|&(x, y)| Point2::new(f64::from(x), f64::from(y))));
+        guide.push(ends.goal.point());
+        guide.dedup_by(|a, b| a.distance(*b) < 1e-9);
+        Ok(GuideOutcome::Found((guide, path.expansions)))
+    }
+
+    /// Step 4, the guide made drivable: with a turning radius, Directional A*'s refinement
+    /// (steps 1-6 of `directional::pipeline`; the direct curve and the trapped-ends proof ran
+    /// above); at radius 0 the polyline itself. Verified either way.
+    pub(super) fn refine(
+        &mut self,
+        ends: &Endpoints,
+        (guide, expansions): (Vec<Point2>, usize),
+    ) -> Result<Solution, PlanError> {
+        let Some(ctx) = self.directional() else {
+            let trajectory = Trajectory::polyline(&guide);
+            let radius = self.planner.config.mask_radius() / self.prepared.map.info.resolution;
+            verify_polyline(&self.prepared.collision, &trajectory, radius, ends.start, ends.goal)?;
+            return Ok(Solution {
+                guide,
+                trajectory,
+                solved_by: SolvedBy::AnyAngle,
+                expansions,
+                repair_windows: Vec::new(),
+            });
+        };
+        let inner = &guide[1..guide.len().saturating_sub(1)];
+        let budget = self.budget;
+        let mut stop = || budget.should_stop();
+        let collision = &self.prepared.collision;
+        let refined =
+            directional::refine_guided(ctx, collision, inner, ends.start, ends.goal, self.goal_heading_free, &mut stop)
+                .map_err(|e| refine_error(e, budget, &ends.names))?;
+        self.clock.extend(&refined.stats.stages);
+        Ok(Solution {
+            guide,
+            trajectory: refined.trajectory,
+            solved_by: refined.stats.solved_by,
+            expansions: expansions + refined.stats.expansions,
+            repair_windows: refined.stats.repair_windows,
+        })
+    }
+
+    /// Step 4, where the vehicle mask cannot give a guide (its regions separate the pair, Block
+    /// A* finds no path on it, an endpoint no mask cell covers, or turning round in place): the
+    /// full Directional A* on the exact collision map decides, within the budget, and its result
+    /// is verified like any other. The guide shown is the search's chain of poses. `why` says
+    /// why the mask could not be used.
+    pub(super) fn full_search(&mut self, ends: &Endpoints, why: &str) -> Result<Solution, PlanError> {
+        let Some(ctx) = self.directional() else {
+            return Err(PlanError::new(
+                StatusCode::NoValidPath,
+                format!(
+                    "no path: {why}; its margin (half a cell) may close a gap the vehicle fits through, \
+                     and with min_turning_radius 0 no finer search runs"
+                ),
+            ));
+        };
+        let budget = self.budget;
+        let mut stop = || budget.should_stop();
+        let neighbourhood = ctx.params().fallback_neighbourhood;
+        let collision = &self.prepared.collision;
+        let refined = directional::full_search(
+            ctx,
+            collision,
+            ends.start,
+            ends.goal,
+            self.goal_heading_free,
+            neighbourhood,
+            &mut stop,
+        )
+        .map_err(|e| match e {
+            RefineError::NoPath(m) => PlanError::new(StatusCode::NoValidPath, format!("no path: {why}, and {m}")),
+            other => refine_error(other, budget, &ends.names),
+        })?;
+        self.clock.extend(&refined.stats.stages);
+        Ok(Solution {
+            guide: refined.chain.poses.iter().map(|p| p.point()).collect(),
+            trajectory: refined.trajectory,
+            solved_by: refined.stats.solved_by,
+            expansions: refined.stats.expansions,
+            repair_windows: Vec::new(),
+        })
+    }
+
+    /// Step 5. The plan in metres from a solution in cells: the any-angle guide (display), the
+    /// trajectory and its sampled poses, and the figures.
+    pub(super) fn assemble(mut self, ends: &Endpoints, solution: Solution) -> Plan {
+        let info = &self.prepared.map.info;
+        self.clock.mark(Stage::ToWorld);
+        let to_world = |p: Point2| info.cell_to_world(p);
+        let any_angle: Vec<Point2> = solution.guide.iter().map(|&p| to_world(p)).collect();
+        let trajectory = solution.trajectory.to_world(info);
+        let mut poses = trajectory.sample(self.planner.config.path_spacing);
+        if poses.is_empty() {
+            poses.push(info.cell_pose_to_world(ends.start));
+        }
+        let stats = PlanStats {
+            planning_time: self.t0.elapsed().as_secs_f64(),
+            expansions: solution.expansions,
+            any_angle_length: any_angle.windows(2).map(|w| w[0].distance(w[1])).sum(),
+            trajectory_length: trajectory.length(),
+            stage_ms: self.clock.stages,
+            solved_by: vec![solution.solved_by],
+            note: (!self.notes.is_empty()).then(|| self.notes.join("; ")),
+            repair_windows: solution
+                .repair_windows
+                .iter()
+                .map(|&[x0, y0, x1, y1]| {
+                    [(x0, y0), (x1, y0), (x1, y1), (x0, y1)].map(|(x, y)| to_world(Point2::new(x, y)))
+                })
+                .collect(),
+        };
+        Plan { any_angle, trajectory, poses, stats }
+    }
+
+    /// Where the vehicle stands for an endpoint `p` (cells) in `cell`, and the mask cell the
+    /// any-angle search starts or ends in:
+    /// - the vehicle fits in `cell`'s mask cell: `p` itself, from `cell`;
+    /// - the footprint fits at `p` exactly but not everywhere in its cell: `p` itself, searched
+    ///   from the nearest mask cell covering it (the refinement joins them);
+    /// - else the centre of the nearest covering mask cell (the "subsumed" rule, noted in the
+    ///   plan's notes with the offset);
+    /// - else, when no mask cell covers `p` but the footprint fits at `p` exactly (beside a gap
+    ///   narrower than the mask's margin): `p` itself with no mask cell, for the full search;
+    /// - else `None` (see [`Planner::no_standing_place`]).
+    ///
+    /// `free_heading`: any heading will do at `p` (a goal with its orientation unset).
+    fn standing_place(
+        &mut self,
+        p: Pose2,
+        cell: (usize, usize),
+        what: &str,
+        free_heading: bool,
+    ) -> Option<(Pose2, Option<(usize, usize)>)> {
+        let prepared = self.prepared;
+        if prepared.vehicle_mask().is_free(cell.0 as i64, cell.1 as i64) {
+            return Some((p, Some(cell)));
+        }
+        let sub = prepared.clearance.subsuming_cell(&prepared.vehicle, cell.0, cell.1).ok()?;
+        let Some(sub) = sub else {
+            // The exact footprint, as the trajectory check will test it.
+            let fits_exactly = prepared.directional.as_ref().is_some_and(|ctx| {
+                let shape = ctx.params().shape();
+                let shape = if free_heading { Shape::Disk(shape.circumradius()) } else { shape };
+                prepared.collision.stands_free(p, shape)
+            });
+            return fits_exactly.then_some((p, None));
+        };
+        let res = prepared.map.info.resolution;
+        let rho = directional::footprint::sampled_radius(self.planner.config.mask_radius() / res)
+            + 2.0 * directional::footprint::SEARCH_MARGIN;
+        if prepared.collision.disk_free(p.point(), rho) {
+            return Some((p, Some(sub.cell)));
+        }
+        let q = Pose2::new(sub.cell.0 as f64 + 0.5, sub.cell.1 as f64 + 0.5, p.yaw);
+        self.notes.push(format!(
+            "the vehicle does not fit at the {what}; planned from the covering cell {:?}, offset ({:.3}, {:.3}) {}",
+            sub.cell,
+            (q.x - p.x) * res,
+            (q.y - p.y) * res,
+            self.planner.units.symbol()
+        ));
+        Some((q, Some(sub.cell)))
+    }
+}
+
+impl Planner {
+    /// `what` (`start` or `goal`) at the point of `pose` as the caller gave it, in the units of
+    /// [`Planner::set_units`]: `goal (1.500, 2.000) m`.
+    fn named(&self, what: &str, pose: Pose2) -> String {
+        format!("{what} ({:.3}, {:.3}) {}", pose.x, pose.y, self.units.symbol())
+    }
+
+    /// `START_OCCUPIED` / `GOAL_OCCUPIED` for an endpoint `pose` (as the caller gave it) in `cell`
+    /// where the vehicle cannot stand, saying why: the point itself is in an obstacle or in
+    /// unknown space, or only the footprint around it is blocked. The node shows this message in
+    /// its status, the CLI on stderr, so it names the pose in the caller's units, not cells.
+    fn no_standing_place(&self, prepared: &PreparedMap, pose: Pose2, cell: (usize, usize), what: &str) -> PlanError {
+        let code = if what == "start" { StatusCode::StartOccupied } else { StatusCode::GoalOccupied };
+        let at = self.named(what, pose);
+        let rule = self.config.traversability();
+        // The cell is inside the map (the caller found it there); -1 is the safe reading anyway.
+        let v = prepared.map.value(cell.0, cell.1).unwrap_or(-1);
+        let message = if v == -1 && !rule.allow_unknown {
+            format!("{at} is in unknown space (occupancy -1, allow_unknown is false)")
+        } else if rule.is_blocked(v) {
+            format!("{at} is in an obstacle (occupancy {v})")
+        } else {
+            let near = if rule.allow_unknown { "obstacles" } else { "obstacles or unknown space" };
+            format!(
+                "the vehicle (radius {} {u}) does not fit at {at} ({near} within its radius)",
+                self.config.mask_radius(),
+                u = self.units.symbol()
+            )
+        };
+        PlanError::new(code, message)
+    }
+}
+
+/// The any-angle guide between mask vertices `sv` and `gv` when no search is needed: the straight
+/// segment, when both ends can end a path and it has line of sight on the mask under the rule
+/// Block A* uses (no any-angle path is shorter, so Block A* could only return it or a longer
+/// one). `None`: search.
+fn straight_guide(blocks: &BlockGrid, sv: (u32, u32), gv: (u32, u32)) -> Option<GridPath> {
+    let mask = blocks.mask();
+    let ends_ok = [sv, gv].iter().all(|v| mask.check_vertex_endpoint(*v).is_ok());
+    let (a, b) = ((i64::from(sv.0), i64::from(sv.1)), (i64::from(gv.0), i64::from(gv.1)));
+    (ends_ok && mask.los_vertices(LosRule::Conservative, a, b)).then(|| {
+        let length = ((b.0 - a.0) as f64).hypot((b.1 - a.1) as f64);
+        let points = if sv == gv { vec![sv] } else { vec![sv, gv] };
+        GridPath { points, length, expansions: 0 }
+    })
+}
+
+/// Verifies a polyline trajectory (turning radius 0: the vehicle turns on the spot at corners, so
+/// headings may jump but positions may not): it runs from `s` to `g`, its pieces join, and the
+/// swept footprint of `radius` cells touches no blocked cell. Fails with `NO_VALID_PATH`.
+fn verify_polyline(map: &CollisionMap, t: &Trajectory, radius: f64, s: Pose2, g: Pose2) -> Result<(), PlanError> {
+    let fail = |m: String| {
+        Err(PlanError::new(StatusCode::NoValidPath, format!("the any-angle path failed verification: {m}")))
+    };
+    let (Some(first), Some(last)) = (t.segments.first(), t.segments.last()) else {
+        return fail("it is empty".into());
+    };
+    if first.start.point().distance(s.point()) > 1e-9 || last.end().point().distance(g.point()) > 1e-9 {
+        return fail("it does not join the start and the goal".into());
+    }
+    if let Some(i) = t.segments.windows(2).position(|w| w[0].end().point().distance(w[1].start.point()) > 1e-9) {
+        return fail(format!("segment {i} does not join the next one"));
+    }
+    if t.segments.iter().any(|seg| seg.curvature != 0.0 || !seg.length.is_finite()) {
+        return fail("it is not a polyline".into());
+    }
+    if !map.sweep_free(&t.segments, radius, directional::footprint::SEARCH_MARGIN) {
+        return fail("the footprint touches an obstacle".into());
+    }
+    Ok(())
+}
+
+/// The status for a refinement error; `ends` names start and goal as the caller gave them
+/// (`goal (1.500, 2.000) m`, see `Planner::named`).
+fn refine_error(e: RefineError, budget: &Budget, ends: &[String; 2]) -> PlanError {
+    match e {
+        RefineError::Stopped => budget.stop_error(),
+        // The footprint in the pose's heading touches a blocked cell.
+        RefineError::StartBlocked => {
+            PlanError::new(StatusCode::StartOccupied, format!("the vehicle does not fit at {}", ends[0]))
+        }
+        RefineError::GoalBlocked => {
+            PlanError::new(StatusCode::GoalOccupied, format!("the vehicle does not fit at {}", ends[1]))
+        }
+        RefineError::InvalidInput(m) => PlanError::new(StatusCode::InvalidInput, m),
+        other => PlanError::new(StatusCode::NoValidPath, other.to_string()),
+    }
+}
