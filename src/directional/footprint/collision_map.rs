@@ -1,0 +1,370 @@
+//! The blocked cells of a map, tested by runs, disks, squares and swept segments, and updated
+//! locally when the map changes.
+
+use super::sampling::{ceil_index, sample_count, SamplePoints};
+use super::{disk_runs, sampled_radius, square_runs, Shape, Span, COARSE_STRIDE, SEARCH_MARGIN};
+use crate::clearance::distance::DistanceField;
+use crate::geometry::Point2;
+use crate::grid::Grid;
+use crate::trajectory::Segment;
+
+/// Blocked cells with per-row prefix counts, so a whole run of cells is tested in O(1).
+/// Built once per map (O(cells)); everything outside the grid is blocked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CollisionMap {
+    width: usize,
+    height: usize,
+    /// `prefix[y * (width + 1) + x]` = blocked cells among columns `0..x` of row `y`.
+    prefix: Vec<u32>,
+    /// Cells in which every point's disk of radius `safe_radius` is free (a shortcut that spares
+    /// the exact test for most samples), when prepared for a footprint.
+    safe: Vec<bool>,
+    safe_radius: f64,
+    /// Squared distance from each cell centre to the nearest blocked (or outside) cell centre,
+    /// capped. A sweep skips every sample that lies closer along the curve than the obstacle
+    /// distance's excess over the disk radius (arc length bounds the straight distance), so only
+    /// samples near obstacles pay for the exact disk test.
+    field: DistanceField,
+}
+
+/// Largest obstacle distance (cells) the clearance field resolves: a sweep skips at most
+/// `CLEARANCE_CAP - radius` cells per sample, and a map update recomputes the field within
+/// `CLEARANCE_CAP` cells of the change.
+const CLEARANCE_CAP: u16 = 32;
+
+impl CollisionMap {
+    /// Builds the prefix counts of `grid`.
+    pub fn new(grid: &Grid) -> Self {
+        let (w, h) = (grid.width(), grid.height());
+        let mut prefix = vec![0u32; h * (w + 1)];
+        let cells = grid.blocked_cells();
+        for y in 0..h {
+            let row = &cells[y * w..(y + 1) * w];
+            let out = &mut prefix[y * (w + 1)..(y + 1) * (w + 1)];
+            let mut n = 0u32;
+            for (x, &b) in row.iter().enumerate() {
+                n += b as u32;
+                out[x + 1] = n;
+            }
+        }
+        // Centre-to-centre obstacle distances (outside counted blocked; capped values are lower
+        // bounds).
+        let field = DistanceField::new(w, h, cells, CLEARANCE_CAP);
+        Self { width: w, height: h, prefix, safe: Vec::new(), safe_radius: -1.0, field }
+    }
+
+    /// A lower bound on the distance from `p` to the nearest blocked cell or the outside
+    /// (negative when unknown or small).
+    ///
+    /// From the centre distance `d` of `p`'s cell: the nearest blocked square's centre lies at
+    /// least `d - |p - centre|` from `p`, and its points within half a diagonal of that centre.
+    #[inline]
+    fn clearance_at(&self, p: Point2) -> f64 {
+        if p.x >= 0.0 && p.y >= 0.0 {
+            let (x, y) = (p.x as usize, p.y as usize);
+            if x < self.width && y < self.height {
+                let (dx, dy) = (p.x - x as f64 - 0.5, p.y - y as f64 - 0.5);
+                let off = (dx * dx + dy * dy).sqrt();
+                let centre = f64::from(self.field.values()[y * self.width + x]).sqrt();
+                // The 1e-6 absorbs rounding.
+                return centre - off - std::f64::consts::FRAC_1_SQRT_2 - 1e-6;
+            }
+        }
+        -1.0
+    }
+
+    /// Like [`CollisionMap::new`], and also marks the cells in which a footprint of `radius`
+    /// cells fits anywhere (O(cells x radius) once), which makes every sweep much cheaper.
+    /// Results are identical to an unprepared map.
+    pub fn with_footprint(grid: &Grid, radius: f64) -> Self {
+        let mut m = Self::new(grid);
+        let rho = sampled_radius(radius) + SEARCH_MARGIN;
+        // Any point of a cell lies within half a diagonal of its centre.
+        let outer = rho + std::f64::consts::FRAC_1_SQRT_2;
+        let w = m.width;
+        m.safe = (0..w * m.height)
+            .map(|k| m.disk_free(Point2::new((k % w) as f64 + 0.5, (k / w) as f64 + 0.5), outer))
+            .collect();
+        m.safe_radius = rho;
+        m
+    }
+
+    /// Columns.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Rows.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// True when every cell `x0..=x1` of row `y` is inside the grid and free.
+    #[inline]
+    pub fn run_free(&self, y: i64, x0: i64, x1: i64) -> bool {
+        if y < 0 || y >= self.height as i64 || x0 < 0 || x1 >= self.width as i64 {
+            return false;
+        }
+        if x1 < x0 {
+            return true;
+        }
+        let base = y as usize * (self.width + 1);
+        self.prefix[base + x1 as usize + 1] == self.prefix[base + x0 as usize]
+    }
+
+    /// True when every span, shifted by `(dx, dy)`, is free.
+    #[inline]
+    pub fn spans_free(&self, spans: &[Span], dx: i64, dy: i64) -> bool {
+        spans.iter().all(|s| self.run_free(s.y as i64 + dy, s.x0 as i64 + dx, s.x1 as i64 + dx))
+    }
+
+    /// True when the disk of radius `rho` around `p` touches no blocked cell.
+    pub fn disk_free(&self, p: Point2, rho: f64) -> bool {
+        if rho <= self.safe_radius && p.x >= 0.0 && p.y >= 0.0 {
+            let (x, y) = (p.x as usize, p.y as usize);
+            if x < self.width && y < self.height && self.safe[y * self.width + x] {
+                return true;
+            }
+        }
+        let mut ok = true;
+        disk_runs(p, rho, |y, x0, x1| {
+            ok = ok && self.run_free(y, x0, x1);
+            ok
+        });
+        ok
+    }
+
+    /// The cells whose centre the vehicle (footprint `radius` cells, sampled radius plus
+    /// `margin`) may not occupy: the traversability mask an any-angle planner should run on so
+    /// its path stays where the footprint fits.
+    pub fn centre_mask(&self, radius: f64, margin: f64) -> Grid {
+        let rho = sampled_radius(radius) + margin;
+        let (w, h) = (self.width, self.height);
+        let blocked: Vec<bool> =
+            (0..w * h).map(|k| !self.disk_free(Point2::new((k % w) as f64 + 0.5, (k / w) as f64 + 0.5), rho)).collect();
+        // Same size as the map this was built from, which was a valid grid.
+        Grid::from_blocked(w, h, blocked).expect("same size as a valid grid")
+    }
+
+    /// Brings the map up to date after the cells of `rect` changed in `grid` (same size as the
+    /// grid this map was built from): the prefix counts of the rows of `rect`, and the "fits
+    /// anywhere" shortcut of every cell whose test disk can reach `rect`. The result equals a
+    /// fresh build on `grid`. Fails, changing nothing, when the sizes differ or `rect` leaves the
+    /// grid.
+    pub fn update_rect(&mut self, grid: &Grid, rect: crate::grid::CellRect) -> Result<(), String> {
+        let (w, h) = (self.width, self.height);
+        if grid.width() != w || grid.height() != h {
+            return Err(format!("grid is {}x{}, the collision map {w}x{h}", grid.width(), grid.height()));
+        }
+        if rect.x + rect.width > w || rect.y + rect.height > h {
+            return Err(format!("rectangle {rect:?} leaves the {w}x{h} grid"));
+        }
+        if rect.is_empty() {
+            return Ok(());
+        }
+        let cells = grid.blocked_cells();
+        for y in rect.y..rect.y + rect.height {
+            let row = &cells[y * w..(y + 1) * w];
+            let out = &mut self.prefix[y * (w + 1)..(y + 1) * (w + 1)];
+            let mut n = 0u32;
+            for (x, &b) in row.iter().enumerate() {
+                n += b as u32;
+                out[x + 1] = n;
+            }
+        }
+        self.field.update(cells, rect);
+        if self.safe_radius >= 0.0 {
+            // A cell's shortcut tests the disk of radius `outer` around its centre: it can reach a
+            // changed cell only when that cell is within `outer + 1` cells.
+            let outer = self.safe_radius + std::f64::consts::FRAC_1_SQRT_2;
+            let grow = outer.ceil() as usize + 1;
+            let (x0, y0) = (rect.x.saturating_sub(grow), rect.y.saturating_sub(grow));
+            let (x1, y1) = ((rect.x + rect.width + grow).min(w), (rect.y + rect.height + grow).min(h));
+            let rho = self.safe_radius;
+            for y in y0..y1 {
+                for x in x0..x1 {
+                    // Test without the shortcut being recomputed.
+                    self.safe_radius = -1.0;
+                    let fits = self.disk_free(Point2::new(x as f64 + 0.5, y as f64 + 0.5), outer);
+                    self.safe_radius = rho;
+                    self.safe[y * w + x] = fits;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// True when the square of half side `half` centred at `p` with heading `yaw` touches no
+    /// blocked cell.
+    pub fn square_free(&self, p: Point2, yaw: f64, half: f64) -> bool {
+        let mut ok = true;
+        square_runs(p.x, p.y, yaw, half, |y, x0, x1| {
+            ok = ok && self.run_free(y, x0, x1);
+            ok
+        });
+        ok
+    }
+
+    /// True when the footprint `shape` at `pose` passes the test a sweep applies to one sample
+    /// (sampling allowance and [`SEARCH_MARGIN`] included): the start and goal check of the
+    /// searches.
+    pub fn stands_free(&self, pose: crate::geometry::Pose2, shape: Shape) -> bool {
+        match shape {
+            Shape::Disk(r) => self.disk_free(pose.point(), sampled_radius(r) + SEARCH_MARGIN),
+            Shape::Square(_) => self.square_free(pose.point(), pose.yaw, shape.sampled_half_side(0.0) + SEARCH_MARGIN),
+        }
+    }
+
+    /// True when the footprint `shape` standing at `pose` (at rest: no sampling allowance),
+    /// grown by `margin`, touches no blocked cell.
+    pub fn pose_free(&self, pose: crate::geometry::Pose2, shape: impl Into<Shape>, margin: f64) -> bool {
+        match shape.into() {
+            Shape::Disk(r) => self.disk_free(pose.point(), r + margin),
+            Shape::Square(a) => self.square_free(pose.point(), pose.yaw, a / 2.0 + margin),
+        }
+    }
+
+    /// True when the footprint `shape` (cells; a plain radius means a disk) swept along
+    /// `segments` touches no blocked cell, with the sampling rule of this module plus `margin`.
+    ///
+    /// Same answer as testing every sample of [`sample_segment`] with [`CollisionMap::disk_free`]
+    /// (or [`CollisionMap::square_free`]); samples that the clearance bound proves free are skipped
+    /// without being computed.
+    pub fn sweep_free(&self, segments: &[Segment], shape: impl Into<Shape>, margin: f64) -> bool {
+        let shape = shape.into();
+        // A colliding curve usually collides somewhere in its middle: a first look at every
+        // `COARSE_STRIDE`-th sample finds most collisions after a fraction of the samples a
+        // sequential pass would test. It only ever answers "blocked" for a sample the full pass
+        // tests the same way, so the answer is the full pass's; the samples it proves free (the
+        // first segments' only) the full pass does not test again.
+        let mut proofs = [Proven::default(); PROVEN_SEGMENTS];
+        for (k, seg) in segments.iter().enumerate() {
+            let mut none = Proven::default();
+            let proof = proofs.get_mut(k).unwrap_or(&mut none);
+            if !self.segment_coarse_free(seg, shape, margin, proof) {
+                return false;
+            }
+        }
+        let none = Proven::default();
+        segments
+            .iter()
+            .enumerate()
+            .all(|(k, seg)| self.segment_free(seg, shape, margin, proofs.get(k).unwrap_or(&none)))
+    }
+
+    /// False when one of every [`COARSE_STRIDE`]-th sample of `seg` (the samples of
+    /// [`CollisionMap::segment_free`]) fails its footprint test; true says nothing more, but
+    /// `proof` then holds the samples this look proved free.
+    ///
+    /// Coarse samples that the clearance bound of an earlier coarse sample already proves free
+    /// are skipped, as the sequential pass skips them: on a free curve through open space the
+    /// first look then costs a few samples instead of one in every `COARSE_STRIDE`.
+    fn segment_coarse_free(&self, seg: &Segment, shape: Shape, margin: f64, proof: &mut Proven) -> bool {
+        let half = shape.sampled_half_side(seg.curvature) + margin;
+        let rho = shape.sampled_circumradius(seg.curvature) + margin;
+        let n = sample_count(seg);
+        let step = seg.length / n as f64;
+        let at = SamplePoints::new(seg, n);
+        let first = COARSE_STRIDE / 2;
+        let mut i = first;
+        while i < n {
+            let p = at.point(i);
+            let slack = self.clearance_at(p) - rho;
+            if slack > 0.0 {
+                // Samples within `slack` of p along the curve (on either side) are free, as in
+                // `segment_free`: the next one to look at is the first coarse sample beyond them.
+                let reach = if step > 0.0 { ceil_index(slack / step).max(1) } else { n + 1 };
+                proof.add(i.saturating_sub(reach - 1), i + (reach - 1));
+                let next = i + reach;
+                i = first + (next.saturating_sub(first)).div_ceil(COARSE_STRIDE) * COARSE_STRIDE;
+                continue;
+            }
+            if !self.sample_free(shape, p, at.yaw(i), rho, half) {
+                return false;
+            }
+            proof.add(i, i);
+            i += COARSE_STRIDE;
+        }
+        true
+    }
+
+    /// The footprint test of one sweep sample at `p` heading `yaw`: a disk of radius `rho`, or a
+    /// square of half side `half` (both already grown by the sampling allowance and margin).
+    #[inline(always)]
+    fn sample_free(&self, shape: Shape, p: Point2, yaw: f64, rho: f64, half: f64) -> bool {
+        match shape {
+            Shape::Disk(_) => self.disk_free(p, rho),
+            Shape::Square(_) => self.square_free(p, yaw, half),
+        }
+    }
+
+    /// True when no sample of `seg` fails its footprint test, testing only samples outside
+    /// `proven` (samples already proved free).
+    fn segment_free(&self, seg: &Segment, shape: Shape, margin: f64, proven: &Proven) -> bool {
+        let half = shape.sampled_half_side(seg.curvature) + margin;
+        let rho = shape.sampled_circumradius(seg.curvature) + margin;
+        let n = sample_count(seg);
+        let step = seg.length / n as f64;
+        let at = SamplePoints::new(seg, n);
+        let mut runs = proven.runs().iter().peekable();
+        let mut i = 0;
+        while i <= n {
+            while runs.next_if(|r| (r.1 as usize) < i).is_some() {}
+            if let Some(&&(lo, hi)) = runs.peek() {
+                if lo as usize <= i {
+                    i = hi as usize + 1;
+                    continue;
+                }
+            }
+            let p = at.point(i);
+            let slack = self.clearance_at(p) - rho;
+            if slack > 0.0 {
+                // Sample j lies within (j - i) * step of p along the curve, hence in straight
+                // distance: its disk is free while (j - i) * step < slack.
+                i += if step > 0.0 { ceil_index(slack / step).max(1) } else { n + 1 };
+                continue;
+            }
+            if !self.sample_free(shape, p, at.yaw(i), rho, half) {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+}
+
+/// Segments of one sweep whose coarse proofs [`CollisionMap::sweep_free`] keeps (a Dubins curve
+/// has three); later segments are swept without them.
+const PROVEN_SEGMENTS: usize = 3;
+
+/// Runs of samples of one segment proved free, disjoint and increasing, up to a fixed number
+/// (later proofs are dropped, which only costs their samples a second test).
+#[derive(Debug, Clone, Copy, Default)]
+struct Proven {
+    runs: [(u32, u32); 24],
+    len: usize,
+}
+
+impl Proven {
+    /// Records that samples `lo..=hi` are free, for runs recorded in increasing order of their
+    /// ends: a run that overlaps or touches the last one extends it (dropping whatever part of it
+    /// lies before the last one's start, which keeps the runs disjoint and costs nothing but a
+    /// second test of those samples).
+    fn add(&mut self, lo: usize, hi: usize) {
+        let (lo, hi) = (lo.min(u32::MAX as usize) as u32, hi.min(u32::MAX as usize) as u32);
+        if let Some(last) = self.len.checked_sub(1).map(|k| &mut self.runs[k]) {
+            if lo <= last.1.saturating_add(1) {
+                last.1 = last.1.max(hi);
+                return;
+            }
+        }
+        if self.len < self.runs.len() {
+            self.runs[self.len] = (lo, hi);
+            self.len += 1;
+        }
+    }
+
+    fn runs(&self) -> &[(u32, u32)] {
+        &self.runs[..self.len]
+    }
+}

@@ -1,0 +1,120 @@
+//! Samples along a segment at the spacing of the sweep rule, and the cells a sweep covers.
+
+use super::{disk_runs, sampled_radius, square_runs, Shape, Span, SAMPLE_SPACING};
+use crate::geometry::{Point2, Pose2};
+use crate::trajectory::Segment;
+
+/// `x.ceil()` as an index, for finite `x >= 0` (a float-to-integer conversion instead of a
+/// call to `ceil`, which the baseline x86-64 target does not inline).
+#[inline]
+pub(super) fn ceil_index(x: f64) -> usize {
+    let i = x as usize;
+    if (i as f64) < x {
+        i + 1
+    } else {
+        i
+    }
+}
+
+/// The sample points of one segment, `0..=n`, computed as [`Segment::pose_at`] computes them
+/// (same arithmetic, so the same points) but with the trigonometry of the segment's start done
+/// once instead of once per sample, and the heading only when asked for: a sweep evaluates many
+/// samples of one segment, and a disk needs no heading.
+pub(super) struct SamplePoints {
+    seg: Segment,
+    n: f64,
+    /// Sine and cosine of the start heading.
+    sin0: f64,
+    cos0: f64,
+}
+
+impl SamplePoints {
+    pub(super) fn new(seg: &Segment, n: usize) -> Self {
+        let (sin0, cos0) = seg.start.yaw.sin_cos();
+        Self { seg: *seg, n: n as f64, sin0, cos0 }
+    }
+
+    /// Signed arc length of sample `i` (negative when reversing), as `pose_at` clamps and signs it.
+    #[inline]
+    fn t(&self, i: usize) -> f64 {
+        let s = (self.seg.length * i as f64 / self.n).clamp(0.0, self.seg.length);
+        if self.seg.reverse {
+            -s
+        } else {
+            s
+        }
+    }
+
+    #[inline]
+    pub(super) fn point(&self, i: usize) -> Point2 {
+        let t = self.t(i);
+        let Pose2 { x, y, yaw } = self.seg.start;
+        let k = self.seg.curvature;
+        if k == 0.0 {
+            Point2::new(x + t * self.cos0, y + t * self.sin0)
+        } else {
+            let (s2, c2) = (yaw + k * t).sin_cos();
+            Point2::new(x + (s2 - self.sin0) / k, y - (c2 - self.cos0) / k)
+        }
+    }
+
+    #[inline]
+    pub(super) fn yaw(&self, i: usize) -> f64 {
+        crate::geometry::normalize_angle(self.seg.start.yaw + self.seg.curvature * self.t(i))
+    }
+}
+
+/// Calls `f` with the sample points of `seg` (both ends included, spacing at most
+/// [`SAMPLE_SPACING`]); stops early when `f` returns false.
+pub fn sample_segment(seg: &Segment, mut f: impl FnMut(Point2) -> bool) {
+    let n = sample_count(seg);
+    for i in 0..=n {
+        if !f(seg.pose_at(seg.length * i as f64 / n as f64).point()) {
+            return;
+        }
+    }
+}
+
+/// Number of sample intervals of `seg` (samples `0..=n`).
+#[inline]
+pub(super) fn sample_count(seg: &Segment) -> usize {
+    ((seg.length / SAMPLE_SPACING).ceil() as usize).max(1)
+}
+
+/// The cells swept by the footprint `shape` (a plain radius means a disk) along `segments` (with
+/// `margin` extra), by the sampling rule of this module, as disjoint spans sorted by row then
+/// column.
+pub fn swept_spans(segments: &[Segment], shape: impl Into<Shape>, margin: f64) -> Vec<Span> {
+    let shape = shape.into();
+    let mut raw = Vec::new();
+    let mut push = |y: i64, x0: i64, x1: i64| {
+        raw.push(Span { y: y as i32, x0: x0 as i32, x1: x1 as i32 });
+        true
+    };
+    for seg in segments {
+        let n = sample_count(seg);
+        for i in 0..=n {
+            let pose = seg.pose_at(seg.length * i as f64 / n as f64);
+            match shape {
+                Shape::Disk(r) => disk_runs(pose.point(), sampled_radius(r) + margin, &mut push),
+                Shape::Square(_) => {
+                    let half = shape.sampled_half_side(seg.curvature) + margin;
+                    square_runs(pose.x, pose.y, pose.yaw, half, &mut push)
+                }
+            }
+        }
+    }
+    merge_spans(raw)
+}
+
+fn merge_spans(mut raw: Vec<Span>) -> Vec<Span> {
+    raw.sort_unstable();
+    let mut out: Vec<Span> = Vec::with_capacity(raw.len() / 4 + 1);
+    for s in raw {
+        match out.last_mut() {
+            Some(last) if last.y == s.y && s.x0 <= last.x1 + 1 => last.x1 = last.x1.max(s.x1),
+            _ => out.push(s),
+        }
+    }
+    out
+}

@@ -1,0 +1,120 @@
+//! The footprint at one pose: its shape and the cells it covers.
+
+use super::{sampled_radius, SAMPLE_SPACING};
+use crate::geometry::Point2;
+
+/// The vehicle's footprint in cells: a disk about its reference point, or a square centred on it
+/// that turns with the heading (sides parallel and perpendicular to the heading).
+///
+/// Sampling rule for the square: between samples the square both moves (at most half the sample
+/// spacing, [`SAMPLE_SPACING`] / 2) and turns (at most `|curvature|` times that), so every point of
+/// it stays within `SAMPLE_SPACING / 2 * (1 + |curvature| * side / sqrt(2))` of where it was at
+/// the nearest sample; the square tested at each sample is grown by that much on every side, which
+/// contains the true swept footprint (conservative like the disk's rule).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Shape {
+    /// A disk of this radius (cells, >= 0).
+    Disk(f64),
+    /// A square of this side (cells, > 0), turning with the vehicle.
+    Square(f64),
+}
+
+impl From<f64> for Shape {
+    fn from(radius: f64) -> Self {
+        Shape::Disk(radius)
+    }
+}
+
+impl Shape {
+    /// Radius of the smallest disk about the reference point holding the footprint in every
+    /// heading (the disk itself, or the square's circumscribed circle).
+    pub fn circumradius(self) -> f64 {
+        match self {
+            Shape::Disk(r) => r,
+            Shape::Square(a) => a * std::f64::consts::FRAC_1_SQRT_2,
+        }
+    }
+
+    /// Radius of the largest disk about the reference point inside the footprint in every heading.
+    pub fn inradius(self) -> f64 {
+        match self {
+            Shape::Disk(r) => r,
+            Shape::Square(a) => a / 2.0,
+        }
+    }
+
+    /// Radius of a disk test about a sample that covers the sampled footprint of a segment of
+    /// `curvature` (the disk's [`sampled_radius`], or the grown square's circumradius).
+    pub fn sampled_circumradius(self, curvature: f64) -> f64 {
+        match self {
+            Shape::Disk(r) => sampled_radius(r),
+            Shape::Square(_) => self.sampled_half_side(curvature) * std::f64::consts::SQRT_2,
+        }
+    }
+
+    /// Half the side of the square tested at each sample of a segment of `curvature` (see the
+    /// type's sampling rule); for a disk, its sampled radius.
+    pub fn sampled_half_side(self, curvature: f64) -> f64 {
+        match self {
+            Shape::Disk(r) => sampled_radius(r),
+            Shape::Square(a) => {
+                a / 2.0 + SAMPLE_SPACING / 2.0 * (1.0 + curvature.abs() * a * std::f64::consts::FRAC_1_SQRT_2)
+            }
+        }
+    }
+}
+
+/// Calls `f(y, x0, x1)` for every row of cells touched (closed-set intersection) by the square of
+/// half side `half` centred at `(cx, cy)` with heading `yaw`; stops early when `f` returns false.
+pub fn square_runs(cx: f64, cy: f64, yaw: f64, half: f64, mut f: impl FnMut(i64, i64, i64) -> bool) {
+    let (c, s) = (yaw.cos(), yaw.sin());
+    let corners = [(half, half), (-half, half), (-half, -half), (half, -half)]
+        .map(|(u, v)| (cx + c * u - s * v, cy + s * u + c * v));
+    let y_min = corners.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let y_max = corners.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+    for y in y_min.floor() as i64..=y_max.floor() as i64 {
+        // x-extent of the square within the closed strip [y, y + 1].
+        let (lo, hi) = (y as f64, y as f64 + 1.0);
+        let (mut x_lo, mut x_hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for k in 0..4 {
+            let (a, b) = (corners[k], corners[(k + 1) % 4]);
+            if a.1 >= lo && a.1 <= hi {
+                x_lo = x_lo.min(a.0);
+                x_hi = x_hi.max(a.0);
+            }
+            for level in [lo, hi] {
+                if (a.1 - level) * (b.1 - level) < 0.0 {
+                    let x = a.0 + (level - a.1) / (b.1 - a.1) * (b.0 - a.0);
+                    x_lo = x_lo.min(x);
+                    x_hi = x_hi.max(x);
+                }
+            }
+        }
+        if x_lo > x_hi {
+            continue;
+        }
+        if !f(y, (x_lo - 1.0).ceil() as i64, x_hi.floor() as i64) {
+            return;
+        }
+    }
+}
+
+/// Calls `f(y, x0, x1)` for every row of cells touched (closed-set intersection) by the disk of
+/// radius `rho` around `p`; stops early when `f` returns false.
+pub fn disk_runs(p: Point2, rho: f64, mut f: impl FnMut(i64, i64, i64) -> bool) {
+    let y_lo = (p.y - rho).floor() as i64;
+    let y_hi = (p.y + rho).floor() as i64;
+    for y in y_lo..=y_hi {
+        let nearest = p.y.clamp(y as f64, y as f64 + 1.0);
+        let dy = (p.y - nearest).abs();
+        if dy > rho {
+            continue;
+        }
+        let w = (rho * rho - dy * dy).max(0.0).sqrt();
+        let x0 = (p.x - w - 1.0).ceil() as i64;
+        let x1 = (p.x + w).floor() as i64;
+        if !f(y, x0, x1) {
+            return;
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! The footprint's sweeps against brute force.
+
+use super::*;
+use crate::geometry::{Point2, Pose2};
+use crate::grid::Grid;
+use crate::trajectory::Segment;
+use crate::trajectory::Turn;
+
+/// Brute force: cells whose square lies within `rho` of some sample.
+fn brute(points: &[Point2], rho: f64) -> Vec<(i64, i64)> {
+    let mut out = Vec::new();
+    for y in -20..40 {
+        for x in -20..40 {
+            let hit = points.iter().any(|p| {
+                let nx = p.x.clamp(x as f64, x as f64 + 1.0);
+                let ny = p.y.clamp(y as f64, y as f64 + 1.0);
+                (p.x - nx).hypot(p.y - ny) <= rho
+            });
+            if hit {
+                out.push((x, y));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn spans_match_brute_force() {
+    let a = Segment::arc(Pose2::new(5.3, 4.1, 0.4), 7.0, 4.0, Turn::Left);
+    let b = Segment::line(a.end(), 3.0);
+    let segs = [a, b];
+    let spans = swept_spans(&segs, 1.7, 0.0);
+    let mut cells: Vec<(i64, i64)> = spans
+        .iter()
+        .flat_map(|s| (s.x0..=s.x1).map(move |x| (x as i64, s.y as i64)))
+        .filter(|&(x, y)| (-20..40).contains(&x) && (-20..40).contains(&y))
+        .collect();
+    cells.sort_by_key(|&(x, y)| (y, x));
+    let mut pts = Vec::new();
+    for s in &segs {
+        sample_segment(s, |p| {
+            pts.push(p);
+            true
+        });
+    }
+    let mut expect = brute(&pts, sampled_radius(1.7));
+    expect.sort_by_key(|&(x, y)| (y, x));
+    assert_eq!(cells, expect);
+}
+
+#[test]
+fn collision_map_runs() {
+    let g = Grid::from_rows(&["....", ".@..", "...."]).unwrap();
+    let m = CollisionMap::new(&g);
+    assert!(m.run_free(0, 0, 3));
+    assert!(!m.run_free(1, 0, 3));
+    assert!(m.run_free(1, 2, 3));
+    assert!(!m.run_free(1, 2, 4));
+    assert!(!m.run_free(-1, 0, 0));
+    assert!(m.disk_free(Point2::new(3.5, 2.5), 0.4));
+    assert!(!m.disk_free(Point2::new(2.5, 2.5), 1.0));
+    // A line through the blocked cell is caught, one beside it is not (radius 0).
+    let hit = Segment::line(Pose2::new(0.5, 1.5, 0.0), 3.0);
+    assert!(!m.sweep_free(&[hit], 0.0, 0.0));
+    let miss = Segment::line(Pose2::new(0.5, 2.5, 0.0), 3.0);
+    assert!(m.sweep_free(&[miss], 0.0, 0.0));
+}
+
+/// The sample-by-sample rule the skipping sweep must reproduce.
+/// A reproducible stream of numbers uniform in `[0, 1)` (a linear congruential generator).
+fn uniform(mut state: u64) -> impl FnMut() -> f64 {
+    move || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn reference_sweep(m: &CollisionMap, segs: &[Segment], radius: f64, margin: f64) -> bool {
+    let rho = sampled_radius(radius) + margin;
+    segs.iter().all(|seg| {
+        let mut ok = true;
+        sample_segment(seg, |p| {
+            ok = ok && m.disk_free(p, rho);
+            ok
+        });
+        ok
+    })
+}
+
+#[test]
+fn skipping_sweep_answers_like_every_sample() {
+    // Random obstacles, random arcs and lines, several footprints: both outcomes occur and
+    // the answers always agree.
+    let mut g = Grid::new_free(80, 60).unwrap();
+    let mut rnd = uniform(12345);
+    for _ in 0..60 {
+        g.set_blocked((rnd() * 80.0) as usize, (rnd() * 60.0) as usize, true).unwrap();
+    }
+    let plain = CollisionMap::new(&g);
+    let prepared = CollisionMap::with_footprint(&g, 1.5);
+    let (mut free, mut hit) = (0, 0);
+    for _ in 0..3000 {
+        let start = Pose2::new(rnd() * 80.0, rnd() * 60.0, rnd() * 6.3);
+        let len = rnd() * 30.0;
+        let seg = match (rnd() * 3.0) as u32 {
+            0 => Segment::line(start, len),
+            1 => Segment::arc(start, len, 2.0 + rnd() * 8.0, Turn::Left),
+            _ => Segment::arc(start, len, 2.0 + rnd() * 8.0, Turn::Right),
+        };
+        for radius in [0.0, 1.5, 3.0] {
+            let expect = reference_sweep(&plain, &[seg], radius, SEARCH_MARGIN);
+            assert_eq!(plain.sweep_free(&[seg], radius, SEARCH_MARGIN), expect, "{seg:?} {radius}");
+            assert_eq!(prepared.sweep_free(&[seg], radius, SEARCH_MARGIN), expect, "{seg:?} {radius}");
+            if expect {
+                free += 1;
+            } else {
+                hit += 1;
+            }
+        }
+    }
+    assert!(free > 500 && hit > 500, "free {free} hit {hit}");
+}
+
+#[test]
+fn multi_segment_sweeps_answer_like_every_sample() {
+    // Dubins curves (up to three segments, each with its own coarse proofs) and longer runs
+    // of segments (beyond the segments whose proofs are kept), near and far from obstacles.
+    let mut g = Grid::new_free(90, 70).unwrap();
+    let mut rnd = uniform(777);
+    for _ in 0..40 {
+        let (x, y) = ((rnd() * 86.0) as usize, (rnd() * 66.0) as usize);
+        for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+            g.set_blocked(x + dx, y + dy, true).unwrap();
+        }
+    }
+    let prepared = CollisionMap::with_footprint(&g, 2.0);
+    let (mut free, mut hit) = (0, 0);
+    for k in 0..2000 {
+        let a = Pose2::new(5.0 + rnd() * 80.0, 5.0 + rnd() * 60.0, rnd() * 6.3);
+        let b = Pose2::new(5.0 + rnd() * 80.0, 5.0 + rnd() * 60.0, rnd() * 6.3);
+        let mut segs = crate::curves::dubins_shortest(a, b, 3.0 + rnd() * 6.0).unwrap().segments();
+        if k % 3 == 0 {
+            // A longer chain: the same curve continued by a second one.
+            let end = segs.last().map_or(a, |s| s.end());
+            let c = Pose2::new(5.0 + rnd() * 80.0, 5.0 + rnd() * 60.0, rnd() * 6.3);
+            segs.extend(crate::curves::dubins_shortest(end, c, 4.0).unwrap().segments());
+        }
+        for radius in [0.5, 2.0] {
+            let expect = reference_sweep(&prepared, &segs, radius, SEARCH_MARGIN);
+            assert_eq!(prepared.sweep_free(&segs, radius, SEARCH_MARGIN), expect, "{segs:?} {radius}");
+            if expect {
+                free += 1;
+            } else {
+                hit += 1;
+            }
+        }
+    }
+    assert!(free > 300 && hit > 300, "free {free} hit {hit}");
+}
+
+#[test]
+fn prepared_map_answers_like_the_plain_one() {
+    let mut g = Grid::new_free(30, 30).unwrap();
+    for (x, y) in [(10, 10), (11, 10), (20, 5), (5, 25)] {
+        g.set_blocked(x, y, true).unwrap();
+    }
+    let plain = CollisionMap::new(&g);
+    let prepared = CollisionMap::with_footprint(&g, 2.0);
+    for k in 0..3000 {
+        let p = Point2::new((k % 59) as f64 * 0.51, (k / 59) as f64 * 0.53 + 0.1);
+        for rho in [sampled_radius(2.0), sampled_radius(2.0) + SEARCH_MARGIN, 1.0, 3.0] {
+            assert_eq!(plain.disk_free(p, rho), prepared.disk_free(p, rho), "{p:?} {rho}");
+        }
+    }
+}
+
+#[test]
+fn local_updates_equal_a_fresh_build() {
+    let mut seed = 11u64;
+    let mut rnd = |n: usize| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((seed >> 33) as usize) % n
+    };
+    let (w, h) = (40, 30);
+    let cells: Vec<bool> = (0..w * h).map(|_| rnd(10) == 0).collect();
+    let mut grid = Grid::from_blocked(w, h, cells).unwrap();
+    let mut map = CollisionMap::with_footprint(&grid, 2.3);
+    for _ in 0..40 {
+        let rect = crate::grid::CellRect { x: rnd(w - 5), y: rnd(h - 5), width: 1 + rnd(5), height: 1 + rnd(5) };
+        let value = rnd(2) == 0;
+        for y in rect.y..rect.y + rect.height {
+            for x in rect.x..rect.x + rect.width {
+                grid.set_blocked(x, y, value).unwrap();
+            }
+        }
+        map.update_rect(&grid, rect).unwrap();
+        assert_eq!(map, CollisionMap::with_footprint(&grid, 2.3));
+    }
+    let before = map.clone();
+    let outside = crate::grid::CellRect { x: 38, y: 0, width: 5, height: 1 };
+    assert!(map.update_rect(&grid, outside).is_err());
+    assert!(map.update_rect(&Grid::new_free(3, 3).unwrap(), outside).is_err());
+    assert_eq!(map, before);
+}
+
+/// Brute force: does the closed square of half side `half` at `(cx, cy, yaw)` intersect the
+/// closed cell `(x, y)`? Separating axis test on the two squares' axes.
+fn square_hits_cell(cx: f64, cy: f64, yaw: f64, half: f64, x: i64, y: i64) -> bool {
+    let (c, s) = (yaw.cos(), yaw.sin());
+    let corners: Vec<(f64, f64)> = [(half, half), (-half, half), (-half, -half), (half, -half)]
+        .iter()
+        .map(|&(u, v)| (cx + c * u - s * v, cy + s * u + c * v))
+        .collect();
+    let cell = [
+        (x as f64, y as f64),
+        (x as f64 + 1.0, y as f64),
+        (x as f64 + 1.0, y as f64 + 1.0),
+        (x as f64, y as f64 + 1.0),
+    ];
+    let axes = [(1.0, 0.0), (0.0, 1.0), (c, s), (-s, c)];
+    axes.iter().all(|&(ax, ay)| {
+        let proj = |pts: &[(f64, f64)]| {
+            let v: Vec<f64> = pts.iter().map(|p| p.0 * ax + p.1 * ay).collect();
+            (v.iter().cloned().fold(f64::INFINITY, f64::min), v.iter().cloned().fold(f64::NEG_INFINITY, f64::max))
+        };
+        let (a0, a1) = proj(&corners);
+        let (b0, b1) = proj(&cell);
+        a0 <= b1 + 1e-12 && b0 <= a1 + 1e-12
+    })
+}
+
+#[test]
+fn square_runs_equal_brute_force_cells() {
+    let mut rnd = uniform(3);
+    for _ in 0..300 {
+        let (cx, cy, yaw, half) = (10.0 + rnd() * 5.0, 10.0 + rnd() * 5.0, rnd() * 7.0 - 3.5, 0.3 + rnd() * 3.0);
+        let mut got = Vec::new();
+        square_runs(cx, cy, yaw, half, |y, x0, x1| {
+            got.extend((x0..=x1).map(|x| (x, y)));
+            true
+        });
+        got.sort_by_key(|&(x, y)| (y, x));
+        let mut expect = Vec::new();
+        for y in 0..30 {
+            for x in 0..30 {
+                if square_hits_cell(cx, cy, yaw, half, x, y) {
+                    expect.push((x, y));
+                }
+            }
+        }
+        assert_eq!(got, expect, "{cx} {cy} {yaw} {half}");
+    }
+}
+
+#[test]
+fn square_sweep_is_never_optimistic_against_brute_force_poses() {
+    // Random obstacles and random arcs/lines: whenever the sampled sweep of a turning square
+    // says free, the exact square at poses every 0.01 cells along the curve touches no
+    // blocked cell; and both answers occur. The tables' spans agree with the sweep.
+    let mut rnd = uniform(17);
+    let mut g = Grid::new_free(60, 50).unwrap();
+    for _ in 0..40 {
+        g.set_blocked((rnd() * 60.0) as usize, (rnd() * 50.0) as usize, true).unwrap();
+    }
+    let m = CollisionMap::new(&g);
+    let side = 2.5;
+    let (mut free, mut hit) = (0, 0);
+    for _ in 0..600 {
+        let start = Pose2::new(8.0 + rnd() * 44.0, 8.0 + rnd() * 34.0, rnd() * 6.3);
+        let len = rnd() * 12.0;
+        let seg = match (rnd() * 3.0) as u32 {
+            0 => Segment::line(start, len),
+            1 => Segment::arc(start, len, 2.0 + rnd() * 6.0, Turn::Left),
+            _ => Segment::arc(start, len, 2.0 + rnd() * 6.0, Turn::Right),
+        };
+        let says_free = m.sweep_free(&[seg], Shape::Square(side), 0.0);
+        let spans = swept_spans(&[seg], Shape::Square(side), 0.0);
+        assert_eq!(m.spans_free(&spans, 0, 0), says_free, "{seg:?}");
+        let steps = (seg.length / 0.01).ceil() as usize;
+        let exact_free = (0..=steps).all(|k| {
+            let q = seg.pose_at(seg.length * k as f64 / steps.max(1) as f64);
+            let mut ok = true;
+            for y in (q.y - 3.0) as i64..=(q.y + 3.0) as i64 {
+                for x in (q.x - 3.0) as i64..=(q.x + 3.0) as i64 {
+                    if g.is_blocked(x, y) && square_hits_cell(q.x, q.y, q.yaw, side / 2.0, x, y) {
+                        ok = false;
+                    }
+                }
+            }
+            ok
+        });
+        if says_free {
+            assert!(exact_free, "sweep said free but the square hits a cell: {seg:?}");
+            free += 1;
+        } else {
+            hit += 1;
+        }
+    }
+    assert!(free > 100 && hit > 100, "free {free} hit {hit}");
+}
+
+#[test]
+fn a_square_turning_in_a_tight_gap_is_caught_where_its_inscribed_disk_is_not() {
+    // A gap 3 cells wide: a square of side 2.6 passes straight through; turned by 45 degrees
+    // its diagonal (3.68) does not fit, though its inscribed disk (radius 1.3) would.
+    let mut g = Grid::new_free(30, 30).unwrap();
+    for x in 0..30 {
+        g.set_blocked(x, 10, true).unwrap();
+        g.set_blocked(x, 14, true).unwrap();
+    }
+    let m = CollisionMap::new(&g);
+    let straight = Segment::line(Pose2::new(5.0, 12.5, 0.0), 10.0);
+    assert!(m.sweep_free(&[straight], Shape::Square(2.6), 0.0));
+    let turned = Segment::line(Pose2::new(5.0, 12.5, 0.0), 0.0);
+    let diagonal = Pose2::new(10.0, 12.5, std::f64::consts::FRAC_PI_4);
+    assert!(!m.pose_free(diagonal, Shape::Square(2.6), 0.0));
+    assert!(m.pose_free(diagonal, Shape::Disk(1.3), 0.0));
+    assert!(m.pose_free(turned.start, Shape::Square(2.6), 0.0));
+}
