@@ -41,7 +41,7 @@ use super::footprint::{CollisionMap, Shape, SEARCH_MARGIN};
 use super::lattice::{Lattice, LatticeRect};
 use super::params::Directional;
 use super::search::{directional_astar, directional_astar_below, Outcome, Source, Target, TargetPose};
-use super::smoothing::{path_points, Ends, PathDp};
+use super::smoothing::{path_points, Ends, PathDp, PathPoint};
 use super::verify::{verify_trajectory, VerifyError};
 use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::search::OrdF64;
@@ -300,193 +300,282 @@ fn guided(
     mut stats: RefineStats,
     should_stop: &mut dyn FnMut() -> bool,
 ) -> Result<Refined, RefineError> {
-    let p = ctx.params().clone();
-    let Request { waypoints, start, goal, goal_heading_free, same_place } = *request;
-    if same_place {
-        // Turning round on the spot: a guide of no length says nothing, so the whole lattice is
-        // searched for a loop.
-        let mut r = full_search(ctx, map, start, goal, false, p.fallback_neighbourhood, should_stop)?;
-        stats.stages.append(&mut r.stats.stages);
-        r.stats.stages = stats.stages;
-        return Ok(r);
+    if request.same_place {
+        return turn_round(ctx, map, request, stats, should_stop);
     }
-    let stage = |stats: &mut RefineStats, name: Stage, t: Instant, outcome: String| {
-        stats.stages.push(StageStat { name, ms: ms_since(t), outcome });
-    };
+    // 1. The guide walked into path points.
+    let guide = GuideInfo::new(ctx, map, request, &mut stats);
+    // 2-4. Smoothing over the path points, coarse then dense, with the window repair.
+    let mut chain = smoothing(ctx, map, request, &guide, &mut stats, should_stop)?;
+    // Beyond Pinter: a short guide whose chain loops, or has none, gets one search around it.
+    let exhausted = loop_repair(ctx, map, request, &guide, &mut chain, &mut stats, should_stop)?;
+    // 6. Final smoothing and verification of what was found.
+    if let Some(chain) = chain {
+        if let Ok(refined) = finish(ctx, map, request, chain, &mut stats) {
+            return Ok(refined);
+        }
+    }
+    if exhausted {
+        return Err(RefineError::NoPath(
+            "smoothing failed and no state reachable from the start leads to the goal".into(),
+        ));
+    }
+    // 5. The full Directional A*, and its chain through step 6.
+    let chain = full_search_step(ctx, map, request, &guide.lattice, &mut stats, should_stop)?;
+    finish(ctx, map, request, chain, &mut stats).map_err(RefineError::VerificationFailed)
+}
 
-    let t = Instant::now();
-    let lattice = Lattice::new(map.width(), map.height(), p.spacing());
-    let mut guide = Vec::with_capacity(waypoints.len() + 2);
-    guide.push(start.point());
-    guide.extend_from_slice(waypoints);
-    guide.push(goal.point());
+/// Turning round on the spot: a guide of no length says nothing, so the whole lattice is
+/// searched for a loop.
+fn turn_round(
+    ctx: &Directional,
+    map: &CollisionMap,
+    request: &Request,
+    mut stats: RefineStats,
+    should_stop: &mut dyn FnMut() -> bool,
+) -> Result<Refined, RefineError> {
+    let neighbourhood = ctx.params().fallback_neighbourhood;
+    let mut r = full_search(ctx, map, request.start, request.goal, false, neighbourhood, should_stop)?;
+    stats.stages.append(&mut r.stats.stages);
+    r.stats.stages = stats.stages;
+    Ok(r)
+}
+
+fn stage(stats: &mut RefineStats, name: Stage, t: Instant, outcome: String) {
+    stats.stages.push(StageStat { name, ms: ms_since(t), outcome });
+}
+
+/// Step 1: the guide from start to goal, its dense path points, and what the later steps
+/// decide by (the lattice, whether the guide is short, the cost above which a chain loops).
+struct GuideInfo {
+    /// Start, waypoints, goal.
+    points: Vec<Point2>,
+    /// Path points every lattice spacing (Pinter's path cells), the start's and goal's cells
+    /// left out (they are linked exactly).
+    path_points: Vec<PathPoint>,
+    lattice: Lattice,
+    /// At most [`SHORT_PATH_RADII`] turning radii long: its repairs search one window around
+    /// the whole of it.
+    short: bool,
+    /// A chain dearer than this holds a loop.
+    loop_bound: f64,
+}
+
+impl GuideInfo {
+    fn new(ctx: &Directional, map: &CollisionMap, request: &Request, stats: &mut RefineStats) -> Self {
+        let p = ctx.params();
+        let Request { waypoints, start, goal, goal_heading_free, .. } = *request;
+        let t = Instant::now();
+        let lattice = Lattice::new(map.width(), map.height(), p.spacing());
+        let mut points = Vec::with_capacity(waypoints.len() + 2);
+        points.push(start.point());
+        points.extend_from_slice(waypoints);
+        points.push(goal.point());
+        let path_points = Self::path_points(ctx, request, &points, p.spacing() as f64);
+        stats.path_points = path_points.len();
+        stage(stats, Stage::PathPoints, t, format!("{} points", path_points.len()));
+        let length: f64 = points.windows(2).map(|w| w[0].distance(w[1])).sum();
+        // A cost well above the guide's length means the chain holds a loop, usually because a
+        // start or goal heading fights the guide's direction. On a short path a windowed search
+        // from start to goal may then find a better way (for example, swinging out first). The
+        // bound is the larger of the guide's length and the obstacle-free Dubins length, both
+        // lower bounds.
+        let free_space = crate::curves::dubins_shortest(start, goal, p.turning_radius).map_or(0.0, |d| d.length());
+        let loop_bound = length.max(if goal_heading_free { 0.0 } else { free_space }) + PI * p.turning_radius;
+        Self { points, path_points, lattice, short: length <= SHORT_PATH_RADII * p.turning_radius, loop_bound }
+    }
+
+    /// Path points `near` apart near the guide's vertices, without the start's and goal's cells.
+    fn path_points(ctx: &Directional, request: &Request, guide: &[Point2], near: f64) -> Vec<PathPoint> {
+        let p = ctx.params();
+        let far = (2.0 * p.turning_radius).min(4.0 * p.spacing() as f64).max(near);
+        let mut points = path_points(guide, near, far, 2.5 * p.turning_radius);
+        let cell = |q: Pose2| (q.x.floor() as i64, q.y.floor() as i64);
+        points.retain(|q| q.cell != cell(request.start) && q.cell != cell(request.goal));
+        points
+    }
+}
+
+/// Steps 2-4: Smoothing over the path points. Coarse first: path points twice as far apart near
+/// the guide's vertices, with hops that reach as far, give about a third of the states and
+/// candidate links of the dense programme and solve most guides. The dense programme, and the
+/// repairs built on its costs, run only when it fails, or when its chain holds a loop on a short
+/// guide: the dense points may avoid the loop, which spares the loop repair (far dearer than the
+/// dense programme). The cheaper chain found, if any.
+fn smoothing(
+    ctx: &Directional,
+    map: &CollisionMap,
+    request: &Request,
+    guide: &GuideInfo,
+    stats: &mut RefineStats,
+    should_stop: &mut dyn FnMut() -> bool,
+) -> Result<Option<Chain>, RefineError> {
+    let p = ctx.params();
     let near = p.spacing() as f64;
-    let far = (2.0 * p.turning_radius).min(4.0 * near).max(near);
-    let mut points = path_points(&guide, near, far, 2.5 * p.turning_radius);
-    // The start and goal are linked exactly; points on their own cells add nothing.
-    let cell = |q: Pose2| (q.x.floor() as i64, q.y.floor() as i64);
-    points.retain(|q| q.cell != cell(start) && q.cell != cell(goal));
-    stats.path_points = points.len();
-    stage(&mut stats, Stage::PathPoints, t, format!("{} points", points.len()));
-
-    let guide_len: f64 = guide.windows(2).map(|w| w[0].distance(w[1])).sum();
-    let short = guide_len <= SHORT_PATH_RADII * p.turning_radius;
-    let ends = Ends { start, goal, goal_free: goal_heading_free };
-
-    // A cost well above the guide's length means the chain holds a loop, usually because a
-    // start or goal heading fights the guide's direction. On a short path a windowed search
-    // from start to goal may then find a better way (for example, swinging out first). The bound
-    // is the larger of the guide's length and the obstacle-free Dubins length, both lower bounds.
-    let free_space = crate::curves::dubins_shortest(start, goal, p.turning_radius).map_or(0.0, |d| d.length());
-    let loop_bound = guide_len.max(if goal_heading_free { 0.0 } else { free_space }) + PI * p.turning_radius;
-
-    // Coarse first: Smoothing over path points twice as far apart near the guide's vertices, with
-    // hops that reach as far, has about a third of the states and candidate links of the dense
-    // programme and solves most guides. The dense programme, and the repairs built on its costs,
-    // run only when it fails, or when its chain holds a loop on a short guide: the dense points
-    // may avoid the loop, which spares the loop repair (far dearer than the dense programme).
-    let mut chain: Option<(Vec<Pose2>, SolvedBy)> = None;
-    let mut chain_cost = f64::INFINITY;
+    let ends = Ends { start: request.start, goal: request.goal, goal_free: request.goal_heading_free };
+    let mut chain: Option<Chain> = None;
     let coarse_near = COARSE_SPACINGS * near;
-    let mut coarse = path_points(&guide, coarse_near, far.max(coarse_near), 2.5 * p.turning_radius);
-    coarse.retain(|q| q.cell != cell(start) && q.cell != cell(goal));
-    if coarse.len() < points.len() {
+    let coarse = GuideInfo::path_points(ctx, request, &guide.points, coarse_near);
+    if coarse.len() < guide.path_points.len() {
         let t = Instant::now();
         let hops = (p.hops() as f64 * near / coarse_near).ceil() as usize;
         let dp = PathDp::new(ctx, map, &coarse, ends, hops.max(1), coarse_near);
         let (_, parent, found) = dp.forward(should_stop).ok_or(RefineError::Stopped)?;
         if let Some((c, (t_last, h_last))) = found {
             let mut poses = dp.forward_chain(&parent, t_last, h_last);
-            poses.push(goal);
-            chain = Some((poses, SolvedBy::Smoothing));
-            chain_cost = c;
-            stage(
-                &mut stats,
-                Stage::SmoothingCoarse,
-                t,
-                format!("{} points: reached the goal, cost {c:.2}", coarse.len()),
-            );
+            poses.push(request.goal);
+            chain = Some(Chain { poses, by: SolvedBy::Smoothing, cost: c });
+            let outcome = format!("{} points: reached the goal, cost {c:.2}", coarse.len());
+            stage(stats, Stage::SmoothingCoarse, t, outcome);
         } else {
-            stage(&mut stats, Stage::SmoothingCoarse, t, format!("{} points: stuck", coarse.len()));
+            stage(stats, Stage::SmoothingCoarse, t, format!("{} points: stuck", coarse.len()));
         }
     }
-    if chain.is_none() || (short && chain_cost > loop_bound) {
-        let dp = PathDp::new(ctx, map, &points, ends, p.hops(), near);
-        if let Some(found) = dense_smoothing(ctx, map, &dp, &lattice, short, &mut stats, should_stop)? {
-            if found.cost < chain_cost {
-                chain = Some((found.poses, found.by));
-                chain_cost = found.cost;
+    let cost = chain.as_ref().map_or(f64::INFINITY, |c| c.cost);
+    if chain.is_none() || (guide.short && cost > guide.loop_bound) {
+        let dp = PathDp::new(ctx, map, &guide.path_points, ends, p.hops(), near);
+        if let Some(found) = dense_smoothing(ctx, map, &dp, &guide.lattice, guide.short, stats, should_stop)? {
+            if found.cost < cost {
+                chain = Some(found);
             }
         }
     }
+    Ok(chain)
+}
 
-    let c = chain_cost;
-    let loopy = chain.is_some() && c > loop_bound;
+/// Beyond Pinter: on a short guide whose chain loops (costs more than the guide's loop bound) or
+/// which has no chain, one windowed Directional A* from the exact start to the exact goal around
+/// the whole guide; its chain replaces `chain` only if cheaper, and it stops as soon as it cannot
+/// be. Without a chain it covers the whole lattice, so that its failure settles the full search
+/// too: then true is returned (exhausted: nothing reachable from the start leads to the goal).
+fn loop_repair(
+    ctx: &Directional,
+    map: &CollisionMap,
+    request: &Request,
+    guide: &GuideInfo,
+    chain: &mut Option<Chain>,
+    stats: &mut RefineStats,
+    should_stop: &mut dyn FnMut() -> bool,
+) -> Result<bool, RefineError> {
+    let p = ctx.params();
+    let c = chain.as_ref().map_or(f64::INFINITY, |c| c.cost);
+    let loopy = chain.is_some() && c > guide.loop_bound;
+    if !((loopy || chain.is_none()) && guide.short) {
+        return Ok(false);
+    }
+    let lattice = &guide.lattice;
+    let t = Instant::now();
+    let mut cells: Vec<(i64, i64)> = guide
+        .path_points
+        .iter()
+        .map(|q| lattice.cell_of(Point2::new(q.cell.0 as f64 + 0.5, q.cell.1 as f64 + 0.5)))
+        .collect();
+    cells.push(lattice.cell_of(request.start.point()));
+    cells.push(lattice.cell_of(request.goal.point()));
+    // Without a chain in hand the search must settle whether any path exists, and a window that
+    // cuts it would only be repeated by the full search: search the whole lattice (the heuristic
+    // keeps a short path's search local all the same).
+    let window = if chain.is_none() && p.repair_neighbourhood == p.fallback_neighbourhood {
+        LatticeRect::all(lattice)
+    } else {
+        LatticeRect::around(cells, p.margin(), lattice)
+    };
+    let src = [Source { pose: request.start, g: 0.0, wide: true }];
+    let target = Target::Pose { pose: request.goal, free: request.goal_heading_free };
     let mut exhausted = false;
-    if (loopy || chain.is_none()) && short {
-        let t = Instant::now();
-        let mut cells: Vec<(i64, i64)> =
-            points.iter().map(|q| lattice.cell_of(Point2::new(q.cell.0 as f64 + 0.5, q.cell.1 as f64 + 0.5))).collect();
-        cells.push(lattice.cell_of(start.point()));
-        cells.push(lattice.cell_of(goal.point()));
-        // Without a chain in hand the search must settle whether any path exists, and a window
-        // that cuts it would only be repeated by the full search: search the whole lattice
-        // (the heuristic keeps a short path's search local all the same).
-        let window = if chain.is_none() && p.repair_neighbourhood == p.fallback_neighbourhood {
-            LatticeRect::all(&lattice)
-        } else {
-            LatticeRect::around(cells, p.margin(), &lattice)
-        };
-        let src = [Source { pose: start, g: 0.0, wide: true }];
-        let target = Target::Pose { pose: goal, free: goal_heading_free };
-        // Only a cheaper way is of use, so the search stops once it cannot beat the chain in hand.
-        let outcome =
-            match directional_astar_below(ctx, map, window, p.repair_neighbourhood, &src, target, c, should_stop) {
-                Outcome::Found(found) => {
-                    stats.expansions += found.expansions;
-                    if found.cost < c {
-                        chain = Some((found.poses, SolvedBy::LoopRepair));
-                        format!("cost {:.2} instead of {c:.2}", found.cost)
-                    } else {
-                        format!("no better (cost {:.2})", found.cost)
-                    }
-                }
-                Outcome::Stopped => return Err(RefineError::Stopped),
-                Outcome::NoPath(e) => {
-                    stats.expansions += e;
-                    "nothing cheaper in the window".to_string()
-                }
-                Outcome::Exhausted(e) => {
-                    stats.expansions += e;
-                    // Nothing reachable from the start left the window: the full search (same
-                    // neighbourhood, same start and goal) would expand the same states.
-                    exhausted = p.repair_neighbourhood == p.fallback_neighbourhood;
-                    "nothing reachable from the start leads to the goal".to_string()
-                }
-            };
-        stage(&mut stats, Stage::LoopRepair, t, outcome);
-    }
+    // Only a cheaper way is of use, so the search stops once it cannot beat the chain in hand.
+    let outcome = match directional_astar_below(ctx, map, window, p.repair_neighbourhood, &src, target, c, should_stop)
+    {
+        Outcome::Found(found) => {
+            stats.expansions += found.expansions;
+            if found.cost < c {
+                let outcome = format!("cost {:.2} instead of {c:.2}", found.cost);
+                *chain = Some(Chain { poses: found.poses, by: SolvedBy::LoopRepair, cost: found.cost });
+                outcome
+            } else {
+                format!("no better (cost {:.2})", found.cost)
+            }
+        }
+        Outcome::Stopped => return Err(RefineError::Stopped),
+        Outcome::NoPath(e) => {
+            stats.expansions += e;
+            "nothing cheaper in the window".to_string()
+        }
+        Outcome::Exhausted(e) => {
+            stats.expansions += e;
+            // Nothing reachable from the start left the window: the full search (same
+            // neighbourhood, same start and goal) would expand the same states.
+            exhausted = p.repair_neighbourhood == p.fallback_neighbourhood;
+            "nothing reachable from the start leads to the goal".to_string()
+        }
+    };
+    stage(stats, Stage::LoopRepair, t, outcome);
+    Ok(exhausted)
+}
 
-    let mut candidates = Vec::new();
-    if let Some((poses, by)) = chain {
-        candidates.push((poses, by));
-    }
-    let mut tried_full = false;
-    loop {
-        if candidates.is_empty() {
-            if exhausted {
-                return Err(RefineError::NoPath(
-                    "smoothing failed and no state reachable from the start leads to the goal".into(),
-                ));
-            }
-            if tried_full {
-                return Err(RefineError::NoPath("smoothing, window repair and the full search all failed".into()));
-            }
-            tried_full = true;
-            let t = Instant::now();
-            let window = LatticeRect::all(&lattice);
-            let target = Target::Pose { pose: goal, free: goal_heading_free };
-            let src = [Source { pose: start, g: 0.0, wide: true }];
-            match directional_astar(ctx, map, window, p.fallback_neighbourhood, &src, target, should_stop) {
-                Outcome::Found(found) => {
-                    stats.expansions += found.expansions;
-                    stage(&mut stats, Stage::FullSearch, t, format!("found after {} expansions", found.expansions));
-                    candidates.push((found.poses, SolvedBy::FullSearch));
-                }
-                Outcome::Stopped => return Err(RefineError::Stopped),
-                Outcome::NoPath(e) | Outcome::Exhausted(e) => {
-                    stats.expansions += e;
-                    stage(&mut stats, Stage::FullSearch, t, format!("no path after {e} expansions"));
-                    continue;
-                }
-            }
+/// Step 5: the full Directional A* from the exact start to the exact goal over the whole
+/// lattice, within the budget. Fails with `NoPath` when it finds nothing.
+fn full_search_step(
+    ctx: &Directional,
+    map: &CollisionMap,
+    request: &Request,
+    lattice: &Lattice,
+    stats: &mut RefineStats,
+    should_stop: &mut dyn FnMut() -> bool,
+) -> Result<Chain, RefineError> {
+    let t = Instant::now();
+    let window = LatticeRect::all(lattice);
+    let target = Target::Pose { pose: request.goal, free: request.goal_heading_free };
+    let src = [Source { pose: request.start, g: 0.0, wide: true }];
+    match directional_astar(ctx, map, window, ctx.params().fallback_neighbourhood, &src, target, should_stop) {
+        Outcome::Found(found) => {
+            stats.expansions += found.expansions;
+            stage(stats, Stage::FullSearch, t, format!("found after {} expansions", found.expansions));
+            Ok(Chain { poses: found.poses, by: SolvedBy::FullSearch, cost: found.cost })
         }
-        let (poses, by) = candidates.remove(0);
-        let raw = PoseChain { poses, goal_free: goal_heading_free };
-        let t = Instant::now();
-        let smooth = final_smoothing(ctx, map, &raw);
-        stats.poses_before_smoothing = raw.poses.len();
-        stats.poses_after_smoothing = smooth.poses.len();
-        stage(&mut stats, Stage::FinalSmoothing, t, format!("{} -> {} poses", raw.poses.len(), smooth.poses.len()));
-        let t = Instant::now();
-        let mut last_err = None;
-        for c in [smooth, raw] {
-            let traj = c.trajectory(p.turning_radius);
-            match verify_trajectory(map, &traj, p.shape(), p.turning_radius, start, goal, goal_heading_free) {
-                Ok(()) => {
-                    stage(&mut stats, Stage::Verify, t, "passed".into());
-                    stats.solved_by = by;
-                    return Ok(Refined { trajectory: traj, chain: c, stats });
-                }
-                Err(e) => last_err = Some(e),
-            }
-        }
-        let e = last_err.expect("two candidates were verified");
-        stage(&mut stats, Stage::Verify, t, format!("failed: {e}"));
-        if tried_full && candidates.is_empty() {
-            return Err(RefineError::VerificationFailed(e));
+        Outcome::Stopped => Err(RefineError::Stopped),
+        Outcome::NoPath(e) | Outcome::Exhausted(e) => {
+            stats.expansions += e;
+            stage(stats, Stage::FullSearch, t, format!("no path after {e} expansions"));
+            Err(RefineError::NoPath("smoothing, window repair and the full search all failed".into()))
         }
     }
+}
+
+/// Step 6: final smoothing of `chain`, then verification of the smoothed chain, or of the chain
+/// as found when the smoothed one fails. The verified trajectory with the figures so far, or the
+/// verification error.
+fn finish(
+    ctx: &Directional,
+    map: &CollisionMap,
+    request: &Request,
+    chain: Chain,
+    stats: &mut RefineStats,
+) -> Result<Refined, VerifyError> {
+    let p = ctx.params();
+    let raw = PoseChain { poses: chain.poses, goal_free: request.goal_heading_free };
+    let t = Instant::now();
+    let smooth = final_smoothing(ctx, map, &raw);
+    stats.poses_before_smoothing = raw.poses.len();
+    stats.poses_after_smoothing = smooth.poses.len();
+    stage(stats, Stage::FinalSmoothing, t, format!("{} -> {} poses", raw.poses.len(), smooth.poses.len()));
+    let t = Instant::now();
+    let mut last_err = None;
+    for c in [smooth, raw] {
+        let traj = c.trajectory(p.turning_radius);
+        let (start, goal, free) = (request.start, request.goal, request.goal_heading_free);
+        match verify_trajectory(map, &traj, p.shape(), p.turning_radius, start, goal, free) {
+            Ok(()) => {
+                stage(stats, Stage::Verify, t, "passed".into());
+                stats.solved_by = chain.by;
+                return Ok(Refined { trajectory: traj, chain: c, stats: std::mem::take(stats) });
+            }
+            Err(e) => last_err = Some(e),
+        }
+    }
+    let e = last_err.expect("two candidates were verified");
+    stage(stats, Stage::Verify, t, format!("failed: {e}"));
+    Err(e)
 }
 
 /// A chain of poses from the start to the goal, with the stage that found it and its cost.
