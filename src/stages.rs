@@ -36,6 +36,8 @@ pub enum Stage {
     FullSearch,
     /// Dropping every pose whose neighbours join without it.
     FinalSmoothing,
+    /// Turning radius 0: A* over cell centres on the exact collision map.
+    ExactSearch,
     /// The independent trajectory check.
     Verify,
     /// Conversion of the result to the map frame and sampling of `/plan`.
@@ -60,6 +62,7 @@ impl Stage {
             Stage::LoopRepair => "loop_repair",
             Stage::FullSearch => "full_search",
             Stage::FinalSmoothing => "final_smoothing",
+            Stage::ExactSearch => "exact_search",
             Stage::Verify => "verify",
             Stage::ToWorld => "to_world",
         }
@@ -91,6 +94,9 @@ pub enum SolvedBy {
     LoopRepair,
     /// The full Directional A*.
     FullSearch,
+    /// Turning radius 0: the search over cell centres on the exact collision map, where the
+    /// vehicle mask gave no guide or its guide failed the exact sweep.
+    ExactSearch,
 }
 
 impl SolvedBy {
@@ -104,6 +110,7 @@ impl SolvedBy {
             SolvedBy::WindowRepair => "window_repair",
             SolvedBy::LoopRepair => "loop_repair",
             SolvedBy::FullSearch => "full_search",
+            SolvedBy::ExactSearch => "exact_search",
         }
     }
 }
@@ -151,6 +158,7 @@ mod tests {
             SolvedBy::WindowRepair,
             SolvedBy::LoopRepair,
             SolvedBy::FullSearch,
+            SolvedBy::ExactSearch,
         ] {
             assert_eq!(serde_json::to_value(s).unwrap(), s.name());
             assert_eq!(s.to_string(), s.name());

@@ -1,15 +1,19 @@
 //! Arc-and-line trajectories: the exact output of the planner.
 //!
 //! A [`Trajectory`] is a sequence of [`Segment`]s, each a straight line or a circular arc given by
-//! its start pose, its length and its signed curvature. Consecutive segments join with equal
-//! position and heading (checked by [`Trajectory::check_continuity`]). Units are those of the
+//! its start pose, its length and its signed curvature, driven forwards or backwards, or a turn on
+//! the spot (length 0, a signed rotation). Consecutive segments join with equal position and
+//! heading (checked by [`Trajectory::check_continuity`]). Units are those of the
 //! caller (cell units inside the search, metres once converted with [`Trajectory::to_world`]).
 
 use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::map::MapInfo;
 use serde::{Deserialize, Serialize};
 
-/// Line or arc.
+/// Turns on the spot smaller than this (radians) are left out: the headings already agree.
+pub const HEADING_TOLERANCE: f64 = 1e-9;
+
+/// Line, arc or turn on the spot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SegmentKind {
@@ -17,6 +21,8 @@ pub enum SegmentKind {
     Line,
     /// Circular arc (curvature non-zero).
     Arc,
+    /// Turn on the spot (length 0, rotation non-zero): only for a minimum turning radius of 0.
+    Rotate,
 }
 
 /// Turn direction of an arc.
@@ -44,12 +50,21 @@ pub struct Segment {
     /// True when the vehicle drives backwards along this segment (heading stays the vehicle's
     /// facing; the position moves opposite to it).
     pub reverse: bool,
+    /// Signed heading change (radians, positive counter-clockwise) of a turn on the spot; 0 for a
+    /// line or an arc. A segment with a rotation has length 0 and curvature 0.
+    #[serde(default)]
+    pub rotation: f64,
 }
 
 impl Segment {
     /// A forward straight segment.
     pub fn line(start: Pose2, length: f64) -> Self {
-        Self { start, length, curvature: 0.0, reverse: false }
+        Self { start, length, curvature: 0.0, reverse: false, rotation: 0.0 }
+    }
+
+    /// A turn on the spot at `start` by `angle` radians (positive counter-clockwise).
+    pub fn rotate(start: Pose2, angle: f64) -> Self {
+        Self { start, length: 0.0, curvature: 0.0, reverse: false, rotation: angle }
     }
 
     /// A forward arc of `radius` (> 0) turning `turn` (Left or Right; Straight gives a line).
@@ -59,12 +74,14 @@ impl Segment {
             Turn::Right => -1.0 / radius,
             Turn::Straight => 0.0,
         };
-        Self { start, length, curvature, reverse: false }
+        Self { start, length, curvature, reverse: false, rotation: 0.0 }
     }
 
-    /// Line or arc.
+    /// Line, arc or turn on the spot.
     pub fn kind(&self) -> SegmentKind {
-        if self.curvature == 0.0 {
+        if self.rotation != 0.0 {
+            SegmentKind::Rotate
+        } else if self.curvature == 0.0 {
             SegmentKind::Line
         } else {
             SegmentKind::Arc
@@ -100,7 +117,8 @@ impl Segment {
     }
 
     /// Pose after travelling `s` (clamped to `0..=length`) along the segment (Pinter's
-    /// Listing 2 generalised to either turn direction and to reverse travel).
+    /// Listing 2 generalised to either turn direction and to reverse travel). For a turn on the
+    /// spot (no length) this is the pose before the turn; [`Segment::end`] is the pose after it.
     pub fn pose_at(&self, s: f64) -> Pose2 {
         let s = s.clamp(0.0, self.length);
         let t = if self.reverse { -s } else { s };
@@ -114,8 +132,11 @@ impl Segment {
         }
     }
 
-    /// Pose at the end of the segment.
+    /// Pose at the end of the segment (after the turn, for a turn on the spot).
     pub fn end(&self) -> Pose2 {
+        if self.rotation != 0.0 {
+            return Pose2::new(self.start.x, self.start.y, normalize_angle(self.start.yaw + self.rotation));
+        }
         self.pose_at(self.length)
     }
 }
@@ -130,17 +151,38 @@ pub struct Trajectory {
 }
 
 impl Trajectory {
-    /// A polyline trajectory through `points` (headings along each line; no curvature limit).
-    /// Zero-length steps are skipped.
+    /// A polyline trajectory through `points` for a vehicle that turns on the spot: a line per
+    /// step, with a turn on the spot wherever the heading changes (at each corner), so every
+    /// segment joins the next in position and heading. The first line starts in its own
+    /// direction. Zero-length steps are skipped.
     pub fn polyline(points: &[Point2]) -> Self {
-        let segments = points
-            .windows(2)
-            .filter(|w| w[0].distance(w[1]) > 0.0)
-            .map(|w| {
-                let yaw = (w[1].y - w[0].y).atan2(w[1].x - w[0].x);
-                Segment::line(Pose2::new(w[0].x, w[0].y, yaw), w[0].distance(w[1]))
-            })
-            .collect();
+        Self::turning_on_the_spot(points, None, None)
+    }
+
+    /// [`Trajectory::polyline`] from a vehicle facing `start_yaw` (a turn on the spot first when
+    /// the first line points elsewhere) that must end facing `goal_yaw` (a turn on the spot last);
+    /// `None` for either takes the line's own direction. With a single point and both headings,
+    /// just the turn between them. Turns take the shorter way round (at most pi).
+    pub fn turning_on_the_spot(points: &[Point2], start_yaw: Option<f64>, goal_yaw: Option<f64>) -> Self {
+        let mut segments: Vec<Segment> = Vec::new();
+        let mut heading = start_yaw;
+        let turn_to = |segments: &mut Vec<Segment>, at: Point2, heading: Option<f64>, yaw: f64| {
+            if let Some(h) = heading {
+                let angle = normalize_angle(yaw - h);
+                if angle.abs() > HEADING_TOLERANCE {
+                    segments.push(Segment::rotate(Pose2::new(at.x, at.y, h), angle));
+                }
+            }
+        };
+        for w in points.windows(2).filter(|w| w[0].distance(w[1]) > 0.0) {
+            let yaw = (w[1].y - w[0].y).atan2(w[1].x - w[0].x);
+            turn_to(&mut segments, w[0], heading, yaw);
+            segments.push(Segment::line(Pose2::new(w[0].x, w[0].y, yaw), w[0].distance(w[1])));
+            heading = Some(yaw);
+        }
+        if let (Some(goal_yaw), Some(last)) = (goal_yaw, points.last()) {
+            turn_to(&mut segments, *last, heading, goal_yaw);
+        }
         Self { segments, min_turning_radius: 0.0 }
     }
 
@@ -154,8 +196,13 @@ impl Trajectory {
         self.segments.is_empty()
     }
 
-    /// Pose at arc length `s` from the start (clamped to the trajectory), `None` when empty.
+    /// Pose at arc length `s` from the start (clamped to the trajectory), `None` when empty. Where
+    /// the vehicle turns on the spot at `s`, the pose before the turn, except at the end: the
+    /// final pose, after any last turn.
     pub fn pose_at(&self, s: f64) -> Option<Pose2> {
+        if s >= self.length() {
+            return self.segments.last().map(Segment::end);
+        }
         let mut rest = s.max(0.0);
         for seg in &self.segments {
             if rest <= seg.length {
@@ -208,7 +255,7 @@ impl Trajectory {
                     start: info.cell_pose_to_world(s.start),
                     length: s.length * r,
                     curvature: s.curvature / r,
-                    reverse: s.reverse,
+                    ..*s
                 })
                 .collect(),
             min_turning_radius: self.min_turning_radius * r,
@@ -227,7 +274,7 @@ impl Trajectory {
                     start: info.world_pose_to_cell(s.start),
                     length: s.length / r,
                     curvature: s.curvature * r,
-                    reverse: s.reverse,
+                    ..*s
                 })
                 .collect(),
             min_turning_radius: self.min_turning_radius / r,
@@ -268,6 +315,44 @@ mod tests {
         let right = Segment::arc(Pose2::new(0.0, 0.0, 0.0), PI / 2.0, 1.0, Turn::Right);
         let e = right.end();
         assert!((e.x - 1.0).abs() < 1e-12 && (e.y + 1.0).abs() < 1e-12 && (e.yaw + PI / 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn turning_on_the_spot_joins_every_segment_in_heading() {
+        let pts = [Point2::new(0.0, 0.0), Point2::new(2.0, 0.0), Point2::new(2.0, 3.0), Point2::new(2.0, 3.0)];
+        let t = Trajectory::turning_on_the_spot(&pts, Some(PI), Some(-PI / 4.0));
+        let kinds: Vec<SegmentKind> = t.segments.iter().map(Segment::kind).collect();
+        use SegmentKind::{Line, Rotate};
+        assert_eq!(kinds, [Rotate, Line, Rotate, Line, Rotate]);
+        assert!(t.check_continuity() < 1e-12);
+        // From facing pi to facing east: pi either way, normalised into (-pi, pi].
+        assert!((t.segments[0].rotation.abs() - PI).abs() < 1e-12);
+        assert!((t.segments[2].rotation - PI / 2.0).abs() < 1e-12);
+        // North to south-east: a right turn of 3 pi / 4, the shorter way.
+        assert!((t.segments[4].rotation + 3.0 * PI / 4.0).abs() < 1e-12);
+        let end = t.segments.last().unwrap().end();
+        assert!((end.yaw + PI / 4.0).abs() < 1e-12 && end.point().distance(Point2::new(2.0, 3.0)) < 1e-12);
+        assert!((t.length() - 5.0).abs() < 1e-12, "turns add no length");
+        // Sampled poses show the turn: the same place twice, before and after.
+        let poses = t.sample(0.5);
+        assert_eq!(poses.first().map(|p| p.yaw), Some(PI));
+        assert!((poses.last().unwrap().yaw + PI / 4.0).abs() < 1e-12);
+        // Headings that already agree add no turn; a single point with two headings is one turn.
+        let plain = Trajectory::turning_on_the_spot(&pts[..2], Some(0.0), Some(0.0));
+        assert_eq!(plain.segments.len(), 1);
+        let spin = Trajectory::turning_on_the_spot(&pts[..1], Some(0.0), Some(1.0));
+        assert_eq!(spin.segments, [Segment::rotate(Pose2::new(0.0, 0.0, 0.0), 1.0)]);
+        // The world conversion keeps the turn.
+        let info = MapInfo {
+            width: 10,
+            height: 10,
+            resolution: 0.05,
+            origin: Pose2::new(-1.0, 2.0, 0.4),
+            frame_id: "map".into(),
+        };
+        let w = t.to_world(&info);
+        assert_eq!(w.segments[2].rotation, t.segments[2].rotation);
+        assert!(w.check_continuity() < 1e-9);
     }
 
     #[test]

@@ -67,7 +67,7 @@ impl From<ThroughError> for PlanError {
 /// The legs are joined into one [`Plan`]:
 /// - `any_angle`: the legs' waypoints in order, a join point not repeated;
 /// - `trajectory`: the legs' segments in order; every join is checked continuous (position, and
-///   heading when the turning radius is positive, within `2 * JOINT_TOLERANCE`: metres, scaled
+///   heading, within `2 * JOINT_TOLERANCE`: metres, scaled
 ///   by the resolution on maps coarser than 1 m per cell, and radians);
 /// - `poses`: the legs' poses in order, the pose at a join (same position) not repeated;
 /// - `stats`: lengths, planning times and expansions summed, `solved_by` the legs' in order
@@ -101,13 +101,10 @@ pub fn plan_through(planner: &Planner, start: Pose2, goals: &[Pose2], budget: &B
         };
         // The join: the new leg's first segment must continue the trajectory so far.
         if let (Some(last), Some(first)) = (trajectory.segments.last(), leg.trajectory.segments.first()) {
-            let gap = if leg.trajectory.min_turning_radius > 0.0 {
-                let join = Trajectory { segments: vec![*last, *first], min_turning_radius: 0.0 };
-                join.check_continuity()
-            } else {
-                // A polyline turns on the spot at its corners: only positions must meet.
-                last.end().point().distance(first.start.point())
-            };
+            // Every leg ends at its pose's heading and the next starts there (turning on the spot
+            // first at radius 0), so legs join in position and heading.
+            let join = Trajectory { segments: vec![*last, *first], min_turning_radius: 0.0 };
+            let gap = join.check_continuity();
             if gap > tolerance {
                 return Err(join_error(format!("gap {gap:.3e} before pose {index}")));
             }
@@ -295,11 +292,13 @@ mod tests {
         let goals = vias();
         let plan = plan_through(&p, START, &goals, &budget()).unwrap();
         assert_eq!(plan.trajectory.min_turning_radius, 0.0);
-        for w in plan.trajectory.segments.windows(2) {
-            assert!(w[0].end().point().distance(w[1].start.point()) < 1e-6);
-        }
+        // Turns on the spot make every joint meet in heading too, and each pose is reached
+        // facing its heading.
+        assert!(plan.trajectory.check_continuity() < 1e-6);
+        assert!(plan.trajectory.segments.iter().any(|s| s.rotation != 0.0));
         for g in goals {
-            assert!(plan.poses.iter().any(|q| q.point().distance(g.point()) < 1e-6), "{g:?}");
+            let at = |q: &Pose2| q.point().distance(g.point()) < 1e-6 && normalize_angle(q.yaw - g.yaw).abs() < 1e-6;
+            assert!(plan.poses.iter().any(at), "{g:?}");
         }
         assert!(plan.poses.last().unwrap().point().distance(goals[2].point()) < 1e-6);
     }

@@ -180,3 +180,30 @@ fn set_changes_any_parameter_by_the_node_s_table() {
         assert!(text(&out.stderr).contains(says), "{set}: {}", text(&out.stderr));
     }
 }
+
+#[test]
+fn at_radius_zero_turns_on_the_spot_are_rotate_segments_in_json() {
+    let out = plan(&["--start", "-1.5,0.5,3.0", "--goal", "0.5,1.5,-1.57", "--min-turning-radius", "0", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let segments = v["trajectory"]["segments"].as_array().unwrap();
+    let rotations: Vec<&serde_json::Value> = segments.iter().filter(|s| s["kind"] == "rotate").collect();
+    assert!(rotations.len() >= 2, "{segments:?}");
+    for r in &rotations {
+        let mut keys: Vec<&str> = r.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["angle", "kind", "length", "start"], "{r}");
+        assert_eq!(r["length"], 0.0);
+        assert!(r["angle"].as_f64().unwrap().abs() <= std::f64::consts::PI + 1e-12);
+    }
+    // The first turns from the start heading; the last ends facing the goal's.
+    assert_eq!(segments[0]["kind"], "rotate");
+    assert!((segments[0]["start"][2].as_f64().unwrap() - 3.0).abs() < 1e-9);
+    let last = segments.last().unwrap();
+    let end_yaw = last["start"][2].as_f64().unwrap() + last["angle"].as_f64().unwrap();
+    assert!(
+        ((end_yaw + 1.57 + std::f64::consts::PI).rem_euclid(2.0 * std::f64::consts::PI) - std::f64::consts::PI).abs()
+            < 1e-9,
+        "{last}"
+    );
+}

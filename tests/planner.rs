@@ -2,11 +2,12 @@
 //! trajectory checked against a brute-force footprint test and closed-form Dubins lengths.
 
 use blockstar_planner::directional::{self, Neighbourhood};
-use blockstar_planner::geometry::{Point2, Pose2};
+use blockstar_planner::geometry::{normalize_angle, Point2, Pose2};
 use blockstar_planner::map::{MapInfo, MapUnits, OccupancyMap};
 use blockstar_planner::map_io::load_map_file;
 use blockstar_planner::planner::{Budget, Plan, PlanError, Planner, PlannerConfig, StatusCode};
 use blockstar_planner::stages::{SolvedBy, Stage};
+use blockstar_planner::trajectory::SegmentKind;
 use std::f64::consts::PI;
 
 const RES: f64 = 0.05;
@@ -124,6 +125,76 @@ fn open_space_matches_dubins_closed_forms() {
     assert_legal(&map, &r, s, g, false, 0.1, 0.5);
     let len = r.trajectory.length();
     assert!((PI * 0.5 - 1e-6..=PI * 0.5 * 1.02).contains(&len), "U-turn length {len}, closed form {}", PI * 0.5);
+}
+
+/// At a turning radius of 0 the vehicle turns on the spot: at the start (from its heading), at
+/// each corner and at the goal (to its heading, unless free), as explicit turns, so every
+/// segment joins the next in position and heading; turning round in place is one such turn.
+#[test]
+fn at_radius_zero_every_turn_on_the_spot_is_a_segment() {
+    let mut rows = vec!["................................................"; 48];
+    for row in rows.iter_mut().take(40).skip(8) {
+        *row = "........................@@@@@@..................";
+    }
+    let map = map_from_rows(&rows, 2);
+    let p = planner(map.clone(), 0.1, 0.0);
+    let o = map.info.origin;
+    let s = Pose2::new(o.x + 0.6, o.y + 2.4, PI);
+    let g = Pose2::new(o.x + 4.2, o.y + 2.4, -PI / 2.0);
+    let r = plan(&p, s, g, false).unwrap();
+    assert_legal(&map, &r, s, g, false, 0.1, 0.0);
+    let t = &r.trajectory;
+    assert!(t.check_continuity() < 1e-9);
+    let kinds: Vec<SegmentKind> = t.segments.iter().map(|x| x.kind()).collect();
+    assert_eq!(kinds.first(), Some(&SegmentKind::Rotate), "facing away from the path: a turn first ({kinds:?})");
+    assert_eq!(kinds.last(), Some(&SegmentKind::Rotate), "a turn to the goal's heading last ({kinds:?})");
+    assert!(kinds.windows(2).all(|w| w != [SegmentKind::Rotate, SegmentKind::Rotate]), "{kinds:?}");
+    assert!(kinds.iter().filter(|k| **k == SegmentKind::Line).count() >= 2, "around the wall: {kinds:?}");
+    assert!(t.segments.iter().all(|x| x.kind() != SegmentKind::Rotate || (x.length == 0.0 && x.rotation.abs() <= PI)));
+    let end = t.segments.last().unwrap().end();
+    assert!(end.point().distance(g.point()) < 1e-6 && normalize_angle(end.yaw - g.yaw).abs() < 1e-9);
+    // A free goal heading: no last turn.
+    let free = plan(&p, s, g, true).unwrap();
+    assert_eq!(free.trajectory.segments.last().map(|x| x.kind()), Some(SegmentKind::Line));
+    // Turning round in place: one turn of pi.
+    let back = Pose2::new(s.x, s.y, 0.0);
+    let turn = plan(&p, s, back, false).unwrap();
+    assert_eq!(turn.trajectory.segments.len(), 1);
+    assert!((turn.trajectory.segments[0].rotation.abs() - PI).abs() < 1e-9);
+    assert_eq!(turn.stats.solved_by, [SolvedBy::AtGoal]);
+    assert!(normalize_angle(turn.poses.last().unwrap().yaw).abs() < 1e-9);
+}
+
+/// At a turning radius of 0, a gap the vehicle fits through but the vehicle mask's margin closes
+/// is found by the search on the exact map (`exact_search`), and the plan is legal by brute
+/// force; a gap too narrow for the exact footprint is refused saying so.
+#[test]
+fn at_radius_zero_a_gap_the_mask_closes_is_found_on_the_exact_map() {
+    // 60 x 40 cells of 5 cm; a wall at columns 30-31 with a gap of `gap` cells in the middle.
+    let rows_with = |gap: usize| -> Vec<String> {
+        (0..40)
+            .map(|r| {
+                let open = (20 - gap / 2..20 - gap / 2 + gap).contains(&r);
+                (0..60).map(|c| if (30..32).contains(&c) && !open { '@' } else { '.' }).collect()
+            })
+            .collect()
+    };
+    let s = |map: &OccupancyMap| Pose2::new(map.info.origin.x + 0.5, map.info.origin.y + 1.0, 0.0);
+    let g = |map: &OccupancyMap| Pose2::new(map.info.origin.x + 2.5, map.info.origin.y + 1.0, 0.0);
+    // Robot radius 0.1 m = 2 cells: the exact test needs 2 x 2.125 cells, the mask 2 x 2.83.
+    let rows = rows_with(5);
+    let map = map_from_rows(&rows.iter().map(String::as_str).collect::<Vec<_>>(), 1);
+    let p = planner(map.clone(), 0.1, 0.0);
+    let r = plan(&p, s(&map), g(&map), false).unwrap();
+    assert_eq!(r.stats.solved_by, [SolvedBy::ExactSearch]);
+    assert_legal(&map, &r, s(&map), g(&map), false, 0.1, 0.0);
+    assert!(r.trajectory.check_continuity() < 1e-9);
+    // Four cells: too narrow for the footprint itself.
+    let rows = rows_with(4);
+    let map = map_from_rows(&rows.iter().map(String::as_str).collect::<Vec<_>>(), 1);
+    let p = planner(map.clone(), 0.1, 0.0);
+    let e = plan(&p, s(&map), g(&map), false).unwrap_err();
+    assert_eq!(e.code, StatusCode::NoValidPath, "{e}");
 }
 
 /// Turning round where the vehicle stands (same place, heading reversed) is a loop: the

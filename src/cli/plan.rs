@@ -7,7 +7,7 @@ use crate::params::{param_spec, NodeParams};
 use crate::planner::{Budget, Planner};
 use crate::render::scene::{render_scene, Mark, Scene};
 use crate::render::{known_window, picture_scale};
-use crate::trajectory::Segment;
+use crate::trajectory::{Segment, SegmentKind};
 use std::path::PathBuf;
 
 /// Arguments of `blockstar plan`.
@@ -79,8 +79,17 @@ pub fn parse_goal(s: &str) -> Result<(Pose2, bool), String> {
 
 /// One segment as `blockstar plan --json` and `blockstar curve --json` print it: `kind`, `start`
 /// `[x, y, yaw]`, `length` (>= 0 whatever the gear), `radius` (null for a line), `center` (null for
-/// a line), `direction` (left, right, straight as seen when driving forwards) and `reverse`.
+/// a line), `direction` (left, right, straight as seen when driving forwards) and `reverse`; a turn
+/// on the spot is `{"kind": "rotate", "start", "length": 0.0, "angle"}` (signed radians).
 pub fn segment_json(s: &Segment) -> serde_json::Value {
+    if s.kind() == SegmentKind::Rotate {
+        return serde_json::json!({
+            "kind": s.kind(),
+            "start": [s.start.x, s.start.y, s.start.yaw],
+            "length": 0.0,
+            "angle": s.rotation,
+        });
+    }
     serde_json::json!({
         "kind": s.kind(),
         "start": [s.start.x, s.start.y, s.start.yaw],

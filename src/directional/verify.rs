@@ -17,9 +17,13 @@ pub enum VerifyError {
     /// There is no segment.
     #[error("the trajectory is empty")]
     Empty,
-    /// A segment holds a NaN or infinite value, or a negative length.
-    #[error("segment {0} is malformed (non-finite value or negative length)")]
+    /// A segment holds a NaN or infinite value, or a negative length, or a turn on the spot
+    /// with a length or a curvature.
+    #[error("segment {0} is malformed (non-finite value, negative length, or a turn on the spot that also moves)")]
     Malformed(usize),
+    /// A turn on the spot where the minimum turning radius is positive.
+    #[error("segment {0} turns on the spot, which a positive minimum turning radius forbids")]
+    TurnOnTheSpot(usize),
     /// Consecutive segments do not join.
     #[error("segment {0} does not join the next one (gap {1:.3e})")]
     Discontinuous(usize, f64),
@@ -44,8 +48,9 @@ pub enum VerifyError {
     WrongGoal,
 }
 
-/// Checks `traj` (cell units) on `map`: well-formed, continuous, curvature at most
-/// `1 / min_turning_radius` (+[`CURVATURE_TOLERANCE`]), the footprint `footprint` (cells; a plain
+/// Checks `traj` (cell units) on `map`: well-formed, continuous in position and heading,
+/// curvature at most `1 / min_turning_radius` (+[`CURVATURE_TOLERANCE`]; turns on the spot only
+/// when it is 0, swept as the footprint's circumscribed disk), the footprint `footprint` (cells; a plain
 /// radius means a disk, a square turns with the heading) never touching a blocked cell, starting at `start` and ending at `goal` (heading
 /// ignored when `goal_heading_free`). Returns the first violation found.
 pub fn verify_trajectory(
@@ -62,8 +67,13 @@ pub fn verify_trajectory(
     let (Some(first), Some(last)) = (segs.first(), segs.last()) else { return Err(VerifyError::Empty) };
     let limit = if min_turning_radius > 0.0 { 1.0 / min_turning_radius } else { f64::INFINITY };
     for (i, s) in segs.iter().enumerate() {
-        if !(s.start.is_finite() && s.length.is_finite() && s.curvature.is_finite() && s.length >= 0.0) {
+        let well_formed = s.start.is_finite() && s.length.is_finite() && s.curvature.is_finite() && s.length >= 0.0;
+        let turn_ok = s.rotation.is_finite() && (s.rotation == 0.0 || (s.length == 0.0 && s.curvature == 0.0));
+        if !(well_formed && turn_ok) {
             return Err(VerifyError::Malformed(i));
+        }
+        if s.rotation != 0.0 && limit.is_finite() {
+            return Err(VerifyError::TurnOnTheSpot(i));
         }
         if s.curvature.abs() > limit + CURVATURE_TOLERANCE {
             return Err(VerifyError::Curvature { index: i, curvature: s.curvature.abs(), limit });

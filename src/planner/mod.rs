@@ -197,10 +197,10 @@ impl Planner {
         let on_mask = request.reachability(&ends)?;
         // 3. A start boxed in ahead, or a goal boxed in behind, refused on a proof.
         request.not_trapped(&ends)?;
-        // 4. The answer: already there, the shortest curve itself, the any-angle guide refined,
+        // 4. The answer: already there (or a turn on the spot), the shortest curve itself, the any-angle guide refined,
         //    or, where the mask cannot give a guide, the full Directional A* on the exact map.
         let solution = if let Some(solution) = request.at_goal(&ends) {
-            solution
+            solution?
         } else if let Some(solution) = request.direct_curve(&ends) {
             solution
         } else if ends.same_place() {

@@ -15,9 +15,11 @@ use super::{Budget, Plan, PlanError, PlanStats, Planner, PreparedMap, StatusCode
 use crate::block_astar::{BlockAStar, BlockGrid};
 use crate::clearance::{self, reach::Reach};
 use crate::directional::footprint::Shape;
-use crate::directional::{self, CollisionMap, Directional, RefineError};
+use crate::directional::verify::verify_trajectory;
+use crate::directional::{self, Directional, RefineError};
 use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::lddb::Metric;
+use crate::search::exact_footprint::{exact_footprint_path, ExactFailure};
 use crate::search::los::LosRule;
 use crate::search::path::{GridPath, SearchFailure};
 use crate::stages::{SolvedBy, Stage};
@@ -215,20 +217,44 @@ impl<'a> Request<'a> {
         }
     }
 
-    /// Step 4, already there: nothing to drive. A heading change at the goal is not this case
-    /// when the turning radius forbids turning on the spot (it is planned as a loop).
-    pub(super) fn at_goal(&self, ends: &Endpoints) -> Option<Solution> {
+    /// Step 4, already there: nothing to drive, or at a turning radius of 0 a turn on the spot
+    /// to the goal's heading. A heading change at the goal is not this case when the turning
+    /// radius forbids turning on the spot (it is planned as a loop).
+    pub(super) fn at_goal(&self, ends: &Endpoints) -> Option<Result<Solution, PlanError>> {
         let same_heading = self.goal_heading_free || normalize_angle(ends.start.yaw - ends.goal.yaw).abs() < 1e-9;
-        (ends.same_place() && (same_heading || self.directional().is_none())).then(|| Solution {
+        if !(ends.same_place() && (same_heading || self.directional().is_none())) {
+            return None;
+        }
+        let min_turning_radius = self.planner.config.min_turning_radius / self.prepared.map.info.resolution;
+        let trajectory = if same_heading {
+            Trajectory { segments: Vec::new(), min_turning_radius }
+        } else {
+            Trajectory::turning_on_the_spot(&[ends.start.point()], Some(ends.start.yaw), Some(ends.goal.yaw))
+        };
+        if !trajectory.is_empty() {
+            if let Err(e) = self.verify_turning_on_the_spot(ends, &trajectory) {
+                return Some(Err(e));
+            }
+        }
+        Some(Ok(Solution {
             guide: vec![ends.start.point()],
-            trajectory: Trajectory {
-                segments: Vec::new(),
-                min_turning_radius: self.planner.config.min_turning_radius / self.prepared.map.info.resolution,
-            },
+            trajectory,
             solved_by: SolvedBy::AtGoal,
             expansions: 0,
             repair_windows: Vec::new(),
-        })
+        }))
+    }
+
+    /// A trajectory of lines and turns on the spot (turning radius 0) checked by the verification
+    /// every trajectory passes ([`verify_trajectory`]): joins in position and heading, the start
+    /// pose, the goal pose (its heading unless free), and the footprint's disk (the square's
+    /// circumscribed one) swept along it. Fails with `NO_VALID_PATH`.
+    fn verify_turning_on_the_spot(&self, ends: &Endpoints, trajectory: &Trajectory) -> Result<(), PlanError> {
+        let radius = self.planner.config.mask_radius() / self.prepared.map.info.resolution;
+        let collision = &self.prepared.collision;
+        verify_trajectory(collision, trajectory, radius, 0.0, ends.start, ends.goal, self.goal_heading_free).map_err(
+            |e| PlanError::new(StatusCode::NoValidPath, format!("the any-angle path failed verification: {e}")),
+        )
     }
 
     /// Step 4, the shortest curve itself, when it is collision-free: nothing is shorter, so no
@@ -310,16 +336,18 @@ impl<'a> Request<'a> {
         (guide, expansions): (Vec<Point2>, usize),
     ) -> Result<Solution, PlanError> {
         let Some(ctx) = self.directional() else {
-            let trajectory = Trajectory::polyline(&guide);
-            let radius = self.planner.config.mask_radius() / self.prepared.map.info.resolution;
-            verify_polyline(&self.prepared.collision, &trajectory, radius, ends.start, ends.goal)?;
-            return Ok(Solution {
-                guide,
-                trajectory,
-                solved_by: SolvedBy::AnyAngle,
-                expansions,
-                repair_windows: Vec::new(),
-            });
+            // Turning radius 0: the guide's lines, with a turn on the spot at the start (from the
+            // start heading), at each corner and at the goal (to its heading, unless free).
+            let goal_yaw = (!self.goal_heading_free).then_some(ends.goal.yaw);
+            let trajectory = Trajectory::turning_on_the_spot(&guide, Some(ends.start.yaw), goal_yaw);
+            return match self.verify_turning_on_the_spot(ends, &trajectory) {
+                Ok(()) => {
+                    let repair_windows = Vec::new();
+                    Ok(Solution { guide, trajectory, solved_by: SolvedBy::AnyAngle, expansions, repair_windows })
+                }
+                // The mask's guide can graze an obstacle between its vertices: search the exact map.
+                Err(e) => self.exact_footprint(ends, &e.message),
+            };
         };
         let inner = &guide[1..guide.len().saturating_sub(1)];
         let budget = self.budget;
@@ -345,13 +373,7 @@ impl<'a> Request<'a> {
     /// why the mask could not be used.
     pub(super) fn full_search(&mut self, ends: &Endpoints, why: &str) -> Result<Solution, PlanError> {
         let Some(ctx) = self.directional() else {
-            return Err(PlanError::new(
-                StatusCode::NoValidPath,
-                format!(
-                    "no path: {why}; its margin (half a cell) may close a gap the vehicle fits through, \
-                     and with min_turning_radius 0 no finer search runs"
-                ),
-            ));
+            return self.exact_footprint(ends, why);
         };
         let budget = self.budget;
         let mut stop = || budget.should_stop();
@@ -376,6 +398,45 @@ impl<'a> Request<'a> {
             trajectory: refined.trajectory,
             solved_by: refined.stats.solved_by,
             expansions: refined.stats.expansions,
+            repair_windows: Vec::new(),
+        })
+    }
+
+    /// Step 4 at a turning radius of 0, where the vehicle mask gives no guide (its margin may
+    /// close a gap the vehicle fits through) or its guide fails the exact sweep: A* over cell
+    /// centres on the exact collision map ([`exact_footprint_path`]), the footprint's disk (the
+    /// square's circumscribed one) swept along every line; turns on the spot between them, and
+    /// verified. Fails with `NO_VALID_PATH` (saying `why` the mask could not serve) or the
+    /// budget's error.
+    fn exact_footprint(&mut self, ends: &Endpoints, why: &str) -> Result<Solution, PlanError> {
+        let radius = self.planner.config.mask_radius() / self.prepared.map.info.resolution;
+        let budget = self.budget;
+        let collision = &self.prepared.collision;
+        let found =
+            exact_footprint_path(collision, ends.start.point(), ends.goal.point(), radius, || budget.should_stop());
+        self.clock.mark(Stage::ExactSearch);
+        let path = match found {
+            Ok(path) => path,
+            Err(ExactFailure::Stopped) => return Err(budget.stop_error()),
+            Err(ExactFailure::NoPath) => {
+                return Err(PlanError::new(
+                    StatusCode::NoValidPath,
+                    format!(
+                    "no path: {why}, and no chain of cell centres on the exact map holds the vehicle (radius {} {})",
+                    self.planner.config.mask_radius(),
+                    self.planner.units.symbol()
+                ),
+                ))
+            }
+        };
+        let goal_yaw = (!self.goal_heading_free).then_some(ends.goal.yaw);
+        let trajectory = Trajectory::turning_on_the_spot(&path.points, Some(ends.start.yaw), goal_yaw);
+        self.verify_turning_on_the_spot(ends, &trajectory)?;
+        Ok(Solution {
+            guide: path.points,
+            trajectory,
+            solved_by: SolvedBy::ExactSearch,
+            expansions: path.expansions,
             repair_windows: Vec::new(),
         })
     }
@@ -508,31 +569,6 @@ fn straight_guide(blocks: &BlockGrid, sv: (u32, u32), gv: (u32, u32)) -> Option<
         let points = if sv == gv { vec![sv] } else { vec![sv, gv] };
         GridPath { points, length, expansions: 0 }
     })
-}
-
-/// Verifies a polyline trajectory (turning radius 0: the vehicle turns on the spot at corners, so
-/// headings may jump but positions may not): it runs from `s` to `g`, its pieces join, and the
-/// swept footprint of `radius` cells touches no blocked cell. Fails with `NO_VALID_PATH`.
-fn verify_polyline(map: &CollisionMap, t: &Trajectory, radius: f64, s: Pose2, g: Pose2) -> Result<(), PlanError> {
-    let fail = |m: String| {
-        Err(PlanError::new(StatusCode::NoValidPath, format!("the any-angle path failed verification: {m}")))
-    };
-    let (Some(first), Some(last)) = (t.segments.first(), t.segments.last()) else {
-        return fail("it is empty".into());
-    };
-    if first.start.point().distance(s.point()) > 1e-9 || last.end().point().distance(g.point()) > 1e-9 {
-        return fail("it does not join the start and the goal".into());
-    }
-    if let Some(i) = t.segments.windows(2).position(|w| w[0].end().point().distance(w[1].start.point()) > 1e-9) {
-        return fail(format!("segment {i} does not join the next one"));
-    }
-    if t.segments.iter().any(|seg| seg.curvature != 0.0 || !seg.length.is_finite()) {
-        return fail("it is not a polyline".into());
-    }
-    if !map.sweep_free(&t.segments, radius, directional::footprint::SEARCH_MARGIN) {
-        return fail("the footprint touches an obstacle".into());
-    }
-    Ok(())
 }
 
 /// The status for a refinement error; `ends` names start and goal as the caller gave them

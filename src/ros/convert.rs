@@ -105,6 +105,7 @@ pub fn trajectory_to_msg(traj: &Trajectory, header: &Header) -> bs::Trajectory {
                 kind: match s.kind() {
                     SegmentKind::Line => bs::TrajectorySegment::LINE as u8,
                     SegmentKind::Arc => bs::TrajectorySegment::ARC as u8,
+                    SegmentKind::Rotate => bs::TrajectorySegment::ROTATE as u8,
                 },
                 start_x: s.start.x,
                 start_y: s.start.y,
@@ -120,6 +121,7 @@ pub fn trajectory_to_msg(traj: &Trajectory, header: &Header) -> bs::Trajectory {
                 reverse: s.reverse,
                 center_x: center.map_or(0.0, |c| c.x),
                 center_y: center.map_or(0.0, |c| c.y),
+                angle: s.rotation,
             }
         })
         .collect();
@@ -372,9 +374,13 @@ mod tests {
             assert_eq!(m.header.frame_id, "map");
         }
         let t = trajectory_to_msg(&traj, &header);
-        assert_eq!(t.segments.len(), 2);
+        // Line, turn on the spot at the corner, line.
+        assert_eq!(t.segments.len(), 3);
         assert!((t.total_length - 2.0).abs() < 1e-12);
         assert_eq!(t.segments[0].kind, bs::TrajectorySegment::LINE as u8);
+        assert_eq!(t.segments[1].kind, bs::TrajectorySegment::ROTATE as u8);
+        assert!((t.segments[1].angle - std::f64::consts::FRAC_PI_2).abs() < 1e-12);
+        assert_eq!((t.segments[1].length, t.segments[0].angle), (0.0, 0.0));
         let arc = Trajectory {
             segments: vec![Segment::arc(Pose2::new(0.0, 0.0, 0.0), 1.0, 2.0, Turn::Left)],
             min_turning_radius: 2.0,

@@ -93,6 +93,8 @@ pub fn plan_markers(plan: Option<&Plan>, robot_radius: f64, footprint_spacing: f
         let (ns, c) = match seg.kind() {
             SegmentKind::Line => (NAMESPACES[0], color(0.1, 0.8, 0.2, 1.0)),
             SegmentKind::Arc => (NAMESPACES[1], color(0.2, 0.4, 1.0, 1.0)),
+            // A turn on the spot has no length to draw; the footprint markers show the headings.
+            SegmentKind::Rotate => continue,
         };
         markers.push(marker(header, ns, i as i32, line_strip, 0.03, c, segment_points(seg, 0.05)));
     }

@@ -193,8 +193,9 @@ def test_display_topics(setup):
         by_ns.setdefault(m.ns, []).append(m)
     traj = peer.trajectories[-1]
     n_lines = sum(1 for s in traj.segments if s.kind == s.LINE)
+    n_arcs = sum(1 for s in traj.segments if s.kind == s.ARC)
     assert len(by_ns.get("trajectory_lines", [])) == n_lines
-    assert len(by_ns.get("trajectory_arcs", [])) == len(traj.segments) - n_lines
+    assert len(by_ns.get("trajectory_arcs", [])) == n_arcs
     spheres = [m for m in by_ns["any_angle"] if m.type == Marker.SPHERE_LIST]
     assert len(spheres) == 1 and len(spheres[0].points) == len(aa.poses)
     # Footprint circles of the robot radius around poses on the trajectory, every 0.5 m.

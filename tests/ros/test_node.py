@@ -75,6 +75,59 @@ def test_plan_starts_at_start_ends_at_goal_and_stays_free(setup):
     assert abs(sum(s.length for s in traj.segments) - traj.total_length) < 1e-9
 
 
+def segment_end(s):
+    """Where a TrajectorySegment message ends, from its fields alone: (x, y, yaw)."""
+    if s.kind == s.ROTATE:
+        assert s.length == 0.0 and s.curvature == 0.0
+        return s.start_x, s.start_y, s.start_yaw + s.angle
+    assert s.angle == 0.0
+    t = -s.length if s.reverse else s.length
+    if s.kind == s.LINE:
+        return s.start_x + t * math.cos(s.start_yaw), s.start_y + t * math.sin(s.start_yaw), s.start_yaw
+    k, yaw = s.curvature, s.start_yaw
+    yaw2 = yaw + k * t
+    return s.start_x + (math.sin(yaw2) - math.sin(yaw)) / k, s.start_y - (math.cos(yaw2) - math.cos(yaw)) / k, yaw2
+
+
+def same_heading(a, b):
+    return abs(math.remainder(a - b, 2 * math.pi)) < 1e-6
+
+
+def test_at_radius_zero_turns_on_the_spot_are_rotate_segments_that_join(tmp_path):
+    """With min_turning_radius 0 the vehicle turns on the spot: the trajectory message holds
+    ROTATE segments (start, at corners, goal), and every segment, computed from its fields alone,
+    ends where the next one starts, in position and heading."""
+    node = start_node(tmp_path, "planner_rot", {"robot_radius": 0.15, "min_turning_radius": 0.0,
+                                                "max_map_cells": 100000}, remap_prefix="/rot")
+    peer = Peer("peer_rot", prefix="/rot", node_name="planner_rot")
+    try:
+        peer.wait_connected()
+        peer.publish_map(GRID, node)
+        peer.set_start(*START, math.pi, node_proc=node)
+        n_traj = len(peer.trajectories)
+        status, path = peer.plan(*GOAL, yaw=-math.pi / 2)
+        assert status.code == S.SUCCESS, status.message
+        assert_path_valid(path, GRID, START, GOAL)
+        peer.spin_until(lambda: len(peer.trajectories) > n_traj, what="~/trajectory")
+        segs = peer.trajectories[-1].segments
+        kinds = [s.kind for s in segs]
+        assert kinds[0] == segs[0].ROTATE and kinds[-1] == segs[0].ROTATE, kinds
+        assert kinds.count(segs[0].ROTATE) >= 3, kinds  # start, the door's corners, goal
+        assert same_heading(segs[0].start_yaw, math.pi)
+        for a, b in zip(segs, segs[1:]):
+            x, y, yaw = segment_end(a)
+            assert math.hypot(x - b.start_x, y - b.start_y) < 1e-6 and same_heading(yaw, b.start_yaw), (a, b)
+        x, y, yaw = segment_end(segs[-1])
+        assert math.hypot(x - GOAL[0], y - GOAL[1]) < 1e-6 and same_heading(yaw, -math.pi / 2)
+        # /plan shows the turns as poses at one place with the headings before and after.
+        q = path.poses[-1].pose.orientation
+        assert same_heading(2 * math.atan2(q.z, q.w), -math.pi / 2)
+        assert node.alive()
+    finally:
+        peer.close()
+        node.stop()
+
+
 @pytest.mark.parametrize(
     "goal,code",
     [

@@ -260,6 +260,9 @@ impl CollisionMap {
     /// are skipped, as the sequential pass skips them: on a free curve through open space the
     /// first look then costs a few samples instead of one in every `COARSE_STRIDE`.
     fn segment_coarse_free(&self, seg: &Segment, shape: Shape, margin: f64, proof: &mut Proven) -> bool {
+        if seg.rotation != 0.0 {
+            return self.turn_free(seg, shape, margin);
+        }
         let half = shape.sampled_half_side(seg.curvature) + margin;
         let rho = shape.sampled_circumradius(seg.curvature) + margin;
         let n = sample_count(seg);
@@ -288,6 +291,12 @@ impl CollisionMap {
         true
     }
 
+    /// A turn on the spot (`seg.rotation`): the footprint turning about its reference point stays
+    /// within its circumscribed disk, tested grown like any sample (for a disk, just the disk).
+    fn turn_free(&self, seg: &Segment, shape: Shape, margin: f64) -> bool {
+        self.disk_free(seg.start.point(), shape.sampled_circumradius(0.0) + margin)
+    }
+
     /// The footprint test of one sweep sample at `p` heading `yaw`: a disk of radius `rho`, or a
     /// square of half side `half` (both already grown by the sampling allowance and margin).
     #[inline(always)]
@@ -301,6 +310,9 @@ impl CollisionMap {
     /// True when no sample of `seg` fails its footprint test, testing only samples outside
     /// `proven` (samples already proved free).
     fn segment_free(&self, seg: &Segment, shape: Shape, margin: f64, proven: &Proven) -> bool {
+        if seg.rotation != 0.0 {
+            return self.turn_free(seg, shape, margin);
+        }
         let half = shape.sampled_half_side(seg.curvature) + margin;
         let rho = shape.sampled_circumradius(seg.curvature) + margin;
         let n = sample_count(seg);

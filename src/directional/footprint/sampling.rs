@@ -92,6 +92,11 @@ pub fn swept_spans(segments: &[Segment], shape: impl Into<Shape>, margin: f64) -
         true
     };
     for seg in segments {
+        if seg.rotation != 0.0 {
+            // A turn on the spot sweeps the footprint's circumscribed disk.
+            disk_runs(seg.start.point(), shape.sampled_circumradius(0.0) + margin, &mut push);
+            continue;
+        }
         let n = sample_count(seg);
         for i in 0..=n {
             let pose = seg.pose_at(seg.length * i as f64 / n as f64);

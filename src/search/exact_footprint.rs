@@ -1,0 +1,199 @@
+//! A path for a vehicle that turns on the spot (minimum turning radius 0), searched on the exact
+//! collision map instead of the vehicle mask: the fallback when the mask's margin closes a gap
+//! the footprint fits through, or when the any-angle guide fails the exact sweep.
+//!
+//! A* over the points of a lattice of half a cell (cell centres, corners and edge midpoints),
+//! 8-connected, where each move is the straight line between two points and is taken only when
+//! the footprint's disk swept along it (the verification's own rule, [`CollisionMap::sweep_free`])
+//! touches no blocked cell; the start and the goal join the search by such lines too. The chain
+//! is then shortened by string pulling with the same test. It finds a path whenever one exists
+//! through the lattice's points (resolution-complete: a passage whose free band for the
+//! footprint's centre is narrower than half a cell may hold no lattice point), within the
+//! caller's budget.
+
+use super::astar::astar;
+use crate::directional::footprint::{CollisionMap, SEARCH_MARGIN};
+use crate::geometry::{Point2, Pose2};
+use crate::trajectory::Segment;
+
+/// What the search found: the polyline from the start point to the goal point (cells), and the
+/// cells it expanded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExactPath {
+    /// Points from the start to the goal, both included; consecutive points are joined by lines
+    /// the footprint sweeps freely.
+    pub points: Vec<Point2>,
+    /// Cells taken off the open list.
+    pub expansions: usize,
+}
+
+/// Why no path was returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExactFailure {
+    /// No chain of cell centres joins start and goal for the footprint.
+    NoPath,
+    /// `should_stop` ended the search.
+    Stopped,
+}
+
+/// True when the disk of `radius` cells swept along the line from `a` to `b` touches no blocked
+/// cell of `map` (with the search margin the verification allows for).
+fn line_free(map: &CollisionMap, a: Point2, b: Point2, radius: f64) -> bool {
+    let yaw = (b.y - a.y).atan2(b.x - a.x);
+    let segment = Segment::line(Pose2::new(a.x, a.y, yaw), a.distance(b));
+    map.sweep_free(&[segment], radius, SEARCH_MARGIN)
+}
+
+/// Spacing of the lattice (cells).
+const STEP: f64 = 0.5;
+
+/// The point of lattice node `n`.
+fn centre(n: (i64, i64)) -> Point2 {
+    Point2::new(n.0 as f64 * STEP, n.1 as f64 * STEP)
+}
+
+/// Searches a polyline from `start` to `goal` (cell units) for a disk footprint of `radius` cells
+/// that turns on the spot. `should_stop` is polled every 1024 expansions.
+///
+/// Fails with [`ExactFailure::NoPath`] when no chain of lattice points joins them (or an end
+/// cannot reach a neighbouring point), or [`ExactFailure::Stopped`].
+pub fn exact_footprint_path(
+    map: &CollisionMap,
+    start: Point2,
+    goal: Point2,
+    radius: f64,
+    mut should_stop: impl FnMut() -> bool,
+) -> Result<ExactPath, ExactFailure> {
+    let (w, h) = (map.width() as i64, map.height() as i64);
+    let cell_of = |p: Point2| ((p.x / STEP).round() as i64, (p.y / STEP).round() as i64);
+    // Points on the map's border or beyond could never hold a footprint.
+    let inside = |c: (i64, i64)| c.0 > 0 && c.1 > 0 && (c.0 as f64) * STEP < w as f64 && (c.1 as f64) * STEP < h as f64;
+    let around = |c: (i64, i64)| (-1..=1).flat_map(move |dy| (-1..=1).map(move |dx| (c.0 + dx, c.1 + dy)));
+    if line_free(map, start, goal, radius) {
+        return Ok(ExactPath { points: vec![start, goal], expansions: 0 });
+    }
+    // The search runs from a virtual node (None: the start point itself) to the lattice points
+    // around the goal; every edge is a line the footprint sweeps freely.
+    let goal_cell = cell_of(goal);
+    let mut stopped = false;
+    let found = astar(
+        None::<(i64, i64)>,
+        |node, out| {
+            let from = node.map_or(start, centre);
+            let neighbours: Vec<(i64, i64)> = match node {
+                None => around(cell_of(start)).collect(),
+                Some(c) => around(*c).filter(|n| n != c).collect(),
+            };
+            for n in neighbours.into_iter().filter(|n| inside(*n)) {
+                let to = centre(n);
+                if line_free(map, from, to, radius) {
+                    out.push((Some(n), from.distance(to)));
+                }
+            }
+        },
+        |node| node.map_or(start, centre).distance(goal),
+        |node| {
+            node.is_some_and(|c| {
+                (c.0 - goal_cell.0).abs() <= 1
+                    && (c.1 - goal_cell.1).abs() <= 1
+                    && line_free(map, centre(c), goal, radius)
+            })
+        },
+        || {
+            stopped = should_stop();
+            stopped
+        },
+    );
+    let Some(found) = found else {
+        return Err(if stopped { ExactFailure::Stopped } else { ExactFailure::NoPath });
+    };
+    let mut points: Vec<Point2> = found.path.iter().map(|n| n.map_or(start, centre)).collect();
+    points.push(goal);
+    points.dedup_by(|a, b| a.distance(*b) < 1e-9);
+    Ok(ExactPath { points: pull_string(map, &points, radius), expansions: found.expansions })
+}
+
+/// Drops every point whose neighbours a free line joins: from each kept point, the furthest
+/// point in order that a free line reaches directly is kept next. Lines only get shorter (the
+/// triangle inequality), and each kept line passed the sweep test.
+fn pull_string(map: &CollisionMap, points: &[Point2], radius: f64) -> Vec<Point2> {
+    let Some(&first) = points.first() else { return Vec::new() };
+    let mut out = vec![first];
+    let mut anchor = 0;
+    while anchor + 1 < points.len() {
+        let mut next = anchor + 1;
+        for k in (anchor + 2..points.len()).rev() {
+            if line_free(map, points[anchor], points[k], radius) {
+                next = k;
+                break;
+            }
+        }
+        out.push(points[next]);
+        anchor = next;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::Grid;
+
+    fn map(w: usize, h: usize, blocked: impl Fn(i64, i64) -> bool) -> CollisionMap {
+        let cells = (0..h * w).map(|i| blocked((i % w) as i64, (i / w) as i64)).collect();
+        CollisionMap::new(&Grid::from_blocked(w, h, cells).unwrap())
+    }
+
+    /// Brute force: the disk swept along every line of the path, sampled every 0.05 cells, stays
+    /// off every blocked cell (distance from the centre to the cell's square above the radius).
+    fn assert_clear(blocked: impl Fn(i64, i64) -> bool, points: &[Point2], radius: f64, w: i64, h: i64) {
+        for pair in points.windows(2) {
+            let n = (pair[0].distance(pair[1]) / 0.05).ceil().max(1.0) as usize;
+            for i in 0..=n {
+                let t = i as f64 / n as f64;
+                let p = Point2::new(pair[0].x + t * (pair[1].x - pair[0].x), pair[0].y + t * (pair[1].y - pair[0].y));
+                for y in -1..=h {
+                    for x in -1..=w {
+                        let outside = x < 0 || y < 0 || x >= w || y >= h;
+                        if outside || blocked(x, y) {
+                            let nx = p.x.clamp(x as f64, x as f64 + 1.0);
+                            let ny = p.y.clamp(y as f64, y as f64 + 1.0);
+                            assert!((p.x - nx).hypot(p.y - ny) > radius, "{p:?} touches ({x}, {y})");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_gap_only_just_wide_enough_is_found_and_the_path_is_clear() {
+        // A wall at x = 20 with a gap of 4 cells (y 10..14): a disk of radius 1.6 fits through
+        // (a margin of a cell or more would close it).
+        let blocked = |x: i64, y: i64| x == 20 && !(10..14).contains(&y);
+        let m = map(40, 30, blocked);
+        let (s, g) = (Point2::new(5.5, 25.5), Point2::new(35.5, 4.5));
+        let path = exact_footprint_path(&m, s, g, 1.6, || false).unwrap();
+        assert_eq!((path.points[0], *path.points.last().unwrap()), (s, g));
+        assert!(path.points.len() >= 3, "around the wall: {:?}", path.points);
+        assert_clear(blocked, &path.points, 1.6, 40, 30);
+        // String pulling leaves no point a free line could skip.
+        for w in path.points.windows(3) {
+            assert!(!line_free(&m, w[0], w[2], 1.6), "{w:?}");
+        }
+        // Too wide for the gap: no path.
+        assert_eq!(exact_footprint_path(&m, s, g, 2.2, || false), Err(ExactFailure::NoPath));
+        // A stop request ends the search.
+        let big = map(400, 400, |x, y| x == 200 && y != 399);
+        let r = exact_footprint_path(&big, Point2::new(5.5, 5.5), Point2::new(390.5, 5.5), 0.4, || true);
+        assert_eq!(r, Err(ExactFailure::Stopped));
+    }
+
+    #[test]
+    fn open_space_is_one_line() {
+        let m = map(20, 20, |_, _| false);
+        let path = exact_footprint_path(&m, Point2::new(3.2, 3.7), Point2::new(15.1, 12.9), 1.0, || false).unwrap();
+        assert_eq!(path.points.len(), 2);
+        assert_eq!(path.expansions, 0);
+    }
+}
