@@ -166,3 +166,29 @@ fn bench_ratios_script_prints_one_row_per_map_and_fails_on_unsolved_queries() {
     assert_eq!(out.status.code(), Some(1));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `bench-nav` at turning radius 0 (the pipeline alone): every pair a disc that turns on the spot
+/// can join (decided by the benchmark's own flood fill on a quarter-cell lattice) is solved, and
+/// every trajectory passes the independent verification. Directional A* needs a radius, so it is
+/// refused at 0 with the reason.
+#[test]
+fn bench_nav_at_radius_zero_solves_every_disc_reachable_pair() {
+    let run = |algo: &str| {
+        Command::new(env!("CARGO_BIN_EXE_blockstar"))
+            .args(["bench-nav", "--map"])
+            .arg(movingai("arena2.map"))
+            .args(["--pairs", "40", "--robot-radius", "1.5", "--min-turning-radius", "0", "--json", "--algo", algo])
+            .output()
+            .expect("run blockstar")
+    };
+    let out = run("pipeline");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let a = &v["algorithms"][0];
+    assert!(a["disc_reachable"].as_u64().unwrap() > 30, "{a}");
+    assert_eq!(a["solved_disc_reachable"], a["disc_reachable"], "{a}");
+    assert_eq!(a["verified"], a["solved"], "{a}");
+    let out = run("pipeline,directional-24");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("or 0 with --algo pipeline alone"));
+}

@@ -135,6 +135,77 @@ pub fn random_pairs(
     Ok(out)
 }
 
+/// Where a disc fits, on a lattice of points a quarter of a cell apart, and the connected
+/// regions of those points (4-neighbour). Neighbouring points are one sampling step apart, so the
+/// sweep rule's grown disc at both covers the disc moving between them: two points in one region
+/// are joined by a path the disc can drive while turning on the spot.
+struct DiscRegions {
+    cols: usize,
+    rows: usize,
+    /// Region of each lattice point (from 1; 0 where the disc does not fit).
+    label: Vec<u32>,
+}
+
+impl DiscRegions {
+    const STEP: f64 = 0.25;
+
+    fn point(i: usize, j: usize) -> Point2 {
+        Point2::new((i as f64 + 0.5) * Self::STEP, (j as f64 + 0.5) * Self::STEP)
+    }
+
+    fn new(map: &CollisionMap, rho: f64) -> Self {
+        let (cols, rows) = (map.width() * 4, map.height() * 4);
+        let free: Vec<bool> = (0..cols * rows).map(|k| map.disk_free(Self::point(k % cols, k / cols), rho)).collect();
+        let mut label = vec![0u32; cols * rows];
+        let mut next = 0;
+        let mut stack = Vec::new();
+        for start in 0..cols * rows {
+            if label[start] != 0 || !free[start] {
+                continue;
+            }
+            next += 1;
+            label[start] = next;
+            stack.push(start);
+            while let Some(k) = stack.pop() {
+                let (i, j) = (k % cols, k / cols);
+                let up = (j + 1 < rows).then(|| k + cols);
+                let down = (j > 0).then(|| k - cols);
+                let right = (i + 1 < cols).then(|| k + 1);
+                let left = (i > 0).then(|| k - 1);
+                for n in [up, down, right, left].into_iter().flatten() {
+                    if free[n] && label[n] == 0 {
+                        label[n] = next;
+                        stack.push(n);
+                    }
+                }
+            }
+        }
+        Self { cols, rows, label }
+    }
+
+    /// The regions of the lattice points around `p` (within one step, so the disc fitting at `p`
+    /// reaches them under the same rule).
+    fn regions_at(&self, p: Point2) -> Vec<u32> {
+        let (ci, cj) = ((p.x / Self::STEP - 0.5).floor() as i64, (p.y / Self::STEP - 0.5).floor() as i64);
+        let mut out = Vec::new();
+        for (i, j) in [(ci, cj), (ci + 1, cj), (ci, cj + 1), (ci + 1, cj + 1)] {
+            if i >= 0 && j >= 0 && (i as usize) < self.cols && (j as usize) < self.rows {
+                let l = self.label[j as usize * self.cols + i as usize];
+                if l != 0 && Self::point(i as usize, j as usize).distance(p) <= Self::STEP {
+                    out.push(l);
+                }
+            }
+        }
+        out
+    }
+
+    /// True when the disc can drive from `a` to `b`.
+    fn joined(&self, a: Point2, b: Point2) -> bool {
+        let at_b = self.regions_at(b);
+        self.regions_at(a).iter().any(|l| at_b.contains(l))
+    }
+}
+
 /// One line about how the planner solved a pair (for `--verbose`).
 fn describe(stats: &PlanStats) -> String {
     let stages: Vec<String> = stats.stage_ms.iter().map(|t| format!("{} {:.2}ms", t.label(), t.ms)).collect();
@@ -159,9 +230,15 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
     let u = crate::map_io::map_file_units(&args.map);
     super::non_negative("--robot-radius", args.robot_radius, u)?;
     super::non_negative("--min-separation", args.min_separation, u)?;
-    if !(args.min_turning_radius.is_finite() && args.min_turning_radius > 0.0) {
+    // Radius 0 (turning on the spot) is the pipeline's alone: Directional A* needs a radius.
+    let only_pipeline = algos.iter().all(|a| matches!(a, Algo::Pipeline));
+    let radius_ok = args.min_turning_radius.is_finite()
+        && (args.min_turning_radius > 0.0 || (args.min_turning_radius == 0.0 && only_pipeline));
+    if !radius_ok {
         let (r, u) = (args.min_turning_radius, u.symbol());
-        return Err(CliError(format!("--min-turning-radius must be > 0 {u}, got {r} {u}")));
+        return Err(CliError(format!(
+            "--min-turning-radius must be > 0 {u} (or 0 with --algo pipeline alone), got {r} {u}"
+        )));
     }
     if !(args.max_planning_time.is_finite() && args.max_planning_time > 0.0) {
         return Err(CliError(format!("--max-planning-time must be > 0 s, got {} s", args.max_planning_time)));
@@ -186,15 +263,24 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
     planner.set_map(map)?;
     let cmap = CollisionMap::with_footprint(&grid, fp);
     let mask = cmap.centre_mask(fp, 0.0);
-    let params = config.refine_params(res).ok_or_else(|| CliError("--min-turning-radius must be > 0".into()))?;
-    let ctx = Directional::new(params).map_err(CliError)?;
-    ctx.edges().fill_all();
+    let ctx = match config.refine_params(res) {
+        Some(params) => Some(Directional::new(params).map_err(CliError)?),
+        None => None,
+    };
+    if let Some(ctx) = &ctx {
+        ctx.edges().fill_all();
+    }
     if let Some(d) = planner.map().and_then(|m| m.directional.as_ref()) {
         d.edges().fill_all();
     }
     let prep_ms = t_prep.elapsed().as_secs_f64() * 1e3;
     let rho = crate::directional::footprint::sampled_radius(fp) + 1e-6;
     let pairs = random_pairs(&cmap, &mask, rho, args.pairs, args.seed, args.min_separation / res)?;
+    // Pairs a disc robot that turns on the spot can join, decided here independently of the
+    // planner's mask and searches (and finer than its fallback's half-cell lattice): a flood fill
+    // over a quarter-cell lattice of the points where the disc fits.
+    let disc = DiscRegions::new(&cmap, rho);
+    let disc_reachable: Vec<bool> = pairs.iter().map(|(s, g)| disc.joined(s.point(), g.point())).collect();
     let budget = Duration::from_secs_f64(args.max_planning_time);
 
     struct Row {
@@ -218,7 +304,8 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                     r.map(|p| (p.trajectory.to_cells(&info), describe(&p.stats))).map_err(|e| e.to_string())
                 }
                 Algo::Full(n) => {
-                    let r = full_search(&ctx, &cmap, s, g, false, *n, &mut stop);
+                    let ctx = ctx.as_ref().expect("checked above: Directional A* only with a radius");
+                    let r = full_search(ctx, &cmap, s, g, false, *n, &mut stop);
                     row.ms.push(t0.elapsed().as_secs_f64() * 1e3);
                     r.map(|r| {
                         let line = format!("{} {} expansions", r.stats.solved_by, r.stats.expansions);
@@ -269,6 +356,8 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         let solved: Vec<f64> = row.lengths.iter().flatten().copied().collect();
         let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
         let common_lengths: Vec<f64> = common.iter().filter_map(|&k| row.lengths[k]).collect();
+        let reachable = disc_reachable.iter().filter(|&&r| r).count();
+        let solved_reachable = (0..pairs.len()).filter(|&k| disc_reachable[k] && row.lengths[k].is_some()).count();
         out.push(serde_json::json!({
             "name": a.name(),
             "pairs": pairs.len(),
@@ -278,6 +367,8 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             "mean_length": mean(&solved),
             "verified": row.verified,
             "mean_length_common": mean(&common_lengths),
+            "disc_reachable": reachable,
+            "solved_disc_reachable": solved_reachable,
         }));
     }
     if args.json {
@@ -309,12 +400,20 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             common.len()
         );
         println!(
-            "{:<16} {:>6} {:>6} {:>9} {:>9} {:>9} {:>11} {:>8}",
-            "algorithm", "pairs", "solved", "median_ms", "p95_ms", "mean_len", "mean_common", "verified"
+            "{:<16} {:>6} {:>6} {:>9} {:>9} {:>9} {:>11} {:>8} {:>15}",
+            "algorithm",
+            "pairs",
+            "solved",
+            "median_ms",
+            "p95_ms",
+            "mean_len",
+            "mean_common",
+            "verified",
+            "disc_reachable"
         );
         for o in &out {
             println!(
-                "{:<16} {:>6} {:>6} {:>9.2} {:>9.2} {:>9.3} {:>11.3} {:>8}",
+                "{:<16} {:>6} {:>6} {:>9.2} {:>9.2} {:>9.3} {:>11.3} {:>8} {:>15}",
                 o["name"].as_str().unwrap_or(""),
                 o["pairs"],
                 o["solved"],
@@ -322,7 +421,8 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                 o["p95_ms"].as_f64().unwrap_or(f64::NAN),
                 o["mean_length"].as_f64().unwrap_or(f64::NAN),
                 o["mean_length_common"].as_f64().unwrap_or(f64::NAN),
-                o["verified"]
+                o["verified"],
+                format!("{}/{}", o["solved_disc_reachable"], o["disc_reachable"])
             );
         }
         println!("memory after n pairs (heap held by the program; resident set and its peak so far):");
