@@ -521,8 +521,15 @@ mod tests {
         assert!(run(&args("pipeline,directional-8,directional-24")).is_ok());
         assert!(run(&args("pipeline,astar")).is_err());
         assert!(run(&args(" , ")).is_err());
-        let mut bad = args("pipeline");
+        // Radius 0 is the pipeline's alone (turning on the spot); Directional A* needs a radius.
+        let mut spot = args("pipeline");
+        spot.min_turning_radius = 0.0;
+        assert!(run(&spot).is_ok());
+        let mut bad = args("pipeline,directional-24");
         bad.min_turning_radius = 0.0;
+        assert!(run(&bad).is_err());
+        bad.min_turning_radius = -1.0;
+        bad.algo = "pipeline".into();
         assert!(run(&bad).is_err());
     }
 

@@ -128,16 +128,7 @@ pub fn directional_astar_below(
     bound: f64,
     should_stop: &mut dyn FnMut() -> bool,
 ) -> Outcome {
-    let p = ctx.params();
-    let bins = p.heading_bins;
-    let nb = bins.count();
-    let lattice = Lattice::new(map.width(), map.height(), p.spacing());
-    let s = lattice.spacing;
-    let radius = p.turning_radius;
-    let fp = p.shape();
-    let tp = p.turn_penalty;
-    let (w, h) = (window.width(), window.height());
-    if w == 0 || h == 0 {
+    if window.width() == 0 || window.height() == 0 {
         return Outcome::NoPath(0);
     }
     let single;
@@ -148,211 +139,325 @@ pub fn directional_astar_below(
         }
         Target::Poses(t) => t,
     };
-    let n_states = (w * h) as usize * nb;
-    let index = |i: i64, j: i64, b: usize| (((j - window.j0) * w + (i - window.i0)) as usize) * nb + b;
-    let unindex = |k: usize| {
-        let b = k % nb;
-        let c = (k / nb) as i64;
-        (c % w + window.i0, c / w + window.j0, b)
-    };
-    // Distinct target positions with their smallest cost to go, for the heuristic.
-    let mut target_points: Vec<(Point2, f64)> = Vec::new();
-    for t in targets {
-        match target_points.iter_mut().find(|(q, _)| q.distance(t.pose.point()) < 1e-9) {
-            Some(e) => e.1 = e.1.min(t.cost_to_go),
-            None => target_points.push((t.pose.point(), t.cost_to_go)),
+    let mut search = Search::new(ctx, map, window, neighbourhood, sources, targets, target);
+    search.seed();
+    search.run(bound, should_stop)
+}
+
+/// One Directional A* search: the problem, its state arrays and its open list. The open list
+/// holds four kinds of entry, each handled by its own method: lattice states ([`Search::expand`]),
+/// first edges from a source ([`Search::start_edge`]), links to a target ([`Search::goal_link`])
+/// and first edges leaving the window ([`Search::outside_edge`]).
+struct Search<'a> {
+    ctx: &'a Directional,
+    map: &'a CollisionMap,
+    window: LatticeRect,
+    /// The neighbourhood's edge offsets (lattice cells).
+    offsets: Vec<(i64, i64)>,
+    sources: &'a [Source],
+    targets: &'a [TargetPose],
+    target: Target<'a>,
+    lattice: Lattice,
+    /// Heading bins per cell.
+    nb: usize,
+    /// Distinct target positions with their smallest cost to go, for the heuristic.
+    target_points: Vec<(Point2, f64)>,
+    /// Goal links from a lattice pose are tried only near a target, where they are short; the
+    /// real start's first edges reach as far.
+    connect_radius: f64,
+    /// How far the first edges of a narrow source reach.
+    narrow_radius: f64,
+    g: Vec<f64>,
+    parent: Vec<u32>,
+    closed: Vec<bool>,
+    tried_goal_link: Vec<bool>,
+    open: Open,
+    /// Goal candidates: (from-state index or SOURCE_BIT | source, target, total cost).
+    goal_candidates: Vec<(u32, u32, f64)>,
+    /// Start candidates: (source, state index, cost so far).
+    start_candidates: Vec<(u32, u32, f64)>,
+    /// First edges leaving the window: (source, lattice pose).
+    outside_candidates: Vec<(u32, Pose2)>,
+    /// Whether the window (or the bound) kept the search from something it could have reached.
+    clipped: bool,
+    expansions: usize,
+}
+
+impl<'a> Search<'a> {
+    fn new(
+        ctx: &'a Directional,
+        map: &'a CollisionMap,
+        window: LatticeRect,
+        neighbourhood: Neighbourhood,
+        sources: &'a [Source],
+        targets: &'a [TargetPose],
+        target: Target<'a>,
+    ) -> Self {
+        let p = ctx.params();
+        let nb = p.heading_bins.count();
+        let lattice = Lattice::new(map.width(), map.height(), p.spacing());
+        let s = lattice.spacing as f64;
+        let mut target_points: Vec<(Point2, f64)> = Vec::new();
+        for t in targets {
+            match target_points.iter_mut().find(|(q, _)| q.distance(t.pose.point()) < 1e-9) {
+                Some(e) => e.1 = e.1.min(t.cost_to_go),
+                None => target_points.push((t.pose.point(), t.cost_to_go)),
+            }
+        }
+        let reach = neighbourhood.reach() as f64;
+        let n_states = (window.width() * window.height()) as usize * nb;
+        Self {
+            ctx,
+            map,
+            window,
+            offsets: neighbourhood.offsets(),
+            sources,
+            targets,
+            target,
+            lattice,
+            nb,
+            target_points,
+            connect_radius: (reach + 1.0) * s * std::f64::consts::SQRT_2 + 2.0 * p.turning_radius,
+            narrow_radius: (reach + 0.5) * s * std::f64::consts::SQRT_2,
+            g: vec![f64::INFINITY; n_states],
+            parent: vec![NONE; n_states],
+            closed: vec![false; n_states],
+            tried_goal_link: vec![false; n_states],
+            open: BinaryHeap::new(),
+            goal_candidates: Vec::new(),
+            start_candidates: Vec::new(),
+            outside_candidates: Vec::new(),
+            clipped: false,
+            expansions: 0,
         }
     }
-    let heuristic = |i: i64, j: i64, b: usize| -> f64 {
-        match target {
-            Target::Pose { pose, free } => ctx.heuristic().estimate(i, j, b, pose, free),
+
+    fn index(&self, i: i64, j: i64, b: usize) -> usize {
+        let w = self.window.width();
+        (((j - self.window.j0) * w + (i - self.window.i0)) as usize) * self.nb + b
+    }
+
+    fn unindex(&self, k: usize) -> (i64, i64, usize) {
+        let w = self.window.width();
+        let c = (k / self.nb) as i64;
+        (c % w + self.window.i0, c / w + self.window.j0, k % self.nb)
+    }
+
+    fn pose(&self, i: i64, j: i64, b: usize) -> Pose2 {
+        self.lattice.pose(i, j, self.ctx.params().heading_bins, b)
+    }
+
+    fn heuristic(&self, i: i64, j: i64, b: usize) -> f64 {
+        match self.target {
+            Target::Pose { pose, free } => self.ctx.heuristic().estimate(i, j, b, pose, free),
             Target::Poses(_) => {
-                let c = lattice.centre(i, j);
-                target_points.iter().map(|(t, ctg)| t.distance(c) + ctg).fold(f64::INFINITY, f64::min)
+                let c = self.lattice.centre(i, j);
+                self.target_points.iter().map(|(t, ctg)| t.distance(c) + ctg).fold(f64::INFINITY, f64::min)
             }
         }
-    };
-    // Goal links from a lattice pose are tried only near a target, where they are short; the
-    // real start's first edges reach as far.
-    let reach = neighbourhood.reach() as f64;
-    let connect_radius = (reach + 1.0) * s as f64 * std::f64::consts::SQRT_2 + 2.0 * radius;
-    let narrow_radius = (reach + 0.5) * s as f64 * std::f64::consts::SQRT_2;
+    }
 
-    let mut g = vec![f64::INFINITY; n_states];
-    let mut parent = vec![NONE; n_states];
-    let mut closed = vec![false; n_states];
-    let mut open: Open = BinaryHeap::new();
-    // Goal candidates: (from-state index or SOURCE_BIT | source, target, total cost).
-    let mut goal_candidates: Vec<(u32, u32, f64)> = Vec::new();
-    // Start candidates: (source, state index, cost so far).
-    let mut start_candidates: Vec<(u32, u32, f64)> = Vec::new();
-    // First edges leaving the window: (source, lattice pose).
-    let mut outside_candidates: Vec<(u32, Pose2)> = Vec::new();
-    // Whether the window (or the bound) kept the search from something it could have reached.
-    let mut clipped = false;
-    let push_goal = |open: &mut Open, cands: &mut Vec<(u32, u32, f64)>, from: u32, t: usize, total: f64| {
-        cands.push((from, t as u32, total));
-        open.push((Reverse(OrdF64::new(total)), (cands.len() - 1) as u32, KIND_GOAL));
-    };
+    /// The cost of the curve from `a` to `b` (its point only when `to_point`), without building it.
+    fn link_cost(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<f64> {
+        let p = self.ctx.params();
+        link_cost_estimate(a, b, to_point, p.turning_radius, p.turn_penalty)
+    }
 
-    for (k, src) in sources.iter().enumerate() {
-        for (ti, t) in targets.iter().enumerate() {
-            if src.pose.point().distance(t.pose.point()) <= connect_radius {
-                if let Some(c) = link_cost_estimate(src.pose, t.pose, t.free, radius, tp) {
-                    let total = src.g + c + t.cost_to_go;
-                    push_goal(&mut open, &mut goal_candidates, SOURCE_BIT | k as u32, ti, total);
+    /// True when the curve from `a` to `b` (its point only when `to_point`) is collision-free.
+    fn link_free(&self, a: Pose2, b: Pose2, to_point: bool) -> bool {
+        let p = self.ctx.params();
+        link(a, b, to_point, p.turning_radius).is_some_and(|segs| self.map.sweep_free(&segs, p.shape(), SEARCH_MARGIN))
+    }
+
+    fn push_goal(&mut self, from: u32, t: usize, total: f64) {
+        self.goal_candidates.push((from, t as u32, total));
+        let id = (self.goal_candidates.len() - 1) as u32;
+        self.open.push((Reverse(OrdF64::new(total)), id, KIND_GOAL));
+    }
+
+    /// The open list's first entries, from every source: direct links to nearby targets, and
+    /// first edges to the lattice poses around it (those outside the window only to learn whether
+    /// the window cuts the search). All enter with their exact cost, unchecked.
+    fn seed(&mut self) {
+        let s = self.lattice.spacing as f64;
+        for (k, src) in self.sources.iter().enumerate() {
+            for (ti, t) in self.targets.iter().enumerate() {
+                if src.pose.point().distance(t.pose.point()) <= self.connect_radius {
+                    if let Some(c) = self.link_cost(src.pose, t.pose, t.free) {
+                        self.push_goal(SOURCE_BIT | k as u32, ti, src.g + c + t.cost_to_go);
+                    }
                 }
             }
-        }
-        let rad = if src.wide { connect_radius } else { narrow_radius };
-        let (ci, cj) = lattice.cell_of(src.pose.point());
-        let cells = (rad / s as f64).ceil() as i64;
-        for dj in -cells..=cells {
-            for di in -cells..=cells {
-                let (i, j) = (ci + di, cj + dj);
-                if lattice.centre(i, j).distance(src.pose.point()) > rad {
-                    continue;
-                }
-                if !window.contains(i, j) {
-                    if lattice.contains(i, j) {
-                        for b in 0..nb {
-                            let pose = lattice.pose(i, j, bins, b);
-                            if let Some(c) = link_cost_estimate(src.pose, pose, false, radius, tp) {
-                                outside_candidates.push((k as u32, pose));
-                                let f = src.g + c + heuristic(i, j, b);
-                                let id = (outside_candidates.len() - 1) as u32;
-                                open.push((Reverse(OrdF64::new(f)), id, KIND_OUTSIDE));
-                            }
+            let rad = if src.wide { self.connect_radius } else { self.narrow_radius };
+            let (ci, cj) = self.lattice.cell_of(src.pose.point());
+            let cells = (rad / s).ceil() as i64;
+            for dj in -cells..=cells {
+                for di in -cells..=cells {
+                    let (i, j) = (ci + di, cj + dj);
+                    if self.lattice.centre(i, j).distance(src.pose.point()) > rad {
+                        continue;
+                    }
+                    let inside = self.window.contains(i, j);
+                    if !inside && !self.lattice.contains(i, j) {
+                        continue;
+                    }
+                    for b in 0..self.nb {
+                        let pose = self.pose(i, j, b);
+                        let Some(c) = self.link_cost(src.pose, pose, false) else { continue };
+                        let f = src.g + c + self.heuristic(i, j, b);
+                        if inside {
+                            self.start_candidates.push((k as u32, self.index(i, j, b) as u32, src.g + c));
+                            let id = (self.start_candidates.len() - 1) as u32;
+                            self.open.push((Reverse(OrdF64::new(f)), id, KIND_START));
+                        } else {
+                            self.outside_candidates.push((k as u32, pose));
+                            let id = (self.outside_candidates.len() - 1) as u32;
+                            self.open.push((Reverse(OrdF64::new(f)), id, KIND_OUTSIDE));
                         }
                     }
-                    continue;
-                }
-                for b in 0..nb {
-                    let Some(c) = link_cost_estimate(src.pose, lattice.pose(i, j, bins, b), false, radius, tp) else {
-                        continue;
-                    };
-                    let cost = src.g + c;
-                    start_candidates.push((k as u32, index(i, j, b) as u32, cost));
-                    let f = cost + heuristic(i, j, b);
-                    open.push((Reverse(OrdF64::new(f)), (start_candidates.len() - 1) as u32, KIND_START));
                 }
             }
         }
     }
 
-    let offsets = neighbourhood.offsets();
-    let mut expansions = 0usize;
-    let mut tried_goal_link = vec![false; n_states];
-    while let Some((Reverse(f), id, kind)) = open.pop() {
-        if f.get() >= bound {
-            clipped = true;
-            break;
-        }
-        if kind == KIND_OUTSIDE {
-            if !clipped {
-                let (k, pose) = outside_candidates[id as usize];
-                clipped = link(sources[k as usize].pose, pose, false, radius)
-                    .is_some_and(|segs| map.sweep_free(&segs, fp, SEARCH_MARGIN));
+    /// Takes entries off the open list until a target is reached, the bound is met, the open
+    /// list runs dry, or `should_stop` asks (polled every 256 expansions).
+    fn run(mut self, bound: f64, should_stop: &mut dyn FnMut() -> bool) -> Outcome {
+        while let Some((Reverse(f), id, kind)) = self.open.pop() {
+            if f.get() >= bound {
+                self.clipped = true;
+                break;
             }
-            continue;
-        }
-        if kind == KIND_START {
-            let (k, idx, cost) = start_candidates[id as usize];
-            let idx = idx as usize;
-            if closed[idx] || cost >= g[idx] {
-                continue;
-            }
-            let (i, j, b) = unindex(idx);
-            let free = link(sources[k as usize].pose, lattice.pose(i, j, bins, b), false, radius)
-                .is_some_and(|segs| map.sweep_free(&segs, fp, SEARCH_MARGIN));
-            if free {
-                g[idx] = cost;
-                parent[idx] = SOURCE_BIT | k;
-                open.push((Reverse(f), idx as u32, KIND_STATE));
-            }
-            continue;
-        }
-        if kind == KIND_GOAL {
-            let (from, ti, total) = goal_candidates[id as usize];
-            let t = targets[ti as usize];
-            let from_pose = if from & SOURCE_BIT != 0 {
-                sources[(from & !SOURCE_BIT) as usize].pose
-            } else {
-                let (i, j, b) = unindex(from as usize);
-                lattice.pose(i, j, bins, b)
-            };
-            // Collision-check the link only now that it is the cheapest thing left.
-            if !link(from_pose, t.pose, t.free, radius).is_some_and(|segs| map.sweep_free(&segs, fp, SEARCH_MARGIN)) {
-                continue;
-            }
-            let mut poses = vec![t.pose];
-            let mut cur = from;
-            let source = loop {
-                if cur & SOURCE_BIT != 0 {
-                    let k = (cur & !SOURCE_BIT) as usize;
-                    poses.push(sources[k].pose);
-                    break k;
+            match kind {
+                KIND_OUTSIDE => self.outside_edge(id as usize),
+                KIND_START => self.start_edge(id as usize, f),
+                KIND_GOAL => {
+                    if let Some(found) = self.goal_link(id as usize) {
+                        return Outcome::Found(found);
+                    }
                 }
-                let (i, j, b) = unindex(cur as usize);
-                poses.push(lattice.pose(i, j, bins, b));
-                cur = parent[cur as usize];
-            };
-            poses.reverse();
-            return Outcome::Found(Found { poses, source, target: ti as usize, cost: total, expansions });
+                _ => {
+                    let idx = id as usize;
+                    if self.closed[idx] {
+                        continue;
+                    }
+                    self.closed[idx] = true;
+                    self.expansions += 1;
+                    if self.expansions % 256 == 0 && should_stop() {
+                        return Outcome::Stopped;
+                    }
+                    self.expand(idx);
+                }
+            }
         }
-        let idx = id as usize;
-        if closed[idx] {
-            continue;
+        if self.clipped {
+            Outcome::NoPath(self.expansions)
+        } else {
+            Outcome::Exhausted(self.expansions)
         }
-        closed[idx] = true;
-        expansions += 1;
-        if expansions % 256 == 0 && should_stop() {
-            return Outcome::Stopped;
+    }
+
+    /// A first edge leaving the window: if it is free, the window cut the search.
+    fn outside_edge(&mut self, id: usize) {
+        if !self.clipped {
+            let (k, pose) = self.outside_candidates[id];
+            self.clipped = self.link_free(self.sources[k as usize].pose, pose, false);
         }
-        let (i, j, b) = unindex(idx);
-        let gi = g[idx];
-        if !tried_goal_link[idx] {
-            tried_goal_link[idx] = true;
-            let here = lattice.pose(i, j, bins, b);
-            for (ti, t) in targets.iter().enumerate() {
-                if here.point().distance(t.pose.point()) <= connect_radius {
-                    if let Some(c) = link_cost_estimate(here, t.pose, t.free, radius, tp) {
-                        let total = gi + c + t.cost_to_go;
-                        push_goal(&mut open, &mut goal_candidates, idx as u32, ti, total);
+    }
+
+    /// A first edge from a source into the window, checked now that it is the cheapest entry: a
+    /// free one opens its state.
+    fn start_edge(&mut self, id: usize, f: OrdF64) {
+        let (k, idx, cost) = self.start_candidates[id];
+        let idx = idx as usize;
+        if self.closed[idx] || cost >= self.g[idx] {
+            return;
+        }
+        let (i, j, b) = self.unindex(idx);
+        if self.link_free(self.sources[k as usize].pose, self.pose(i, j, b), false) {
+            self.g[idx] = cost;
+            self.parent[idx] = SOURCE_BIT | k;
+            self.open.push((Reverse(f), idx as u32, KIND_STATE));
+        }
+    }
+
+    /// A link to a target, checked now that it is the cheapest entry: a free one ends the search
+    /// with the path it closes.
+    fn goal_link(&mut self, id: usize) -> Option<Found> {
+        let (from, ti, total) = self.goal_candidates[id];
+        let t = self.targets[ti as usize];
+        let from_pose = if from & SOURCE_BIT != 0 {
+            self.sources[(from & !SOURCE_BIT) as usize].pose
+        } else {
+            let (i, j, b) = self.unindex(from as usize);
+            self.pose(i, j, b)
+        };
+        if !self.link_free(from_pose, t.pose, t.free) {
+            return None;
+        }
+        let mut poses = vec![t.pose];
+        let mut cur = from;
+        let source = loop {
+            if cur & SOURCE_BIT != 0 {
+                let k = (cur & !SOURCE_BIT) as usize;
+                poses.push(self.sources[k].pose);
+                break k;
+            }
+            let (i, j, b) = self.unindex(cur as usize);
+            poses.push(self.pose(i, j, b));
+            cur = self.parent[cur as usize];
+        };
+        poses.reverse();
+        Some(Found { poses, source, target: ti as usize, cost: total, expansions: self.expansions })
+    }
+
+    /// Expands state `idx`: its links to nearby targets (once), then its tabulated edges, each
+    /// checked by the table's swept cells; an edge leaving the window only marks the search as
+    /// cut when it is free.
+    fn expand(&mut self, idx: usize) {
+        let (i, j, b) = self.unindex(idx);
+        let gi = self.g[idx];
+        if !self.tried_goal_link[idx] {
+            self.tried_goal_link[idx] = true;
+            let here = self.pose(i, j, b);
+            for (ti, t) in self.targets.iter().enumerate() {
+                if here.point().distance(t.pose.point()) <= self.connect_radius {
+                    if let Some(c) = self.link_cost(here, t.pose, t.free) {
+                        self.push_goal(idx as u32, ti, gi + c + t.cost_to_go);
                     }
                 }
             }
         }
+        let s = self.lattice.spacing;
         let (bx, by) = (i * s, j * s);
-        for &(dx, dy) in &offsets {
+        let tp = self.ctx.params().turn_penalty;
+        let edges = self.ctx.edges();
+        for k in 0..self.offsets.len() {
+            let (dx, dy) = self.offsets[k];
             let (ni, nj) = (i + dx, j + dy);
-            if !window.contains(ni, nj) {
-                if !clipped && lattice.contains(ni, nj) {
-                    clipped = (0..nb).any(|nb_h| {
-                        ctx.edges().edge(b, nb_h, dx, dy).is_some_and(|e| map.spans_free(&e.spans, bx, by))
-                    });
+            if !self.window.contains(ni, nj) {
+                if !self.clipped && self.lattice.contains(ni, nj) {
+                    let map = self.map;
+                    self.clipped = (0..self.nb)
+                        .any(|h| edges.edge(b, h, dx, dy).is_some_and(|e| map.spans_free(&e.spans, bx, by)));
                 }
                 continue;
             }
-            for nb_h in 0..nb {
-                let Some(e) = ctx.edges().edge(b, nb_h, dx, dy) else { continue };
+            for nb_h in 0..self.nb {
+                let Some(e) = edges.edge(b, nb_h, dx, dy) else { continue };
                 let ng = gi + e.length + tp * e.turning;
-                let nidx = index(ni, nj, nb_h);
-                if ng >= g[nidx] || closed[nidx] {
+                let nidx = self.index(ni, nj, nb_h);
+                if ng >= self.g[nidx] || self.closed[nidx] {
                     continue;
                 }
-                if !map.spans_free(&e.spans, bx, by) {
+                if !self.map.spans_free(&e.spans, bx, by) {
                     continue;
                 }
-                g[nidx] = ng;
-                parent[nidx] = idx as u32;
-                open.push((Reverse(OrdF64::new(ng + heuristic(ni, nj, nb_h))), nidx as u32, KIND_STATE));
+                self.g[nidx] = ng;
+                self.parent[nidx] = idx as u32;
+                let f = ng + self.heuristic(ni, nj, nb_h);
+                self.open.push((Reverse(OrdF64::new(f)), nidx as u32, KIND_STATE));
             }
         }
-    }
-    if clipped {
-        Outcome::NoPath(expansions)
-    } else {
-        Outcome::Exhausted(expansions)
     }
 }

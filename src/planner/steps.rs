@@ -49,6 +49,22 @@ pub(super) struct Request<'a> {
     t0: Instant,
 }
 
+/// One end of a plan, named in messages as `start` or `goal`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum End {
+    Start,
+    Goal,
+}
+
+impl std::fmt::Display for End {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            End::Start => "start",
+            End::Goal => "goal",
+        })
+    }
+}
+
 /// Where the vehicle stands for start and goal (cell units), and the vehicle-mask cells a guide
 /// joins (none where only the exact footprint fits).
 pub(super) struct Endpoints {
@@ -131,7 +147,7 @@ impl<'a> Request<'a> {
     /// [`Request::standing_place`]).
     pub(super) fn endpoints(&mut self) -> Result<Endpoints, PlanError> {
         let info = &self.prepared.map.info;
-        let names = [self.planner.named("start", self.start), self.planner.named("goal", self.goal)];
+        let names = [self.planner.named(End::Start, self.start), self.planner.named(End::Goal, self.goal)];
         let s = info.world_pose_to_cell(self.start);
         let g = info.world_pose_to_cell(self.goal);
         let start_cell = info
@@ -141,11 +157,11 @@ impl<'a> Request<'a> {
             .cell_of(g.point())
             .ok_or_else(|| PlanError::new(StatusCode::GoalOutsideMap, format!("{} is outside the map", names[1])))?;
         let (start, start_mask_cell) = self
-            .standing_place(s, start_cell, "start", false)
-            .ok_or_else(|| self.planner.no_standing_place(self.prepared, self.start, start_cell, "start"))?;
+            .standing_place(s, start_cell, End::Start, false)
+            .ok_or_else(|| self.planner.no_standing_place(self.prepared, self.start, start_cell, End::Start))?;
         let (goal, goal_mask_cell) = self
-            .standing_place(g, goal_cell, "goal", self.goal_heading_free)
-            .ok_or_else(|| self.planner.no_standing_place(self.prepared, self.goal, goal_cell, "goal"))?;
+            .standing_place(g, goal_cell, End::Goal, self.goal_heading_free)
+            .ok_or_else(|| self.planner.no_standing_place(self.prepared, self.goal, goal_cell, End::Goal))?;
         Ok(Endpoints { start, goal, start_mask_cell, goal_mask_cell, names })
     }
 
@@ -488,7 +504,7 @@ impl<'a> Request<'a> {
         &mut self,
         p: Pose2,
         cell: (usize, usize),
-        what: &str,
+        what: End,
         free_heading: bool,
     ) -> Option<(Pose2, Option<(usize, usize)>)> {
         let prepared = self.prepared;
@@ -526,7 +542,7 @@ impl<'a> Request<'a> {
 impl Planner {
     /// `what` (`start` or `goal`) at the point of `pose` as the caller gave it, in the units of
     /// [`Planner::set_units`]: `goal (1.500, 2.000) m`.
-    fn named(&self, what: &str, pose: Pose2) -> String {
+    fn named(&self, what: End, pose: Pose2) -> String {
         format!("{what} ({:.3}, {:.3}) {}", pose.x, pose.y, self.units.symbol())
     }
 
@@ -534,8 +550,11 @@ impl Planner {
     /// where the vehicle cannot stand, saying why: the point itself is in an obstacle or in
     /// unknown space, or only the footprint around it is blocked. The node shows this message in
     /// its status, the CLI on stderr, so it names the pose in the caller's units, not cells.
-    fn no_standing_place(&self, prepared: &PreparedMap, pose: Pose2, cell: (usize, usize), what: &str) -> PlanError {
-        let code = if what == "start" { StatusCode::StartOccupied } else { StatusCode::GoalOccupied };
+    fn no_standing_place(&self, prepared: &PreparedMap, pose: Pose2, cell: (usize, usize), what: End) -> PlanError {
+        let code = match what {
+            End::Start => StatusCode::StartOccupied,
+            End::Goal => StatusCode::GoalOccupied,
+        };
         let at = self.named(what, pose);
         let rule = self.config.traversability();
         // The cell is inside the map (the caller found it there); -1 is the safe reading anyway.
