@@ -13,7 +13,7 @@
 use blockstar_planner::cli::bench_nav::random_pairs;
 use blockstar_planner::directional::footprint::sampled_radius;
 use blockstar_planner::directional::pipeline::full_search;
-use blockstar_planner::directional::{verify_trajectory, CollisionMap, Directional, Neighbourhood};
+use blockstar_planner::directional::{verify_trajectory, CollisionMap, Directional, Neighbourhood, Vehicle};
 use blockstar_planner::map::DEFAULT_MAX_MAP_CELLS;
 use blockstar_planner::map_io::load_map_file;
 use blockstar_planner::planner::{Budget, Planner, PlannerConfig};
@@ -50,12 +50,13 @@ fn side_by_side(c: &mut Criterion) {
     for &(s, g) in &pairs {
         let reference = full(s, g);
         if let Ok(r) = &reference {
-            verify_trajectory(&cmap, &r.trajectory, fp, radius, s, g, false).expect("directional-24 verified");
+            verify_trajectory(&cmap, &r.trajectory, &Vehicle::forward(fp, radius), s, g, false)
+                .expect("directional-24 verified");
         }
         match plan(s, g) {
             Ok(p) => {
                 let t = p.trajectory.to_cells(&info);
-                verify_trajectory(&cmap, &t, fp, radius, s, g, false).expect("pipeline verified");
+                verify_trajectory(&cmap, &t, &Vehicle::forward(fp, radius), s, g, false).expect("pipeline verified");
             }
             Err(e) => assert!(reference.is_err(), "{s:?} -> {g:?}: directional-24 solves it, the pipeline: {e}"),
         }

@@ -1,6 +1,7 @@
 //! The node's parameters: fixed names (tools outside the package rely on them), typed lookup with
 //! defaults, and range checks. ROS-free apart from the value type, so it can be unit-tested.
 
+use crate::directional::MotionModel;
 use crate::planner::{PlanError, PlannerConfig, StatusCode};
 
 /// A parameter value as the ROS parameter file provides it.
@@ -82,6 +83,8 @@ pub enum Field {
     Flag(fn(&NodeParams) -> &bool, fn(&mut NodeParams) -> &mut bool),
     /// A string.
     Text(fn(&NodeParams) -> &String, fn(&mut NodeParams) -> &mut String),
+    /// A motion model, by name (`forward` or `reeds_shepp`).
+    Model(fn(&NodeParams) -> &MotionModel, fn(&mut NodeParams) -> &mut MotionModel),
 }
 
 /// The values a parameter may take, beyond its type.
@@ -134,7 +137,7 @@ macro_rules! field {
 }
 
 /// Every parameter of the node, in the order of `config/planner.yaml`.
-pub const PARAMS: [ParamSpec; 20] = [
+pub const PARAMS: [ParamSpec; 23] = [
     ParamSpec {
         name: "robot_radius",
         field: field!(Double, planner.robot_radius),
@@ -280,6 +283,30 @@ pub const PARAMS: [ParamSpec; 20] = [
         description: "Extra cost per radian turned (m); 0 = shortest.",
     },
     ParamSpec {
+        name: "motion_model",
+        field: field!(Model, planner.motion_model),
+        range: Range::Any,
+        unit: "",
+        runtime: true,
+        description: "forward (forwards only, Dubins) or reeds_shepp (forwards and backwards).",
+    },
+    ParamSpec {
+        name: "reverse_penalty",
+        field: field!(Double, planner.reverse_penalty),
+        range: Range::AtLeast(1.0),
+        unit: "",
+        runtime: true,
+        description: "With reeds_shepp: factor (>= 1) on the length driven backwards.",
+    },
+    ParamSpec {
+        name: "change_penalty",
+        field: field!(Double, planner.change_penalty),
+        range: Range::AtLeast(0.0),
+        unit: "m",
+        runtime: true,
+        description: "With reeds_shepp: cost (m) added per change of gear (cusp).",
+    },
+    ParamSpec {
         name: "replan_period",
         field: field!(Double, replan_period),
         range: Range::AtLeast(0.0),
@@ -324,6 +351,7 @@ impl ParamSpec {
             Field::Occupancy(get, _) => ParamValue::Integer(i64::from(*get(params))),
             Field::Flag(get, _) => ParamValue::Bool(*get(params)),
             Field::Text(get, _) => ParamValue::String(get(params).clone()),
+            Field::Model(get, _) => ParamValue::String(get(params).name().to_string()),
         }
     }
 
@@ -343,6 +371,13 @@ impl ParamSpec {
             (Field::Flag(..), other) => return Err(wrong(self.name, "a bool", other)),
             (Field::Text(_, set), ParamValue::String(s)) => *set(params) = s.clone(),
             (Field::Text(..), other) => return Err(wrong(self.name, "a string", other)),
+            (Field::Model(_, set), ParamValue::String(s)) if MotionModel::parse(s).is_some() => {
+                *set(params) = MotionModel::parse(s).expect("just parsed")
+            }
+            (Field::Model(..), other) => {
+                let names: Vec<&str> = MotionModel::ALL.iter().map(|m| m.name()).collect();
+                return Err(wrong(self.name, &format!("one of {}", names.join(", ")), other));
+            }
         }
         Ok(())
     }
@@ -361,7 +396,7 @@ impl ParamSpec {
                 "false" => Ok(ParamValue::Bool(false)),
                 _ => Err(bad("true or false")),
             },
-            Field::Text(..) => Ok(ParamValue::String(text.to_string())),
+            Field::Text(..) | Field::Model(..) => Ok(ParamValue::String(text.trim().to_string())),
         }
     }
 
@@ -618,6 +653,9 @@ mod runtime_tests {
             ("max_planning_time", ParamValue::Double(4.0)),
             ("allow_unknown", ParamValue::Bool(true)),
             ("occupied_threshold", ParamValue::Integer(40)),
+            ("motion_model", ParamValue::String("reeds_shepp".into())),
+            ("reverse_penalty", ParamValue::Double(2.0)),
+            ("change_penalty", ParamValue::Double(0.5)),
         ];
         assert_eq!(changes.len(), runtime_params().count());
         for (name, value) in changes {
@@ -651,6 +689,10 @@ mod runtime_tests {
             ("replan_period", ParamValue::String("often".into())),
             ("allow_unknown", ParamValue::Integer(1)),
             ("occupied_threshold", ParamValue::Integer(101)),
+            ("motion_model", ParamValue::String("reverse".into())),
+            ("motion_model", ParamValue::Integer(1)),
+            ("reverse_penalty", ParamValue::Double(0.5)),
+            ("change_penalty", ParamValue::Double(f64::NAN)),
             ("global_frame", ParamValue::String("odom".into())),
             ("map_file", ParamValue::String("x.yaml".into())),
             ("no_such_parameter", ParamValue::Bool(true)),
@@ -678,6 +720,9 @@ mod table_tests {
             }
             (ParamValue::Integer(v), _) => ParamValue::Integer(if *v == 100 { 40 } else { (v + 1).min(100) }),
             (ParamValue::Bool(b), _) => ParamValue::Bool(!b),
+            (ParamValue::String(_), _) if matches!(spec.field, Field::Model(..)) => {
+                ParamValue::String(MotionModel::ReedsShepp.name().into())
+            }
             (ParamValue::String(s), _) => ParamValue::String(format!("{s}x")),
             (ParamValue::Other(_), _) => unreachable!(),
         }

@@ -191,6 +191,18 @@ impl Trajectory {
         self.segments.iter().map(|s| s.length).sum()
     }
 
+    /// Length driven backwards.
+    pub fn reverse_length(&self) -> f64 {
+        self.segments.iter().filter(|s| s.reverse).map(|s| s.length).sum()
+    }
+
+    /// Changes of gear (cusps) between consecutive moving segments; turns on the spot do not
+    /// count.
+    pub fn cusps(&self) -> usize {
+        let gears: Vec<bool> = self.segments.iter().filter(|s| s.length > 0.0).map(|s| s.reverse).collect();
+        gears.windows(2).filter(|w| w[0] != w[1]).count()
+    }
+
     /// True when there is no segment.
     pub fn is_empty(&self) -> bool {
         self.segments.is_empty()

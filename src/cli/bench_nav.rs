@@ -4,7 +4,9 @@
 
 use super::{CliError, CliResult};
 use crate::directional::pipeline::full_search;
-use crate::directional::{verify_trajectory, CollisionMap, Directional, Neighbourhood, RefineError};
+use crate::directional::{
+    verify_trajectory, CollisionMap, Directional, MotionModel, Neighbourhood, RefineError, Vehicle,
+};
 use crate::geometry::{Point2, Pose2};
 use crate::grid::Grid;
 use crate::map::DEFAULT_MAX_MAP_CELLS;
@@ -28,9 +30,17 @@ pub struct BenchNavArgs {
     /// Smallest start-goal distance (map units).
     #[arg(long, allow_negative_numbers = true, default_value_t = 3.0)]
     pub min_separation: f64,
-    /// Comma-separated algorithms: pipeline, directional-8, directional-24, directional-48.
+    /// Comma-separated algorithms: pipeline, directional-8, directional-24, directional-48, each
+    /// forwards only, or with reversing (Reeds-Shepp) with the suffix `-rs`: pipeline-rs,
+    /// directional-24-rs, ...
     #[arg(long, default_value = "pipeline,directional-24")]
     pub algo: String,
+    /// For the `-rs` algorithms: factor (>= 1) on the length driven backwards.
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1.0)]
+    pub reverse_penalty: f64,
+    /// For the `-rs` algorithms: cost (map units, >= 0) per change of gear.
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
+    pub change_penalty: f64,
     /// Robot radius (map units).
     #[arg(long, allow_negative_numbers = true, default_value_t = 0.2)]
     pub robot_radius: f64,
@@ -49,32 +59,57 @@ pub struct BenchNavArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Algo {
+enum Method {
     Pipeline,
     Full(Neighbourhood),
 }
 
+/// An algorithm of the benchmark: a method and the gears it may use.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Algo {
+    method: Method,
+    model: MotionModel,
+}
+
 impl Algo {
     fn parse(s: &str) -> Result<Self, CliError> {
-        Ok(match s.trim() {
-            "pipeline" => Algo::Pipeline,
-            "directional-8" => Algo::Full(Neighbourhood::Directional8),
-            "directional-24" => Algo::Full(Neighbourhood::Directional24),
-            "directional-48" => Algo::Full(Neighbourhood::Directional48),
-            other => {
+        let s = s.trim();
+        let (base, model) = match s.strip_suffix("-rs") {
+            Some(base) => (base, MotionModel::ReedsShepp),
+            None => (s, MotionModel::Forward),
+        };
+        let method = match base {
+            "pipeline" => Method::Pipeline,
+            "directional-8" => Method::Full(Neighbourhood::Directional8),
+            "directional-24" => Method::Full(Neighbourhood::Directional24),
+            "directional-48" => Method::Full(Neighbourhood::Directional48),
+            _ => {
                 return Err(CliError(format!(
-                    "unknown algorithm {other:?} (expected pipeline, directional-8, directional-24, directional-48)"
+                    "unknown algorithm {s:?} (expected pipeline, directional-8, directional-24, directional-48, \
+                     each with or without the suffix -rs)"
                 )))
             }
-        })
+        };
+        Ok(Self { method, model })
     }
 
-    fn name(self) -> &'static str {
-        match self {
-            Algo::Pipeline => "pipeline",
-            Algo::Full(n) => n.name(),
+    fn name(self) -> String {
+        let base = match self.method {
+            Method::Pipeline => "pipeline",
+            Method::Full(n) => n.name(),
+        };
+        match self.model {
+            MotionModel::Forward => base.to_string(),
+            MotionModel::ReedsShepp => format!("{base}-rs"),
         }
     }
+}
+
+/// A planner and a Directional A* context for one motion model.
+struct Engine {
+    model: MotionModel,
+    planner: Planner,
+    ctx: Option<Directional>,
 }
 
 /// splitmix64: a small, reproducible generator (the pairs must not depend on a crate's version).
@@ -231,7 +266,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
     super::non_negative("--robot-radius", args.robot_radius, u)?;
     super::non_negative("--min-separation", args.min_separation, u)?;
     // Radius 0 (turning on the spot) is the pipeline's alone: Directional A* needs a radius.
-    let only_pipeline = algos.iter().all(|a| matches!(a, Algo::Pipeline));
+    let only_pipeline = algos.iter().all(|a| a.method == Method::Pipeline);
     let radius_ok = args.min_turning_radius.is_finite()
         && (args.min_turning_radius > 0.0 || (args.min_turning_radius == 0.0 && only_pipeline));
     if !radius_ok {
@@ -240,6 +275,10 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             "--min-turning-radius must be > 0 {u} (or 0 with --algo pipeline alone), got {r} {u}"
         )));
     }
+    if !(args.reverse_penalty.is_finite() && args.reverse_penalty >= 1.0) {
+        return Err(CliError(format!("--reverse-penalty must be >= 1, got {}", args.reverse_penalty)));
+    }
+    super::non_negative("--change-penalty", args.change_penalty, u)?;
     if !(args.max_planning_time.is_finite() && args.max_planning_time > 0.0) {
         return Err(CliError(format!("--max-planning-time must be > 0 s, got {} s", args.max_planning_time)));
     }
@@ -252,27 +291,35 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         robot_radius: args.robot_radius,
         min_turning_radius: args.min_turning_radius,
         max_planning_time: args.max_planning_time,
+        reverse_penalty: args.reverse_penalty,
+        change_penalty: args.change_penalty,
         ..PlannerConfig::default()
     };
     let grid = map.to_grid(config.traversability());
     let fp = args.robot_radius / res;
     let radius = args.min_turning_radius / res;
     let t_prep = Instant::now();
-    let mut planner = Planner::new(config.clone())?;
-    planner.set_units(u);
-    planner.set_map(map)?;
+    // One planner and one Directional A* context per motion model the algorithms use.
+    let mut engines = Vec::new();
+    for model in MotionModel::ALL.into_iter().filter(|m| algos.iter().any(|a| a.model == *m)) {
+        let config = PlannerConfig { motion_model: model, ..config.clone() };
+        let mut planner = Planner::new(config.clone())?;
+        planner.set_units(u);
+        planner.set_map(map.clone())?;
+        let ctx = match config.refine_params(res) {
+            Some(params) => Some(Directional::new(params).map_err(CliError)?),
+            None => None,
+        };
+        if let Some(ctx) = &ctx {
+            ctx.edges().fill_all();
+        }
+        if let Some(d) = planner.map().and_then(|m| m.directional.as_ref()) {
+            d.edges().fill_all();
+        }
+        engines.push(Engine { model, planner, ctx });
+    }
     let cmap = CollisionMap::with_footprint(&grid, fp);
     let mask = cmap.centre_mask(fp, 0.0);
-    let ctx = match config.refine_params(res) {
-        Some(params) => Some(Directional::new(params).map_err(CliError)?),
-        None => None,
-    };
-    if let Some(ctx) = &ctx {
-        ctx.edges().fill_all();
-    }
-    if let Some(d) = planner.map().and_then(|m| m.directional.as_ref()) {
-        d.edges().fill_all();
-    }
     let prep_ms = t_prep.elapsed().as_secs_f64() * 1e3;
     let rho = crate::directional::footprint::sampled_radius(fp) + 1e-6;
     let pairs = random_pairs(&cmap, &mask, rho, args.pairs, args.seed, args.min_separation / res)?;
@@ -287,25 +334,33 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         ms: Vec<f64>,
         lengths: Vec<Option<f64>>,
         verified: usize,
+        /// Cusps of each solved plan.
+        cusps: Vec<usize>,
+        /// Length driven backwards over the solved plans (map units).
+        reverse_length: f64,
     }
-    let mut rows: Vec<Row> = algos.iter().map(|_| Row { ms: vec![], lengths: vec![], verified: 0 }).collect();
+    let mut rows: Vec<Row> = algos
+        .iter()
+        .map(|_| Row { ms: vec![], lengths: vec![], verified: 0, cusps: vec![], reverse_length: 0.0 })
+        .collect();
     let mut memory = Vec::new();
     for (done, &(s, g)) in pairs.iter().enumerate() {
         for (a, row) in algos.iter().zip(rows.iter_mut()) {
+            let engine = engines.iter_mut().find(|e| e.model == a.model).expect("one engine per model");
             let t0 = Instant::now();
             let deadline = t0 + budget;
             let mut stop = || Instant::now() >= deadline;
             // Both kinds of result as (trajectory in cells, stats line) for the common checks.
-            let result: Result<(crate::trajectory::Trajectory, String), String> = match a {
-                Algo::Pipeline => {
+            let result: Result<(crate::trajectory::Trajectory, String), String> = match a.method {
+                Method::Pipeline => {
                     let budget = Budget::new(args.max_planning_time, None);
-                    let r = planner.plan(info.cell_pose_to_world(s), info.cell_pose_to_world(g), false, &budget);
+                    let r = engine.planner.plan(info.cell_pose_to_world(s), info.cell_pose_to_world(g), false, &budget);
                     row.ms.push(t0.elapsed().as_secs_f64() * 1e3);
                     r.map(|p| (p.trajectory.to_cells(&info), describe(&p.stats))).map_err(|e| e.to_string())
                 }
-                Algo::Full(n) => {
-                    let ctx = ctx.as_ref().expect("checked above: Directional A* only with a radius");
-                    let r = full_search(ctx, &cmap, s, g, false, *n, &mut stop);
+                Method::Full(n) => {
+                    let ctx = engine.ctx.as_ref().expect("checked above: Directional A* only with a radius");
+                    let r = full_search(ctx, &cmap, s, g, false, n, &mut stop);
                     row.ms.push(t0.elapsed().as_secs_f64() * 1e3);
                     r.map(|r| {
                         let line = format!("{} {} expansions", r.stats.solved_by, r.stats.expansions);
@@ -336,10 +391,14 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             match result {
                 Ok((t, _)) => {
                     // Independent re-verification of what the algorithm returned.
-                    if verify_trajectory(&cmap, &t, fp, radius, s, g, false).is_ok() {
+                    let vehicle =
+                        Vehicle { may_reverse: a.model == MotionModel::ReedsShepp, ..Vehicle::forward(fp, radius) };
+                    if verify_trajectory(&cmap, &t, &vehicle, s, g, false).is_ok() {
                         row.verified += 1;
                     }
                     row.lengths.push(Some(t.length() * res));
+                    row.cusps.push(t.cusps());
+                    row.reverse_length += t.reverse_length() * res;
                 }
                 Err(_) => row.lengths.push(None),
             }
@@ -358,6 +417,10 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         let common_lengths: Vec<f64> = common.iter().filter_map(|&k| row.lengths[k]).collect();
         let reachable = disc_reachable.iter().filter(|&&r| r).count();
         let solved_reachable = (0..pairs.len()).filter(|&k| disc_reachable[k] && row.lengths[k].is_some()).count();
+        let mut common_ms: Vec<f64> = common.iter().map(|&k| row.ms[k]).collect();
+        common_ms.sort_by(f64::total_cmp);
+        let cusps: Vec<f64> = row.cusps.iter().map(|&c| c as f64).collect();
+        let total_length: f64 = solved.iter().sum();
         out.push(serde_json::json!({
             "name": a.name(),
             "pairs": pairs.len(),
@@ -369,6 +432,10 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             "mean_length_common": mean(&common_lengths),
             "disc_reachable": reachable,
             "solved_disc_reachable": solved_reachable,
+            "median_ms_common": percentile(&common_ms, 0.5),
+            "mean_cusps": mean(&cusps),
+            "plans_with_cusps": row.cusps.iter().filter(|&&c| c > 0).count(),
+            "reverse_share": if total_length > 0.0 { row.reverse_length / total_length } else { 0.0 },
         }));
     }
     if args.json {
@@ -381,6 +448,8 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                 "min_separation": args.min_separation,
                 "robot_radius": args.robot_radius,
                 "min_turning_radius": args.min_turning_radius,
+                "reverse_penalty": args.reverse_penalty,
+                "change_penalty": args.change_penalty,
                 "commonly_solved": common.len(),
                 "prepare_ms": prep_ms,
                 "algorithms": out,
@@ -400,29 +469,35 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             common.len()
         );
         println!(
-            "{:<16} {:>6} {:>6} {:>9} {:>9} {:>9} {:>11} {:>8} {:>15}",
+            "{:<19} {:>6} {:>6} {:>9} {:>9} {:>10} {:>9} {:>11} {:>8} {:>15} {:>6} {:>9}",
             "algorithm",
             "pairs",
             "solved",
             "median_ms",
             "p95_ms",
+            "median_com",
             "mean_len",
             "mean_common",
             "verified",
-            "disc_reachable"
+            "disc_reachable",
+            "cusps",
+            "rev_share"
         );
         for o in &out {
             println!(
-                "{:<16} {:>6} {:>6} {:>9.2} {:>9.2} {:>9.3} {:>11.3} {:>8} {:>15}",
+                "{:<19} {:>6} {:>6} {:>9.2} {:>9.2} {:>10.2} {:>9.3} {:>11.3} {:>8} {:>15} {:>6.2} {:>9.3}",
                 o["name"].as_str().unwrap_or(""),
                 o["pairs"],
                 o["solved"],
                 o["median_ms"].as_f64().unwrap_or(f64::NAN),
                 o["p95_ms"].as_f64().unwrap_or(f64::NAN),
+                o["median_ms_common"].as_f64().unwrap_or(f64::NAN),
                 o["mean_length"].as_f64().unwrap_or(f64::NAN),
                 o["mean_length_common"].as_f64().unwrap_or(f64::NAN),
                 o["verified"],
-                format!("{}/{}", o["solved_disc_reachable"], o["disc_reachable"])
+                format!("{}/{}", o["solved_disc_reachable"], o["disc_reachable"]),
+                o["mean_cusps"].as_f64().unwrap_or(f64::NAN),
+                o["reverse_share"].as_f64().unwrap_or(f64::NAN)
             );
         }
         println!("memory after n pairs (heap held by the program; resident set and its peak so far):");
@@ -505,6 +580,8 @@ mod tests {
             robot_radius: 0.2,
             min_turning_radius: 0.5,
             max_planning_time: 5.0,
+            reverse_penalty: 1.0,
+            change_penalty: 0.0,
             json: true,
             verbose: false,
         }
@@ -519,6 +596,14 @@ mod tests {
     #[test]
     fn runs_every_algorithm_and_rejects_unknown_ones() {
         assert!(run(&args("pipeline,directional-8,directional-24")).is_ok());
+        assert!(run(&args("pipeline-rs,directional-24-rs")).is_ok());
+        assert!(run(&args("pipeline-reeds")).is_err());
+        let mut bad = args("pipeline-rs");
+        bad.reverse_penalty = 0.5;
+        assert!(run(&bad).is_err());
+        bad.reverse_penalty = 1.0;
+        bad.change_penalty = -1.0;
+        assert!(run(&bad).is_err());
         assert!(run(&args("pipeline,astar")).is_err());
         assert!(run(&args(" , ")).is_err());
         // Radius 0 is the pipeline's alone (turning on the spot); Directional A* needs a radius.

@@ -3,7 +3,7 @@
 use super::{non_negative, CliError, CliResult};
 use crate::geometry::Pose2;
 use crate::map_io::{load_map_file, map_file_units};
-use crate::params::{param_spec, NodeParams};
+use crate::params::{param_spec, NodeParams, ParamValue};
 use crate::planner::{Budget, Planner};
 use crate::render::scene::{render_scene, Mark, Scene};
 use crate::render::{known_window, picture_scale};
@@ -37,6 +37,16 @@ pub struct PlanArgs {
     /// Minimum turning radius (map units).
     #[arg(long, allow_negative_numbers = true)]
     pub min_turning_radius: Option<f64>,
+    /// Gears: `forward` (forwards only) or `reeds_shepp` (forwards and backwards); as the
+    /// parameter `motion_model`.
+    #[arg(long)]
+    pub motion_model: Option<String>,
+    /// With `reeds_shepp`: factor (>= 1) on the length driven backwards (`reverse_penalty`).
+    #[arg(long, allow_negative_numbers = true)]
+    pub reverse_penalty: Option<f64>,
+    /// With `reeds_shepp`: cost (map units, >= 0) per change of gear (`change_penalty`).
+    #[arg(long, allow_negative_numbers = true)]
+    pub change_penalty: Option<f64>,
     /// Any parameter of the node as `NAME=VALUE` (repeatable; `config/planner.yaml` lists them),
     /// checked as `ros2 param set` checks it, applied after `--params` and before the flags above:
     /// `--set heading_bins=16 --set turn_penalty=0.2`. Those that do not shape a plan (frames,
@@ -121,6 +131,19 @@ pub fn run(args: &PlanArgs) -> CliResult {
     for assignment in &args.set {
         params = with_assignment(&params, assignment)?;
     }
+    // Flags named after parameters go through the same table, checks and messages.
+    let flags = [
+        ("motion_model", args.motion_model.clone().map(ParamValue::String)),
+        ("reverse_penalty", args.reverse_penalty.map(ParamValue::Double)),
+        ("change_penalty", args.change_penalty.map(ParamValue::Double)),
+    ];
+    for (name, value) in flags {
+        if let Some(value) = value {
+            params = params
+                .with_value(name, &value)
+                .map_err(|e| CliError(format!("--{}: {}", name.replace('_', "-"), e.message)))?;
+        }
+    }
     let mut config = params.planner;
     if let Some(r) = args.robot_radius {
         config.robot_radius = non_negative("--robot-radius", r, units)?;
@@ -149,6 +172,8 @@ pub fn run(args: &PlanArgs) -> CliResult {
                 "length": plan.trajectory.length(),
                 "min_turning_radius": plan.trajectory.min_turning_radius,
                 "segments": plan.trajectory.segments.iter().map(segment_json).collect::<Vec<_>>(),
+                "cusps": plan.trajectory.cusps(),
+                "reverse_length": plan.trajectory.reverse_length(),
                 "poses": plan.poses.iter().map(|p| [p.x, p.y, p.yaw]).collect::<Vec<_>>(),
             },
             "solved_by": plan.stats.solved_by_label(),

@@ -135,13 +135,29 @@ impl ReedsSheppCurve {
 
     /// Number of changes of gear between consecutive non-empty pieces (at most two).
     pub fn cusps(&self) -> usize {
-        let gears: Vec<bool> = self.pieces().iter().filter(|p| p.length != 0.0).map(|p| p.length < 0.0).collect();
-        gears.windows(2).filter(|w| w[0] != w[1]).count()
+        let mut gears = self.pieces().iter().filter(|p| p.length != 0.0).map(|p| p.length < 0.0);
+        let Some(mut last) = gears.next() else { return 0 };
+        gears
+            .filter(|&g| {
+                let changed = g != last;
+                last = g;
+                changed
+            })
+            .count()
     }
 
-    /// The end pose.
+    /// The end pose (walked piece by piece, nothing allocated).
     pub fn end(&self) -> Pose2 {
-        self.segments().last().map_or(self.start, Segment::end)
+        let mut pose = self.start;
+        for p in self.pieces().iter().filter(|p| p.length != 0.0) {
+            let mut seg = match p.turn {
+                Turn::Straight => Segment::line(pose, p.length.abs() * self.radius),
+                t => Segment::arc(pose, p.length.abs() * self.radius, self.radius, t),
+            };
+            seg.reverse = p.length < 0.0;
+            pose = seg.end();
+        }
+        pose
     }
 }
 
@@ -166,20 +182,29 @@ struct Goal {
     x: f64,
     y: f64,
     phi: f64,
+    /// `sin(phi)` and `cos(phi)`, computed once: every closed form needs them, and the 48 forms
+    /// of one problem share them up to sign.
+    sin: f64,
+    cos: f64,
 }
 
 impl Goal {
+    fn new(x: f64, y: f64, phi: f64) -> Self {
+        let (sin, cos) = phi.sin_cos();
+        Goal { x, y, phi, sin, cos }
+    }
+
     fn timeflip(self) -> Self {
-        Goal { x: -self.x, y: self.y, phi: -self.phi }
+        Goal { x: -self.x, phi: -self.phi, sin: -self.sin, ..self }
     }
 
     fn reflect(self) -> Self {
-        Goal { x: self.x, y: -self.y, phi: -self.phi }
+        Goal { y: -self.y, phi: -self.phi, sin: -self.sin, ..self }
     }
 
     fn backwards(self) -> Self {
-        let (s, c) = self.phi.sin_cos();
-        Goal { x: self.x * c + self.y * s, y: self.x * s - self.y * c, phi: self.phi }
+        let (s, c) = (self.sin, self.cos);
+        Goal { x: self.x * c + self.y * s, y: self.x * s - self.y * c, ..self }
     }
 }
 
@@ -208,14 +233,14 @@ const BASE_WORDS: [BaseWord; 8] = [
 
 /// L+S+L+ (formula 8.1).
 fn lp_sp_lp(g: Goal) -> Option<[f64; MAX_PIECES]> {
-    let (u, t) = polar(g.x - g.phi.sin(), g.y - 1.0 + g.phi.cos());
+    let (u, t) = polar(g.x - g.sin, g.y - 1.0 + g.cos);
     let v = normalize_angle(g.phi - t);
     (non_negative(t) && non_negative(v)).then_some([t, u, v, 0.0, 0.0])
 }
 
 /// L+S+R+ (formula 8.2).
 fn lp_sp_rp(g: Goal) -> Option<[f64; MAX_PIECES]> {
-    let (rho, t1) = polar(g.x + g.phi.sin(), g.y - 1.0 - g.phi.cos());
+    let (rho, t1) = polar(g.x + g.sin, g.y - 1.0 - g.cos);
     let rho2 = rho * rho;
     if rho2 < 4.0 {
         return None;
@@ -228,7 +253,7 @@ fn lp_sp_rp(g: Goal) -> Option<[f64; MAX_PIECES]> {
 
 /// L+R-L (formula 8.3; the last arc's gear is free).
 fn lp_rm_l(g: Goal) -> Option<[f64; MAX_PIECES]> {
-    let (rho, theta) = polar(g.x - g.phi.sin(), g.y - 1.0 + g.phi.cos());
+    let (rho, theta) = polar(g.x - g.sin, g.y - 1.0 + g.cos);
     if rho > 4.0 {
         return None;
     }
@@ -252,7 +277,7 @@ fn tau_omega(u: f64, v: f64, xi: f64, eta: f64, phi: f64) -> (f64, f64) {
 
 /// L+R+L-R- (formula 8.7).
 fn lp_rup_lum_rm(g: Goal) -> Option<[f64; MAX_PIECES]> {
-    let (xi, eta) = (g.x + g.phi.sin(), g.y - 1.0 - g.phi.cos());
+    let (xi, eta) = (g.x + g.sin, g.y - 1.0 - g.cos);
     let rho = 0.25 * (2.0 + xi.hypot(eta));
     if rho > 1.0 {
         return None;
@@ -264,7 +289,7 @@ fn lp_rup_lum_rm(g: Goal) -> Option<[f64; MAX_PIECES]> {
 
 /// L+R-L-R+ (formula 8.8).
 fn lp_rum_lum_rp(g: Goal) -> Option<[f64; MAX_PIECES]> {
-    let (xi, eta) = (g.x + g.phi.sin(), g.y - 1.0 - g.phi.cos());
+    let (xi, eta) = (g.x + g.sin, g.y - 1.0 - g.cos);
     let rho = (20.0 - xi * xi - eta * eta) / 16.0;
     if !(0.0..=1.0).contains(&rho) {
         return None;
@@ -279,7 +304,7 @@ fn lp_rum_lum_rp(g: Goal) -> Option<[f64; MAX_PIECES]> {
 
 /// L+R-(pi/2) S- L- (formula 8.9).
 fn lp_rm_sm_lm(g: Goal) -> Option<[f64; MAX_PIECES]> {
-    let (rho, theta) = polar(g.x - g.phi.sin(), g.y - 1.0 + g.phi.cos());
+    let (rho, theta) = polar(g.x - g.sin, g.y - 1.0 + g.cos);
     if rho < 2.0 {
         return None;
     }
@@ -292,7 +317,7 @@ fn lp_rm_sm_lm(g: Goal) -> Option<[f64; MAX_PIECES]> {
 
 /// L+R-(pi/2) S- R- (formula 8.10).
 fn lp_rm_sm_rm(g: Goal) -> Option<[f64; MAX_PIECES]> {
-    let (xi, eta) = (g.x + g.phi.sin(), g.y - 1.0 - g.phi.cos());
+    let (xi, eta) = (g.x + g.sin, g.y - 1.0 - g.cos);
     let (rho, theta) = polar(-eta, xi);
     if rho < 2.0 {
         return None;
@@ -305,7 +330,7 @@ fn lp_rm_sm_rm(g: Goal) -> Option<[f64; MAX_PIECES]> {
 
 /// L+R-(pi/2) S- L-(pi/2) R+ (formula 8.11).
 fn lp_rm_s_lm_rp(g: Goal) -> Option<[f64; MAX_PIECES]> {
-    let (xi, eta) = (g.x + g.phi.sin(), g.y - 1.0 - g.phi.cos());
+    let (xi, eta) = (g.x + g.sin, g.y - 1.0 - g.cos);
     let (rho, _) = polar(xi, eta);
     if rho < 2.0 {
         return None;
@@ -330,6 +355,13 @@ fn mirror(turn: Turn) -> Turn {
 /// Every word that the closed forms offer for the normalised goal `g` (before the end check).
 fn candidates(start: Pose2, radius: f64, g: Goal) -> Vec<ReedsSheppCurve> {
     let mut out = Vec::with_capacity(48);
+    for_each_candidate(start, radius, g, |c| out.push(c));
+    out
+}
+
+/// Calls `visit` with every word that the closed forms offer for the normalised goal `g`
+/// (before the end check), allocating nothing.
+fn for_each_candidate(start: Pose2, radius: f64, g: Goal, mut visit: impl FnMut(ReedsSheppCurve)) {
     for base in &BASE_WORDS {
         let forms: &[bool] = if base.has_backwards { &[false, true] } else { &[false] };
         for &backwards in forms {
@@ -357,11 +389,10 @@ fn candidates(start: Pose2, radius: f64, g: Goal) -> Vec<ReedsSheppCurve> {
                         length: if timeflip { -length } else { length },
                     };
                 }
-                out.push(ReedsSheppCurve { start, radius, family: base.family, pieces, count: n });
+                visit(ReedsSheppCurve { start, radius, family: base.family, pieces, count: n });
             }
         }
     }
-    out
 }
 
 fn valid_inputs(start: Pose2, goal: Pose2, radius: f64) -> bool {
@@ -386,14 +417,7 @@ pub fn reeds_shepp_all(start: Pose2, goal: Pose2, radius: f64) -> Vec<ReedsShepp
     if !valid_inputs(start, goal, radius) {
         return Vec::new();
     }
-    let (dx, dy) = (goal.x - start.x, goal.y - start.y);
-    let (s, c) = start.yaw.sin_cos();
-    let g = Goal {
-        x: (c * dx + s * dy) / radius,
-        y: (-s * dx + c * dy) / radius,
-        phi: normalize_angle(goal.yaw - start.yaw),
-    };
-    let mut all = candidates(start, radius, g);
+    let mut all = candidates(start, radius, normalised(start, goal, radius));
     all.retain(|c| ends_at(c, goal));
     all.sort_by(|a, b| a.length().total_cmp(&b.length()));
     all
@@ -403,18 +427,58 @@ pub fn reeds_shepp_all(start: Pose2, goal: Pose2, radius: f64) -> Vec<ReedsShepp
 ///
 /// Returns `None` only when `radius` is not finite and positive or a pose is not finite.
 pub fn reeds_shepp_shortest(start: Pose2, goal: Pose2, radius: f64) -> Option<ReedsSheppCurve> {
-    reeds_shepp_all(start, goal, radius).into_iter().next()
+    reeds_shepp_cheapest(start, goal, radius, ReedsSheppCurve::length)
 }
 
 /// The cheapest Reeds-Shepp word by `cost` (lower is better; ties go to the shorter word), for a
 /// planner that prices reversing and cusps. `None` as for [`reeds_shepp_shortest`].
+///
+/// Only the words that could win are checked to end at `goal` (cheapest first), so this costs
+/// the closed forms and one or two end checks, not one per word as [`reeds_shepp_all`].
 pub fn reeds_shepp_cheapest(
     start: Pose2,
     goal: Pose2,
     radius: f64,
     cost: impl Fn(&ReedsSheppCurve) -> f64,
 ) -> Option<ReedsSheppCurve> {
-    reeds_shepp_all(start, goal, radius).into_iter().min_by(|a, b| cost(a).total_cmp(&cost(b)))
+    if !valid_inputs(start, goal, radius) {
+        return None;
+    }
+    let g = normalised(start, goal, radius);
+    let better = |a: (f64, f64), b: (f64, f64)| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)).is_lt();
+    // The cheapest word almost always ends at the goal: one pass, nothing allocated.
+    let mut best: Option<((f64, f64), ReedsSheppCurve)> = None;
+    for_each_candidate(start, radius, g, |c| {
+        let key = (cost(&c), c.length());
+        if best.as_ref().is_none_or(|(k, _)| better(key, *k)) {
+            best = Some((key, c));
+        }
+    });
+    match best {
+        Some((_, c)) if ends_at(&c, goal) => return Some(c),
+        None => return None,
+        Some(_) => {}
+    }
+    // Rounding made the cheapest miss: the cheapest that really ends at the goal.
+    let mut all: Vec<(f64, f64, ReedsSheppCurve)> =
+        candidates(start, radius, g).into_iter().map(|c| (cost(&c), c.length(), c)).collect();
+    while !all.is_empty() {
+        let best = (0..all.len())
+            .min_by(|&i, &j| all[i].0.total_cmp(&all[j].0).then(all[i].1.total_cmp(&all[j].1)))
+            .expect("not empty");
+        let (_, _, c) = all.swap_remove(best);
+        if ends_at(&c, goal) {
+            return Some(c);
+        }
+    }
+    None
+}
+
+/// The goal in the start's frame, in radii.
+fn normalised(start: Pose2, goal: Pose2, radius: f64) -> Goal {
+    let (dx, dy) = (goal.x - start.x, goal.y - start.y);
+    let (s, c) = start.yaw.sin_cos();
+    Goal::new((c * dx + s * dy) / radius, (-s * dx + c * dy) / radius, normalize_angle(goal.yaw - start.yaw))
 }
 
 #[cfg(test)]

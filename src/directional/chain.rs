@@ -1,32 +1,28 @@
-//! A refined path as a chain of poses, and the curves that link consecutive poses: the shortest
-//! Dubins curve, or for the last link to a goal with a free heading, the arc-then-line curve.
+//! A refined path as a chain of poses, and the curves that link consecutive poses: the motion
+//! model's curve ([`Motion::link`]: Dubins forwards, the cheapest Reeds-Shepp word with
+//! reversing, arc then line for the last link to a goal with a free heading), or where a search
+//! drove a lattice edge in one gear, that edge's single-gear curve.
 
-use crate::curves::{dubins_length, dubins_shortest, pose_to_point};
+use super::motion::{Gear, Motion};
 use crate::geometry::Pose2;
 use crate::trajectory::{Segment, Trajectory};
 
-/// The curve from `a` to `b` (to the point of `b`, any heading, when `to_point`), or `None` when
-/// no such curve exists for `radius` (an arc-then-line cannot reach a point inside the circle).
-pub fn link(a: Pose2, b: Pose2, to_point: bool, radius: f64) -> Option<Vec<Segment>> {
-    if to_point {
-        pose_to_point(a, b.point(), radius).map(|c| c.segments())
-    } else {
-        dubins_shortest(a, b, radius).map(|c| c.segments())
+/// The curve from `a` to `b` (to the point of `b`, any heading, when `to_point`): in `gear` when
+/// given (a lattice edge), else the model's curve. `None` when no such curve exists (an
+/// arc-then-line cannot reach a point inside its circles).
+pub fn link(motion: &Motion, a: Pose2, b: Pose2, to_point: bool, gear: Option<Gear>) -> Option<Vec<Segment>> {
+    match gear {
+        Some(g) if !to_point => motion.in_gear(a, b, g),
+        _ => motion.link(a, b, to_point),
     }
 }
 
-/// Cost of the curve [`link`] would build, computed without building it.
-pub fn link_cost_estimate(a: Pose2, b: Pose2, to_point: bool, radius: f64, turn_penalty: f64) -> Option<f64> {
-    if to_point {
-        pose_to_point(a, b.point(), radius).map(|c| c.length() + turn_penalty * c.arc_length / radius)
-    } else {
-        dubins_length(a, b, radius).map(|(len, turning)| len + turn_penalty * turning)
+/// Cost of the curve [`link`] would build, computed without building it where the model allows.
+pub fn link_cost_estimate(motion: &Motion, a: Pose2, b: Pose2, to_point: bool, gear: Option<Gear>) -> Option<f64> {
+    match gear {
+        Some(g) if !to_point => motion.in_gear(a, b, g).map(|s| motion.cost(&s)),
+        _ => motion.price(a, b, to_point).map(|p| p.cost),
     }
-}
-
-/// Cost of a curve: its length plus `turn_penalty` per radian turned.
-pub fn curve_cost(segments: &[Segment], turn_penalty: f64) -> f64 {
-    segments.iter().map(|s| s.length * (1.0 + turn_penalty * s.curvature.abs())).sum()
 }
 
 /// A chain of poses from the start to the goal; the last link goes to the goal's point only
@@ -37,18 +33,36 @@ pub struct PoseChain {
     pub poses: Vec<Pose2>,
     /// True when the goal heading is free (last link is arc-then-line).
     pub goal_free: bool,
+    /// Per link (one fewer than poses), the gear it is driven in when a search drove it as a
+    /// single-gear lattice edge; `None` (or a shorter list) for the model's curve.
+    pub gears: Vec<Option<Gear>>,
 }
 
 impl PoseChain {
+    /// A chain whose links are all the model's curves.
+    pub fn new(poses: Vec<Pose2>, goal_free: bool) -> Self {
+        Self { poses, goal_free, gears: Vec::new() }
+    }
+
+    /// The gear of link `k` (from pose `k` to pose `k + 1`), `None` for the model's curve.
+    pub fn gear(&self, k: usize) -> Option<Gear> {
+        self.gears.get(k).copied().flatten()
+    }
+
+    /// True when link `k` ends at the goal's point with a free heading.
+    pub fn to_point(&self, k: usize) -> bool {
+        self.goal_free && k + 2 == self.poses.len()
+    }
+
+    /// The curve of link `k`.
+    pub fn link(&self, motion: &Motion, k: usize) -> Option<Vec<Segment>> {
+        link(motion, self.poses[k], self.poses[k + 1], self.to_point(k), self.gear(k))
+    }
+
     /// The trajectory through the chain (a link that cannot be built is left out, which
     /// verification then reports as a discontinuity).
-    pub fn trajectory(&self, radius: f64) -> Trajectory {
-        let n = self.poses.len();
-        let mut segments = Vec::new();
-        for (k, w) in self.poses.windows(2).enumerate() {
-            let to_point = self.goal_free && k + 2 == n;
-            segments.extend(link(w[0], w[1], to_point, radius).unwrap_or_default());
-        }
-        Trajectory { segments, min_turning_radius: radius }
+    pub fn trajectory(&self, motion: &Motion) -> Trajectory {
+        let segments = (0..self.poses.len().saturating_sub(1)).flat_map(|k| self.link(motion, k).unwrap_or_default());
+        Trajectory { segments: segments.collect(), min_turning_radius: motion.radius }
     }
 }

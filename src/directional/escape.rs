@@ -24,6 +24,8 @@
 //! condition only: `false` proves nothing (the pose may still be trapped by something wider).
 
 use super::footprint::CollisionMap;
+use super::motion::MotionModel;
+use super::params::RefineParams;
 use crate::geometry::{Point2, Pose2};
 
 /// The box (in the pose's frame: `x_min`, `x_max`, `y_half`) holding the point at arc length
@@ -93,16 +95,28 @@ fn box_blocked(map: &CollisionMap, o: Point2, c: f64, s: f64, x0: f64, x1: f64, 
     true
 }
 
-/// Why the pair `start` -> `goal` (cells) cannot be driven, when [`trapped`] proves it for the
-/// start (forwards) or, with a fixed goal heading, for the goal (backwards); `None` otherwise.
+/// Why the pair `start` -> `goal` (cells) cannot be driven by the vehicle of `params`, when
+/// [`trapped`] proves it for the start (forwards) or, with a fixed goal heading, for the goal
+/// (backwards); `None` otherwise.
+///
+/// Gear-aware: the proof covers forward-only paths alone. With reversing
+/// ([`MotionModel::ReedsShepp`]) a start boxed in ahead may back out, and one boxed in on both
+/// sides may still manoeuvre: a Reeds-Shepp car is small-time locally controllable (by short
+/// back-and-forth moves it reaches every pose near its own, whatever its heading), so no box ahead
+/// or behind proves anything, only a footprint with no free room around it, or free space that
+/// does not join start and goal (what the planner's reachability step settles). So with reversing
+/// this returns `None`.
 pub fn trapped_ends(
     map: &CollisionMap,
     start: Pose2,
     goal: Pose2,
     goal_heading_free: bool,
-    turning_radius: f64,
-    footprint_radius: f64,
+    params: &RefineParams,
 ) -> Option<&'static str> {
+    if params.motion_model != MotionModel::Forward {
+        return None;
+    }
+    let (turning_radius, footprint_radius) = (params.turning_radius, params.shape().inradius());
     let dist = start.point().distance(goal.point());
     if trapped(map, start, turning_radius, footprint_radius, dist, false) {
         return Some("every forward move from the start collides (obstacle ahead within a quarter turn)");
@@ -194,7 +208,7 @@ mod tests {
                 if s.point().distance(e.point()) < 12.0 {
                     continue;
                 }
-                let why = trapped_ends(&m, s, e, false, 6.0, 1.5);
+                let why = trapped_ends(&m, s, e, false, &params);
                 let found = full_search(&ctx, &m, s, e, false, Neighbourhood::Directional24, &mut || false).is_ok();
                 if why.is_some() {
                     trapped_seen += 1;

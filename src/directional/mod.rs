@@ -20,6 +20,7 @@ pub mod chain;
 pub mod escape;
 pub mod footprint;
 pub mod lattice;
+pub mod motion;
 pub mod params;
 pub mod pipeline;
 pub mod search;
@@ -31,6 +32,7 @@ pub mod verify;
 
 pub use footprint::CollisionMap;
 pub use lattice::{HeadingBins, Neighbourhood};
+pub use motion::{Gear, Motion, MotionModel};
 pub use params::{Directional, RefineParams};
 pub use pipeline::{direct_curve, full_search, refine, refine_guided, RefineError, RefineStats, Refined};
-pub use verify::{verify_trajectory, VerifyError};
+pub use verify::{verify_trajectory, Vehicle, VerifyError};

@@ -3,6 +3,7 @@
 
 use super::footprint::Shape;
 use super::lattice::{HeadingBins, Neighbourhood};
+use super::motion::{Motion, MotionModel};
 use super::tables::{EdgeTable, HeuristicTable, TableKey};
 
 /// Parameters, all lengths in grid cells.
@@ -38,6 +39,19 @@ pub struct RefineParams {
     pub turn_penalty: f64,
     /// Half-width (lattice cells) of the heuristic table's window.
     pub heuristic_window: i64,
+    /// Forwards only, or forwards and backwards (see [`super::motion`]).
+    #[serde(default)]
+    pub motion_model: MotionModel,
+    /// Factor (>= 1) on the length driven backwards.
+    #[serde(default = "one")]
+    pub reverse_penalty: f64,
+    /// Cost (cells, >= 0) added per change of gear.
+    #[serde(default)]
+    pub change_penalty: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl Default for RefineParams {
@@ -55,6 +69,9 @@ impl Default for RefineParams {
             window_widenings: 2,
             turn_penalty: 0.0,
             heuristic_window: 12,
+            motion_model: MotionModel::Forward,
+            reverse_penalty: 1.0,
+            change_penalty: 0.0,
         }
     }
 }
@@ -96,6 +113,12 @@ impl RefineParams {
         if !(self.turn_penalty.is_finite() && self.turn_penalty >= 0.0) {
             return Err(format!("turn_penalty must be finite and >= 0, got {}", self.turn_penalty));
         }
+        if !(self.reverse_penalty.is_finite() && self.reverse_penalty >= 1.0) {
+            return Err(format!("reverse_penalty must be finite and >= 1, got {}", self.reverse_penalty));
+        }
+        if !(self.change_penalty.is_finite() && self.change_penalty >= 0.0) {
+            return Err(format!("change_penalty must be finite and >= 0, got {}", self.change_penalty));
+        }
         if !(1..=64).contains(&self.heuristic_window) {
             return Err(format!("heuristic_window must be in 1..=64, got {}", self.heuristic_window));
         }
@@ -129,6 +152,20 @@ impl RefineParams {
         self.window_margin.unwrap_or((2.0 * self.turning_radius / self.spacing() as f64).ceil() as i64 + 1)
     }
 
+    /// The vehicle as verification checks it: footprint, turning radius, gears.
+    pub fn vehicle(&self) -> super::verify::Vehicle {
+        super::verify::Vehicle {
+            footprint: self.shape(),
+            min_turning_radius: self.turning_radius,
+            may_reverse: self.motion_model == MotionModel::ReedsShepp,
+        }
+    }
+
+    /// The motion model with its radius and prices.
+    pub fn motion(&self) -> Motion {
+        Motion::of(self)
+    }
+
     fn table_key(&self) -> TableKey {
         TableKey {
             turning_radius: self.turning_radius,
@@ -140,7 +177,9 @@ impl RefineParams {
 }
 
 /// Parameters plus the tables built from them. Build once and reuse across plans: the tables
-/// depend only on (turning radius, footprint, lattice spacing, heading bins), never on the map.
+/// depend only on (turning radius, footprint, lattice spacing, heading bins, and for the
+/// heuristic the motion model), never on the map. One hit-check table serves both gears: a
+/// reverse edge is the forward edge of the vehicle turned round (see [`super::tables`]).
 #[derive(Debug)]
 pub struct Directional {
     params: RefineParams,
@@ -154,7 +193,13 @@ impl Directional {
         params.validate()?;
         let key = params.table_key();
         let edges = EdgeTable::new(key, Neighbourhood::Directional48.reach());
-        let heuristic = HeuristicTable::new(key.turning_radius, key.spacing, key.bins, params.heuristic_window);
+        let heuristic = HeuristicTable::new(
+            key.turning_radius,
+            key.spacing,
+            key.bins,
+            params.heuristic_window,
+            params.motion_model,
+        );
         Ok(Self { params, edges, heuristic })
     }
 
@@ -162,8 +207,9 @@ impl Directional {
     /// On invalid parameters nothing changes.
     pub fn set_params(&mut self, params: RefineParams) -> Result<(), String> {
         params.validate()?;
-        let same_tables =
-            params.table_key() == self.params.table_key() && params.heuristic_window == self.params.heuristic_window;
+        let same_tables = params.table_key() == self.params.table_key()
+            && params.heuristic_window == self.params.heuristic_window
+            && params.motion_model == self.params.motion_model;
         if same_tables {
             self.params = params;
         } else {

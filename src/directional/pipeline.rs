@@ -35,10 +35,11 @@
 //!
 //! The result is then verified ([`super::verify`]); a trajectory that fails is never returned.
 
-use super::chain::{curve_cost, link, link_cost_estimate, PoseChain};
+use super::chain::{link, link_cost_estimate, PoseChain};
 use super::escape::trapped_ends;
 use super::footprint::{CollisionMap, Shape, SEARCH_MARGIN};
 use super::lattice::{Lattice, LatticeRect};
+use super::motion::{Gear, MotionModel};
 use super::params::Directional;
 use super::search::{directional_astar, directional_astar_below, Outcome, Source, Target, TargetPose};
 use super::smoothing::{path_points, Ends, PathDp, PathPoint};
@@ -134,10 +135,13 @@ const COARSE_SPACINGS: f64 = 2.0;
 /// holding the whole of it.
 const SHORT_PATH_RADII: f64 = 20.0;
 
-/// Step 0: the shortest curve from `start` to `goal` (Dubins, or arc then line when
-/// `goal_heading_free`), returned verified when it is collision-free: no legal curve is shorter,
-/// so no guide or search can improve on it (only without a turn penalty, under which a longer
-/// curve may cost less: then `None` at once). Costs one curve and one sweep, so a caller may try it
+/// Step 0: the model's curve from `start` to `goal` (forwards the shortest Dubins curve; with
+/// reversing the cheapest Reeds-Shepp word; arc then line when `goal_heading_free`), returned
+/// verified when it is collision-free. Without penalties no legal curve is shorter, so no guide
+/// or search can improve on it; under reverse or change penalties it is the cheapest word, which a
+/// longer detour could undercut only by avoiding a reverse stretch or a cusp (taken as the answer
+/// all the same: it is what the vehicle is expected to drive). Under a turn penalty a longer curve
+/// may cost less: then `None` at once. Costs one curve and one sweep, so a caller may try it
 /// before computing a guide at all. `None` when it collides (or, never seen, fails verification);
 /// the stages it ran are appended to `stats` either way. Start and goal are taken as valid
 /// (finite, footprint free), as [`refine`] checks.
@@ -155,7 +159,7 @@ pub fn direct_curve(
         return None;
     }
     let t = Instant::now();
-    let segs = link(start, goal, goal_heading_free, p.turning_radius)?;
+    let segs = p.motion().link(start, goal, goal_heading_free)?;
     if !map.sweep_free(&segs, p.shape(), SEARCH_MARGIN) {
         stats.stages.push(StageStat {
             name: Stage::Direct,
@@ -167,7 +171,7 @@ pub fn direct_curve(
     stats.stages.push(StageStat { name: Stage::Direct, ms: ms_since(t), outcome: "the shortest curve is free".into() });
     let t = Instant::now();
     let traj = Trajectory { segments: segs, min_turning_radius: p.turning_radius };
-    if let Err(e) = verify_trajectory(map, &traj, p.shape(), p.turning_radius, start, goal, goal_heading_free) {
+    if let Err(e) = verify_trajectory(map, &traj, &p.vehicle(), start, goal, goal_heading_free) {
         stats.stages.push(StageStat { name: Stage::Verify, ms: ms_since(t), outcome: format!("failed: {e}") });
         return None;
     }
@@ -175,7 +179,7 @@ pub fn direct_curve(
     stats.solved_by = SolvedBy::Direct;
     stats.poses_before_smoothing = 2;
     stats.poses_after_smoothing = 2;
-    let chain = PoseChain { poses: vec![start, goal], goal_free: goal_heading_free };
+    let chain = PoseChain::new(vec![start, goal], goal_heading_free);
     Some(Refined { trajectory: traj, chain, stats: std::mem::take(stats) })
 }
 
@@ -215,8 +219,7 @@ pub fn refine(
     if !request.same_place {
         let t = Instant::now();
         let p = ctx.params();
-        let why =
-            trapped_ends(map, request.start, request.goal, goal_heading_free, p.turning_radius, p.shape().inradius());
+        let why = trapped_ends(map, request.start, request.goal, goal_heading_free, p);
         stats.stages.push(StageStat {
             name: Stage::Escape,
             ms: ms_since(t),
@@ -380,7 +383,13 @@ impl GuideInfo {
         // from start to goal may then find a better way (for example, swinging out first). The
         // bound is the larger of the guide's length and the obstacle-free Dubins length, both
         // lower bounds.
-        let free_space = crate::curves::dubins_shortest(start, goal, p.turning_radius).map_or(0.0, |d| d.length());
+        let free_space = match p.motion_model {
+            MotionModel::Forward => crate::curves::dubins_shortest(start, goal, p.turning_radius).map(|c| c.length()),
+            MotionModel::ReedsShepp => {
+                crate::curves::reeds_shepp_shortest(start, goal, p.turning_radius).map(|c| c.length())
+            }
+        }
+        .unwrap_or(0.0);
         let loop_bound = length.max(if goal_heading_free { 0.0 } else { free_space }) + PI * p.turning_radius;
         Self { points, path_points, lattice, short: length <= SHORT_PATH_RADII * p.turning_radius, loop_bound }
     }
@@ -424,7 +433,7 @@ fn smoothing(
         if let Some((c, (t_last, h_last))) = found {
             let mut poses = dp.forward_chain(&parent, t_last, h_last);
             poses.push(request.goal);
-            chain = Some(Chain { poses, by: SolvedBy::Smoothing, cost: c });
+            chain = Some(Chain { poses, gears: Vec::new(), by: SolvedBy::Smoothing, cost: c });
             let outcome = format!("{} points: reached the goal, cost {c:.2}", coarse.len());
             stage(stats, Stage::SmoothingCoarse, t, outcome);
         } else {
@@ -490,7 +499,8 @@ fn loop_repair(
             stats.expansions += found.expansions;
             if found.cost < c {
                 let outcome = format!("cost {:.2} instead of {c:.2}", found.cost);
-                *chain = Some(Chain { poses: found.poses, by: SolvedBy::LoopRepair, cost: found.cost });
+                *chain =
+                    Some(Chain { poses: found.poses, gears: found.gears, by: SolvedBy::LoopRepair, cost: found.cost });
                 outcome
             } else {
                 format!("no better (cost {:.2})", found.cost)
@@ -531,7 +541,7 @@ fn full_search_step(
         Outcome::Found(found) => {
             stats.expansions += found.expansions;
             stage(stats, Stage::FullSearch, t, format!("found after {} expansions", found.expansions));
-            Ok(Chain { poses: found.poses, by: SolvedBy::FullSearch, cost: found.cost })
+            Ok(Chain { poses: found.poses, gears: found.gears, by: SolvedBy::FullSearch, cost: found.cost })
         }
         Outcome::Stopped => Err(RefineError::Stopped),
         Outcome::NoPath(e) | Outcome::Exhausted(e) => {
@@ -553,7 +563,7 @@ fn finish(
     stats: &mut RefineStats,
 ) -> Result<Refined, VerifyError> {
     let p = ctx.params();
-    let raw = PoseChain { poses: chain.poses, goal_free: request.goal_heading_free };
+    let raw = PoseChain { poses: chain.poses, goal_free: request.goal_heading_free, gears: chain.gears };
     let t = Instant::now();
     let smooth = final_smoothing(ctx, map, &raw);
     stats.poses_before_smoothing = raw.poses.len();
@@ -562,9 +572,9 @@ fn finish(
     let t = Instant::now();
     let mut last_err = None;
     for c in [smooth, raw] {
-        let traj = c.trajectory(p.turning_radius);
+        let traj = c.trajectory(&p.motion());
         let (start, goal, free) = (request.start, request.goal, request.goal_heading_free);
-        match verify_trajectory(map, &traj, p.shape(), p.turning_radius, start, goal, free) {
+        match verify_trajectory(map, &traj, &p.vehicle(), start, goal, free) {
             Ok(()) => {
                 stage(stats, Stage::Verify, t, "passed".into());
                 stats.solved_by = chain.by;
@@ -581,6 +591,8 @@ fn finish(
 /// A chain of poses from the start to the goal, with the stage that found it and its cost.
 struct Chain {
     poses: Vec<Pose2>,
+    /// Per link, the gear of a single-gear lattice edge (see [`PoseChain::gears`]).
+    gears: Vec<Option<Gear>>,
     by: SolvedBy,
     cost: f64,
 }
@@ -612,7 +624,7 @@ fn dense_smoothing(
     if let Some((c, (t_last, h_last))) = fwd_goal {
         let mut poses = dp.forward_chain(&fwd_parent, t_last, h_last);
         poses.push(goal);
-        chain = Some(Chain { poses, by: SolvedBy::Smoothing, cost: c });
+        chain = Some(Chain { poses, gears: Vec::new(), by: SolvedBy::Smoothing, cost: c });
         stage(stats, Stage::SmoothingForward, t, format!("reached the goal, cost {c:.2}"));
     } else if short {
         // A short guide: the windowed start-to-goal search below covers it all, cheaper than
@@ -694,11 +706,14 @@ fn dense_smoothing(
                     let (st, sh) = source_of[found.source];
                     let mut poses = dp.forward_chain(&fwd_parent, st, sh);
                     poses.pop();
+                    // Smoothing's links are the model's curves; the search's keep their gears.
+                    let mut gears = vec![None; poses.len()];
+                    gears.extend_from_slice(&found.gears);
                     poses.extend_from_slice(&found.poses);
                     let (tt, th) = target_of[found.target];
                     poses.pop();
                     poses.extend(dp.backward_chain(&bwd_next, tt, th));
-                    chain = Some(Chain { poses, by: SolvedBy::WindowRepair, cost: found.cost });
+                    chain = Some(Chain { poses, gears, by: SolvedBy::WindowRepair, cost: found.cost });
                     outcome =
                         format!("found on attempt {} (window {}x{})", attempt + 1, window.width(), window.height());
                     break;
@@ -725,41 +740,41 @@ fn dense_smoothing(
     Ok(chain)
 }
 
-/// Step 6: drops poses wherever the direct curve between the neighbours left is collision-free
-/// and costs no more (length plus turn penalty) than the chain it replaces.
+/// Step 6: drops poses wherever the model's curve between the neighbours left is collision-free
+/// and costs no more (length, penalties) than the chain it replaces.
 ///
-/// Without a turn penalty: greedily keeps, from each kept pose, the farthest later pose whose
-/// direct curve is collision-free (probing 1, 2, 4, 8... poses ahead, then bisecting); the
-/// shortest curve between two poses is never longer than the chain between them, so the farthest
-/// free shortcut is the useful one. Under a turn penalty that no longer holds (a shortcut may
-/// cost more than the turns it replaces, and skipping further may cost less again), so the
-/// greedy choice can miss cheaper combinations: then an exact dynamic programme picks the
-/// cheapest sub-chain of the poses (see [`cheapest_subchain`]).
+/// Without penalties: greedily keeps, from each kept pose, the farthest later pose whose direct
+/// curve is collision-free (probing 1, 2, 4, 8... poses ahead, then bisecting); the shortest
+/// curve between two poses (Dubins forwards, Reeds-Shepp with reversing) is never longer than the
+/// chain between them, so the farthest free shortcut is the useful one. Under a penalty that no
+/// longer holds (a shortcut may cost more than the turns, reversing or cusps it replaces, and
+/// skipping further may cost less again), so the greedy choice can miss cheaper combinations:
+/// then an exact dynamic programme picks the cheapest sub-chain of the poses (see
+/// [`cheapest_subchain`]). Links kept as they were keep their gear.
 pub fn final_smoothing(ctx: &Directional, map: &CollisionMap, chain: &PoseChain) -> PoseChain {
     let p = ctx.params();
+    let motion = p.motion();
     let q = &chain.poses;
     let n = q.len();
     if n <= 2 {
         return chain.clone();
     }
-    if p.turn_penalty > 0.0 {
+    if !motion.length_only() {
         return cheapest_subchain(ctx, map, chain);
     }
     // Prefix costs of the links.
     let mut prefix = vec![0.0; n];
     for k in 1..n {
-        let to_point = chain.goal_free && k == n - 1;
-        let len =
-            link(q[k - 1], q[k], to_point, p.turning_radius).map_or(f64::INFINITY, |s| curve_cost(&s, p.turn_penalty));
-        prefix[k] = prefix[k - 1] + len;
+        let cost = chain.link(&motion, k - 1).map_or(f64::INFINITY, |s| motion.cost(&s));
+        prefix[k] = prefix[k - 1] + cost;
     }
     let ok = |a: usize, b: usize| -> bool {
         let to_point = chain.goal_free && b == n - 1;
-        let Some(segs) = link(q[a], q[b], to_point, p.turning_radius) else { return false };
-        curve_cost(&segs, p.turn_penalty) <= prefix[b] - prefix[a] + 1e-9
-            && map.sweep_free(&segs, p.shape(), SEARCH_MARGIN)
+        let Some(segs) = link(&motion, q[a], q[b], to_point, None) else { return false };
+        motion.cost(&segs) <= prefix[b] - prefix[a] + 1e-9 && map.sweep_free(&segs, p.shape(), SEARCH_MARGIN)
     };
     let mut kept = vec![q[0]];
+    let mut gears = Vec::new();
     let mut k = 0;
     while k < n - 1 {
         let mut good = k + 1;
@@ -793,13 +808,14 @@ pub fn final_smoothing(ctx: &Directional, map: &CollisionMap, chain: &PoseChain)
             }
         }
         kept.push(q[good]);
+        gears.push(if good == k + 1 { chain.gear(k) } else { None });
         k = good;
     }
-    PoseChain { poses: kept, goal_free: chain.goal_free }
+    PoseChain { poses: kept, goal_free: chain.goal_free, gears }
 }
 
 /// The cheapest sub-chain of `chain` (start and goal kept, every link a collision-free curve of
-/// [`link`]), by cost = length plus turn penalty: a shortest path over the poses in order, where
+/// [`link`]), by cost (length and penalties): a shortest path over the poses in order, where
 /// pose `j` may follow any earlier pose `i`. The chain's own links are assumed free (they were
 /// checked by the search), so the result never costs more than the chain. For each pose the
 /// candidates are ranked by a lower bound (cost so far plus straight distance), exact curve costs
@@ -807,6 +823,7 @@ pub fn final_smoothing(ctx: &Directional, map: &CollisionMap, chain: &PoseChain)
 /// poses cost a few curve evaluations and one sweep; O(n^2) curve evaluations at worst.
 pub fn cheapest_subchain(ctx: &Directional, map: &CollisionMap, chain: &PoseChain) -> PoseChain {
     let p = ctx.params();
+    let motion = p.motion();
     let q = &chain.poses;
     let n = q.len();
     if n <= 2 {
@@ -819,7 +836,7 @@ pub fn cheapest_subchain(ctx: &Directional, map: &CollisionMap, chain: &PoseChai
     let mut cands: Vec<(f64, usize)> = Vec::with_capacity(n);
     for j in 1..n {
         // The chain's own link: always a fallback (free, as the search checked it).
-        let own = link_cost_estimate(q[j - 1], q[j], to_point(j), p.turning_radius, p.turn_penalty)
+        let own = link_cost_estimate(&motion, q[j - 1], q[j], to_point(j), chain.gear(j - 1))
             .map_or(f64::INFINITY, |c| best[j - 1] + c);
         best[j] = own;
         from[j] = j - 1;
@@ -833,7 +850,7 @@ pub fn cheapest_subchain(ctx: &Directional, map: &CollisionMap, chain: &PoseChai
             let bound = top.unwrap_or(f64::INFINITY).min(best[j]);
             if next < cands.len() && cands[next].0 < bound {
                 let i = cands[next].1;
-                if let Some(c) = link_cost_estimate(q[i], q[j], to_point(j), p.turning_radius, p.turn_penalty) {
+                if let Some(c) = link_cost_estimate(&motion, q[i], q[j], to_point(j), None) {
                     if best[i] + c < best[j] {
                         ranked.push(Reverse((OrdF64::new(best[i] + c), i)));
                     }
@@ -845,7 +862,7 @@ pub fn cheapest_subchain(ctx: &Directional, map: &CollisionMap, chain: &PoseChai
             if c.get() >= best[j] {
                 break;
             }
-            let free = link(q[i], q[j], to_point(j), p.turning_radius)
+            let free = link(&motion, q[i], q[j], to_point(j), None)
                 .is_some_and(|segs| map.sweep_free(&segs, p.shape(), SEARCH_MARGIN));
             if free {
                 best[j] = c.get();
@@ -855,13 +872,17 @@ pub fn cheapest_subchain(ctx: &Directional, map: &CollisionMap, chain: &PoseChai
         }
     }
     let mut kept = vec![q[n - 1]];
+    let mut gears = Vec::new();
     let mut j = n - 1;
     while j != 0 {
-        j = from[j];
+        let i = from[j];
+        gears.push(if i + 1 == j { chain.gear(i) } else { None });
+        j = i;
         kept.push(q[j]);
     }
     kept.reverse();
-    PoseChain { poses: kept, goal_free: chain.goal_free }
+    gears.reverse();
+    PoseChain { poses: kept, goal_free: chain.goal_free, gears }
 }
 
 /// A full Directional A* (the references of `bench-nav`: Directional-8/-24/-48) from the exact
@@ -919,7 +940,7 @@ pub fn full_search(
         ms: ms_since(t),
         outcome: format!("{} expansions", found.expansions),
     });
-    let raw = PoseChain { poses: found.poses, goal_free: goal_heading_free };
+    let raw = PoseChain { poses: found.poses, goal_free: goal_heading_free, gears: found.gears };
     let t = Instant::now();
     let smooth = final_smoothing(ctx, map, &raw);
     stats.poses_before_smoothing = raw.poses.len();
@@ -927,8 +948,8 @@ pub fn full_search(
     stats.stages.push(StageStat { name: Stage::FinalSmoothing, ms: ms_since(t), outcome: String::new() });
     let mut last = None;
     for c in [smooth, raw] {
-        let traj = c.trajectory(p.turning_radius);
-        match verify_trajectory(map, &traj, p.shape(), p.turning_radius, start, goal, goal_heading_free) {
+        let traj = c.trajectory(&p.motion());
+        match verify_trajectory(map, &traj, &p.vehicle(), start, goal, goal_heading_free) {
             Ok(()) => {
                 stats.solved_by = SolvedBy::FullSearch;
                 return Ok(Refined { trajectory: traj, chain: c, stats });

@@ -1,6 +1,12 @@
 //! Directional A* (Pinter 2001): A* over (lattice cell, heading bin) states whose edges are the
 //! shortest curves between lattice poses, collision-checked by table look-ups only.
 //!
+//! With reversing ([`super::MotionModel::ReedsShepp`]) a state also holds the gear it was reached
+//! in, and every state has edges in both gears: a reverse edge is the tabulated forward edge of the
+//! vehicle turned round (heading bins flipped), its length priced by `reverse_penalty`, and an edge
+//! in the other gear than the state's pays `change_penalty` (a cusp at the state). First edges and
+//! goal links are the model's curves (cheapest Reeds-Shepp words), priced the same way.
+//!
 //! Sources are exact poses (the real start pose, not snapped to a cell centre or a heading bin,
 //! or a pose reached earlier at some cost): their first edges to the lattice poses around them
 //! are built on the fly. Targets are exact poses too (the goal, heading given or free, or poses
@@ -9,9 +15,9 @@
 //! open list with its exact cost and is collision-checked only when it comes out first, so the
 //! search never pays for a link it would not use.
 
-use super::chain::{link, link_cost_estimate};
 use super::footprint::{CollisionMap, SEARCH_MARGIN};
 use super::lattice::{Lattice, LatticeRect, Neighbourhood};
+use super::motion::{Gear, Motion, Priced};
 use super::params::Directional;
 use crate::geometry::{Point2, Pose2};
 use crate::search::OrdF64;
@@ -60,6 +66,9 @@ pub enum Target<'a> {
 pub struct Found {
     /// Poses from the source's pose to the target's pose.
     pub poses: Vec<Pose2>,
+    /// Per link, the gear of a lattice edge (`None` for a first edge or a goal link: the
+    /// model's curve), as [`super::chain::PoseChain::gears`].
+    pub gears: Vec<Option<Gear>>,
     /// Index of the source the path starts from.
     pub source: usize,
     /// Index of the target reached (0 for [`Target::Pose`]).
@@ -160,6 +169,10 @@ struct Search<'a> {
     lattice: Lattice,
     /// Heading bins per cell.
     nb: usize,
+    /// The motion model and its prices.
+    motion: Motion,
+    /// The gears a state may be reached in (one forwards, two with reversing).
+    gears: &'static [Gear],
     /// Distinct target positions with their smallest cost to go, for the heuristic.
     target_points: Vec<(Point2, f64)>,
     /// Goal links from a lattice pose are tried only near a target, where they are short; the
@@ -174,7 +187,8 @@ struct Search<'a> {
     open: Open,
     /// Goal candidates: (from-state index or SOURCE_BIT | source, target, total cost).
     goal_candidates: Vec<(u32, u32, f64)>,
-    /// Start candidates: (source, state index, cost so far).
+    /// Start candidates: (source, state index, cost so far); the state's gear is the first
+    /// edge's last.
     start_candidates: Vec<(u32, u32, f64)>,
     /// First edges leaving the window: (source, lattice pose).
     outside_candidates: Vec<(u32, Pose2)>,
@@ -205,7 +219,8 @@ impl<'a> Search<'a> {
             }
         }
         let reach = neighbourhood.reach() as f64;
-        let n_states = (window.width() * window.height()) as usize * nb;
+        let gears = p.motion_model.gears();
+        let n_states = (window.width() * window.height()) as usize * nb * gears.len();
         Self {
             ctx,
             map,
@@ -216,6 +231,8 @@ impl<'a> Search<'a> {
             target,
             lattice,
             nb,
+            motion: p.motion(),
+            gears,
             target_points,
             connect_radius: (reach + 1.0) * s * std::f64::consts::SQRT_2 + 2.0 * p.turning_radius,
             narrow_radius: (reach + 0.5) * s * std::f64::consts::SQRT_2,
@@ -232,15 +249,28 @@ impl<'a> Search<'a> {
         }
     }
 
-    fn index(&self, i: i64, j: i64, b: usize) -> usize {
+    fn index(&self, i: i64, j: i64, b: usize, gear: Gear) -> usize {
         let w = self.window.width();
-        (((j - self.window.j0) * w + (i - self.window.i0)) as usize) * self.nb + b
+        let g = if gear == Gear::Reverse { 1 } else { 0 };
+        ((((j - self.window.j0) * w + (i - self.window.i0)) as usize) * self.nb + b) * self.gears.len() + g
     }
 
-    fn unindex(&self, k: usize) -> (i64, i64, usize) {
+    fn unindex(&self, k: usize) -> (i64, i64, usize, Gear) {
         let w = self.window.width();
+        let ng = self.gears.len();
+        let gear = self.gears[k % ng];
+        let k = k / ng;
         let c = (k / self.nb) as i64;
-        (c % w + self.window.i0, c / w + self.window.j0, k % self.nb)
+        (c % w + self.window.i0, c / w + self.window.j0, k % self.nb, gear)
+    }
+
+    /// The heading bin of the direction of travel in `gear` of a vehicle facing bin `b`.
+    #[inline]
+    fn travel_bin(&self, b: usize, gear: Gear) -> usize {
+        match gear {
+            Gear::Forward => b,
+            Gear::Reverse => (b + self.nb / 2) % self.nb,
+        }
     }
 
     fn pose(&self, i: i64, j: i64, b: usize) -> Pose2 {
@@ -257,16 +287,17 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// The cost of the curve from `a` to `b` (its point only when `to_point`), without building it.
-    fn link_cost(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<f64> {
-        let p = self.ctx.params();
-        link_cost_estimate(a, b, to_point, p.turning_radius, p.turn_penalty)
+    /// The cost and gears of the model's curve from `a` to `b` (its point only when
+    /// `to_point`), without building it.
+    fn link_cost(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<Priced> {
+        self.motion.price(a, b, to_point)
     }
 
-    /// True when the curve from `a` to `b` (its point only when `to_point`) is collision-free.
+    /// True when the model's curve from `a` to `b` (its point only when `to_point`) is
+    /// collision-free.
     fn link_free(&self, a: Pose2, b: Pose2, to_point: bool) -> bool {
-        let p = self.ctx.params();
-        link(a, b, to_point, p.turning_radius).is_some_and(|segs| self.map.sweep_free(&segs, p.shape(), SEARCH_MARGIN))
+        let shape = self.ctx.params().shape();
+        self.motion.link(a, b, to_point).is_some_and(|segs| self.map.sweep_free(&segs, shape, SEARCH_MARGIN))
     }
 
     fn push_goal(&mut self, from: u32, t: usize, total: f64) {
@@ -284,7 +315,7 @@ impl<'a> Search<'a> {
             for (ti, t) in self.targets.iter().enumerate() {
                 if src.pose.point().distance(t.pose.point()) <= self.connect_radius {
                     if let Some(c) = self.link_cost(src.pose, t.pose, t.free) {
-                        self.push_goal(SOURCE_BIT | k as u32, ti, src.g + c + t.cost_to_go);
+                        self.push_goal(SOURCE_BIT | k as u32, ti, src.g + c.cost + t.cost_to_go);
                     }
                 }
             }
@@ -303,10 +334,12 @@ impl<'a> Search<'a> {
                     }
                     for b in 0..self.nb {
                         let pose = self.pose(i, j, b);
-                        let Some(c) = self.link_cost(src.pose, pose, false) else { continue };
+                        let Some(Priced { cost: c, last, .. }) = self.link_cost(src.pose, pose, false) else {
+                            continue;
+                        };
                         let f = src.g + c + self.heuristic(i, j, b);
                         if inside {
-                            self.start_candidates.push((k as u32, self.index(i, j, b) as u32, src.g + c));
+                            self.start_candidates.push((k as u32, self.index(i, j, b, last) as u32, src.g + c));
                             let id = (self.start_candidates.len() - 1) as u32;
                             self.open.push((Reverse(OrdF64::new(f)), id, KIND_START));
                         } else {
@@ -373,7 +406,7 @@ impl<'a> Search<'a> {
         if self.closed[idx] || cost >= self.g[idx] {
             return;
         }
-        let (i, j, b) = self.unindex(idx);
+        let (i, j, b, _) = self.unindex(idx);
         if self.link_free(self.sources[k as usize].pose, self.pose(i, j, b), false) {
             self.g[idx] = cost;
             self.parent[idx] = SOURCE_BIT | k;
@@ -389,13 +422,15 @@ impl<'a> Search<'a> {
         let from_pose = if from & SOURCE_BIT != 0 {
             self.sources[(from & !SOURCE_BIT) as usize].pose
         } else {
-            let (i, j, b) = self.unindex(from as usize);
+            let (i, j, b, _) = self.unindex(from as usize);
             self.pose(i, j, b)
         };
         if !self.link_free(from_pose, t.pose, t.free) {
             return None;
         }
         let mut poses = vec![t.pose];
+        // The goal link is the model's curve; so is a first edge (its parent is a source).
+        let mut gears = vec![None];
         let mut cur = from;
         let source = loop {
             if cur & SOURCE_BIT != 0 {
@@ -403,19 +438,22 @@ impl<'a> Search<'a> {
                 poses.push(self.sources[k].pose);
                 break k;
             }
-            let (i, j, b) = self.unindex(cur as usize);
+            let (i, j, b, gear) = self.unindex(cur as usize);
             poses.push(self.pose(i, j, b));
             cur = self.parent[cur as usize];
+            gears.push(if cur & SOURCE_BIT != 0 { None } else { Some(gear) });
         };
         poses.reverse();
-        Some(Found { poses, source, target: ti as usize, cost: total, expansions: self.expansions })
+        gears.reverse();
+        Some(Found { poses, gears, source, target: ti as usize, cost: total, expansions: self.expansions })
     }
 
-    /// Expands state `idx`: its links to nearby targets (once), then its tabulated edges, each
-    /// checked by the table's swept cells; an edge leaving the window only marks the search as
-    /// cut when it is free.
+    /// Expands state `idx`: its links to nearby targets (once), then its tabulated edges in
+    /// every gear, each checked by the table's swept cells (a reverse edge by the forward edge of
+    /// the vehicle turned round); an edge leaving the window only marks the search as cut when it
+    /// is free.
     fn expand(&mut self, idx: usize) {
-        let (i, j, b) = self.unindex(idx);
+        let (i, j, b, gear) = self.unindex(idx);
         let gi = self.g[idx];
         if !self.tried_goal_link[idx] {
             self.tried_goal_link[idx] = true;
@@ -423,40 +461,47 @@ impl<'a> Search<'a> {
             for (ti, t) in self.targets.iter().enumerate() {
                 if here.point().distance(t.pose.point()) <= self.connect_radius {
                     if let Some(c) = self.link_cost(here, t.pose, t.free) {
-                        self.push_goal(idx as u32, ti, gi + c + t.cost_to_go);
+                        let total = gi + c.cost + self.motion.change(gear, c.first) + t.cost_to_go;
+                        self.push_goal(idx as u32, ti, total);
                     }
                 }
             }
         }
         let s = self.lattice.spacing;
         let (bx, by) = (i * s, j * s);
-        let tp = self.ctx.params().turn_penalty;
+        let tp = self.motion.turn_penalty;
         let edges = self.ctx.edges();
-        for k in 0..self.offsets.len() {
-            let (dx, dy) = self.offsets[k];
-            let (ni, nj) = (i + dx, j + dy);
-            if !self.window.contains(ni, nj) {
-                if !self.clipped && self.lattice.contains(ni, nj) {
-                    let map = self.map;
-                    self.clipped = (0..self.nb)
-                        .any(|h| edges.edge(b, h, dx, dy).is_some_and(|e| map.spans_free(&e.spans, bx, by)));
-                }
-                continue;
-            }
-            for nb_h in 0..self.nb {
-                let Some(e) = edges.edge(b, nb_h, dx, dy) else { continue };
-                let ng = gi + e.length + tp * e.turning;
-                let nidx = self.index(ni, nj, nb_h);
-                if ng >= self.g[nidx] || self.closed[nidx] {
+        for &next_gear in self.gears {
+            let travel = self.travel_bin(b, next_gear);
+            let factor = self.motion.gear_factor(next_gear);
+            let change = self.motion.change(gear, next_gear);
+            for k in 0..self.offsets.len() {
+                let (dx, dy) = self.offsets[k];
+                let (ni, nj) = (i + dx, j + dy);
+                if !self.window.contains(ni, nj) {
+                    if !self.clipped && self.lattice.contains(ni, nj) {
+                        let map = self.map;
+                        self.clipped = (0..self.nb)
+                            .any(|h| edges.edge(travel, h, dx, dy).is_some_and(|e| map.spans_free(&e.spans, bx, by)));
+                    }
                     continue;
                 }
-                if !self.map.spans_free(&e.spans, bx, by) {
-                    continue;
+                for arrive in 0..self.nb {
+                    let Some(e) = edges.edge(travel, arrive, dx, dy) else { continue };
+                    let ng = gi + e.length * factor + tp * e.turning + change;
+                    let heading = self.travel_bin(arrive, next_gear);
+                    let nidx = self.index(ni, nj, heading, next_gear);
+                    if ng >= self.g[nidx] || self.closed[nidx] {
+                        continue;
+                    }
+                    if !self.map.spans_free(&e.spans, bx, by) {
+                        continue;
+                    }
+                    self.g[nidx] = ng;
+                    self.parent[nidx] = idx as u32;
+                    let f = ng + self.heuristic(ni, nj, heading);
+                    self.open.push((Reverse(OrdF64::new(f)), nidx as u32, KIND_STATE));
                 }
-                self.g[nidx] = ng;
-                self.parent[nidx] = idx as u32;
-                let f = ng + self.heuristic(ni, nj, nb_h);
-                self.open.push((Reverse(OrdF64::new(f)), nidx as u32, KIND_STATE));
             }
         }
     }

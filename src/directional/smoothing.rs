@@ -2,10 +2,10 @@
 //! into path points, and the dynamic programme over (path point, heading) states that links them
 //! with collision-free curves, forward from the start or backward from the goal.
 
-use super::chain::{link, link_cost_estimate};
 use super::footprint::{CollisionMap, SEARCH_MARGIN};
+use super::motion::MotionModel;
 use super::params::Directional;
-use crate::curves::{dubins_candidate_memo, DubinsCurve};
+use crate::curves::{dubins_candidate_memo, DubinsCurve, ReedsSheppCurve};
 use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::search::OrdF64;
 use crate::trajectory::Segment;
@@ -119,6 +119,16 @@ fn heading_change(a: f64, b: f64) -> f64 {
     .abs()
 }
 
+/// The curve a candidate link was ranked by, kept so that checking it does not solve the pair
+/// again.
+#[derive(Debug, Clone, Copy)]
+enum Ranked {
+    /// Forwards: the Dubins candidate (its end still to be checked).
+    Dubins(DubinsCurve),
+    /// With reversing: the cheapest Reeds-Shepp word (already checked to end at the pose).
+    ReedsShepp(ReedsSheppCurve),
+}
+
 /// Headings closer than this (radians) are one heading: the guide's direction and a bin that
 /// differ by rounding only.
 const SAME_YAW: f64 = 1e-9;
@@ -131,7 +141,7 @@ struct Scratch {
     /// Candidates with exact costs, cheapest first.
     ranked: BinaryHeap<Reverse<(OrdF64, usize)>>,
     /// The Dubins candidate of each ranked link, by candidate index.
-    curves: Vec<Option<DubinsCurve>>,
+    curves: Vec<Option<Ranked>>,
 }
 
 impl<'a> PathDp<'a> {
@@ -217,38 +227,47 @@ impl<'a> PathDp<'a> {
         Pose2::new(pt.cell.0 as f64 + 0.5, pt.cell.1 as f64 + 0.5, yaw)
     }
 
-    /// True when the link from `a` to `b` is collision-free. `curve` is the Dubins candidate
-    /// [`Self::link_estimate`] ranked it by (checked here, so the pair is not solved twice).
-    fn link_free(&self, a: Pose2, b: Pose2, to_point: bool, curve: Option<DubinsCurve>) -> bool {
+    /// True when the link from `a` to `b` (the model's curve) is collision-free. `curve` is the
+    /// Dubins candidate [`Self::link_estimate`] ranked it by, forwards (checked here, so the pair
+    /// is not solved twice).
+    fn link_free(&self, a: Pose2, b: Pose2, to_point: bool, curve: Option<Ranked>) -> bool {
         let p = self.ctx.params();
         let sweep = |segs: &[Segment]| self.map.sweep_free(segs, p.shape(), SEARCH_MARGIN);
         match curve {
-            Some(c) if !to_point => c.checked_pieces(b).is_some_and(|pieces| sweep(pieces.as_slice())),
-            _ => link(a, b, to_point, p.turning_radius).is_some_and(|segs| sweep(&segs)),
+            Some(Ranked::Dubins(c)) if !to_point => c.checked_pieces(b).is_some_and(|pieces| sweep(pieces.as_slice())),
+            Some(Ranked::ReedsShepp(c)) if !to_point => sweep(&c.segments()),
+            _ => p.motion().link(a, b, to_point).is_some_and(|segs| sweep(&segs)),
         }
     }
 
-    /// The cost of the link from `a` to `b` (as [`link_cost_estimate`]), with the Dubins
-    /// candidate it was computed from (none for a link to a point).
-    fn link_estimate(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<(f64, Option<DubinsCurve>)> {
+    /// The cost of the link from `a` to `b` (the model's curve, as [`super::Motion::price`]),
+    /// with the Dubins candidate it was computed from (forwards and not to a point; the memo
+    /// answers the repeated relative problems of lattice-like points).
+    fn link_estimate(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<(f64, Option<Ranked>)> {
         let p = self.ctx.params();
         if to_point {
-            return link_cost_estimate(a, b, true, p.turning_radius, p.turn_penalty).map(|c| (c, None));
+            return p.motion().price(a, b, to_point).map(|c| (c.cost, None));
         }
-        let c = dubins_candidate_memo(a, b, p.turning_radius)?;
-        Some((c.length() + p.turn_penalty * c.turning(), Some(c)))
+        match p.motion_model {
+            MotionModel::Forward => {
+                let c = dubins_candidate_memo(a, b, p.turning_radius)?;
+                Some((c.length() + p.turn_penalty * c.turning(), Some(Ranked::Dubins(c))))
+            }
+            MotionModel::ReedsShepp => {
+                let motion = p.motion();
+                let c = motion.cheapest_reeds_shepp(a, b)?;
+                Some((motion.reeds_shepp_cost(&c), Some(Ranked::ReedsShepp(c))))
+            }
+        }
     }
 
     /// A lower bound on [`Self::link_estimate`] from `a` to `b`, `d` apart, cheaper than solving
     /// the pair: the straight distance, and (towards a heading) the arc the heading change needs
-    /// at least, whose turning the turn penalty charges.
+    /// at least, whose turning the turn penalty charges (in either gear: reversing costs at least
+    /// its length).
     fn link_lower_bound(&self, a: Pose2, b: Pose2, d: f64, to_point: bool) -> f64 {
-        if to_point {
-            return d;
-        }
-        let p = self.ctx.params();
-        let turn = heading_change(a.yaw, b.yaw);
-        d.max(p.turning_radius * turn) + p.turn_penalty * turn
+        let turn = (!to_point).then(|| heading_change(a.yaw, b.yaw));
+        self.ctx.params().motion().lower_bound(d, turn)
     }
 
     /// The pose of index `t` (`0` the start, `m + 1` the goal).

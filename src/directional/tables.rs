@@ -5,12 +5,19 @@
 //!   between the two lattice poses, its length and turning, and the grid cells the footprint sweeps
 //!   along it (as row runs relative to the start cell). Entries are filled lazily on first use
 //!   (thread-safe), so a table sized for Smoothing-48 costs only what the searches touch.
+//!   One table serves both gears: an edge driven backwards from heading `h0` to `h1` is the
+//!   forward edge from `h0 + pi` to `h1 + pi` with the vehicle turned round (same cells swept,
+//!   since a disk and a square are symmetric under a half turn), so Directional A* with reversing
+//!   looks up the flipped bins ([`super::motion::driven_backwards`] builds its curve).
 //! - [`HeuristicTable`]: the curve length to a goal from every lattice offset in a window, by
-//!   heading and goal heading (and for a free goal heading), Euclidean beyond the window.
+//!   heading and goal heading (and for a free goal heading), Euclidean beyond the window: Dubins
+//!   lengths forwards, Reeds-Shepp lengths with reversing (never above the cost of a curve, which
+//!   prices reversing and cusps at least at their length).
 
 use super::footprint::{swept_spans, Shape, Span, SEARCH_MARGIN};
 use super::lattice::{HeadingBins, Lattice};
-use crate::curves::{dubins_shortest, pose_to_point};
+use super::motion::{flipped, MotionModel};
+use crate::curves::{dubins_shortest, pose_to_point, reeds_shepp_shortest};
 use crate::geometry::{Point2, Pose2};
 use crate::trajectory::Segment;
 use std::sync::OnceLock;
@@ -149,8 +156,22 @@ pub struct HeuristicTable {
 }
 
 impl HeuristicTable {
-    /// Builds the table for `turning_radius` (cells) over offsets within `window` lattice cells.
-    pub fn new(turning_radius: f64, spacing: i64, bins: HeadingBins, window: i64) -> Self {
+    /// Builds the table for `turning_radius` (cells) over offsets within `window` lattice cells,
+    /// with the curves of `model`.
+    pub fn new(turning_radius: f64, spacing: i64, bins: HeadingBins, window: i64, model: MotionModel) -> Self {
+        let curve_length = |from: Pose2, to: Pose2| match model {
+            MotionModel::Forward => dubins_shortest(from, to, turning_radius).map(|c| c.length()),
+            MotionModel::ReedsShepp => reeds_shepp_shortest(from, to, turning_radius).map(|c| c.length()),
+        };
+        let point_length = |from: Pose2, to: Point2| {
+            let fwd = pose_to_point(from, to, turning_radius).map_or(f64::INFINITY, |c| c.length());
+            match model {
+                MotionModel::Forward => fwd,
+                MotionModel::ReedsShepp => {
+                    fwd.min(pose_to_point(flipped(from), to, turning_radius).map_or(f64::INFINITY, |c| c.length()))
+                }
+            }
+        };
         let n = bins.count();
         let side = (2 * window + 1) as usize;
         let l = Lattice { spacing, cols: 0, rows: 0 };
@@ -165,13 +186,11 @@ impl HeuristicTable {
                     let mut best_free = f64::INFINITY;
                     for g in 0..n {
                         let to = l.pose(0, 0, bins, g);
-                        let len = dubins_shortest(from, to, turning_radius).map_or(f64::INFINITY, |c| c.length());
+                        let len = curve_length(from, to).unwrap_or(f64::INFINITY);
                         posed[(g * n + h) * side * side + cell] = len as f32;
                         best_free = best_free.min(len);
                     }
-                    if let Some(c) = pose_to_point(from, l.centre(0, 0), turning_radius) {
-                        best_free = best_free.min(c.length());
-                    }
+                    best_free = best_free.min(point_length(from, l.centre(0, 0)));
                     free[h * side * side + cell] = best_free as f32;
                 }
             }
@@ -257,7 +276,7 @@ mod tests {
 
     #[test]
     fn heuristic_is_exact_on_lattice_goals_up_to_one_cell_and_euclidean_far_away() {
-        let h = HeuristicTable::new(5.0, 2, HeadingBins::Eight, 6);
+        let h = HeuristicTable::new(5.0, 2, HeadingBins::Eight, 6, MotionModel::Forward);
         let l = Lattice { spacing: 2, cols: 100, rows: 100 };
         let goal = l.pose(20, 20, HeadingBins::Eight, 2);
         let from = l.pose(23, 18, HeadingBins::Eight, 5);

@@ -49,7 +49,7 @@ fn run(grid: &Grid, radius: f64, fp: f64, start: Pose2, goal: Pose2, free: bool)
 
 fn check(grid: &Grid, t: &Trajectory, radius: f64, fp: f64, start: Pose2, goal: Pose2, free: bool) {
     let map = CollisionMap::new(grid);
-    verify_trajectory(&map, t, fp, radius, start, goal, free).unwrap();
+    verify_trajectory(&map, t, &Vehicle::forward(fp, radius), start, goal, free).unwrap();
     assert!(t.segments.iter().all(|s| s.curvature.abs() <= 1.0 / radius + 1e-9));
     assert!(t.check_continuity() < 1e-6);
 }
@@ -438,16 +438,17 @@ fn random_rect_map(seed: &mut u64) -> Grid {
 
 #[test]
 fn under_a_turn_penalty_the_full_search_is_optimal_for_its_own_cost() {
-    use super::chain::{curve_cost, PoseChain};
+    use super::chain::PoseChain;
     use super::lattice::{Lattice, LatticeRect};
     use super::search::{directional_astar, Outcome, Source, Target};
     let mut seed = 99u64;
     let (radius, fp, tp) = (6.0, 1.5, 3.0);
     let plain = ctx(radius, fp);
     let pen = Directional::new(RefineParams { turn_penalty: tp, ..plain.params().clone() }).unwrap();
-    let cost = |poses: &[Pose2], free: bool| {
-        curve_cost(&PoseChain { poses: poses.to_vec(), goal_free: free }.trajectory(radius).segments, tp)
-    };
+    let motion = pen.params().motion();
+    let curve_cost = |segs: &[crate::trajectory::Segment]| motion.cost(segs);
+    let cost =
+        |poses: &[Pose2], free: bool| curve_cost(&PoseChain::new(poses.to_vec(), free).trajectory(&motion).segments);
     let (mut compared, mut final_worse, mut worst_excess) = (0, 0, 0.0f64);
     for _ in 0..30 {
         let g = random_rect_map(&mut seed);
@@ -475,12 +476,12 @@ fn under_a_turn_penalty_the_full_search_is_optimal_for_its_own_cost() {
             assert!(b.cost <= cost(&a.poses, free) + 1e-6, "penalised {} > {}", b.cost, cost(&a.poses, free));
             // Final smoothing never makes it dearer.
             let fb = full_search(&pen, &map, s, e, free, d24, &mut || false).unwrap();
-            let final_cost = curve_cost(&fb.trajectory.segments, tp);
+            let final_cost = curve_cost(&fb.trajectory.segments);
             assert!(final_cost <= b.cost + 1e-6, "smoothing raised the cost {} -> {final_cost}", b.cost);
             // Against the smoothed unpenalised result: smoothing shortcuts leave the lattice, so a
             // different chain may smooth into something slightly cheaper; only by a hair.
             let fa = full_search(&plain, &map, s, e, free, d24, &mut || false).unwrap();
-            let other = curve_cost(&fa.trajectory.segments, tp);
+            let other = curve_cost(&fa.trajectory.segments);
             if final_cost > other + 1e-6 {
                 final_worse += 1;
                 worst_excess = worst_excess.max(final_cost / other - 1.0);
@@ -493,7 +494,7 @@ fn under_a_turn_penalty_the_full_search_is_optimal_for_its_own_cost() {
 
 #[test]
 fn cheapest_subchain_equals_brute_force_over_all_subchains() {
-    use super::chain::{curve_cost, link, PoseChain};
+    use super::chain::PoseChain;
     use super::pipeline::cheapest_subchain;
     let mut seed = 5u64;
     let (radius, fp, tp) = (4.0, 1.0, 2.5);
@@ -504,6 +505,9 @@ fn cheapest_subchain_equals_brute_force_over_all_subchains() {
         ..Default::default()
     })
     .unwrap();
+    let motion = c.params().motion();
+    let link = |a: Pose2, b: Pose2| motion.link(a, b, false);
+    let curve_cost = |segs: &[crate::trajectory::Segment]| motion.cost(segs);
     let mut improved = 0;
     for _ in 0..40 {
         let g = random_rect_map(&mut seed);
@@ -519,7 +523,7 @@ fn cheapest_subchain_equals_brute_force_over_all_subchains() {
             }
             let ok = poses.last().is_none_or(|&l: &Pose2| {
                 l.point().distance(q.point()) < 25.0
-                    && link(l, q, false, radius).is_some_and(|s| map.sweep_free(&s, fp, footprint::SEARCH_MARGIN))
+                    && link(l, q).is_some_and(|s| map.sweep_free(&s, fp, footprint::SEARCH_MARGIN))
             });
             if ok {
                 poses.push(q);
@@ -528,23 +532,23 @@ fn cheapest_subchain_equals_brute_force_over_all_subchains() {
         if poses.len() < 9 {
             continue;
         }
-        let chain = PoseChain { poses: poses.clone(), goal_free: false };
+        let chain = PoseChain::new(poses.clone(), false);
         let dp = cheapest_subchain(&c, &map, &chain);
-        let dp_cost = curve_cost(&dp.trajectory(radius).segments, tp);
+        let dp_cost = curve_cost(&dp.trajectory(&motion).segments);
         // Brute force over the 2^7 choices of inner poses.
         let n = poses.len();
         let mut best = f64::INFINITY;
         for mask in 0u32..(1 << (n - 2)) {
             let sub: Vec<Pose2> =
                 (0..n).filter(|&k| k == 0 || k == n - 1 || mask & (1 << (k - 1)) != 0).map(|k| poses[k]).collect();
-            let links: Option<Vec<_>> = sub.windows(2).map(|w| link(w[0], w[1], false, radius)).collect();
+            let links: Option<Vec<_>> = sub.windows(2).map(|w| link(w[0], w[1])).collect();
             let Some(links) = links else { continue };
             if links.iter().all(|s| map.sweep_free(s, fp, footprint::SEARCH_MARGIN)) {
-                best = best.min(links.iter().map(|s| curve_cost(s, tp)).sum());
+                best = best.min(links.iter().map(|s| curve_cost(s)).sum());
             }
         }
         assert!((dp_cost - best).abs() < 1e-6, "dp {dp_cost} brute force {best}");
-        let greedy_like = curve_cost(&chain.trajectory(radius).segments, tp);
+        let greedy_like = curve_cost(&chain.trajectory(&motion).segments);
         improved += (dp_cost < greedy_like - 1e-6) as usize;
     }
     assert!(improved >= 5, "only {improved} chains could be shortened");

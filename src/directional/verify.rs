@@ -11,6 +11,25 @@ pub const CURVATURE_TOLERANCE: f64 = 1e-9;
 /// Largest position/heading gap allowed at a segment joint or at the requested ends.
 pub const JOINT_TOLERANCE: f64 = 1e-6;
 
+/// What the vehicle can do, as verification checks it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Vehicle {
+    /// Its footprint (cells; a plain radius means a disk, a square turns with the heading).
+    pub footprint: Shape,
+    /// Its minimum turning radius (cells, >= 0; 0 allows turns on the spot).
+    pub min_turning_radius: f64,
+    /// Whether it may drive backwards (Reeds-Shepp); a forward-only vehicle's trajectory holds no
+    /// reverse segment.
+    pub may_reverse: bool,
+}
+
+impl Vehicle {
+    /// A vehicle that drives forwards only.
+    pub fn forward(footprint: impl Into<Shape>, min_turning_radius: f64) -> Self {
+        Self { footprint: footprint.into(), min_turning_radius, may_reverse: false }
+    }
+}
+
 /// Why a trajectory was rejected.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum VerifyError {
@@ -21,6 +40,10 @@ pub enum VerifyError {
     /// with a length or a curvature.
     #[error("segment {0} is malformed (non-finite value, negative length, or a turn on the spot that also moves)")]
     Malformed(usize),
+    /// A segment driven backwards by a vehicle that drives forwards only, or a turn on the spot
+    /// marked as driven backwards (its gear says nothing: it does not move).
+    #[error("segment {0} is driven backwards, which the vehicle may not do there")]
+    Reverse(usize),
     /// A turn on the spot where the minimum turning radius is positive.
     #[error("segment {0} turns on the spot, which a positive minimum turning radius forbids")]
     TurnOnTheSpot(usize),
@@ -48,21 +71,22 @@ pub enum VerifyError {
     WrongGoal,
 }
 
-/// Checks `traj` (cell units) on `map`: well-formed, continuous in position and heading,
+/// Checks `traj` (cell units) on `map` for `vehicle`: well-formed, continuous in position and
+/// heading (at cusps too: the heading is the vehicle's facing, which a change of gear keeps),
 /// curvature at most `1 / min_turning_radius` (+[`CURVATURE_TOLERANCE`]; turns on the spot only
-/// when it is 0, swept as the footprint's circumscribed disk), the footprint `footprint` (cells; a plain
-/// radius means a disk, a square turns with the heading) never touching a blocked cell, starting at `start` and ending at `goal` (heading
-/// ignored when `goal_heading_free`). Returns the first violation found.
+/// when it is 0, swept as the footprint's circumscribed disk), reverse segments only for a vehicle
+/// that may reverse, the footprint never touching a blocked cell along any segment whatever its
+/// gear, starting at `start` and ending at `goal` (heading ignored when `goal_heading_free`).
+/// Returns the first violation found.
 pub fn verify_trajectory(
     map: &CollisionMap,
     traj: &Trajectory,
-    footprint: impl Into<Shape>,
-    min_turning_radius: f64,
+    vehicle: &Vehicle,
     start: Pose2,
     goal: Pose2,
     goal_heading_free: bool,
 ) -> Result<(), VerifyError> {
-    let footprint: Shape = footprint.into();
+    let Vehicle { footprint, min_turning_radius, may_reverse } = *vehicle;
     let segs = &traj.segments;
     let (Some(first), Some(last)) = (segs.first(), segs.last()) else { return Err(VerifyError::Empty) };
     let limit = if min_turning_radius > 0.0 { 1.0 / min_turning_radius } else { f64::INFINITY };
@@ -71,6 +95,9 @@ pub fn verify_trajectory(
         let turn_ok = s.rotation.is_finite() && (s.rotation == 0.0 || (s.length == 0.0 && s.curvature == 0.0));
         if !(well_formed && turn_ok) {
             return Err(VerifyError::Malformed(i));
+        }
+        if s.reverse && (!may_reverse || s.rotation != 0.0) {
+            return Err(VerifyError::Reverse(i));
         }
         if s.rotation != 0.0 && limit.is_finite() {
             return Err(VerifyError::TurnOnTheSpot(i));
@@ -119,23 +146,38 @@ mod tests {
         let a = Pose2::new(5.5, 5.5, 0.0);
         let b = Pose2::new(25.5, 15.5, 1.0);
         let t = Trajectory { segments: dubins_shortest(a, b, 4.0).unwrap().segments(), min_turning_radius: 4.0 };
-        assert_eq!(verify_trajectory(&m0, &t, 1.0, 4.0, a, b, false), Ok(()));
-        assert!(matches!(verify_trajectory(&m0, &t, 1.0, 5.0, a, b, false), Err(VerifyError::Curvature { .. })));
-        assert_eq!(verify_trajectory(&m0, &t, 1.0, 4.0, b, b, false), Err(VerifyError::WrongStart));
+        assert_eq!(verify_trajectory(&m0, &t, &Vehicle::forward(1.0, 4.0), a, b, false), Ok(()));
+        assert!(matches!(
+            verify_trajectory(&m0, &t, &Vehicle::forward(1.0, 5.0), a, b, false),
+            Err(VerifyError::Curvature { .. })
+        ));
+        assert_eq!(verify_trajectory(&m0, &t, &Vehicle::forward(1.0, 4.0), b, b, false), Err(VerifyError::WrongStart));
         assert_eq!(
-            verify_trajectory(&m0, &t, 1.0, 4.0, a, Pose2::new(25.5, 15.5, 0.0), false),
+            verify_trajectory(&m0, &t, &Vehicle::forward(1.0, 4.0), a, Pose2::new(25.5, 15.5, 0.0), false),
             Err(VerifyError::WrongGoal)
         );
-        assert_eq!(verify_trajectory(&m0, &t, 1.0, 4.0, a, Pose2::new(25.5, 15.5, 0.0), true), Ok(()));
+        assert_eq!(
+            verify_trajectory(&m0, &t, &Vehicle::forward(1.0, 4.0), a, Pose2::new(25.5, 15.5, 0.0), true),
+            Ok(())
+        );
         let mut broken = t.clone();
         broken.segments.remove(1);
-        assert!(matches!(verify_trajectory(&m0, &broken, 1.0, 4.0, a, b, false), Err(VerifyError::Discontinuous(..))));
-        assert_eq!(verify_trajectory(&m0, &Trajectory::default(), 1.0, 4.0, a, b, false), Err(VerifyError::Empty));
+        assert!(matches!(
+            verify_trajectory(&m0, &broken, &Vehicle::forward(1.0, 4.0), a, b, false),
+            Err(VerifyError::Discontinuous(..))
+        ));
+        assert_eq!(
+            verify_trajectory(&m0, &Trajectory::default(), &Vehicle::forward(1.0, 4.0), a, b, false),
+            Err(VerifyError::Empty)
+        );
         // Block a cell on the curve.
         let mid = t.pose_at(t.length() / 2.0).unwrap();
         g.set_blocked(mid.x as usize, mid.y as usize, true).unwrap();
         let m1 = CollisionMap::new(&g);
-        assert!(matches!(verify_trajectory(&m1, &t, 1.0, 4.0, a, b, false), Err(VerifyError::Collision(_))));
+        assert!(matches!(
+            verify_trajectory(&m1, &t, &Vehicle::forward(1.0, 4.0), a, b, false),
+            Err(VerifyError::Collision(_))
+        ));
         // A cell 1.1 cells beside the curve is touched by a footprint of radius 1.5 only.
         let mut g2 = Grid::new_free(40, 40).unwrap();
         g2.set_blocked(15, 7, true).unwrap();
@@ -145,7 +187,7 @@ mod tests {
         };
         let (s, e) = (Pose2::new(5.5, 5.5, 0.0), Pose2::new(25.5, 5.5, 0.0));
         let m2 = CollisionMap::new(&g2);
-        assert_eq!(verify_trajectory(&m2, &line, 1.0, 4.0, s, e, false), Ok(()));
-        assert!(verify_trajectory(&m2, &line, 1.5, 4.0, s, e, false).is_err());
+        assert_eq!(verify_trajectory(&m2, &line, &Vehicle::forward(1.0, 4.0), s, e, false), Ok(()));
+        assert!(verify_trajectory(&m2, &line, &Vehicle::forward(1.5, 4.0), s, e, false).is_err());
     }
 }

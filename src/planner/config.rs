@@ -1,7 +1,7 @@
 //! The planner's parameters and the values derived from them.
 
 use super::PlanError;
-use crate::directional::{HeadingBins, Neighbourhood, RefineParams};
+use crate::directional::{HeadingBins, MotionModel, Neighbourhood, RefineParams};
 use crate::map::{Traversability, DEFAULT_MAX_MAP_CELLS};
 use serde::Serialize;
 
@@ -40,6 +40,13 @@ pub struct PlannerConfig {
     pub neighbourhood: usize,
     /// Extra cost per radian turned, in metres (0 = shortest path).
     pub turn_penalty: f64,
+    /// Forwards only (`forward`, the default) or forwards and backwards (`reeds_shepp`). At a
+    /// turning radius of 0 the vehicle turns on the spot and never needs to reverse: ignored.
+    pub motion_model: MotionModel,
+    /// With `reeds_shepp`: factor (>= 1) on the length driven backwards.
+    pub reverse_penalty: f64,
+    /// With `reeds_shepp`: cost in metres (>= 0) added per change of gear.
+    pub change_penalty: f64,
 }
 
 impl Default for PlannerConfig {
@@ -56,6 +63,9 @@ impl Default for PlannerConfig {
             heading_bins: 8,
             neighbourhood: 24,
             turn_penalty: 0.0,
+            motion_model: MotionModel::Forward,
+            reverse_penalty: 1.0,
+            change_penalty: 0.0,
         }
     }
 }
@@ -80,6 +90,9 @@ impl PlannerConfig {
             },
             // Per radian turned: metres of penalty become cells of penalty.
             turn_penalty: self.turn_penalty / resolution,
+            motion_model: self.motion_model,
+            reverse_penalty: self.reverse_penalty,
+            change_penalty: self.change_penalty / resolution,
             footprint_side: self.robot_side / resolution,
             ..RefineParams::from_metres(self.robot_radius, self.min_turning_radius, resolution)
         })

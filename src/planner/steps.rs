@@ -15,7 +15,7 @@ use super::{Budget, Plan, PlanError, PlanStats, Planner, PreparedMap, StatusCode
 use crate::block_astar::{BlockAStar, BlockGrid};
 use crate::clearance::{self, reach::Reach};
 use crate::directional::footprint::Shape;
-use crate::directional::verify::verify_trajectory;
+use crate::directional::verify::{verify_trajectory, Vehicle};
 use crate::directional::{self, Directional, RefineError};
 use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::lddb::Metric;
@@ -223,8 +223,7 @@ impl<'a> Request<'a> {
             ends.start,
             ends.goal,
             self.goal_heading_free,
-            p.turning_radius,
-            p.shape().inradius(),
+            p,
         );
         self.clock.mark(Stage::Escape);
         match why {
@@ -268,9 +267,15 @@ impl<'a> Request<'a> {
     fn verify_turning_on_the_spot(&self, ends: &Endpoints, trajectory: &Trajectory) -> Result<(), PlanError> {
         let radius = self.planner.config.mask_radius() / self.prepared.map.info.resolution;
         let collision = &self.prepared.collision;
-        verify_trajectory(collision, trajectory, radius, 0.0, ends.start, ends.goal, self.goal_heading_free).map_err(
-            |e| PlanError::new(StatusCode::NoValidPath, format!("the any-angle path failed verification: {e}")),
+        verify_trajectory(
+            collision,
+            trajectory,
+            &Vehicle::forward(radius, 0.0),
+            ends.start,
+            ends.goal,
+            self.goal_heading_free,
         )
+        .map_err(|e| PlanError::new(StatusCode::NoValidPath, format!("the any-angle path failed verification: {e}")))
     }
 
     /// Step 4, the shortest curve itself, when it is collision-free: nothing is shorter, so no
