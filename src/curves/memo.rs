@@ -19,7 +19,7 @@ pub const SETS: usize = 1 << 14;
 /// second's is forgotten (the older of the two).
 pub const WAYS: usize = 2;
 /// Bytes of one entry (key, answer and tag).
-pub const ENTRY_BYTES: usize = std::mem::size_of::<Option<Entry>>();
+pub const ENTRY_BYTES: usize = std::mem::size_of::<Option<(Key, Solved)>>();
 /// Bytes of the table of one thread: 32 768 entries of [`ENTRY_BYTES`] (2.5 MiB).
 pub const MEMO_BYTES: usize = SETS * WAYS * ENTRY_BYTES;
 // The stated bound, checked at compile time.
@@ -31,46 +31,55 @@ type Key = [u64; 5];
 /// The remembered answer: the word and its piece lengths, or none.
 type Solved = Option<(DubinsWord, [f64; 3])>;
 
-/// One remembered problem and its answer.
-#[derive(Clone, Copy)]
-pub struct Entry {
-    key: Key,
-    solved: Solved,
-}
-
-/// The set of a key: a multiply-xorshift hash of its words.
-fn set_of(key: &Key) -> usize {
+/// The set of a key among `sets` (a power of two): a multiply-xorshift hash of its words.
+fn set_of(key: &[u64], sets: usize) -> usize {
     let mut h = 0u64;
     for &v in key {
         let x = (h ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         h = x ^ (x >> 29);
     }
-    (h as usize) & (SETS - 1)
+    (h as usize) & (sets - 1)
 }
 
-/// The table of one thread.
-struct Memo {
-    entries: Vec<Option<Entry>>,
+/// A fixed set-associative table of answers `V` keyed by `N` words (bit patterns), [`WAYS`]
+/// entries per set: a new answer goes to the first way, the one there moves on, the last one's
+/// is forgotten. Allocated at the first lookup, never grown. The Dubins memo here and the
+/// Reeds-Shepp memo ([`super::reeds_shepp`]) are two of these.
+pub(crate) struct Memo<const N: usize, V: Copy> {
+    sets: usize,
+    entries: Vec<Option<([u64; N], V)>>,
 }
 
-impl Memo {
-    fn get(&mut self, key: &Key) -> Option<Solved> {
-        let base = set_of(key) * WAYS;
-        if self.entries.is_empty() {
-            self.entries = vec![None; SETS * WAYS];
-        }
-        self.entries[base..base + WAYS].iter().flatten().find(|e| e.key == *key).map(|e| e.solved)
+impl<const N: usize, V: Copy> Memo<N, V> {
+    /// An empty table of `sets` (a power of two) sets.
+    pub(crate) const fn new(sets: usize) -> Self {
+        Self { sets, entries: Vec::new() }
     }
 
-    fn insert(&mut self, key: Key, solved: Solved) {
-        let base = set_of(&key) * WAYS;
+    /// The answer remembered for `key`.
+    pub(crate) fn get(&mut self, key: &[u64; N]) -> Option<V> {
+        let base = set_of(key, self.sets) * WAYS;
+        if self.entries.is_empty() {
+            self.entries = vec![None; self.sets * WAYS];
+        }
+        self.entries[base..base + WAYS].iter().flatten().find(|e| e.0 == *key).map(|e| e.1)
+    }
+
+    /// Remembers `value` for `key` (after a [`Memo::get`], which allocates the table).
+    pub(crate) fn insert(&mut self, key: [u64; N], value: V) {
+        let base = set_of(&key, self.sets) * WAYS;
         self.entries.copy_within(base..base + WAYS - 1, base + 1);
-        self.entries[base] = Some(Entry { key, solved });
+        self.entries[base] = Some((key, value));
+    }
+
+    /// Bytes held.
+    pub(crate) fn bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<Option<([u64; N], V)>>()
     }
 }
 
 thread_local! {
-    static MEMO: RefCell<Memo> = const { RefCell::new(Memo { entries: Vec::new() }) };
+    static MEMO: RefCell<Memo<5, Solved>> = const { RefCell::new(Memo::new(SETS)) };
 }
 
 /// [`dubins_candidate`] from `start` to `goal` with `radius`, remembered per thread by the exact
@@ -97,7 +106,7 @@ pub fn dubins_candidate_memo(start: Pose2, goal: Pose2, radius: f64) -> Option<D
 
 /// Bytes the calling thread's memo holds now (0 before its first call, [`MEMO_BYTES`] after).
 pub fn memo_bytes() -> usize {
-    MEMO.with(|m| m.borrow().entries.capacity() * ENTRY_BYTES)
+    MEMO.with(|m| m.borrow().bytes())
 }
 
 #[cfg(test)]

@@ -474,6 +474,64 @@ pub fn reeds_shepp_cheapest(
     None
 }
 
+/// The remembered answer of the Reeds-Shepp memo: the winning word's family, pieces and piece
+/// count, or none.
+type Remembered = Option<(Family, [Piece; MAX_PIECES], usize)>;
+
+/// Sets of the Reeds-Shepp memo (a power of two; 2 ways each).
+pub const MEMO_SETS: usize = 1 << 13;
+/// Bytes of the Reeds-Shepp memo of one thread (16 384 entries: key, answer and tag).
+pub const MEMO_BYTES: usize = MEMO_SETS * super::memo::WAYS * std::mem::size_of::<Option<([u64; 8], Remembered)>>();
+// The stated bound, checked at compile time.
+const _: () = assert!(MEMO_BYTES <= 3 << 20, "the Reeds-Shepp memo outgrew its stated 3 MiB per thread");
+
+thread_local! {
+    static MEMO: std::cell::RefCell<super::memo::Memo<8, Remembered>> =
+        const { std::cell::RefCell::new(super::memo::Memo::new(MEMO_SETS)) };
+}
+
+/// [`reeds_shepp_cheapest`] remembered per thread, by the exact offset `goal - start`, the two
+/// headings, the radius and `prices`: the caller's `cost` must be a function of a curve's pieces
+/// and these three prices alone (it is computed once per key). A planner that links cell centres
+/// in a few heading bins asks the same relative problems again and again; a hit costs one hash
+/// lookup instead of 48 closed forms. Memory: [`MEMO_BYTES`] per thread, allocated at its first
+/// call, never grown. `None` as for [`reeds_shepp_cheapest`].
+pub fn reeds_shepp_cheapest_memo(
+    start: Pose2,
+    goal: Pose2,
+    radius: f64,
+    prices: [f64; 3],
+    cost: impl Fn(&ReedsSheppCurve) -> f64,
+) -> Option<ReedsSheppCurve> {
+    if !valid_inputs(start, goal, radius) {
+        return None;
+    }
+    let (dx, dy) = (goal.x - start.x, goal.y - start.y);
+    let key = [
+        dx.to_bits(),
+        dy.to_bits(),
+        start.yaw.to_bits(),
+        goal.yaw.to_bits(),
+        radius.to_bits(),
+        prices[0].to_bits(),
+        prices[1].to_bits(),
+        prices[2].to_bits(),
+    ];
+    let found = MEMO.with(|m| m.borrow_mut().get(&key));
+    let remembered = match found {
+        Some(r) => r,
+        None => {
+            // Solved at the origin: the closed forms see only the offset and the headings.
+            let origin = Pose2::new(0.0, 0.0, start.yaw);
+            let r = reeds_shepp_cheapest(origin, Pose2::new(dx, dy, goal.yaw), radius, cost)
+                .map(|c| (c.family, c.pieces, c.count));
+            MEMO.with(|m| m.borrow_mut().insert(key, r));
+            r
+        }
+    };
+    remembered.map(|(family, pieces, count)| ReedsSheppCurve { start, radius, family, pieces, count })
+}
+
 /// The goal in the start's frame, in radii.
 fn normalised(start: Pose2, goal: Pose2, radius: f64) -> Goal {
     let (dx, dy) = (goal.x - start.x, goal.y - start.y);
@@ -614,5 +672,36 @@ mod tests {
         assert!(short.reverse_length() > 0.9);
         assert!(cheap.reverse_length() < short.reverse_length());
         assert!(reeds_shepp_cheapest(o, g, -1.0, |c| c.length()).is_none());
+    }
+    /// The memo answers what a fresh solve answers, wherever the pair is placed, and stays at its
+    /// stated size however many problems it sees.
+    #[test]
+    fn the_memo_equals_fresh_solves_and_keeps_its_size() {
+        std::thread::spawn(|| {
+            let mut seed = 77u64;
+            let cost = |c: &ReedsSheppCurve| c.length() + c.reverse_length() + 2.0 * c.cusps() as f64;
+            for _ in 0..3000 {
+                let (dx, dy) = ((rng(&mut seed) * 30.0 - 15.0).round(), (rng(&mut seed) * 30.0 - 15.0).round());
+                let (ya, yb) =
+                    ((rng(&mut seed) * 8.0).floor() * std::f64::consts::FRAC_PI_4, rng(&mut seed) * 6.0 - 3.0);
+                for (x, y) in [(0.5, 0.5), (317.5, 41.5)] {
+                    let (a, b) = (Pose2::new(x, y, ya), Pose2::new(x + dx, y + dy, yb));
+                    let fresh = reeds_shepp_cheapest(a, b, 3.0, cost).map(|c| c.segments());
+                    for _ in 0..2 {
+                        let memo = reeds_shepp_cheapest_memo(a, b, 3.0, [2.0, 2.0, 0.0], cost).map(|c| c.segments());
+                        let (Some(m), Some(f)) = (&memo, &fresh) else { panic!("no curve") };
+                        assert_eq!(m.len(), f.len());
+                        for (p, q) in m.iter().zip(f) {
+                            assert!((p.length - q.length).abs() < 1e-9 && p.reverse == q.reverse);
+                            assert!(p.start.point().distance(q.start.point()) < 1e-9);
+                        }
+                    }
+                }
+            }
+            let held = MEMO.with(|m| m.borrow().bytes());
+            assert_eq!(held, MEMO_BYTES);
+        })
+        .join()
+        .unwrap();
     }
 }

@@ -28,6 +28,8 @@ pub mod smoothing;
 pub mod tables;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_reverse;
 pub mod verify;
 
 pub use footprint::CollisionMap;

@@ -13,7 +13,8 @@
 //! is the length.
 
 use super::params::RefineParams;
-use crate::curves::{dubins_length, dubins_shortest, pose_to_point, reeds_shepp_cheapest, ReedsSheppCurve};
+use crate::curves::reeds_shepp::reeds_shepp_cheapest_memo;
+use crate::curves::{dubins_length, dubins_shortest, pose_to_point, ReedsSheppCurve};
 use crate::geometry::{normalize_angle, Pose2};
 use crate::trajectory::Segment;
 use std::f64::consts::PI;
@@ -182,7 +183,8 @@ impl Motion {
 
     /// The cheapest Reeds-Shepp word from `a` to `b` under this cost (ties to the shorter).
     pub fn cheapest_reeds_shepp(&self, a: Pose2, b: Pose2) -> Option<ReedsSheppCurve> {
-        reeds_shepp_cheapest(a, b, self.radius, |c| self.reeds_shepp_cost(c))
+        let prices = [self.reverse_penalty, self.change_penalty, self.turn_penalty];
+        reeds_shepp_cheapest_memo(a, b, self.radius, prices, |c| self.reeds_shepp_cost(c))
     }
 
     /// The curve from `a` to `b` (to the point of `b`, any heading, when `to_point`) that the

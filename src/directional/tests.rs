@@ -15,7 +15,7 @@ fn ctx(radius: f64, footprint: f64) -> Directional {
 /// The any-angle guide the planner uses: Block A* (conservative line of sight) between the
 /// corners nearest to `start` and `goal` of their cells on the centre mask. `None` when an end is
 /// blocked or no path exists.
-fn block_astar_guide(mask: &Grid, start: Point2, goal: Point2) -> Option<Vec<Point2>> {
+pub(super) fn block_astar_guide(mask: &Grid, start: Point2, goal: Point2) -> Option<Vec<Point2>> {
     use crate::block_astar::{BlockAStar, BlockGrid};
     use crate::lddb::{Lddb, Metric};
     use crate::search::los::LosRule;
@@ -87,7 +87,7 @@ fn smoothing_solves_an_open_field_with_a_post_in_the_way_of_the_shortest_curve()
 }
 
 /// A grid from a predicate over cells.
-fn grid_from(w: usize, h: usize, blocked: impl Fn(i64, i64) -> bool) -> Grid {
+pub(super) fn grid_from(w: usize, h: usize, blocked: impl Fn(i64, i64) -> bool) -> Grid {
     let cells = (0..w * h).map(|k| blocked((k % w) as i64, (k / w) as i64)).collect();
     Grid::from_blocked(w, h, cells).unwrap()
 }
@@ -215,7 +215,7 @@ fn bad_input_is_rejected_and_stop_is_honoured() {
 }
 
 /// splitmix64 in [0, 1).
-fn rnd(seed: &mut u64) -> f64 {
+pub(super) fn rnd(seed: &mut u64) -> f64 {
     *seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *seed;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -422,7 +422,7 @@ fn turning_round_on_the_spot_is_a_verified_loop_and_a_blocked_loop_is_searched_a
 }
 
 /// Random 70x70 maps with rectangles and a border, as the property tests use.
-fn random_rect_map(seed: &mut u64) -> Grid {
+pub(super) fn random_rect_map(seed: &mut u64) -> Grid {
     let mut rects = Vec::new();
     for _ in 0..8 {
         let (x, y) = ((rnd(seed) * 60.0) as i64, (rnd(seed) * 60.0) as i64);

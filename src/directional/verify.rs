@@ -190,4 +190,34 @@ mod tests {
         assert_eq!(verify_trajectory(&m2, &line, &Vehicle::forward(1.0, 4.0), s, e, false), Ok(()));
         assert!(verify_trajectory(&m2, &line, &Vehicle::forward(1.5, 4.0), s, e, false).is_err());
     }
+
+    /// Reverse segments pass only for a vehicle that may reverse; a cusp keeps the heading (a
+    /// join that flips the heading is a discontinuity); a turn on the spot has no gear.
+    #[test]
+    fn gears_are_checked() {
+        let m = CollisionMap::new(&Grid::new_free(40, 40).unwrap());
+        let a = Pose2::new(20.5, 20.5, 0.0);
+        let mut back = crate::trajectory::Segment::line(a, 5.0);
+        back.reverse = true;
+        let ahead = crate::trajectory::Segment::line(back.end(), 8.0);
+        let t = Trajectory { segments: vec![back, ahead], min_turning_radius: 4.0 };
+        let end = ahead.end();
+        assert_eq!(end.x, 23.5);
+        let forward = Vehicle::forward(1.0, 4.0);
+        let reversing = Vehicle { may_reverse: true, ..forward };
+        assert_eq!(verify_trajectory(&m, &t, &forward, a, end, false), Err(VerifyError::Reverse(0)));
+        assert_eq!(verify_trajectory(&m, &t, &reversing, a, end, false), Ok(()));
+        // The same motion with the heading flipped at the cusp (direction of travel, not facing).
+        let mut flipped = t.clone();
+        flipped.segments[0].start.yaw = std::f64::consts::PI;
+        flipped.segments[0].reverse = false;
+        assert!(matches!(verify_trajectory(&m, &flipped, &reversing, a, end, false), Err(_)));
+        // A turn on the spot marked as reverse is refused whatever the vehicle.
+        let mut spin = crate::trajectory::Segment::rotate(a, 1.0);
+        spin.reverse = true;
+        let t = Trajectory { segments: vec![spin], min_turning_radius: 0.0 };
+        let turned = Pose2::new(a.x, a.y, 1.0);
+        let spot = Vehicle { min_turning_radius: 0.0, ..reversing };
+        assert_eq!(verify_trajectory(&m, &t, &spot, a, turned, false), Err(VerifyError::Reverse(0)));
+    }
 }
