@@ -207,3 +207,39 @@ fn at_radius_zero_turns_on_the_spot_are_rotate_segments_in_json() {
         "{last}"
     );
 }
+
+/// A start facing a wall 0.1 m ahead: forwards only (the bundled default) it is refused by proof;
+/// with `--motion-model reeds_shepp` (or `--set motion_model=reeds_shepp`) the plan backs out,
+/// each JSON segment saying its gear, with the cusps and reverse length counted; a bad model or
+/// penalty is named in the error.
+#[test]
+fn reeds_shepp_backs_out_of_what_traps_the_forward_model() {
+    let request = ["--start", "-2.75,-0.25,3.14159", "--goal", "0.5,1.5", "--json"];
+    let forward = plan(&request);
+    assert_eq!(forward.status.code(), Some(1));
+    assert!(text(&forward.stderr).contains("obstacle ahead"), "{}", text(&forward.stderr));
+    for flags in [&["--motion-model", "reeds_shepp"][..], &["--set", "motion_model=reeds_shepp"][..]] {
+        let out = plan(&[&request[..], flags].concat());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let t = &v["trajectory"];
+        let segments = t["segments"].as_array().unwrap();
+        assert_eq!(segments[0]["reverse"], true, "{:?}", segments[0]);
+        let reverse: f64 =
+            segments.iter().filter(|s| s["reverse"] == true).map(|s| s["length"].as_f64().unwrap()).sum();
+        assert!((reverse - t["reverse_length"].as_f64().unwrap()).abs() < 1e-9);
+        let gears: Vec<bool> = segments.iter().map(|s| s["reverse"] == true).collect();
+        let cusps = gears.windows(2).filter(|w| w[0] != w[1]).count();
+        assert_eq!(t["cusps"].as_u64(), Some(cusps as u64));
+        assert!(cusps >= 1);
+    }
+    for (flags, says) in [
+        (&["--motion-model", "sideways"][..], "motion_model must be one of forward, reeds_shepp"),
+        (&["--reverse-penalty", "0.5"][..], "reverse_penalty must be >= 1"),
+        (&["--change-penalty", "-1"][..], "change_penalty must be >= 0 m, got -1 m"),
+    ] {
+        let out = plan(&[&request[..], flags].concat());
+        assert_eq!(out.status.code(), Some(1), "{flags:?}");
+        assert!(text(&out.stderr).contains(says), "{flags:?}: {}", text(&out.stderr));
+    }
+}

@@ -128,6 +128,75 @@ def test_at_radius_zero_turns_on_the_spot_are_rotate_segments_that_join(tmp_path
         node.stop()
 
 
+def test_nose_in_at_a_wall_forward_refuses_and_reeds_shepp_backs_out(tmp_path):
+    """A vehicle facing the map's west wall 0.1 m away with a turning radius of 0.3 m: forwards
+    only (the default) the node refuses by proof; after `ros2 param set motion_model
+    reeds_shepp` it backs out. Checked from the messages alone: every segment ends where the next
+    starts (at cusps too, the heading being the vehicle's facing), each segment's `reverse` flag
+    matches its motion, and /plan turns its direction of travel exactly at the trajectory's
+    cusps, with every pose's orientation the vehicle's heading (what Nav2's controllers with
+    reversing enabled read cusps from)."""
+    from test_ros2_tools import NO_DAEMON, ros2
+
+    start = cell_center(3, 10)
+    node = start_node(tmp_path, "planner_rs", {"robot_radius": 0.15, "min_turning_radius": 0.3,
+                                               "max_map_cells": 100000}, remap_prefix="/rs")
+    peer = Peer("peer_rs", prefix="/rs", node_name="planner_rs")
+    try:
+        peer.wait_connected()
+        peer.publish_map(GRID, node)
+        peer.set_start(*start, math.pi, node_proc=node)
+        status, _ = peer.plan(*GOAL, yaw=0.0)
+        assert status.code == S.NO_VALID_PATH and "ahead" in status.message, status.message
+        assert "Set parameter successful" in ros2("param", "set", *NO_DAEMON, "/planner_rs", "motion_model",
+                                                  "reeds_shepp")
+        out = ros2("param", "set", *NO_DAEMON, "/planner_rs", "motion_model", "sideways", check=False)
+        assert "motion_model" in out and "Set parameter successful" not in out, out
+        n_traj = len(peer.trajectories)
+        status, path = peer.plan(*GOAL, yaw=0.0)
+        assert status.code == S.SUCCESS, status.message
+        assert_path_valid(path, GRID, start, GOAL)
+        peer.spin_until(lambda: len(peer.trajectories) > n_traj, what="~/trajectory")
+        segs = peer.trajectories[-1].segments
+        assert segs[0].reverse, "it backs out first"
+        assert same_heading(segs[0].start_yaw, math.pi)
+        for a, b in zip(segs, segs[1:]):
+            x, y, yaw = segment_end(a)
+            assert math.hypot(x - b.start_x, y - b.start_y) < 1e-6 and same_heading(yaw, b.start_yaw), (a, b)
+        x, y, yaw = segment_end(segs[-1])
+        assert math.hypot(x - GOAL[0], y - GOAL[1]) < 1e-6 and same_heading(yaw, 0.0)
+        # Each segment's gear against its motion, from where it starts and where the next one
+        # starts (the goal for the last): the chord runs against the heading exactly when
+        # `reverse` is set (arcs of more than half a turn say nothing and are skipped).
+        ends = [(b.start_x, b.start_y) for b in segs[1:]] + [GOAL]
+        for s, (ex, ey) in zip(segs, ends):
+            if s.length == 0.0 or (s.kind == s.ARC and s.length >= math.pi * s.radius):
+                continue
+            ahead = (ex - s.start_x) * math.cos(s.start_yaw) + (ey - s.start_y) * math.sin(s.start_yaw)
+            assert (ahead < 0) == s.reverse, s
+        cusps = sum(a.reverse != b.reverse for a, b in zip(segs, segs[1:]) if a.length > 0 and b.length > 0)
+        assert cusps >= 1
+        # /plan: the direction of travel between consecutive poses turns back exactly at cusps,
+        # and each pose faces along its travel forwards, against it backwards.
+        pts = [(p.pose.position.x, p.pose.position.y) for p in path.poses]
+        steps = [(b[0] - a[0], b[1] - a[1]) for a, b in zip(pts, pts[1:]) if math.dist(a, b) > 1e-9]
+        turns_back = sum(u[0] * v[0] + u[1] * v[1] < 0 for u, v in zip(steps, steps[1:]))
+        assert turns_back == cusps, (turns_back, cusps)
+        backwards = 0
+        for a, b in zip(path.poses, path.poses[1:]):
+            d = (b.pose.position.x - a.pose.position.x, b.pose.position.y - a.pose.position.y)
+            if math.hypot(*d) < 1e-9:
+                continue
+            q = a.pose.orientation
+            h = 2 * math.atan2(q.z, q.w)
+            backwards += d[0] * math.cos(h) + d[1] * math.sin(h) < 0
+        assert backwards > 0
+        assert node.alive()
+    finally:
+        peer.close()
+        node.stop()
+
+
 @pytest.mark.parametrize(
     "goal,code",
     [
