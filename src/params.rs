@@ -396,7 +396,8 @@ impl ParamSpec {
                 "false" => Ok(ParamValue::Bool(false)),
                 _ => Err(bad("true or false")),
             },
-            Field::Text(..) | Field::Model(..) => Ok(ParamValue::String(text.trim().to_string())),
+            Field::Text(..) => Ok(ParamValue::String(text.to_string())),
+            Field::Model(..) => Ok(ParamValue::String(text.trim().to_string())),
         }
     }
 

@@ -17,14 +17,6 @@ pub fn link(motion: &Motion, a: Pose2, b: Pose2, to_point: bool, gear: Option<Ge
     }
 }
 
-/// Cost of the curve [`link`] would build, computed without building it where the model allows.
-pub fn link_cost_estimate(motion: &Motion, a: Pose2, b: Pose2, to_point: bool, gear: Option<Gear>) -> Option<f64> {
-    match gear {
-        Some(g) if !to_point => motion.in_gear(a, b, g).map(|s| motion.cost(&s)),
-        _ => motion.price(a, b, to_point).map(|p| p.cost),
-    }
-}
-
 /// A chain of poses from the start to the goal; the last link goes to the goal's point only
 /// when `goal_free`.
 #[derive(Debug, Clone, PartialEq)]

@@ -98,10 +98,11 @@ pub fn driven_backwards(segments: Vec<Segment>) -> Vec<Segment> {
 pub struct Priced {
     /// Cost ([`Motion::cost`] of the curve).
     pub cost: f64,
-    /// Gear of the first segment.
-    pub first: Gear,
-    /// Gear of the last segment.
-    pub last: Gear,
+    /// Gear of the first moving segment; `None` for a curve that does not move (start and end
+    /// coincide): it joins either gear without a cusp.
+    pub first: Option<Gear>,
+    /// Gear of the last moving segment; `None` as for `first`.
+    pub last: Option<Gear>,
 }
 
 /// The motion model with its radius and prices, for one parameter set (cell units).
@@ -155,6 +156,13 @@ impl Motion {
         } else {
             self.change_penalty
         }
+    }
+
+    /// Cost of going on with a curve starting in gear `to` (`None`: it does not move) after gear
+    /// `from`.
+    #[inline]
+    pub fn change_to(&self, from: Gear, to: Option<Gear>) -> f64 {
+        to.map_or(0.0, |to| self.change(from, to))
     }
 
     /// Cost of `segments`: length (reverse length times the reverse penalty), turn penalty per
@@ -220,7 +228,7 @@ impl Motion {
     /// The cost and end gears of [`Motion::link`]'s curve, computed without building it where
     /// the model has a closed form (forwards).
     pub fn price(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<Priced> {
-        let fwd = |cost| Priced { cost, first: Gear::Forward, last: Gear::Forward };
+        let fwd = |cost| Priced { cost, first: Some(Gear::Forward), last: Some(Gear::Forward) };
         match (self.model, to_point) {
             (MotionModel::Forward, false) => {
                 dubins_length(a, b, self.radius).map(|(len, turning)| fwd(len + self.turn_penalty * turning))
@@ -228,7 +236,7 @@ impl Motion {
             (MotionModel::Forward, true) => pose_to_point(a, b.point(), self.radius)
                 .map(|c| fwd(c.length() + self.turn_penalty * c.arc_length / self.radius)),
             (MotionModel::ReedsShepp, true) => self.arc_then_line(a, b).map(|(segs, cost)| {
-                let gear = segs.first().map_or(Gear::Forward, Gear::of);
+                let gear = segs.iter().find(|s| s.length > 0.0).map(Gear::of);
                 Priced { cost, first: gear, last: gear }
             }),
             (MotionModel::ReedsShepp, false) => self.cheapest_reeds_shepp(a, b).map(|c| {
@@ -240,11 +248,21 @@ impl Motion {
                         Gear::Forward
                     }
                 };
-                let first = moving.clone().next().map_or(Gear::Forward, gear);
-                let last = moving.next_back().map_or(Gear::Forward, gear);
+                let first = moving.clone().next().map(gear);
+                let last = moving.next_back().map(gear);
                 Priced { cost: self.reeds_shepp_cost(&c), first, last }
             }),
         }
+    }
+
+    /// The cost of [`Motion::in_gear`]'s curve, from the closed form (nothing built).
+    pub fn price_in_gear(&self, a: Pose2, b: Pose2, gear: Gear) -> Option<f64> {
+        let (a, b) = match gear {
+            Gear::Forward => (a, b),
+            Gear::Reverse => (flipped(a), flipped(b)),
+        };
+        dubins_length(a, b, self.radius)
+            .map(|(len, turning)| len * self.gear_factor(gear) + self.turn_penalty * turning)
     }
 
     /// The single-gear curve from `a` to `b` in `gear`: the shortest Dubins curve, driven
@@ -338,8 +356,8 @@ mod tests {
                 for to_point in [false, true] {
                     let (Some(segs), Some(p)) = (m.link(a, b, to_point), m.price(a, b, to_point)) else { continue };
                     assert!((m.cost(&segs) - p.cost).abs() < 1e-9, "{m:?} {to_point}");
-                    assert_eq!(Gear::of(&segs[0]), p.first);
-                    assert_eq!(Gear::of(segs.last().unwrap()), p.last);
+                    assert_eq!(Some(Gear::of(&segs[0])), p.first);
+                    assert_eq!(Some(Gear::of(segs.last().unwrap())), p.last);
                     assert!(segs.last().unwrap().end().point().distance(b.point()) < 1e-9);
                     if m.model == MotionModel::Forward {
                         assert!(segs.iter().all(|s| !s.reverse));

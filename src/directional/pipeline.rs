@@ -35,11 +35,11 @@
 //!
 //! The result is then verified ([`super::verify`]); a trajectory that fails is never returned.
 
-use super::chain::{link, link_cost_estimate, PoseChain};
+use super::chain::{link, PoseChain};
 use super::escape::trapped_ends;
 use super::footprint::{CollisionMap, Shape, SEARCH_MARGIN};
 use super::lattice::{Lattice, LatticeRect};
-use super::motion::{Gear, MotionModel};
+use super::motion::{Gear, MotionModel, Priced};
 use super::params::Directional;
 use super::search::{directional_astar, directional_astar_below, Outcome, Source, Target, TargetPose};
 use super::smoothing::{path_points, Ends, PathDp, PathPoint};
@@ -433,7 +433,8 @@ fn smoothing(
         if let Some((c, (t_last, h_last))) = found {
             let mut poses = dp.forward_chain(&parent, t_last, h_last);
             poses.push(request.goal);
-            chain = Some(Chain { poses, gears: Vec::new(), by: SolvedBy::Smoothing, cost: c });
+            let cost = exact_cost(ctx, request.goal_heading_free, &poses, &[], c);
+            chain = Some(Chain { poses, gears: Vec::new(), by: SolvedBy::Smoothing, cost });
             let outcome = format!("{} points: reached the goal, cost {c:.2}", coarse.len());
             stage(stats, Stage::SmoothingCoarse, t, outcome);
         } else {
@@ -624,7 +625,8 @@ fn dense_smoothing(
     if let Some((c, (t_last, h_last))) = fwd_goal {
         let mut poses = dp.forward_chain(&fwd_parent, t_last, h_last);
         poses.push(goal);
-        chain = Some(Chain { poses, gears: Vec::new(), by: SolvedBy::Smoothing, cost: c });
+        let cost = exact_cost(ctx, goal_heading_free, &poses, &[], c);
+        chain = Some(Chain { poses, gears: Vec::new(), by: SolvedBy::Smoothing, cost });
         stage(stats, Stage::SmoothingForward, t, format!("reached the goal, cost {c:.2}"));
     } else if short {
         // A short guide: the windowed start-to-goal search below covers it all, cheaper than
@@ -713,7 +715,8 @@ fn dense_smoothing(
                     let (tt, th) = target_of[found.target];
                     poses.pop();
                     poses.extend(dp.backward_chain(&bwd_next, tt, th));
-                    chain = Some(Chain { poses, gears, by: SolvedBy::WindowRepair, cost: found.cost });
+                    let cost = exact_cost(ctx, goal_heading_free, &poses, &gears, found.cost);
+                    chain = Some(Chain { poses, gears, by: SolvedBy::WindowRepair, cost });
                     outcome =
                         format!("found on attempt {} (window {}x{})", attempt + 1, window.width(), window.height());
                     break;
@@ -830,15 +833,32 @@ pub fn cheapest_subchain(ctx: &Directional, map: &CollisionMap, chain: &PoseChai
         return chain.clone();
     }
     let to_point = |j: usize| chain.goal_free && j == n - 1;
+    // The cost and gears of a link from pose `i` to pose `j` (in `gear`: a lattice edge kept).
+    let price = |i: usize, j: usize, gear: Option<Gear>| -> Option<Priced> {
+        match gear {
+            Some(g) if !to_point(j) => {
+                motion.price_in_gear(q[i], q[j], g).map(|cost| Priced { cost, first: Some(g), last: Some(g) })
+            }
+            _ => motion.price(q[i], q[j], to_point(j)),
+        }
+    };
+    // A cusp where a link starting in `to` follows one that arrived in `from`.
+    let join = |from: Option<Gear>, to: Option<Gear>| match (from, to) {
+        (Some(a), Some(b)) => motion.change(a, b),
+        _ => 0.0,
+    };
     let mut best = vec![f64::INFINITY; n];
     let mut from = vec![0usize; n];
+    // The gear each pose is reached in by its best link (priced at the next join).
+    let mut arrive: Vec<Option<Gear>> = vec![None; n];
     best[0] = 0.0;
     let mut cands: Vec<(f64, usize)> = Vec::with_capacity(n);
     for j in 1..n {
         // The chain's own link: always a fallback (free, as the search checked it).
-        let own = link_cost_estimate(&motion, q[j - 1], q[j], to_point(j), chain.gear(j - 1))
-            .map_or(f64::INFINITY, |c| best[j - 1] + c);
-        best[j] = own;
+        if let Some(c) = price(j - 1, j, chain.gear(j - 1)) {
+            best[j] = best[j - 1] + c.cost + join(arrive[j - 1], c.first);
+            arrive[j] = c.last.or(arrive[j - 1]);
+        }
         from[j] = j - 1;
         cands.clear();
         cands.extend((0..j - 1).map(|i| (best[i] + q[i].point().distance(q[j].point()), i)));
@@ -850,9 +870,10 @@ pub fn cheapest_subchain(ctx: &Directional, map: &CollisionMap, chain: &PoseChai
             let bound = top.unwrap_or(f64::INFINITY).min(best[j]);
             if next < cands.len() && cands[next].0 < bound {
                 let i = cands[next].1;
-                if let Some(c) = link_cost_estimate(&motion, q[i], q[j], to_point(j), None) {
-                    if best[i] + c < best[j] {
-                        ranked.push(Reverse((OrdF64::new(best[i] + c), i)));
+                if let Some(c) = price(i, j, None) {
+                    let total = best[i] + c.cost + join(arrive[i], c.first);
+                    if total < best[j] {
+                        ranked.push(Reverse((OrdF64::new(total), i)));
                     }
                 }
                 next += 1;
@@ -867,6 +888,7 @@ pub fn cheapest_subchain(ctx: &Directional, map: &CollisionMap, chain: &PoseChai
             if free {
                 best[j] = c.get();
                 from[j] = i;
+                arrive[j] = price(i, j, None).and_then(|c| c.last).or(arrive[i]);
                 break;
             }
         }
@@ -882,7 +904,28 @@ pub fn cheapest_subchain(ctx: &Directional, map: &CollisionMap, chain: &PoseChai
     }
     kept.reverse();
     gears.reverse();
-    PoseChain { poses: kept, goal_free: chain.goal_free, gears }
+    let sub = PoseChain { poses: kept, goal_free: chain.goal_free, gears };
+    // With reversing the programme keeps one arrival gear per pose, so a join's cusp can tip the
+    // choice the wrong way: the exact costs of both chains settle it.
+    if motion.model == MotionModel::ReedsShepp {
+        let exact = |c: &PoseChain| motion.cost(&c.trajectory(&motion).segments);
+        if exact(&sub) > exact(chain) {
+            return chain.clone();
+        }
+    }
+    sub
+}
+
+/// The cost of a chain that Smoothing or a repair put together from links priced one by one:
+/// with reversing, recomputed from its trajectory so that the cusps where its links join are
+/// counted; forwards (no cusps) `cost` as given.
+fn exact_cost(ctx: &Directional, goal_free: bool, poses: &[Pose2], gears: &[Option<Gear>], cost: f64) -> f64 {
+    let motion = ctx.params().motion();
+    if motion.model == MotionModel::Forward {
+        return cost;
+    }
+    let chain = PoseChain { poses: poses.to_vec(), goal_free, gears: gears.to_vec() };
+    motion.cost(&chain.trajectory(&motion).segments)
 }
 
 /// A full Directional A* (the references of `bench-nav`: Directional-8/-24/-48) from the exact

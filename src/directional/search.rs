@@ -339,9 +339,13 @@ impl<'a> Search<'a> {
                         };
                         let f = src.g + c + self.heuristic(i, j, b);
                         if inside {
-                            self.start_candidates.push((k as u32, self.index(i, j, b, last) as u32, src.g + c));
-                            let id = (self.start_candidates.len() - 1) as u32;
-                            self.open.push((Reverse(OrdF64::new(f)), id, KIND_START));
+                            // The state of the edge's last gear; a first edge that does not move
+                            // (the source is this lattice pose) may go on in either gear.
+                            for &gear in self.gears.iter().filter(|&&g| last.is_none_or(|l| l == g)) {
+                                self.start_candidates.push((k as u32, self.index(i, j, b, gear) as u32, src.g + c));
+                                let id = (self.start_candidates.len() - 1) as u32;
+                                self.open.push((Reverse(OrdF64::new(f)), id, KIND_START));
+                            }
                         } else {
                             self.outside_candidates.push((k as u32, pose));
                             let id = (self.outside_candidates.len() - 1) as u32;
@@ -461,7 +465,7 @@ impl<'a> Search<'a> {
             for (ti, t) in self.targets.iter().enumerate() {
                 if here.point().distance(t.pose.point()) <= self.connect_radius {
                     if let Some(c) = self.link_cost(here, t.pose, t.free) {
-                        let total = gi + c.cost + self.motion.change(gear, c.first) + t.cost_to_go;
+                        let total = gi + c.cost + self.motion.change_to(gear, c.first) + t.cost_to_go;
                         self.push_goal(idx as u32, ti, total);
                     }
                 }

@@ -211,7 +211,7 @@ mod tests {
         let mut flipped = t.clone();
         flipped.segments[0].start.yaw = std::f64::consts::PI;
         flipped.segments[0].reverse = false;
-        assert!(matches!(verify_trajectory(&m, &flipped, &reversing, a, end, false), Err(_)));
+        assert!(verify_trajectory(&m, &flipped, &reversing, a, end, false).is_err());
         // A turn on the spot marked as reverse is refused whatever the vehicle.
         let mut spin = crate::trajectory::Segment::rotate(a, 1.0);
         spin.reverse = true;
