@@ -31,8 +31,10 @@ use Turn::{Left as L, Right as R, Straight as S};
 const SIGN_TOLERANCE: f64 = 1e-10;
 
 /// A piece shorter than this, in radii, is rounding and is dropped (its end error is far below the
-/// end check's tolerance).
-const EMPTY_PIECE: f64 = 1e-12;
+/// end check's tolerance). As large as the sign tolerance: a piece that passed a sign condition
+/// only by that tolerance would otherwise survive with the wrong gear, a sliver of reverse
+/// between two cusps that a planner pricing cusps would pay for.
+const EMPTY_PIECE: f64 = SIGN_TOLERANCE;
 
 /// The most pieces a Reeds-Shepp word has (CCSCC).
 pub const MAX_PIECES: usize = 5;
