@@ -76,11 +76,12 @@ fn marker(header: &Header, ns: &str, id: i32, kind: i32, width: f64, c: ColorRGB
 }
 
 /// Marker namespaces, in the order they appear in the array.
-pub const NAMESPACES: [&str; 5] = ["trajectory_lines", "trajectory_arcs", "any_angle", "footprint", "repair_window"];
+pub const NAMESPACES: [&str; 6] =
+    ["trajectory_lines", "trajectory_arcs", "any_angle", "footprint", "repair_window", "trajectory_reverse"];
 
 /// The markers of `plan` (map frame of `header`): first a DELETEALL (so markers of an older plan
 /// vanish), then one line strip per trajectory segment (`trajectory_lines` green,
-/// `trajectory_arcs` blue), the any-angle path as a line strip plus its waypoints as spheres
+/// `trajectory_arcs` blue, and either driven backwards `trajectory_reverse` magenta), the any-angle path as a line strip plus its waypoints as spheres
 /// (`any_angle`, orange), and circles of `robot_radius` at poses every `footprint_spacing`
 /// metres (`footprint`, grey), and each window the Directional A* window repair searched as a
 /// closed rectangle (`repair_window`, red; none when the repair did not run). With `plan` None
@@ -91,6 +92,8 @@ pub fn plan_markers(plan: Option<&Plan>, robot_radius: f64, footprint_spacing: f
     let line_strip = Marker::LINE_STRIP as i32;
     for (i, seg) in plan.trajectory.segments.iter().enumerate() {
         let (ns, c) = match seg.kind() {
+            // Backwards, line or arc: where the vehicle reverses is what a person looks for.
+            SegmentKind::Line | SegmentKind::Arc if seg.reverse => (NAMESPACES[5], color(0.9, 0.1, 0.8, 1.0)),
             SegmentKind::Line => (NAMESPACES[0], color(0.1, 0.8, 0.2, 1.0)),
             SegmentKind::Arc => (NAMESPACES[1], color(0.2, 0.4, 1.0, 1.0)),
             // A turn on the spot has no length to draw; the footprint markers show the headings.
@@ -196,6 +199,7 @@ mod tests {
         assert_eq!(m[0].action, Marker::DELETEALL as i32);
         let count = |ns: &str| m.iter().filter(|x| x.ns == ns).count();
         assert_eq!((count("trajectory_arcs"), count("trajectory_lines"), count("any_angle")), (1, 1, 2));
+        assert_eq!(count("trajectory_reverse"), 0);
         assert_eq!(count("footprint"), 9);
         let window = m.iter().find(|x| x.ns == "repair_window").unwrap();
         assert_eq!(window.points.len(), 5, "a closed rectangle");
@@ -205,5 +209,18 @@ mod tests {
         assert_eq!(waypoints.points.len(), 3);
         assert!(m.iter().all(|x| x.header.frame_id == "map"));
         assert_eq!(plan_markers(None, 0.2, 0.5, &header).markers.len(), 1);
+    }
+
+    #[test]
+    fn reverse_segments_have_their_own_namespace() {
+        let mut t = arc_and_line();
+        t.segments[1].reverse = true;
+        t.segments[1].start.yaw += std::f64::consts::PI;
+        let plan = Plan { any_angle: vec![], poses: t.sample(0.05), trajectory: t, stats: PlanStats::default() };
+        let header = Header { frame_id: "map".into(), ..Default::default() };
+        let m = plan_markers(Some(&plan), 0.0, 0.5, &header).markers;
+        let ns: Vec<&str> =
+            m.iter().skip(1).filter(|x| x.ns.starts_with("trajectory")).map(|x| x.ns.as_str()).collect();
+        assert_eq!(ns, ["trajectory_arcs", "trajectory_reverse"]);
     }
 }
