@@ -178,8 +178,8 @@ impl RefineParams {
 
 /// Parameters plus the tables built from them. Build once and reuse across plans: the tables
 /// depend only on (turning radius, footprint, lattice spacing, heading bins, and for the
-/// heuristic the motion model), never on the map. One hit-check table serves both gears: a
-/// reverse edge is the forward edge of the vehicle turned round (see [`super::tables`]).
+/// motion model: the gears of the hit-check table, the curves of the heuristic), never on the map
+/// (see [`super::tables`]).
 #[derive(Debug)]
 pub struct Directional {
     params: RefineParams,
@@ -192,7 +192,7 @@ impl Directional {
     pub fn new(params: RefineParams) -> Result<Self, String> {
         params.validate()?;
         let key = params.table_key();
-        let edges = EdgeTable::new(key, Neighbourhood::Directional48.reach());
+        let edges = EdgeTable::new(key, Neighbourhood::Directional48.reach(), params.motion_model);
         let heuristic = HeuristicTable::new(
             key.turning_radius,
             key.spacing,

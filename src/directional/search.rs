@@ -2,8 +2,8 @@
 //! shortest curves between lattice poses, collision-checked by table look-ups only.
 //!
 //! With reversing ([`super::MotionModel::ReedsShepp`]) a state also holds the gear it was reached
-//! in, and every state has edges in both gears: a reverse edge is the tabulated forward edge of the
-//! vehicle turned round (heading bins flipped), its length priced by `reverse_penalty`, and an edge
+//! in, and every state has edges in both gears (the table's reverse edges: the vehicle turned
+//! round, driven backwards), a reverse edge's length priced by `reverse_penalty`, and an edge
 //! in the other gear than the state's pays `change_penalty` (a cusp at the state). First edges and
 //! goal links are the model's curves (cheapest Reeds-Shepp words), priced the same way.
 //!
@@ -264,15 +264,6 @@ impl<'a> Search<'a> {
         (c % w + self.window.i0, c / w + self.window.j0, k % self.nb, gear)
     }
 
-    /// The heading bin of the direction of travel in `gear` of a vehicle facing bin `b`.
-    #[inline]
-    fn travel_bin(&self, b: usize, gear: Gear) -> usize {
-        match gear {
-            Gear::Forward => b,
-            Gear::Reverse => (b + self.nb / 2) % self.nb,
-        }
-    }
-
     fn pose(&self, i: i64, j: i64, b: usize) -> Pose2 {
         self.lattice.pose(i, j, self.ctx.params().heading_bins, b)
     }
@@ -453,9 +444,8 @@ impl<'a> Search<'a> {
     }
 
     /// Expands state `idx`: its links to nearby targets (once), then its tabulated edges in
-    /// every gear, each checked by the table's swept cells (a reverse edge by the forward edge of
-    /// the vehicle turned round); an edge leaving the window only marks the search as cut when it
-    /// is free.
+    /// every gear, each checked by the table's swept cells; an edge leaving the window only marks
+    /// the search as cut when it is free.
     fn expand(&mut self, idx: usize) {
         let (i, j, b, gear) = self.unindex(idx);
         let gi = self.g[idx];
@@ -476,7 +466,6 @@ impl<'a> Search<'a> {
         let tp = self.motion.turn_penalty;
         let edges = self.ctx.edges();
         for &next_gear in self.gears {
-            let travel = self.travel_bin(b, next_gear);
             let factor = self.motion.gear_factor(next_gear);
             let change = self.motion.change(gear, next_gear);
             for k in 0..self.offsets.len() {
@@ -485,15 +474,15 @@ impl<'a> Search<'a> {
                 if !self.window.contains(ni, nj) {
                     if !self.clipped && self.lattice.contains(ni, nj) {
                         let map = self.map;
-                        self.clipped = (0..self.nb)
-                            .any(|h| edges.edge(travel, h, dx, dy).is_some_and(|e| map.spans_free(&e.spans, bx, by)));
+                        self.clipped = (0..self.nb).any(|h| {
+                            edges.edge_in(next_gear, b, h, dx, dy).is_some_and(|e| map.spans_free(&e.spans, bx, by))
+                        });
                     }
                     continue;
                 }
-                for arrive in 0..self.nb {
-                    let Some(e) = edges.edge(travel, arrive, dx, dy) else { continue };
+                for heading in 0..self.nb {
+                    let Some(e) = edges.edge_in(next_gear, b, heading, dx, dy) else { continue };
                     let ng = gi + e.length * factor + tp * e.turning + change;
-                    let heading = self.travel_bin(arrive, next_gear);
                     let nidx = self.index(ni, nj, heading, next_gear);
                     if ng >= self.g[nidx] || self.closed[nidx] {
                         continue;

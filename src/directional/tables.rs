@@ -5,10 +5,11 @@
 //!   between the two lattice poses, its length and turning, and the grid cells the footprint sweeps
 //!   along it (as row runs relative to the start cell). Entries are filled lazily on first use
 //!   (thread-safe), so a table sized for Smoothing-48 costs only what the searches touch.
-//!   One table serves both gears: an edge driven backwards from heading `h0` to `h1` is the
-//!   forward edge from `h0 + pi` to `h1 + pi` with the vehicle turned round (same cells swept,
-//!   since a disk and a square are symmetric under a half turn), so Directional A* with reversing
-//!   looks up the flipped bins ([`super::motion::driven_backwards`] builds its curve).
+//!   With reversing the table also holds the edges driven backwards: from heading `h0` to `h1`,
+//!   the shortest curve of the vehicle turned round, driven backwards
+//!   ([`super::motion::Motion::in_gear`]), computed from the same poses the chain builds it from,
+//!   so the cells checked are the cells of the curve built (the flipped bins' own yaws can differ
+//!   from a turned-round heading by a rounding, enough to flip a tie between two Dubins words).
 //! - [`HeuristicTable`]: the curve length to a goal from every lattice offset in a window, by
 //!   heading and goal heading (and for a free goal heading), Euclidean beyond the window: Dubins
 //!   lengths forwards, Reeds-Shepp lengths with reversing (never above the cost of a curve, which
@@ -16,7 +17,7 @@
 
 use super::footprint::{swept_spans, Shape, Span, SEARCH_MARGIN};
 use super::lattice::{HeadingBins, Lattice};
-use super::motion::{flipped, MotionModel};
+use super::motion::{driven_backwards, flipped, Gear, MotionModel};
 use crate::curves::{dubins_shortest, pose_to_point, reeds_shepp_shortest};
 use crate::geometry::{Point2, Pose2};
 use crate::trajectory::Segment;
@@ -46,28 +47,35 @@ pub struct TableKey {
     pub bins: HeadingBins,
 }
 
-/// Lazily filled hit-check table of lattice edges with offsets up to `max_offset` lattice cells.
+/// Lazily filled hit-check table of lattice edges with offsets up to `max_offset` lattice cells,
+/// forwards, and with reversing backwards too.
 ///
-/// Memory: `bins² x (2 max_offset + 1)²` entries, allocated at once (8 bins and the planner's
-/// reach of 3: 3 136 entries of `size_of::<OnceLock<Edge>>()`, 40 bytes), each filled at most
-/// once with its swept row runs (12 bytes a run); [`EdgeTable::bytes`] tells what it holds, and
-/// it never holds more than when every entry is filled ([`EdgeTable::fill_all`]).
+/// Memory: `bins² x (2 max_offset + 1)²` entries per gear, allocated at once (8 bins and the
+/// planner's reach of 3: 3 136 entries of `size_of::<OnceLock<Edge>>()`, 40 bytes), each filled
+/// at most once with its swept row runs (12 bytes a run); [`EdgeTable::bytes`] tells what it
+/// holds, and it never holds more than when every entry is filled ([`EdgeTable::fill_all`]).
 #[derive(Debug)]
 pub struct EdgeTable {
     key: TableKey,
     max_offset: i64,
     entries: Vec<OnceLock<Edge>>,
+    /// The edges driven backwards (empty without reversing).
+    reverse: Vec<OnceLock<Edge>>,
 }
 
 impl EdgeTable {
-    /// An empty table for edges up to `max_offset` (>= 1) lattice cells away.
-    pub fn new(key: TableKey, max_offset: i64) -> Self {
+    /// An empty table for edges up to `max_offset` (>= 1) lattice cells away, in the gears of
+    /// `model`.
+    pub fn new(key: TableKey, max_offset: i64, model: MotionModel) -> Self {
         let n = key.bins.count();
+        let max_offset = max_offset.max(1);
         let side = (2 * max_offset + 1) as usize;
+        let size = |gear| if model.gears().contains(&gear) { n * n * side * side } else { 0 };
         Self {
             key,
-            max_offset: max_offset.max(1),
-            entries: (0..n * n * side * side).map(|_| OnceLock::new()).collect(),
+            max_offset,
+            entries: (0..size(Gear::Forward)).map(|_| OnceLock::new()).collect(),
+            reverse: (0..size(Gear::Reverse)).map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -85,6 +93,13 @@ impl EdgeTable {
     /// when the offset lies beyond the table (or is `(0, 0)` with equal headings).
     #[inline]
     pub fn edge(&self, h0: usize, h1: usize, dx: i64, dy: i64) -> Option<&Edge> {
+        self.edge_in(Gear::Forward, h0, h1, dx, dy)
+    }
+
+    /// The edge driven in `gear` from the vehicle facing bin `h0` to it facing bin `h1`, across
+    /// lattice offset `(dx, dy)`; `None` beyond the table or in a gear it was not built for.
+    #[inline]
+    pub fn edge_in(&self, gear: Gear, h0: usize, h1: usize, dx: i64, dy: i64) -> Option<&Edge> {
         let m = self.max_offset;
         if dx.abs() > m || dy.abs() > m {
             return None;
@@ -92,27 +107,40 @@ impl EdgeTable {
         let n = self.key.bins.count();
         let side = (2 * m + 1) as usize;
         let idx = ((h0 * n + h1) * side + (dy + m) as usize) * side + (dx + m) as usize;
-        Some(self.entries[idx].get_or_init(|| self.compute(h0, h1, dx, dy)))
+        let entries = match gear {
+            Gear::Forward => &self.entries,
+            Gear::Reverse => &self.reverse,
+        };
+        entries.get(idx).map(|e| e.get_or_init(|| self.compute(gear, h0, h1, dx, dy)))
     }
 
-    fn compute(&self, h0: usize, h1: usize, dx: i64, dy: i64) -> Edge {
+    fn compute(&self, gear: Gear, h0: usize, h1: usize, dx: i64, dy: i64) -> Edge {
         let k = self.key;
         let l = Lattice { spacing: k.spacing, cols: 0, rows: 0 };
-        let a = l.pose(0, 0, k.bins, h0);
-        let b = l.pose(dx, dy, k.bins, h1);
+        let (a, b) = (l.pose(0, 0, k.bins, h0), l.pose(dx, dy, k.bins, h1));
+        let (a, b) = match gear {
+            Gear::Forward => (a, b),
+            Gear::Reverse => (flipped(a), flipped(b)),
+        };
         // Some Dubins word always exists for a positive radius and finite poses.
         let curve = dubins_shortest(a, b, k.turning_radius).expect("valid radius");
+        let segments = match gear {
+            Gear::Forward => curve.segments(),
+            Gear::Reverse => driven_backwards(curve.segments()),
+        };
         Edge {
             length: curve.length(),
             turning: curve.turning(),
-            spans: swept_spans(&curve.segments(), k.footprint, SEARCH_MARGIN).into_boxed_slice(),
+            spans: swept_spans(&segments, k.footprint, SEARCH_MARGIN).into_boxed_slice(),
         }
     }
 
-    /// Bytes held: the entry array and the row runs of the entries filled so far.
+    /// Bytes held: the entry arrays and the row runs of the entries filled so far.
     pub fn bytes(&self) -> usize {
-        let runs: usize = self.entries.iter().filter_map(OnceLock::get).map(|e| e.spans.len()).sum();
-        self.entries.capacity() * std::mem::size_of::<OnceLock<Edge>>() + runs * std::mem::size_of::<Span>()
+        let all = || self.entries.iter().chain(&self.reverse);
+        let runs: usize = all().filter_map(OnceLock::get).map(|e| e.spans.len()).sum();
+        let capacity = self.entries.capacity() + self.reverse.capacity();
+        capacity * std::mem::size_of::<OnceLock<Edge>>() + runs * std::mem::size_of::<Span>()
     }
 
     /// Computes every entry now (benchmarks do this so that no search pays for filling).
@@ -123,20 +151,30 @@ impl EdgeTable {
             for h1 in 0..n {
                 for dy in -m..=m {
                     for dx in -m..=m {
-                        let _ = self.edge(h0, h1, dx, dy);
+                        let _ = self.edge_in(Gear::Forward, h0, h1, dx, dy);
+                        let _ = self.edge_in(Gear::Reverse, h0, h1, dx, dy);
                     }
                 }
             }
         }
     }
 
-    /// The curve of an edge, placed with its start at lattice cell `(i, j)`.
-    pub fn segments_at(&self, i: i64, j: i64, h0: usize, h1: usize, dx: i64, dy: i64) -> Vec<Segment> {
+    /// The curve of an edge driven in `gear`, placed with its start at lattice cell `(i, j)`:
+    /// the shortest Dubins curve, or backwards the one of the vehicle turned round (as
+    /// [`super::motion::Motion::in_gear`] builds it).
+    #[allow(clippy::too_many_arguments)]
+    pub fn segments_at(&self, gear: Gear, i: i64, j: i64, h0: usize, h1: usize, dx: i64, dy: i64) -> Vec<Segment> {
         let k = self.key;
         let l = Lattice { spacing: k.spacing, cols: 0, rows: 0 };
-        dubins_shortest(l.pose(i, j, k.bins, h0), l.pose(i + dx, j + dy, k.bins, h1), k.turning_radius)
-            .map(|c| c.segments())
-            .unwrap_or_default()
+        let (a, b) = (l.pose(i, j, k.bins, h0), l.pose(i + dx, j + dy, k.bins, h1));
+        // Some Dubins word always exists for a positive radius and finite poses.
+        match gear {
+            Gear::Forward => dubins_shortest(a, b, k.turning_radius).map(|c| c.segments()),
+            Gear::Reverse => {
+                dubins_shortest(flipped(a), flipped(b), k.turning_radius).map(|c| driven_backwards(c.segments()))
+            }
+        }
+        .unwrap_or_default()
     }
 }
 
@@ -232,7 +270,7 @@ mod tests {
     #[test]
     fn the_edge_table_stays_at_its_full_size() {
         let key = TableKey { turning_radius: 10.0, footprint: Shape::Disk(4.0), spacing: 2, bins: HeadingBins::Eight };
-        let table = EdgeTable::new(key, 3);
+        let table = EdgeTable::new(key, 3, MotionModel::Forward);
         let empty = table.bytes();
         assert_eq!(std::mem::size_of::<OnceLock<Edge>>(), 40, "the documented entry size");
         assert_eq!(empty, 8 * 8 * 7 * 7 * 40);
@@ -249,10 +287,10 @@ mod tests {
     #[test]
     fn tabulated_spans_equal_the_swept_cells_of_the_placed_curve() {
         let key = TableKey { turning_radius: 6.0, footprint: Shape::Disk(1.5), spacing: 3, bins: HeadingBins::Eight };
-        let t = EdgeTable::new(key, 3);
+        let t = EdgeTable::new(key, 3, MotionModel::Forward);
         for (h0, h1, dx, dy) in [(0, 1, 2, 1), (0, 2, 2, 2), (3, 3, -1, 1), (0, 4, 1, 0), (5, 0, -3, 2)] {
             let e = t.edge(h0, h1, dx, dy).unwrap();
-            let placed = t.segments_at(7, 4, h0, h1, dx, dy);
+            let placed = t.segments_at(Gear::Forward, 7, 4, h0, h1, dx, dy);
             let direct = swept_spans(&placed, 1.5, SEARCH_MARGIN);
             let shifted: Vec<Span> =
                 e.spans.iter().map(|s| Span { y: s.y + 4 * 3, x0: s.x0 + 7 * 3, x1: s.x1 + 7 * 3 }).collect();
@@ -268,7 +306,7 @@ mod tests {
             for (h0, h1, dx, dy) in [(0, 1, 2, 1), (2, 2, 0, 2), (0, 0, 3, 0)] {
                 let e = t.edge(h0, h1, dx, dy).unwrap();
                 let by_table = m.spans_free(&e.spans, i * 3, 6 * 3);
-                let direct = m.sweep_free(&t.segments_at(i, 6, h0, h1, dx, dy), 1.5, SEARCH_MARGIN);
+                let direct = m.sweep_free(&t.segments_at(Gear::Forward, i, 6, h0, h1, dx, dy), 1.5, SEARCH_MARGIN);
                 assert_eq!(by_table, direct);
             }
         }
@@ -285,5 +323,48 @@ mod tests {
         assert!(est <= exact + 1e-4 && est >= exact - 2.0 * 2f64.sqrt() - 1e-4);
         let far = h.estimate(90, 20, 0, goal, false);
         assert!((far - l.centre(90, 20).distance(goal.point())).abs() < 1e-9);
+    }
+
+    /// A reverse lattice edge is checked by its table entry; the chain builds it from the lattice
+    /// poses with `Motion::in_gear`. Both sweep the same cells, for every edge of both bin counts,
+    /// placed anywhere (with 16 bins, the forward edge of the flipped bins differs for some).
+    #[test]
+    fn reverse_edges_as_built_sweep_the_tabulated_cells() {
+        use crate::directional::motion::Motion;
+        for bins in [HeadingBins::Eight, HeadingBins::Sixteen] {
+            let key = TableKey { turning_radius: 6.0, footprint: Shape::Disk(1.5), spacing: 3, bins };
+            let t = EdgeTable::new(key, 3, MotionModel::ReedsShepp);
+            let motion = Motion {
+                model: MotionModel::ReedsShepp,
+                radius: 6.0,
+                turn_penalty: 0.0,
+                reverse_penalty: 1.0,
+                change_penalty: 0.0,
+            };
+            let n = bins.count();
+            let l = Lattice { spacing: 3, cols: 0, rows: 0 };
+            let (i, j) = (7, 4);
+            for h0 in 0..n {
+                for h1 in 0..n {
+                    for (dx, dy) in crate::directional::Neighbourhood::Directional48.offsets() {
+                        let e = t.edge_in(Gear::Reverse, h0, h1, dx, dy).unwrap();
+                        let built = motion
+                            .in_gear(l.pose(i, j, bins, h0), l.pose(i + dx, j + dy, bins, h1), Gear::Reverse)
+                            .unwrap();
+                        let direct = swept_spans(&built, Shape::Disk(1.5), SEARCH_MARGIN);
+                        let shifted: Vec<Span> = e
+                            .spans
+                            .iter()
+                            .map(|s| Span {
+                                y: s.y + (j * 3) as i32,
+                                x0: s.x0 + (i * 3) as i32,
+                                x1: s.x1 + (i * 3) as i32,
+                            })
+                            .collect();
+                        assert_eq!(shifted, direct, "{bins:?} {h0} {h1} {dx} {dy}");
+                    }
+                }
+            }
+        }
     }
 }
