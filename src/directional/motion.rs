@@ -14,7 +14,7 @@
 
 use super::params::RefineParams;
 use crate::curves::reeds_shepp::reeds_shepp_cheapest_memo;
-use crate::curves::{dubins_length, dubins_shortest, pose_to_point, ReedsSheppCurve};
+use crate::curves::{dubins_length, dubins_shortest, pose_to_point, DubinsCurve, ReedsSheppCurve};
 use crate::geometry::{normalize_angle, Pose2};
 use crate::trajectory::Segment;
 use std::f64::consts::PI;
@@ -90,6 +90,18 @@ pub fn driven_backwards(segments: Vec<Segment>) -> Vec<Segment> {
         .into_iter()
         .map(|s| Segment { start: flipped(s.start), curvature: -s.curvature, reverse: true, ..s })
         .collect()
+}
+
+/// The shortest curve from `a` to `b` driven in `gear` alone, with `radius`: the Dubins curve,
+/// or backwards the Dubins curve of the vehicle turned round, driven backwards. Returns the Dubins
+/// curve (its length and turning) and the segments as driven. The one construction of a
+/// single-gear curve: the hit-check table tabulates it and the chain builds it, so what a search
+/// checked is what the trajectory holds. `None` only for non-finite input or radius.
+pub fn single_gear_curve(a: Pose2, b: Pose2, radius: f64, gear: Gear) -> Option<(DubinsCurve, Vec<Segment>)> {
+    match gear {
+        Gear::Forward => dubins_shortest(a, b, radius).map(|c| (c, c.segments())),
+        Gear::Reverse => dubins_shortest(flipped(a), flipped(b), radius).map(|c| (c, driven_backwards(c.segments()))),
+    }
 }
 
 /// A curve's cost and the gears it starts and ends in, computed without building its segments
@@ -269,12 +281,7 @@ impl Motion {
     /// backwards with the vehicle facing the other way for [`Gear::Reverse`] (a lattice edge of
     /// Directional A* in that gear). `None` only for non-finite input.
     pub fn in_gear(&self, a: Pose2, b: Pose2, gear: Gear) -> Option<Vec<Segment>> {
-        match gear {
-            Gear::Forward => dubins_shortest(a, b, self.radius).map(|c| c.segments()),
-            Gear::Reverse => {
-                dubins_shortest(flipped(a), flipped(b), self.radius).map(|c| driven_backwards(c.segments()))
-            }
-        }
+        single_gear_curve(a, b, self.radius, gear).map(|(_, segments)| segments)
     }
 
     /// A lower bound on the cost of any legal curve of this model from `a` to `b`: the

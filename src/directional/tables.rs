@@ -17,7 +17,7 @@
 
 use super::footprint::{swept_spans, Shape, Span, SEARCH_MARGIN};
 use super::lattice::{HeadingBins, Lattice};
-use super::motion::{driven_backwards, flipped, Gear, MotionModel};
+use super::motion::{flipped, single_gear_curve, Gear, MotionModel};
 use crate::curves::{dubins_shortest, pose_to_point, reeds_shepp_shortest};
 use crate::geometry::{Point2, Pose2};
 use crate::trajectory::Segment;
@@ -118,16 +118,8 @@ impl EdgeTable {
         let k = self.key;
         let l = Lattice { spacing: k.spacing, cols: 0, rows: 0 };
         let (a, b) = (l.pose(0, 0, k.bins, h0), l.pose(dx, dy, k.bins, h1));
-        let (a, b) = match gear {
-            Gear::Forward => (a, b),
-            Gear::Reverse => (flipped(a), flipped(b)),
-        };
         // Some Dubins word always exists for a positive radius and finite poses.
-        let curve = dubins_shortest(a, b, k.turning_radius).expect("valid radius");
-        let segments = match gear {
-            Gear::Forward => curve.segments(),
-            Gear::Reverse => driven_backwards(curve.segments()),
-        };
+        let (curve, segments) = single_gear_curve(a, b, k.turning_radius, gear).expect("valid radius");
         Edge {
             length: curve.length(),
             turning: curve.turning(),
@@ -159,22 +151,14 @@ impl EdgeTable {
         }
     }
 
-    /// The curve of an edge driven in `gear`, placed with its start at lattice cell `(i, j)`:
-    /// the shortest Dubins curve, or backwards the one of the vehicle turned round (as
-    /// [`super::motion::Motion::in_gear`] builds it).
+    /// The curve of an edge driven in `gear`, placed with its start at lattice cell `(i, j)`
+    /// ([`single_gear_curve`], as the chain builds it).
     #[allow(clippy::too_many_arguments)]
     pub fn segments_at(&self, gear: Gear, i: i64, j: i64, h0: usize, h1: usize, dx: i64, dy: i64) -> Vec<Segment> {
         let k = self.key;
         let l = Lattice { spacing: k.spacing, cols: 0, rows: 0 };
         let (a, b) = (l.pose(i, j, k.bins, h0), l.pose(i + dx, j + dy, k.bins, h1));
-        // Some Dubins word always exists for a positive radius and finite poses.
-        match gear {
-            Gear::Forward => dubins_shortest(a, b, k.turning_radius).map(|c| c.segments()),
-            Gear::Reverse => {
-                dubins_shortest(flipped(a), flipped(b), k.turning_radius).map(|c| driven_backwards(c.segments()))
-            }
-        }
-        .unwrap_or_default()
+        single_gear_curve(a, b, k.turning_radius, gear).map(|(_, segments)| segments).unwrap_or_default()
     }
 }
 
