@@ -75,7 +75,8 @@ pub enum VerifyError {
 /// heading (at cusps too: the heading is the vehicle's facing, which a change of gear keeps),
 /// curvature at most `1 / min_turning_radius` (+[`CURVATURE_TOLERANCE`]; turns on the spot only
 /// when it is 0, swept as the footprint's circumscribed disk), reverse segments only for a vehicle
-/// that may reverse, the footprint never touching a blocked cell along any segment whatever its
+/// that may reverse (a segment's gear is consistent with its motion because its end is computed
+/// from it: a wrong gear sends the end the other way, which the joins and the goal check catch), the footprint never touching a blocked cell along any segment whatever its
 /// gear, starting at `start` and ending at `goal` (heading ignored when `goal_heading_free`).
 /// Returns the first violation found.
 pub fn verify_trajectory(
@@ -207,6 +208,13 @@ mod tests {
         let reversing = Vehicle { may_reverse: true, ..forward };
         assert_eq!(verify_trajectory(&m, &t, &forward, a, end, false), Err(VerifyError::Reverse(0)));
         assert_eq!(verify_trajectory(&m, &t, &reversing, a, end, false), Ok(()));
+        // The same geometry with a wrong gear on either segment does not join or end at the goal.
+        for k in 0..2 {
+            let mut wrong = t.clone();
+            wrong.segments[k].reverse = !wrong.segments[k].reverse;
+            let got = verify_trajectory(&m, &wrong, &reversing, a, end, false);
+            assert!(matches!(got, Err(VerifyError::Discontinuous(..) | VerifyError::WrongGoal)), "{k}: {got:?}");
+        }
         // The same motion with the heading flipped at the cusp (direction of travel, not facing).
         let mut flipped = t.clone();
         flipped.segments[0].start.yaw = std::f64::consts::PI;
