@@ -307,10 +307,7 @@ mod tests {
 
     fn rng(seed: u64) -> impl FnMut() -> f64 {
         let mut s = seed;
-        move || {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        }
+        move || crate::directional::tests::rnd(&mut s)
     }
 
     #[test]

@@ -8,7 +8,8 @@ import pytest
 from blockstar_planner_msgs.msg import PlannerStatus as S
 from nav_msgs.msg import Odometry
 
-from helpers import FAR, Peer, assert_path_valid, big_grid, make_grid, start_node, tmpdir, yaw_quaternion
+from helpers import (FAR, Peer, assert_path_valid, big_grid, make_grid, start_node, start_with_peer, tmpdir,
+                     yaw_quaternion)
 
 RES = 0.1
 ORIGIN = (-1.0, -2.0)
@@ -139,13 +140,11 @@ def test_nose_in_at_a_wall_forward_refuses_and_reeds_shepp_backs_out(tmp_path):
     from test_ros2_tools import NO_DAEMON, ros2
 
     start = cell_center(3, 10)
-    node = start_node(tmp_path, "planner_rs", {"robot_radius": 0.15, "min_turning_radius": 0.3,
-                                               "max_map_cells": 100000}, remap_prefix="/rs")
-    peer = Peer("peer_rs", prefix="/rs", node_name="planner_rs")
+    params = {"robot_radius": 0.15, "min_turning_radius": 0.3, "max_map_cells": 100000}
+    node, peer = start_with_peer(tmp_path, "planner_rs", params,
+                                 lambda: Peer("peer_rs", prefix="/planner_rs", node_name="planner_rs"),
+                                 grid=GRID, start_pose=(*start, math.pi))
     try:
-        peer.wait_connected()
-        peer.publish_map(GRID, node)
-        peer.set_start(*start, math.pi, node_proc=node)
         status, _ = peer.plan(*GOAL, yaw=0.0)
         assert status.code == S.NO_VALID_PATH and "ahead" in status.message, status.message
         assert "Set parameter successful" in ros2("param", "set", *NO_DAEMON, "/planner_rs", "motion_model",
