@@ -51,6 +51,12 @@ impl PoseChain {
         link(motion, self.poses[k], self.poses[k + 1], self.to_point(k), self.gear(k))
     }
 
+    /// The exact cost of [`PoseChain::trajectory`] ([`Motion::cost`]: cusps where links join
+    /// counted).
+    pub fn cost(&self, motion: &Motion) -> f64 {
+        motion.cost(&self.trajectory(motion).segments)
+    }
+
     /// The trajectory through the chain (a link that cannot be built is left out, which
     /// verification then reports as a discontinuity).
     pub fn trajectory(&self, motion: &Motion) -> Trajectory {

@@ -14,7 +14,9 @@
 
 use super::params::RefineParams;
 use crate::curves::reeds_shepp::reeds_shepp_cheapest_memo;
-use crate::curves::{dubins_length, dubins_shortest, pose_to_point, DubinsCurve, ReedsSheppCurve};
+use crate::curves::{
+    dubins_length, dubins_shortest, pose_to_point, reeds_shepp_shortest, DubinsCurve, ReedsSheppCurve,
+};
 use crate::geometry::{normalize_angle, Pose2};
 use crate::trajectory::Segment;
 use std::f64::consts::PI;
@@ -45,6 +47,16 @@ impl MotionModel {
     /// The model called `name` (as [`MotionModel::name`] spells it), `None` for any other.
     pub fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Length of the shortest curve of this model from `a` to `b` with `radius` (Dubins
+    /// forwards, Reeds-Shepp with reversing): a lower bound on the cost of any legal curve between
+    /// them. `None` only for non-finite input or radius.
+    pub fn shortest_length(self, a: Pose2, b: Pose2, radius: f64) -> Option<f64> {
+        match self {
+            MotionModel::Forward => dubins_shortest(a, b, radius).map(|c| c.length()),
+            MotionModel::ReedsShepp => reeds_shepp_shortest(a, b, radius).map(|c| c.length()),
+        }
     }
 
     /// The gears the model may drive in.

@@ -383,13 +383,7 @@ impl GuideInfo {
         // from start to goal may then find a better way (for example, swinging out first). The
         // bound is the larger of the guide's length and the obstacle-free Dubins length, both
         // lower bounds.
-        let free_space = match p.motion_model {
-            MotionModel::Forward => crate::curves::dubins_shortest(start, goal, p.turning_radius).map(|c| c.length()),
-            MotionModel::ReedsShepp => {
-                crate::curves::reeds_shepp_shortest(start, goal, p.turning_radius).map(|c| c.length())
-            }
-        }
-        .unwrap_or(0.0);
+        let free_space = p.motion_model.shortest_length(start, goal, p.turning_radius).unwrap_or(0.0);
         let loop_bound = length.max(if goal_heading_free { 0.0 } else { free_space }) + PI * p.turning_radius;
         Self { points, path_points, lattice, short: length <= SHORT_PATH_RADII * p.turning_radius, loop_bound }
     }
@@ -907,11 +901,8 @@ pub fn cheapest_subchain(ctx: &Directional, map: &CollisionMap, chain: &PoseChai
     let sub = PoseChain { poses: kept, goal_free: chain.goal_free, gears };
     // With reversing the programme keeps one arrival gear per pose, so a join's cusp can tip the
     // choice the wrong way: the exact costs of both chains settle it.
-    if motion.model == MotionModel::ReedsShepp {
-        let exact = |c: &PoseChain| motion.cost(&c.trajectory(&motion).segments);
-        if exact(&sub) > exact(chain) {
-            return chain.clone();
-        }
+    if motion.model == MotionModel::ReedsShepp && sub.cost(&motion) > chain.cost(&motion) {
+        return chain.clone();
     }
     sub
 }
@@ -925,7 +916,7 @@ fn exact_cost(ctx: &Directional, goal_free: bool, poses: &[Pose2], gears: &[Opti
         return cost;
     }
     let chain = PoseChain { poses: poses.to_vec(), goal_free, gears: gears.to_vec() };
-    motion.cost(&chain.trajectory(&motion).segments)
+    chain.cost(&motion)
 }
 
 /// A full Directional A* (the references of `bench-nav`: Directional-8/-24/-48) from the exact

@@ -18,7 +18,7 @@
 use super::footprint::{swept_spans, Shape, Span, SEARCH_MARGIN};
 use super::lattice::{HeadingBins, Lattice};
 use super::motion::{flipped, single_gear_curve, Gear, MotionModel};
-use crate::curves::{dubins_shortest, pose_to_point, reeds_shepp_shortest};
+use crate::curves::pose_to_point;
 use crate::geometry::{Point2, Pose2};
 use crate::trajectory::Segment;
 use std::sync::OnceLock;
@@ -181,10 +181,6 @@ impl HeuristicTable {
     /// Builds the table for `turning_radius` (cells) over offsets within `window` lattice cells,
     /// with the curves of `model`.
     pub fn new(turning_radius: f64, spacing: i64, bins: HeadingBins, window: i64, model: MotionModel) -> Self {
-        let curve_length = |from: Pose2, to: Pose2| match model {
-            MotionModel::Forward => dubins_shortest(from, to, turning_radius).map(|c| c.length()),
-            MotionModel::ReedsShepp => reeds_shepp_shortest(from, to, turning_radius).map(|c| c.length()),
-        };
         let point_length = |from: Pose2, to: Point2| {
             let fwd = pose_to_point(from, to, turning_radius).map_or(f64::INFINITY, |c| c.length());
             match model {
@@ -208,7 +204,7 @@ impl HeuristicTable {
                     let mut best_free = f64::INFINITY;
                     for g in 0..n {
                         let to = l.pose(0, 0, bins, g);
-                        let len = curve_length(from, to).unwrap_or(f64::INFINITY);
+                        let len = model.shortest_length(from, to, turning_radius).unwrap_or(f64::INFINITY);
                         posed[(g * n + h) * side * side + cell] = len as f32;
                         best_free = best_free.min(len);
                     }
@@ -247,6 +243,7 @@ impl HeuristicTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::curves::dubins_shortest;
     use crate::directional::footprint::CollisionMap;
     use crate::grid::Grid;
 
