@@ -16,7 +16,7 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "ros"))
-from helpers import LATCHED, NODE_BIN, SHARE, NodeProcess, Peer, quaternion_yaw  # noqa: E402  (the tests' peer)
+from helpers import LATCHED, NODE_BIN, SHARE, NodeProcess, Peer, exit_on_sigterm, quaternion_yaw  # noqa: E402  (the tests' peer)
 
 from nav_msgs.msg import Path  # noqa: E402
 
@@ -45,6 +45,7 @@ def write_poses(path_msg, out, what):
 
 
 def main():
+    exit_on_sigterm()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--start", type=lambda s: numbers(s, 3), default=[-2.0, -0.5, 0.0])
     ap.add_argument("--goal", type=lambda s: numbers(s, 3), default=[1.5, 1.5, 1.57])

@@ -48,7 +48,7 @@ from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped  # noqa: E402
 from nav_msgs.msg import OccupancyGrid, Path  # noqa: E402
 
-from helpers import LATCHED, initial_pose, pose_stamped, start_node, tmpdir  # noqa: E402
+from helpers import LATCHED, exit_on_sigterm, initial_pose, pose_stamped, start_node, tmpdir  # noqa: E402
 
 # The map: W x H cells of RES metres, a wall at column WALL_X with doors at DOOR_A and DOOR_B
 # (row ranges); DOOR_B is the one that closes and opens.
@@ -522,6 +522,7 @@ def print_report(r):
 
 
 def main():
+    exit_on_sigterm()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--duration", type=float, default=60.0, help="seconds of load (default 60)")
     ap.add_argument("--goal-rate", type=float, default=100.0, help="goals per second (default 100)")

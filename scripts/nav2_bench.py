@@ -35,7 +35,7 @@ from rclpy.action import ActionClient  # noqa: E402
 
 from nav2_msgs.action import ComputePathToPose  # noqa: E402
 
-from helpers import load_map_server_yaml, pose_stamped, quaternion_yaw, start_node, tmpdir  # noqa: E402
+from helpers import exit_on_sigterm, load_map_server_yaml, pose_stamped, quaternion_yaw, start_node, tmpdir  # noqa: E402
 
 NODE_NAME = "planner_bench"
 NAMESPACE = "bench"
@@ -236,6 +236,7 @@ def report(rows, args):
 
 
 def main():
+    exit_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--map", default=str(ROOT.parent / "shared" / "data" / "ros_maps" / "100by100_15.yaml"))
     parser.add_argument("--pairs", type=int, default=500)

@@ -372,7 +372,7 @@ where
     T::Goal: Send,
     T::Result: Send,
 {
-    let services = QosProfile::services_default();
+    let services = super::node::service_qos();
     let mut send_goal = node.create_service::<T::SendGoal>(&format!("{name}/_action/send_goal"), services.clone())?;
     let mut cancel_goal =
         node.create_service::<CancelGoal::Service>(&format!("{name}/_action/cancel_goal"), services.clone())?;

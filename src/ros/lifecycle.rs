@@ -40,7 +40,7 @@ pub struct Lifecycle {
 
 /// Creates the services and the `~/transition_event` publisher on `node`.
 pub fn create(node: &mut r2r::Node, logger: &str) -> r2r::Result<(Lifecycle, Services)> {
-    let qos = QosProfile::default;
+    let qos = super::node::service_qos;
     let services = Services {
         change_state: Box::new(node.create_service::<srv::ChangeState::Service>("~/change_state", qos())?),
         get_state: Box::new(node.create_service::<srv::GetState::Service>("~/get_state", qos())?),

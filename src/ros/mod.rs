@@ -3,14 +3,17 @@
 //! need `tf2_msgs`, `map_msgs` or `nav2_msgs` are compiled only when r2r generated them (cfgs set
 //! by `build.rs`).
 //!
-//! One job each: `action_server` (the action protocol with bounded memory, in place of r2r's), `node` (set-up and the select loop), `state` (the reactions to every input),
+//! One job each: `action_server` (the action protocol with bounded memory, in place of r2r's),
+//! `dds_profile` (the Fast DDS profile that keeps service responses from being dropped), `node` (set-up and the select loop), `state` (the reactions to every input),
 //! `frames` (TF and where the robot is), `reply` (answering a goal, whichever way it came),
 //! `nav2` (Nav2's codes and results), `lifecycle` (the managed-node services), `updates` (the map
 //! and parameter update queue), `outputs` (publishers), `diagnostics` (`/diagnostics`: memory), `live_params` (run-time parameters),
-//! `convert` (message conversion and validation), `markers` (RViz geometry).
+//! `convert` (message conversion and validation), `markers` (RViz geometry), `rust_log` (the `log`
+//! records of r2r in the ROS log).
 
 mod action_server;
 pub mod convert;
+pub mod dds_profile;
 pub mod diagnostics;
 pub mod frames;
 mod lifecycle;
@@ -21,5 +24,6 @@ pub mod nav2;
 pub mod node;
 mod outputs;
 mod reply;
+mod rust_log;
 mod state;
 pub mod updates;

@@ -56,6 +56,19 @@ pub fn goal_qos() -> QosProfile {
     QosProfile::default().reliable().keep_last(GOAL_QUEUE_DEPTH)
 }
 
+/// Depth of the middleware's queue of each of the node's services (an action's goal, cancel and
+/// result services among them). rcl's default for services keeps the last 10: requests from more
+/// clients than that, arriving while the node takes one per service per executor spin (the spin
+/// is paced by the node's loop), overwrote the oldest silently, and their clients never heard
+/// back. Bounded, and memory only while requests wait.
+pub const SERVICE_QUEUE_DEPTH: usize = 1000;
+
+/// QoS of the node's services: rcl's service defaults (reliable, volatile) [`SERVICE_QUEUE_DEPTH`]
+/// deep.
+pub fn service_qos() -> QosProfile {
+    QosProfile::services_default().keep_last(SERVICE_QUEUE_DEPTH)
+}
+
 /// Runs rcl's executor on the calling thread, one `spin_once` at a time, each followed by a
 /// token on `spun` that the node's loop takes only when every message channel is empty (its
 /// lowest-priority branch). The bounded token channel keeps this thread at most two spins ahead
@@ -100,11 +113,20 @@ fn never<T>() -> futures::stream::Pending<T> {
 /// namespace) from the command line. Every name is relative to the node's namespace, as
 /// planner_server's are, except `/tf` and `/tf_static`.
 ///
+/// Call it first in `main`, before any other thread starts: it chooses the Fast DDS profile
+/// (`dds_profile`) through the environment before ROS is initialised.
+///
 /// Fails with a message when ROS cannot be initialised or a parameter is invalid.
 pub fn run() -> Result<(), String> {
+    let profile = super::dds_profile::choose();
     let ctx = r2r::Context::create().map_err(|e| format!("cannot initialise ROS: {e}"))?;
     let mut node = r2r::Node::create(ctx, NODE_NAME, "").map_err(|e| format!("cannot create the node: {e}"))?;
     let logger = node.logger().to_string();
+    super::rust_log::install(&logger);
+    match profile.message() {
+        (true, line) => r2r::log_info!(&logger, "{line}"),
+        (false, line) => r2r::log_warn!(&logger, "{line}"),
+    }
     let missing = env!("BLOCKSTAR_MISSING_INTERFACES");
     if !missing.is_empty() {
         r2r::log_warn!(
@@ -163,7 +185,7 @@ pub fn run() -> Result<(), String> {
         let through =
             servers.add::<action::ComputePathThroughPoses::Action>(&mut node, "compute_path_through_poses")?;
         let checks = node
-            .create_service::<srv::IsPathValid::Service>("is_path_valid", QosProfile::default())
+            .create_service::<srv::IsPathValid::Service>("is_path_valid", service_qos())
             .map_err(|x| e("is_path_valid", x))?;
         (to_pose, through, checks)
     };

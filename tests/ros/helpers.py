@@ -40,17 +40,38 @@ STATUS_QOS = QoSProfile(
 DEFAULT_QOS = QoSProfile(depth=10)
 
 
+def interrupt_when_parent_dies():
+    """In the child, before exec: the kernel sends it SIGINT (Ctrl-C: a clean stop of the node or
+    of `ros2 launch` and its node) when the process that started it dies, however it died
+    (SIGKILL included), so no node outlives its test or script."""
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGINT)
+
+
+def exit_on_sigterm():
+    """Makes SIGTERM end the calling script as Ctrl-C does (KeyboardInterrupt), so its `finally`
+    blocks stop the nodes it started and print what was measured. Call from a script's main."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 class NodeProcess:
     """A running planner_node, started by `cmd`: the executable itself, or `ros2 run` / `ros2
     launch` starting it. Its own process group, as a command typed in a terminal has, so stop()
-    interrupts it as Ctrl-C does. The log (stdout and stderr) goes to a file the tests read."""
+    interrupts it as Ctrl-C does; interrupted too when the process that started it dies. The log
+    (stdout and stderr) goes to a file the tests read."""
 
     def __init__(self, cmd, log_path, ready=True):
         self.cmd = [str(c) for c in cmd]
         self.log_path = pathlib.Path(log_path)
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(self.cmd, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     start_new_session=True)
+                                     start_new_session=True, preexec_fn=interrupt_when_parent_dies)
         if ready:
             try:
                 self.wait_log("ready", 1, timeout=30)

@@ -200,3 +200,41 @@ def test_cli_detects_rebuilds_and_reports_a_corrupt_cache(cache_dir, damage):
     assert sha256(file) == good_hash
     out = subprocess.run([str(CLI_BIN), "lddb", "info"], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and "loaded" in out.stdout + out.stderr, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_a_script_stopped_by_a_signal_leaves_no_node_running(how, interfaces):
+    """scripts/*.py start planner_node in a process group of its own; SIGTERM ends a script as
+    Ctrl-C does (its clean-up stops the node) and a script killed outright takes the node with it
+    (the kernel interrupts a node whose starter died: helpers.NodeProcess)."""
+    import signal
+
+    from helpers import ROOT
+
+    marker = "__node:=fresh_clients_planner"
+
+    def nodes():
+        out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
+        return [int(pid) for pid in out.split()]
+
+    assert not nodes(), "a node of an earlier run is still there"
+    script = subprocess.Popen(["python3", str(ROOT / "scripts" / "fresh_clients.py"), "--processes", "1",
+                               "--clients", "1", "--rounds", "1000", "--busy", "0"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not nodes() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert nodes(), "the script did not start its node"
+        time.sleep(2.0)  # into its rounds
+        script.send_signal(getattr(signal, how))
+        script.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while nodes() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not nodes(), f"planner_node still running after the script got {how}"
+    finally:
+        if script.poll() is None:
+            script.kill()
+        for pid in nodes():
+            os.kill(pid, signal.SIGKILL)
