@@ -103,7 +103,16 @@ def one_client(node, executor, action, name, serial):
     from rclpy.action import ActionClient
     from unique_identifier_msgs.msg import UUID
 
+    from action_msgs.msg import GoalStatusArray
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
     client = ActionClient(node, action, name)
+    # The server's goal statuses, to tell a goal it never received from one whose answer was lost.
+    seen = set()
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    statuses = node.create_subscription(
+        GoalStatusArray, f"{name}/_action/status",
+        lambda msg: seen.update(bytes(s.goal_info.goal_id.uuid) for s in msg.status_list), latched)
     try:
         if not client.wait_for_server(timeout_sec=30.0):
             return "no-server"
@@ -112,6 +121,8 @@ def one_client(node, executor, action, name, serial):
         t0 = time.monotonic()
         executor.spin_until_future_complete(future, timeout_sec=LATE / 2)
         lost = None if future.done() else where_lost(node, executor, name, goal_id)
+        if lost is not None and bytes(goal_id.uuid) in seen:
+            lost += "+in-status"
         executor.spin_until_future_complete(future, timeout_sec=max(0.0, ACCEPT_TIMEOUT - (time.monotonic() - t0)))
         if not future.done():
             return lost
@@ -124,6 +135,7 @@ def one_client(node, executor, action, name, serial):
         executor.spin_until_future_complete(result, timeout_sec=RESULT_TIMEOUT)
         return "answered" if result.done() else "no-result"
     finally:
+        node.destroy_subscription(statuses)
         client.destroy()
 
 
@@ -209,36 +221,30 @@ def count(outcomes):
     return summary
 
 
+def start_planner(tmp, response_wait="default", node_env=None):
+    """Starts planner_node NODE_NAME in NAMESPACE with the Fast DDS profile `response_wait`
+    chooses (see profile_file) and `node_env` added to its environment. Only the node gets them:
+    the clients run as Nav2's do, with Fast DDS's defaults."""
+    from helpers import start_node
+
+    env = {k: v for k, v in os.environ.items() if k != "FASTRTPS_DEFAULT_PROFILES_FILE"}
+    profile = profile_file(tmp, response_wait)
+    if profile is not None:
+        env["FASTRTPS_DEFAULT_PROFILES_FILE"] = str(profile)
+    env.update(node_env or {})
+    return start_node(tmp, NODE_NAME, NODE_PARAMS, extra_args=["-r", f"__ns:={NAMESPACE}"], env=env)
+
+
 def run(processes=6, clients=4, rounds=3, in_process=20, busy=2, response_wait="default", map_rate=0.0, node_env=None, log=print):
     """Runs the protocol of the module doc; returns the report (a dict)."""
     import rclpy
     from nav2_msgs.action import ComputePathToPose
     from rclpy.executors import SingleThreadedExecutor
 
-    from helpers import Peer, make_grid, start_node, tmpdir
+    from helpers import Peer, make_grid, tmpdir
 
-    node_env = dict(node_env or {})
     tmp = tmpdir("blockstar-fresh-clients-")
-    profile = profile_file(tmp, response_wait)
-    env_before = os.environ.get("FASTRTPS_DEFAULT_PROFILES_FILE")
-    if profile is not None:
-        os.environ["FASTRTPS_DEFAULT_PROFILES_FILE"] = str(profile)
-    elif env_before is not None:
-        del os.environ["FASTRTPS_DEFAULT_PROFILES_FILE"]
-    saved = {k: os.environ.get(k) for k in node_env}
-    os.environ.update(node_env)
-    try:
-        node = start_node(tmp, NODE_NAME, NODE_PARAMS, extra_args=["-r", f"__ns:={NAMESPACE}"])
-    finally:
-        # Only the node gets the profile: the clients run as Nav2's do, with Fast DDS's defaults.
-        os.environ.pop("FASTRTPS_DEFAULT_PROFILES_FILE", None)
-        if env_before is not None:
-            os.environ["FASTRTPS_DEFAULT_PROFILES_FILE"] = env_before
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    node = start_planner(tmp, response_wait, node_env)
     loops, children = [], []
     report = {"processes": processes, "clients_per_process": clients, "rounds": rounds, "in_process": in_process,
               "busy_loops": busy, "response_wait": response_wait, "map_rate": map_rate}

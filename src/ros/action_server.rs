@@ -211,6 +211,19 @@ impl<R: Clone, W> GoalTable<R, W> {
     }
 }
 
+/// Sends `response` to the client of `request`. Fast DDS waits for the client's response reader
+/// to match for up to the writer's blocking time (5 s under the node's profile, `dds_profile`),
+/// then gives up; the error says how long it waited, which tells that cause from another.
+fn respond<S>(request: ServiceRequest<S>, response: S::Response) -> Result<(), String>
+where
+    S: r2r::WrappedServiceTypeSupport + 'static,
+{
+    let started = Instant::now();
+    request.respond(response).map_err(|e| {
+        format!("{e} after waiting {:.1} s for the client's response reader", started.elapsed().as_secs_f64())
+    })
+}
+
 /// A server's state, shared by its service task and the goal handles. Lock order: `status`
 /// before `table`; no response is sent and nothing published while `table` is held (an rmw may
 /// block a response up to its writer's blocking time when a client's reader is not matched yet).
@@ -219,6 +232,9 @@ struct Server<T: WrappedActionTypeSupport + 'static> {
     status: Mutex<r2r::Publisher<GoalStatusArray>>,
     feedback: Mutex<r2r::Publisher<T::FeedbackMessage>>,
     clock: Arc<Mutex<r2r::Clock>>,
+    /// The action's name and the node's logger, for responses that could not be sent.
+    name: String,
+    logger: String,
 }
 
 const POISONED: &str = "the action server's state is poisoned";
@@ -236,6 +252,13 @@ impl<T: WrappedActionTypeSupport + 'static> Server<T> {
         let _ = publisher.publish(&array);
     }
 
+    /// Logs a response to a client of this action that could not be sent.
+    fn log_unsent(&self, what: &str, result: Result<(), String>) {
+        if let Err(e) = result {
+            r2r::log_error!(&self.logger, "could not answer a {what} request of {}: {e}", self.name);
+        }
+    }
+
     fn get_result(&self, request: GetResultRequest<T>) {
         let uuid = uuid_of(&T::destructure_result_request_msg(request.message.clone()));
         let Ok(lookup) = self.table().map(|mut t| t.result(&uuid, request)) else { return };
@@ -244,14 +267,15 @@ impl<T: WrappedActionTypeSupport + 'static> Server<T> {
             Lookup::Unknown(request) => (request, UNKNOWN, T::Result::default()),
             Lookup::Parked => return,
         };
-        let _ = request.respond(T::make_result_response_msg(status, result));
+        self.log_unsent("get_result", respond(request, T::make_result_response_msg(status, result)));
     }
 
     fn cancel(&self, request: ServiceRequest<CancelGoal::Service>, cancels: &mpsc::UnboundedSender<Uuid>) {
         let Ok((return_code, goals_canceling)) = self.table().map(|mut t| t.cancel(&request.message.goal_info)) else {
             return;
         };
-        let _ = request.respond(CancelGoal::Response { return_code, goals_canceling: goals_canceling.clone() });
+        let response = CancelGoal::Response { return_code, goals_canceling: goals_canceling.clone() };
+        self.log_unsent("cancel_goal", respond(request, response));
         if !goals_canceling.is_empty() {
             self.publish_status();
         }
@@ -264,7 +288,7 @@ impl<T: WrappedActionTypeSupport + 'static> Server<T> {
     fn finish(&self, uuid: &Uuid, status: i8, result: T::Result) -> Result<(), String> {
         let waiting = self.table()?.finish(uuid, status, result.clone(), Instant::now())?;
         for request in waiting {
-            let _ = request.respond(T::make_result_response_msg(status, result.clone()));
+            self.log_unsent("get_result", respond(request, T::make_result_response_msg(status, result.clone())));
         }
         self.publish_status();
         Ok(())
@@ -289,12 +313,12 @@ impl<T: WrappedActionTypeSupport + 'static> GoalRequest<T> {
     pub fn accept(self) -> Result<GoalHandle<T>, String> {
         let stamp = super::outputs::ros_now(&self.server.clock);
         if !self.server.table()?.add(self.uuid, stamp.clone()) {
-            let _ = self.request.respond(T::make_goal_response_msg(false, stamp));
+            self.server.log_unsent("send_goal", respond(self.request, T::make_goal_response_msg(false, stamp)));
             return Err(format!("a goal with id {} is held already: refused", self.uuid));
         }
-        if let Err(e) = self.request.respond(T::make_goal_response_msg(true, stamp)) {
+        if let Err(e) = respond(self.request, T::make_goal_response_msg(true, stamp)) {
             self.server.table()?.remove(&self.uuid);
-            return Err(e.to_string());
+            return Err(e);
         }
         self.server.publish_status();
         Ok(GoalHandle { uuid: self.uuid, goal: self.goal, server: self.server, answered: false })
@@ -386,6 +410,8 @@ where
         status: Mutex::new(status),
         feedback: Mutex::new(feedback),
         clock,
+        name: name.to_string(),
+        logger: node.logger().to_string(),
     });
     let (goals_tx, goals_rx) = mpsc::unbounded_channel();
     let counted = server.clone();

@@ -66,12 +66,12 @@ class NodeProcess:
     interrupts it as Ctrl-C does; interrupted too when the process that started it dies. The log
     (stdout and stderr) goes to a file the tests read."""
 
-    def __init__(self, cmd, log_path, ready=True):
+    def __init__(self, cmd, log_path, ready=True, env=None):
         self.cmd = [str(c) for c in cmd]
         self.log_path = pathlib.Path(log_path)
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(self.cmd, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     start_new_session=True, preexec_fn=interrupt_when_parent_dies)
+                                     start_new_session=True, preexec_fn=interrupt_when_parent_dies, env=env)
         if ready:
             try:
                 self.wait_log("ready", 1, timeout=30)
@@ -116,9 +116,10 @@ class NodeProcess:
         return self.proc.returncode
 
 
-def start_node(tmp_dir, name, params=None, remap_prefix=None, extra_args=()):
+def start_node(tmp_dir, name, params=None, remap_prefix=None, extra_args=(), env=None):
     """Starts planner_node named `name` with a parameters file holding `params` (under `/**`,
-    so any node name matches) and, with remap_prefix, every topic remapped under it."""
+    so any node name matches) and, with remap_prefix, every topic remapped under it; `env`, when
+    given, is its whole environment."""
     tmp_dir = pathlib.Path(tmp_dir)
     params_file = tmp_dir / f"{name}.yaml"
     lines = ["/**:", "  ros__parameters:"]
@@ -134,7 +135,7 @@ def start_node(tmp_dir, name, params=None, remap_prefix=None, extra_args=()):
         for topic in ("/map", "/goal_pose", "/initialpose", "/odom", "/plan"):
             cmd += ["-r", f"{topic}:={remap_prefix}{topic}"]
     cmd += list(extra_args)
-    return NodeProcess(cmd, tmp_dir / f"{name}.log")
+    return NodeProcess(cmd, tmp_dir / f"{name}.log", env=env)
 
 
 def start_with_peer(tmp_dir, name, params, make_peer, ready=lambda peer: None, grid=None, start_pose=None,

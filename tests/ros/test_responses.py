@@ -7,12 +7,18 @@ a Fast DDS profile that makes that wait 5 s (src/ros/dds_profile.rs). Here:
 fresh rclpy action clients, in separate processes several at a time and in one process, each
 sending its goal the moment wait_for_server returns, with both cores busy: every goal accepted and
 answered, no refusal logged, and the node says it runs with the profile (scripts/fresh_clients.py,
-run short; README, "Action and service responses", has the long runs and their figures).
+run short; README, "Action and service responses", has the long runs and their figures); and the
+cause made certain with a client the node can never match: the rmw gives up after the profile's
+5 s (Fast DDS's 100 ms without it), the node logs it and answers the next client.
 """
 
+import math
 import sys
+import time
 
-from helpers import ROOT
+import pytest
+
+from helpers import ROOT, pose_stamped, tmpdir
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import fresh_clients  # noqa: E402
@@ -24,3 +30,70 @@ def test_fresh_clients_sending_the_moment_they_find_the_server_are_all_answered(
     assert report["answered"] == report["goals"], report
     assert report["node_refusals_logged"] == 0 and report["node_alive"], report
     assert "wait up to 5 s" in (report["node_profile_line"] or ""), report
+
+
+@pytest.mark.parametrize("response_wait", ["default", "fastdds"])
+def test_a_response_to_a_reader_the_node_cannot_match_waits_the_profiles_time(response_wait, interfaces):
+    """The cause, made certain: a client whose response reader the node can never match (its
+    durability is incompatible with the response writer's) is a late reader for ever. The node
+    waits for it as long as its profile says, then the rmw gives up and the node logs the refusal
+    with the time waited, and answers the next client. `fastdds` is the node as it was (a
+    profiles file without the `service` profile): Fast DDS's 100 ms, which lost acceptances."""
+    import re
+    import uuid
+
+    import rclpy
+    from nav2_msgs.action import ComputePathToPose
+    from rclpy.action import ActionClient
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from unique_identifier_msgs.msg import UUID
+
+    tmp = tmpdir("blockstar-unmatchable-reader-")
+    node = fresh_clients.start_planner(tmp, response_wait)
+    if not rclpy.ok():
+        rclpy.init()
+    peer = rclpy.create_node("unmatchable_reader_peer")
+    try:
+        # Transient local: the request writer suits the node's volatile request reader, the
+        # response reader does not suit its volatile response writer.
+        unmatchable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
+                                 durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        send_goal = peer.create_client(ComputePathToPose.Impl.SendGoalService,
+                                       f"{fresh_clients.ACTION}/_action/send_goal", qos_profile=unmatchable)
+        refusal = "could not accept a compute_path_to_pose goal"
+        # A request written before the writer matched the node's reader is not delivered (the
+        # reader is volatile): send again every 6 s until one is refused.
+        deadline, last_sent = time.monotonic() + 60.0, -math.inf
+        while node.count(refusal) == 0 and time.monotonic() < deadline:
+            if time.monotonic() - last_sent > 6.0:
+                request = ComputePathToPose.Impl.SendGoalService.Request()
+                request.goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+                request.goal = fresh_clients.goal_message(ComputePathToPose, 1)
+                send_goal.call_async(request)
+                last_sent = time.monotonic()
+            rclpy.spin_once(peer, timeout_sec=0.05)
+        line = next((x for x in node.log().splitlines() if refusal in x), None)
+        assert line is not None, node.log()
+        waited = re.search(r"RCL_RET_TIMEOUT after waiting ([\d.]+) s for the client's response reader", line)
+        assert waited, line
+        # The rmw's own wait, as the node measured it: the profile's 5 s, or Fast DDS's 100 ms.
+        if response_wait == "default":
+            assert float(waited.group(1)) >= 4.5, line
+        else:
+            assert float(waited.group(1)) < 4.5, line
+        # The node goes on: a normal client is answered.
+        client = ActionClient(peer, ComputePathToPose, fresh_clients.ACTION)
+        assert client.wait_for_server(timeout_sec=30.0)
+        goal = ComputePathToPose.Goal()
+        goal.goal, goal.start, goal.use_start = pose_stamped(1.0, 1.0), pose_stamped(0.5, 0.5), True
+        future = client.send_goal_async(goal)
+        rclpy.spin_until_future_complete(peer, future, timeout_sec=60.0)
+        assert future.done() and future.result().accepted, node.log()[-2000:]
+        result = future.result().get_result_async()
+        rclpy.spin_until_future_complete(peer, result, timeout_sec=30.0)
+        assert result.done(), "no result"
+        assert node.alive()
+        client.destroy()
+    finally:
+        peer.destroy_node()
+        node.stop()
