@@ -2,7 +2,7 @@
 //! is driving still legal from where the vehicle is now, and if not, a new plan to the same goal.
 //! ROS-free (the node calls it on a worker thread with a clone of its [`Planner`]).
 
-use crate::directional::footprint::{sample_segment, sampled_radius};
+use crate::directional::footprint::Shape;
 use crate::geometry::{Point2, Pose2};
 use crate::planner::{Budget, Plan, PlanError, Planner, StatusCode};
 use crate::trajectory::{Segment, Trajectory};
@@ -57,24 +57,24 @@ pub fn check_remaining(planner: &Planner, traj: &Trajectory, pose: Pose2) -> Res
     // A quarter cell: the footprint sampling step, fine enough for the nearest point.
     let Some(s) = nearest_arc_length(traj, pose.point(), info.resolution / 4.0) else { return Ok(()) };
     let rest = remaining(traj, s).to_cells(info);
-    let radius = planner.config().robot_radius / info.resolution;
-    for seg in &rest.segments {
-        if prepared.collision.sweep_free(std::slice::from_ref(seg), radius, 0.0) {
-            continue;
-        }
-        let rho = sampled_radius(radius);
-        let mut hit = seg.start.point();
-        sample_segment(seg, |p| {
-            hit = p;
-            prepared.collision.disk_free(p, rho)
-        });
-        let w = info.cell_to_world(hit);
-        return Err(PlanError::new(
-            StatusCode::NoValidPath,
-            format!("the footprint meets an obstacle at ({:.2}, {:.2})", w.x, w.y),
-        ));
+    let shape = footprint_shape(planner, prepared);
+    if prepared.collision.sweep_free(&rest.segments, shape, 0.0) {
+        return Ok(());
     }
-    Ok(())
+    let hit = prepared.collision.first_blocked(&rest.segments, shape, 0.0).unwrap_or(rest.segments[0].start.point());
+    let w = info.cell_to_world(hit);
+    Err(PlanError::new(StatusCode::NoValidPath, format!("the footprint meets an obstacle at ({:.2}, {:.2})", w.x, w.y)))
+}
+
+/// The footprint (cells) the re-checks of this module sweep: the one the planner verifies
+/// trajectories with, the square of `robot_side` turned by the heading or the disk of
+/// `robot_radius`; with `min_turning_radius` 0 (no Directional A* context), the disk of the
+/// footprint's circumscribed radius, since the vehicle turns on the spot at corners.
+fn footprint_shape(planner: &Planner, prepared: &crate::planner::PreparedMap) -> Shape {
+    match &prepared.directional {
+        Some(ctx) => ctx.params().shape(),
+        None => Shape::Disk(planner.config().mask_radius() / prepared.map.info.resolution),
+    }
 }
 
 /// Indices (ascending, each once) of the poses of a path (map frame, metres and radians) that
@@ -100,13 +100,9 @@ pub fn check_remaining(planner: &Planner, traj: &Trajectory, pose: Pose2) -> Res
 /// inside the sampling allowance the verification already kept. An empty list gives an empty
 /// answer. Fails with `NO_MAP` when no map is held.
 pub fn invalid_poses(planner: &Planner, poses: &[Pose2]) -> Result<Vec<usize>, PlanError> {
-    use crate::directional::footprint::Shape;
     let prepared = planner.map().ok_or_else(|| PlanError::new(StatusCode::NoMap, "no map is held"))?;
     let info = &prepared.map.info;
-    let shape = match &prepared.directional {
-        Some(ctx) => ctx.params().shape(),
-        None => Shape::Disk(planner.config().mask_radius() / info.resolution),
-    };
+    let shape = footprint_shape(planner, prepared);
     let mut invalid = Vec::new();
     let mut previous: Option<Pose2> = None;
     for (i, &pose) in poses.iter().enumerate() {
@@ -406,6 +402,29 @@ mod invalid_poses_tests {
         assert_eq!(invalid_poses(&p, &poses).unwrap(), [1, 2, 4]);
         // At radius 0 the footprint is the same disk.
         assert_eq!(invalid_poses(&disk(0.0), &poses).unwrap(), [1, 2, 4]);
+    }
+
+    #[test]
+    fn the_rest_of_a_trajectory_is_checked_with_the_square_footprint() {
+        // A 40 cm square driving along y = 1.22 m spans y 1.02..1.42 m; the disk of the default
+        // robot_radius (15 cm, to 1.37 m) would not reach an obstacle cell at y 1.4..1.5 m.
+        let mut p = square();
+        let along = |y: f64| Trajectory::polyline(&[Point2::new(1.0, y), Point2::new(6.0, y)]);
+        let start = Pose2::new(1.0, 1.22, 0.0);
+        check_remaining(&p, &along(1.22), start).unwrap();
+        p.apply_patch(20, 14, 1, 1, &[100]).unwrap();
+        let e = check_remaining(&p, &along(1.22), start).unwrap_err();
+        assert_eq!(e.code, StatusCode::NoValidPath);
+        let at: Vec<f64> = e.message.split(['(', ',', ')']).filter_map(|t| t.trim().parse().ok()).collect();
+        assert!(at.len() == 2 && (at[0] - 2.05).abs() <= 0.25 && (at[1] - 1.22).abs() < 0.006, "{}", e.message);
+        // 22 cm lower the square passes it; and once past it, the rest is legal.
+        check_remaining(&p, &along(1.0), Pose2::new(1.0, 1.0, 0.0)).unwrap();
+        check_remaining(&p, &along(1.22), Pose2::new(2.6, 1.22, 0.0)).unwrap();
+        // What the check did before: the disk of robot_radius swept along it finds nothing.
+        let prepared = p.map().unwrap();
+        let cells = along(1.22).to_cells(&prepared.map.info);
+        let disk = Shape::Disk(PlannerConfig::default().robot_radius / RES);
+        assert!(prepared.collision.sweep_free(&cells.segments, disk, 0.0), "the disk alone misses the cell");
     }
 
     #[test]

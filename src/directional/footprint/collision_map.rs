@@ -309,6 +309,27 @@ impl CollisionMap {
 
     /// True when no sample of `seg` fails its footprint test, testing only samples outside
     /// `proven` (samples already proved free).
+    /// The first place along `segments` where the footprint `shape` plus `margin` touches a
+    /// blocked cell, by the sampling rule of [`CollisionMap::sweep_free`] (which answers false
+    /// exactly when this finds one): the sample's centre, or the centre of a turn on the spot.
+    /// Every sample is tested, so call it to say where once a sweep failed.
+    pub fn first_blocked(&self, segments: &[Segment], shape: impl Into<Shape>, margin: f64) -> Option<Point2> {
+        let shape = shape.into();
+        segments.iter().find_map(|seg| {
+            if seg.rotation != 0.0 {
+                return (!self.turn_free(seg, shape, margin)).then_some(seg.start.point());
+            }
+            let half = shape.sampled_half_side(seg.curvature) + margin;
+            let rho = shape.sampled_circumradius(seg.curvature) + margin;
+            let n = sample_count(seg);
+            let at = SamplePoints::new(seg, n);
+            (0..=n)
+                .map(|i| (at.point(i), at.yaw(i)))
+                .find(|&(p, yaw)| !self.sample_free(shape, p, yaw, rho, half))
+                .map(|(p, _)| p)
+        })
+    }
+
     fn segment_free(&self, seg: &Segment, shape: Shape, margin: f64, proven: &Proven) -> bool {
         if seg.rotation != 0.0 {
             return self.turn_free(seg, shape, margin);

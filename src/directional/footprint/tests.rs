@@ -148,6 +148,12 @@ fn multi_segment_sweeps_answer_like_every_sample() {
         for radius in [0.5, 2.0] {
             let expect = reference_sweep(&prepared, &segs, radius, SEARCH_MARGIN);
             assert_eq!(prepared.sweep_free(&segs, radius, SEARCH_MARGIN), expect, "{segs:?} {radius}");
+            // Where: found exactly when the sweep fails, at a sample whose disk is blocked.
+            let first = prepared.first_blocked(&segs, radius, SEARCH_MARGIN);
+            assert_eq!(first.is_none(), expect, "{segs:?} {radius}");
+            if let Some(p) = first {
+                assert!(!prepared.disk_free(p, sampled_radius(radius) + SEARCH_MARGIN), "{p:?}");
+            }
             if expect {
                 free += 1;
             } else {
@@ -274,6 +280,7 @@ fn square_sweep_is_never_optimistic_against_brute_force_poses() {
             _ => Segment::arc(start, len, 2.0 + rnd() * 6.0, Turn::Right),
         };
         let says_free = m.sweep_free(&[seg], Shape::Square(side), 0.0);
+        assert_eq!(m.first_blocked(&[seg], Shape::Square(side), 0.0).is_none(), says_free, "{seg:?}");
         let spans = swept_spans(&[seg], Shape::Square(side), 0.0);
         assert_eq!(m.spans_free(&spans, 0, 0), says_free, "{seg:?}");
         let steps = (seg.length / 0.01).ceil() as usize;
