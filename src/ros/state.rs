@@ -104,6 +104,10 @@ enum Work {
 struct Running {
     work: Work,
     cancel: Arc<AtomicBool>,
+    /// Why the cancel flag was raised, decided when it was: the answer of a goal that stops
+    /// (deactivation, a newer goal or its client). Decided then, not when the job returns: a
+    /// goal stopped by deactivation stays NOT_ACTIVE even if the node is active again by then.
+    stop: Option<PlanError>,
     /// Map version the job plans on.
     map_version: u64,
 }
@@ -145,6 +149,9 @@ pub struct NodeState {
     current: Option<Current>,
     /// The map changed since the current trajectory was last checked.
     recheck: bool,
+    /// A configure replaced the planner while a batch of updates ran on the one it replaced:
+    /// once that batch lands, configure again on top of it, as if the configure had come after.
+    configure_after_batch: bool,
     /// When the current trajectory was last planned or replanned (for `replan_period`).
     last_replan: Instant,
     warned: Warned,
@@ -189,6 +196,7 @@ impl NodeState {
             map_version: 0,
             current: None,
             recheck: false,
+            configure_after_batch: false,
             last_replan: Instant::now(),
             warned: Warned::default(),
             last_odom_log: None,
@@ -237,6 +245,9 @@ impl NodeState {
         self.map_version += 1;
         let planner = self.planner.clone();
         self.out.clearance(&planner);
+        // A batch still running started from the planner just replaced: its result must not
+        // undo this (on_applied configures again on top of it).
+        self.configure_after_batch = self.updates.busy();
         Ok(())
     }
 
@@ -255,9 +266,7 @@ impl NodeState {
     pub fn deactivate(&mut self, state: &str) {
         self.active = false;
         self.out.enabled = false;
-        if let Some(r) = &self.running {
-            r.cancel.store(true, Ordering::Relaxed);
-        }
+        self.stop_running(not_active("deactivated"));
         if let Some(req) = self.pending.take() {
             self.finish(req, Err(not_active(state)));
         }
@@ -342,11 +351,22 @@ impl NodeState {
             req.client_cancel = true;
             return self.finish(req, Err(cancelled_by_client()));
         }
-        if let Some(Running { work: Work::Goal(req, ..), cancel, .. }) = &mut self.running {
+        if let Some(Running { work: Work::Goal(req, ..), cancel, stop, .. }) = &mut self.running {
             if is(req) {
+                // The client's own cancel is its answer whatever stopped the goal before.
                 req.client_cancel = true;
+                *stop = Some(cancelled_by_client());
                 cancel.store(true, Ordering::Relaxed);
             }
+        }
+    }
+
+    /// Stops the running job, if any: raises its cancel flag; a goal stopped so is answered
+    /// `why`, unless something stopped it before (the first reason stands).
+    fn stop_running(&mut self, why: PlanError) {
+        if let Some(r) = &mut self.running {
+            r.stop.get_or_insert(why);
+            r.cancel.store(true, Ordering::Relaxed);
         }
     }
 
@@ -355,9 +375,7 @@ impl NodeState {
         if !self.active {
             return self.finish(req, Err(not_active("not active")));
         }
-        if let Some(r) = &self.running {
-            r.cancel.store(true, Ordering::Relaxed);
-        }
+        self.stop_running(superseded());
         if let Some(old) = self.pending.take() {
             self.finish(old, Err(superseded()));
         }
@@ -370,6 +388,9 @@ impl NodeState {
     /// current trajectory after a map change, else a periodic replan.
     fn schedule(&mut self) {
         if let Some(batch) = self.updates.start(&self.planner) {
+            if let Some(line) = batch.maps_to_prepare() {
+                r2r::log_info!(self.logger(), "{line}");
+            }
             let done = self.done.clone();
             tokio::task::spawn_blocking(move || {
                 let _ = done.send(Done::Update(batch.apply()));
@@ -431,7 +452,7 @@ impl NodeState {
         let (planner, done, flag) = (self.planner.clone(), self.done.clone(), cancel.clone());
         let (echo, last) = (req.echo(), *goals.last().expect("a request has goals"));
         let work = Work::Goal(Box::new(req), echo, last);
-        self.running = Some(Running { work, cancel, map_version: self.map_version });
+        self.running = Some(Running { work, cancel, stop: None, map_version: self.map_version });
         tokio::task::spawn_blocking(move || {
             let budget = Budget::new(planner.config().max_planning_time, Some(flag.clone()));
             let result = match goals.as_slice() {
@@ -450,7 +471,8 @@ impl NodeState {
         let cancel = Arc::new(AtomicBool::new(false));
         let (planner, done, flag) = (self.planner.clone(), self.done.clone(), cancel.clone());
         let (trajectory, goal) = (current.trajectory.clone(), current.goal);
-        self.running = Some(Running { work: Work::Replan(current, trigger), cancel, map_version: self.map_version });
+        self.running =
+            Some(Running { work: Work::Replan(current, trigger), cancel, stop: None, map_version: self.map_version });
         tokio::task::spawn_blocking(move || {
             let budget = Budget::new(planner.config().max_planning_time, Some(flag.clone()));
             let outcome = check_and_replan(&planner, &trajectory, pose, goal, trigger, &budget);
@@ -627,6 +649,15 @@ impl NodeState {
             let planner = self.planner.clone();
             self.out.clearance(&planner);
         }
+        if std::mem::take(&mut self.configure_after_batch) {
+            r2r::log_info!(
+                self.logger(),
+                "a batch of updates that ran during configure landed: configuring again on top of it"
+            );
+            if let Err(e) = self.configure() {
+                r2r::log_error!(self.logger(), "configuring again after that batch failed, keeping its result: {e}");
+            }
+        }
     }
 
     /// Refuses an update with a log line and a status (code and reason), keeping what is held.
@@ -664,14 +695,14 @@ impl NodeState {
     pub fn on_done(&mut self, done: Done) {
         match done {
             Done::Goal { result, cancelled } => {
-                let Some(Running { work: Work::Goal(req, echo, goal), map_version, .. }) = self.running.take() else {
+                let Some(Running { work: Work::Goal(req, echo, goal), map_version, stop, .. }) = self.running.take()
+                else {
                     return r2r::log_error!(self.logger(), "a plan finished but none was running");
                 };
-                // A plan that finished after a newer goal arrived is stale whatever its result.
-                let result = match (cancelled, req.client_cancel, self.active) {
-                    (true, true, _) => Err(cancelled_by_client()),
-                    (true, false, false) => Err(not_active("deactivated")),
-                    (true, false, true) => Err(superseded()),
+                // A stopped plan is answered why it was stopped, whatever its result (stale once
+                // a newer goal came).
+                let result = match (cancelled, stop) {
+                    (true, Some(why)) => Err(why),
                     _ => result,
                 };
                 // Nav2's goals are one-off answers (its behaviour tree replans by asking again): only

@@ -177,6 +177,21 @@ impl UpdateQueue {
 }
 
 impl Batch {
+    /// The whole maps this batch brings, as a line for the log (`preparing map 4000x4000 at 0.05
+    /// m/cell`), or `None` when it brings none: preparing a big map takes seconds, and its
+    /// `in use` line comes only after.
+    pub fn maps_to_prepare(&self) -> Option<String> {
+        let maps: Vec<String> = self
+            .updates
+            .iter()
+            .filter_map(|u| match u {
+                Update::Map(m) => Some(format!("{}x{} at {} m/cell", m.info.width, m.info.height, m.info.resolution)),
+                _ => None,
+            })
+            .collect();
+        (!maps.is_empty()).then(|| format!("preparing map {}", maps.join(", then ")))
+    }
+
     /// Applies every update in order (meant for a worker thread); a refused update changes
     /// nothing and is reported.
     pub fn apply(self) -> Applied {
@@ -281,6 +296,9 @@ mod tests {
         q.push_patch(Patch { x: 9, y: 9, width: 1, height: 1, data: vec![100] }, 100).unwrap();
         let batch = q.start(&planner).expect("a batch");
         assert!(q.busy());
+        let m = map();
+        let line = format!("preparing map {}x{} at {} m/cell", m.info.width, m.info.height, m.info.resolution);
+        assert_eq!(batch.maps_to_prepare(), Some(line));
         q.push_patch(patch(1), 100).unwrap();
         assert!(q.start(&planner).is_none(), "one batch at a time");
         let applied = batch.apply();
@@ -288,6 +306,7 @@ mod tests {
         assert_eq!(kinds, [(Kind::Map, true), (Kind::Patch, true), (Kind::Patch, false)]);
         assert_eq!(applied.planner.map().unwrap().map.data[4 + 1], 100);
         q.finished();
-        assert!(!q.busy() && q.start(&planner).is_some());
+        let patches_only = q.start(&planner).expect("the patch that waited");
+        assert_eq!(patches_only.maps_to_prepare(), None);
     }
 }

@@ -5,6 +5,7 @@ cause, preemption and cancel, is_path_valid, a costmap with its updates, and the
 
 import array
 import math
+import time
 
 import pytest
 import rclpy.duration
@@ -27,7 +28,7 @@ from rcl_interfaces.srv import SetParameters  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from blockstar_planner_msgs.msg import PlannerStatus as S  # noqa: E402
-from helpers import FAR, LATCHED, Peer, big_grid, make_grid, pose_stamped, quaternion_yaw, start_node, tmpdir  # noqa: E402
+from helpers import BIG, FAR, LATCHED, Peer, big_grid, make_grid, pose_stamped, quaternion_yaw, start_node, tmpdir  # noqa: E402
 from living import (GOAL, LOWER_DOOR, PARAMS, PATCH_QOS, RES, START, UPPER_DOOR, WALL_X, MapModel,  # noqa: E402
                     assert_legal, door_patch, two_door_grid)
 
@@ -61,7 +62,7 @@ class Nav2Peer(Peer):
         self.get_state = n.create_client(GetState, f"{base}/get_state")
         self.transitions = n.create_client(GetAvailableTransitions, f"{base}/get_available_transitions")
         self.set_params = n.create_client(SetParameters, f"{base}/set_parameters")
-        self.events, self.warm = [], set()
+        self.events = []
         n.create_subscription(TransitionEvent, f"{base}/transition_event", self.events.append, QoSProfile(depth=50))
 
     def transform(self, parent, child, x, y, yaw):
@@ -82,12 +83,9 @@ class Nav2Peer(Peer):
         self.spin(0.3)
 
     def call(self, client, request, timeout=20.0):
+        # Sent the moment the service is found, as Nav2's clients do: the node's responses wait
+        # for this client's reader (README, "Action and service responses").
         assert client.wait_for_service(timeout_sec=timeout), f"no service {client.srv_name}"
-        if client not in self.warm:
-            # The server is discovered, but its response writer may not have matched this
-            # client's reader yet (a response sent before that is lost): let discovery finish.
-            self.spin(1.0)
-            self.warm.add(client)
         fut = client.call_async(request)
         self.spin_until(fut.done, timeout, f"the answer of {client.srv_name}")
         return fut.result()
@@ -464,6 +462,71 @@ def test_lifecycle_through_the_real_services():
         peer.close()
         assert node.stop() == 0
     assert "panicked" not in node.log()
+
+
+def test_deactivate_then_activate_while_a_plan_runs_answers_it_not_active():
+    """The race of a goal stopped by deactivation whose plan returns after the node is active
+    again: it is answered NOT_ACTIVE (why it was stopped), not SUPERSEDED (what the node's state
+    said when the plan returned); a goal after it is planned."""
+    tmp = tmpdir("blockstar-nav2-reactivate-")
+    params = dict(NAV2_PARAMS, robot_radius=0.05, max_planning_time=60.0, max_map_cells=BIG * BIG, autostart=True)
+    node, peer = start_nav2(tmp, "robot6", params)
+    try:
+        peer.publish_map(big_grid(), node)
+        far = peer.to_pose_goal(pose_stamped(*FAR), start=pose_stamped(1.0, 1.0))
+        peer.spin(0.3)  # planning: FAR takes seconds (helpers.big_grid)
+        # Both requests at once: the node takes activate while the stopped plan is still returning.
+        assert peer.change.wait_for_service(timeout_sec=20.0)
+        calls = [peer.change.call_async(ChangeState.Request(transition=Transition(id=t)))
+                 for t in (Transition.TRANSITION_DEACTIVATE, Transition.TRANSITION_ACTIVATE)]
+        peer.spin_until(lambda: all(c.done() for c in calls), what="both transitions")
+        assert all(c.result().success for c in calls)
+        r = peer.result(far)
+        assert r.status == GoalStatus.STATUS_ABORTED, r
+        assert "deactivated" in r.result.error_msg, r.result.error_msg
+        r = peer.plan_to(pose_stamped(2.0, 3.0), start=pose_stamped(1.0, 1.0))
+        assert r.result.error_code == R.NONE, r.result.error_msg
+        assert node.alive()
+    finally:
+        peer.close()
+        node.stop()
+
+
+def test_configure_while_a_map_is_being_prepared_is_not_undone_by_it():
+    """The race of a configure arriving while a batch of map updates runs: the batch started from
+    the planner configure replaced, and used to replace configure's result (its map_file and
+    parameters) when it landed. Now the node configures again on top of it: the map_file loaded
+    by configure, which came last, is the map in use."""
+    from helpers import SHARE
+
+    tmp = tmpdir("blockstar-nav2-configure-race-")
+    bundled = SHARE / "config" / "tb3_sandbox.yaml"
+    params = dict(NAV2_PARAMS, autostart=False, map_file=str(bundled), max_map_cells=4000 * 4000)
+    node = start_node(tmp, "planner_node", params, extra_args=["-r", "__ns:=/robot7"])
+    peer = Nav2Peer("robot7")
+    try:
+        peer.spin_until(lambda: peer.map_pub.get_subscription_count() > 0, what="discovery of the node")
+        change = lambda t: peer.call(peer.change, ChangeState.Request(transition=Transition(id=t))).success  # noqa: E731
+        # 4000 x 4000 cells at the origin: preparing it (clearance, masks, tables) takes seconds.
+        big = make_grid(4000, 4000, 0.05, (0.0, 0.0), lambda x, y: x in (0, 3999) or y in (0, 3999))
+        peer.map_pub.publish(big)
+        node.wait_log("preparing map 4000x4000", 1, timeout=60)  # its batch runs now
+        assert change(Transition.TRANSITION_CONFIGURE)
+        landed = lambda: any("map 4000x4000 at" in x and "in use" in x for x in node.log().splitlines())  # noqa: E731
+        assert not landed(), "the race was not provoked: the map was ready before configure"
+        deadline = time.monotonic() + 120
+        while not landed() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert landed(), node.log()
+        assert change(Transition.TRANSITION_ACTIVATE)
+        # The bundled map lies at negative coordinates, off the big one: planning there works
+        # only on the map_file's map.
+        r = peer.plan_to(pose_stamped(1.5, 1.5, 1.57), start=pose_stamped(-2.0, -0.5))
+        assert r.result.error_code == R.NONE, r.result.error_msg
+        assert node.alive()
+    finally:
+        peer.close()
+        node.stop()
 
 
 def test_the_nav2_benchmark_protocol_on_a_map_server_map():
