@@ -177,12 +177,8 @@ def run(args):
     try:
         if not client.wait_for_server(timeout_sec=30.0):
             raise SystemExit("no compute_path_to_pose server")
-        # The server is discovered, but its goal service may not have matched this client's
-        # response reader yet: a goal sent now can be accepted with its answer lost (the node
-        # logs RCL_RET_TIMEOUT). Let discovery finish first.
-        settle = time.monotonic() + 1.0
-        while time.monotonic() < settle:
-            rclpy.spin_once(client_node, timeout_sec=0.05)
+        # The first goal goes the moment the server is found, as Nav2's does: the node's response
+        # waits for this client's reader (README, "Action and service responses").
 
         def wait(fut, timeout):
             end = time.monotonic() + timeout
