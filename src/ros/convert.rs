@@ -163,6 +163,9 @@ pub fn status_to_msg(
                 plan.trajectory.segments.len(),
                 plan.poses.len()
             );
+            if let Some(note) = &plan.stats.note {
+                msg.message = format!("{}; {note}", msg.message);
+            }
             msg.planning_time = plan.stats.planning_time;
             msg.any_angle_length = plan.stats.any_angle_length;
             msg.trajectory_length = plan.stats.trajectory_length;
@@ -237,6 +240,8 @@ pub fn action_result(
             r.trajectory = trajectory_to_msg(&plan.trajectory, header);
             r.planning_time = duration_msg(plan.stats.planning_time);
             r.error_code = StatusCode::Success as u16;
+            // A plan that does not start or end exactly where asked says so (its note).
+            r.error_msg = plan.stats.note.clone().unwrap_or_default();
         }
         Err(e) => {
             r.path.header = header.clone();

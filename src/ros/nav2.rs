@@ -44,7 +44,8 @@ pub fn through_poses_code(code: StatusCode, no_goals: bool) -> u16 {
 /// The parts both results share: path, planning time, and the error message (empty on success).
 fn parts(result: &Result<Plan, PlanError>, header: &Header) -> (r2r::nav_msgs::msg::Path, f64, String) {
     match result {
-        Ok(plan) => (path_to_msg(plan, header), plan.stats.planning_time, String::new()),
+        // A plan that does not start or end exactly where asked says so (its note).
+        Ok(plan) => (path_to_msg(plan, header), plan.stats.planning_time, plan.stats.note.clone().unwrap_or_default()),
         Err(e) => (
             r2r::nav_msgs::msg::Path { header: header.clone(), poses: Vec::new() },
             0.0,

@@ -164,6 +164,36 @@ def nav2():
     node.stop()
 
 
+def test_a_path_starts_at_the_start_or_says_how_and_why_not():
+    """The Nav2 benchmark's case: a start whose disc lies inside the map 5 mm from its edge. The
+    footprint fits there at rest but not with the sweep's sampling allowance, so the planner plans
+    from the nearest cell where it does; the answer says so, with the offset, and the offset is
+    where the path starts (it used to be SUCCESS without a word)."""
+    import re
+
+    tmp = tmpdir("blockstar-nav2-start-edge-")
+    radius = 0.22
+    node, peer = start_nav2(tmp, "robot8", dict(NAV2_PARAMS, robot_radius=radius, min_turning_radius=0.4))
+    try:
+        # 4 x 4 m at 5 cm, free, the map's edge the only obstacle near the start.
+        peer.publish_map(make_grid(80, 80, 0.05, (0.0, 0.0), lambda x, y: False), node)
+        start = (radius + 0.005, 2.025, -1.383)
+        r = peer.plan_to(pose_stamped(3.0, 2.0, 0.0), start=pose_stamped(*start))
+        assert r.result.error_code == R.NONE, r.result.error_msg
+        p0 = r.result.path.poses[0].pose.position
+        moved = (p0.x - start[0], p0.y - start[1])
+        assert math.hypot(*moved) > 1e-6, "planned from the start itself: the case this test is about is gone"
+        said = re.search(r"does not fit at the start; planned from the covering cell .* "
+                         r"offset \((-?[\d.]+), (-?[\d.]+)\) m", r.result.error_msg)
+        assert said, f"the path starts {moved} from the start and the answer does not say so: {r.result.error_msg!r}"
+        assert abs(float(said.group(1)) - moved[0]) < 1e-3 and abs(float(said.group(2)) - moved[1]) < 1e-3, \
+            (said.group(0), moved)
+        assert "does not fit at the start" in node.log()
+    finally:
+        peer.close()
+        node.stop()
+
+
 def test_the_robot_is_found_through_tf_and_goals_in_other_frames_are_transformed(nav2):
     node, peer, grid = nav2
     # No TF yet and no /initialpose: TF_ERROR naming both frames.
