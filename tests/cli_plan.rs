@@ -243,3 +243,32 @@ fn reeds_shepp_backs_out_of_what_traps_the_forward_model() {
         assert!(text(&out.stderr).contains(says), "{flags:?}: {}", text(&out.stderr));
     }
 }
+
+#[test]
+fn tolerance_plans_to_the_nearest_reachable_place_and_says_so() {
+    let request = ["--start", "-1.5,0.5,0", "--goal", "-0.075,-0.025", "--json"];
+    // The goal on the centre pillar: refused exactly, answered within 0.6 m.
+    let out = plan(&request);
+    assert_eq!(out.status.code(), Some(1));
+    let out = plan(&[&request[..], &["--tolerance", "0.6"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object on stdout");
+    let end = v["trajectory"]["poses"].as_array().unwrap().last().unwrap().as_array().unwrap().clone();
+    let d = (end[0].as_f64().unwrap() + 0.075).hypot(end[1].as_f64().unwrap() + 0.025);
+    assert!(d <= 0.6 + 1e-9, "ended {d} m from the goal");
+    let note = v["note"].as_str().unwrap();
+    assert!(note.starts_with("goal (-0.075, -0.025) m not reached (GOAL_OCCUPIED): planned to"), "{note}");
+    assert!(note.contains(&format!("{d:.3} m from it (tolerance 0.600 m)")), "{note}");
+    // Too small to leave the pillar: the error says the tolerance did not help either.
+    let out = plan(&["--start", "-1.5,0.5,0", "--goal", "-0.075,-0.025", "--tolerance", "0.01"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("no reachable place within the tolerance of 0.010 m either"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A negative tolerance is refused by name.
+    let out = plan(&["--start", "-1.5,0.5,0", "--goal", "0.5,1.5", "--tolerance", "-1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("--tolerance"), "{}", text(&out.stderr));
+}

@@ -47,6 +47,11 @@ pub struct PlanArgs {
     /// With `reeds_shepp`: cost (map units, >= 0) per change of gear (`change_penalty`).
     #[arg(long, allow_negative_numbers = true)]
     pub change_penalty: Option<f64>,
+    /// Nav2's goal tolerance (map units, >= 0; default 0: the goal itself): when the goal is
+    /// occupied or cannot be reached, plan to the reachable place nearest to it within this
+    /// distance instead, and say so (`note`).
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
+    pub tolerance: f64,
     /// Any parameter of the node as `NAME=VALUE` (repeatable; `config/planner.yaml` lists them),
     /// checked as `ros2 param set` checks it, applied after `--params` and before the flags above:
     /// `--set heading_bins=16 --set turn_penalty=0.2`. Those that do not shape a plan (frames,
@@ -160,7 +165,8 @@ pub fn run(args: &PlanArgs) -> CliResult {
     planner.set_map(map.clone())?;
     let budget = Budget::new(planner.config().max_planning_time, None);
     let (goal, free) = args.goal;
-    let result = planner.plan(args.start, goal, free, &budget);
+    let tolerance = non_negative("--tolerance", args.tolerance, units)?;
+    let result = planner.plan_near(args.start, goal, free, tolerance, &budget);
     let out = match &result {
         Ok(plan) => serde_json::json!({
             "status": "SUCCESS",
@@ -216,6 +222,9 @@ pub fn run(args: &PlanArgs) -> CliResult {
             plan.trajectory.segments.len(),
             plan.stats.planning_time * 1e3
         );
+        if let Some(note) = &plan.stats.note {
+            println!("note: {note}");
+        }
     }
     result.map(|_| ()).map_err(|e| CliError(e.to_string()))
 }

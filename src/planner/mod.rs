@@ -7,7 +7,8 @@
 //!
 //! One job per file: [`status`] (outcome codes and errors), [`config`] (parameters), [`budget`]
 //! (the time budget), [`prepared`] (the map and what is derived from it, kept current),
-//! [`stats`] (the plan and its figures), `steps` (the steps of one plan, in order) and this
+//! [`stats`] (the plan and its figures), `steps` (the steps of one plan, in order), `tolerance`
+//! (Nav2's goal tolerance: [`Planner::plan_near`]) and this
 //! file (the planner's state and [`Planner::plan`], which reads as the list of steps).
 
 pub mod budget;
@@ -16,6 +17,7 @@ pub mod prepared;
 pub mod stats;
 pub mod status;
 mod steps;
+mod tolerance;
 
 pub use budget::Budget;
 pub use config::PlannerConfig;
