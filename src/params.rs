@@ -35,6 +35,10 @@ pub struct NodeParams {
     /// `replan_period`: seconds between periodic replans of the current goal from the vehicle's
     /// latest pose (finite, >= 0); 0 replans only when the map changes.
     pub replan_period: f64,
+    /// `tolerance` (m, finite, >= 0; Nav2's name): a goal that is occupied or cannot be reached
+    /// is answered with a plan to the reachable place nearest to it within this distance
+    /// ([`crate::planner::Planner::plan_near`]); 0 plans to the goal itself or refuses it.
+    pub tolerance: f64,
     /// `robot_base_frame`: the vehicle's frame; its pose in `global_frame` through TF is the
     /// start of a plan when the request gives none (default `base_link`, Nav2's name).
     pub robot_base_frame: String,
@@ -60,6 +64,7 @@ impl Default for NodeParams {
             map_file: String::new(),
             publish_clearance: false,
             replan_period: 0.0,
+            tolerance: 0.0,
             robot_base_frame: "base_link".into(),
             transform_tolerance: 0.1,
             planner_id: "GridBased".into(),
@@ -137,7 +142,7 @@ macro_rules! field {
 }
 
 /// Every parameter of the node, in the order of `config/planner.yaml`.
-pub const PARAMS: [ParamSpec; 23] = [
+pub const PARAMS: [ParamSpec; 24] = [
     ParamSpec {
         name: "robot_radius",
         field: field!(Double, planner.robot_radius),
@@ -313,6 +318,14 @@ pub const PARAMS: [ParamSpec; 23] = [
         unit: "s",
         runtime: true,
         description: "Seconds between replans of the current goal; 0 = only when the map changes.",
+    },
+    ParamSpec {
+        name: "tolerance",
+        field: field!(Double, tolerance),
+        range: Range::AtLeast(0.0),
+        unit: "m",
+        runtime: true,
+        description: "Goal tolerance: an occupied or unreachable goal is planned to the reachable place nearest to it within this distance; 0 = the goal itself.",
     },
     ParamSpec {
         name: "publish_clearance",
@@ -627,6 +640,8 @@ mod lookup_tests {
             ("map_file", ParamValue::Other("string array")),
             ("replan_period", ParamValue::Double(-0.5)),
             ("replan_period", ParamValue::Double(f64::INFINITY)),
+            ("tolerance", ParamValue::Double(-0.1)),
+            ("tolerance", ParamValue::Double(f64::NAN)),
         ];
         for (name, v) in cases {
             let e = from(&[(name, v)]).unwrap_err();
@@ -651,6 +666,7 @@ mod runtime_tests {
             ("path_spacing", ParamValue::Double(0.1)),
             ("turn_penalty", ParamValue::Double(0.25)),
             ("replan_period", ParamValue::Double(1.5)),
+            ("tolerance", ParamValue::Double(0.25)),
             ("max_planning_time", ParamValue::Double(4.0)),
             ("allow_unknown", ParamValue::Bool(true)),
             ("occupied_threshold", ParamValue::Integer(40)),

@@ -450,13 +450,14 @@ impl NodeState {
         req.reply.feedback("planning", req.received.elapsed().as_secs_f64());
         let cancel = Arc::new(AtomicBool::new(false));
         let (planner, done, flag) = (self.planner.clone(), self.done.clone(), cancel.clone());
+        let tolerance = self.params.tolerance;
         let (echo, last) = (req.echo(), *goals.last().expect("a request has goals"));
         let work = Work::Goal(Box::new(req), echo, last);
         self.running = Some(Running { work, cancel, stop: None, map_version: self.map_version });
         tokio::task::spawn_blocking(move || {
             let budget = Budget::new(planner.config().max_planning_time, Some(flag.clone()));
             let result = match goals.as_slice() {
-                [goal] => planner.plan(start, *goal, false, &budget),
+                [goal] => planner.plan_near(start, *goal, false, tolerance, &budget),
                 _ => crate::waypoints::plan_through(&planner, start, &goals, &budget).map_err(PlanError::from),
             };
             let _ = done.send(Done::Goal { result, cancelled: flag.load(Ordering::Relaxed) });
@@ -607,7 +608,7 @@ impl NodeState {
     }
 
     /// r2r accepted a parameter change (the range checks passed): the planner's part is applied
-    /// off the planning path, `replan_period` at once.
+    /// off the planning path, `replan_period` and `tolerance` at once.
     pub fn on_param_event(&mut self, name: &str, value: &r2r::ParameterValue) {
         let wanted = match self.live.lock() {
             Ok(live) => live.params.clone(),
@@ -615,6 +616,7 @@ impl NodeState {
         };
         r2r::log_info!(self.logger(), "parameter {name} set to {:?}", from_r2r(value));
         self.params.replan_period = wanted.replan_period;
+        self.params.tolerance = wanted.tolerance;
         if wanted.planner != *self.planner.config() {
             self.updates.push_config(wanted.planner);
         }

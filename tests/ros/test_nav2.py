@@ -278,6 +278,32 @@ def test_compute_path_to_pose_error_codes_through_their_causes(nav2):
     peer.spin_until(lambda: node.count("applied") >= before + 4, what="the map updates")
 
 
+def test_a_goal_in_the_wall_within_the_tolerance_is_planned_to_the_nearest_reachable_place(nav2):
+    """Nav2's `tolerance`, set at run time through the parameter services: a goal on the wall is
+    answered with a path to a reachable place within it, which the result names; at 0 again,
+    GOAL_OCCUPIED."""
+    import re
+
+    node, peer, grid = nav2
+    wall = (WALL_X * RES + RES / 2, 2.0)
+    try:
+        peer.set_param("tolerance", 0.5)
+        r = peer.plan_to(pose_stamped(*wall), start=pose_stamped(*START))
+        assert r.result.error_code == R.NONE, r.result.error_msg
+        end = r.result.path.poses[-1].pose.position
+        said = re.search(r"goal \(3\.050, 2\.000\) m not reached \(GOAL_OCCUPIED\): planned to "
+                         r"\((-?[\d.]+), (-?[\d.]+)\) m, ([\d.]+) m from it \(tolerance 0\.500 m\)", r.result.error_msg)
+        assert said, r.result.error_msg
+        assert abs(float(said.group(1)) - end.x) < 1e-3 and abs(float(said.group(2)) - end.y) < 1e-3, said.group(0)
+        d = math.hypot(end.x - wall[0], end.y - wall[1])
+        assert abs(float(said.group(3)) - d) < 1e-3 and d <= 0.5 + 1e-9, (said.group(0), d)
+        assert_drivable(r.result.path, grid, START, (end.x, end.y))
+    finally:
+        peer.set_param("tolerance", 0.0)
+    r = peer.plan_to(pose_stamped(*wall), start=pose_stamped(*START))
+    assert r.result.error_code == R.GOAL_OCCUPIED, r.result.error_msg
+
+
 def test_finished_goals_are_kept_only_so_long(nav2):
     """The node's action servers keep a finished goal's result for 10 s and at most 100 finished
     goals (r2r's own server kept every result for the node's life): after 150 goals the node's
