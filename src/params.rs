@@ -39,6 +39,10 @@ pub struct NodeParams {
     /// is answered with a plan to the reachable place nearest to it within this distance
     /// ([`crate::planner::Planner::plan_near`]); 0 plans to the goal itself or refuses it.
     pub tolerance: f64,
+    /// `start_overlap` (m, finite, >= 0; default [`crate::planner::DEFAULT_START_OVERLAP`]): a
+    /// start where obstacles reach at most this deep into the footprint is driven out of first
+    /// ([`crate::planner::Planner::plan_near`]); deeper, or 0, is `START_OCCUPIED` with the depth.
+    pub start_overlap: f64,
     /// `robot_base_frame`: the vehicle's frame; its pose in `global_frame` through TF is the
     /// start of a plan when the request gives none (default `base_link`, Nav2's name).
     pub robot_base_frame: String,
@@ -65,6 +69,7 @@ impl Default for NodeParams {
             publish_clearance: false,
             replan_period: 0.0,
             tolerance: 0.0,
+            start_overlap: crate::planner::DEFAULT_START_OVERLAP,
             robot_base_frame: "base_link".into(),
             transform_tolerance: 0.1,
             planner_id: "GridBased".into(),
@@ -142,7 +147,7 @@ macro_rules! field {
 }
 
 /// Every parameter of the node, in the order of `config/planner.yaml`.
-pub const PARAMS: [ParamSpec; 24] = [
+pub const PARAMS: [ParamSpec; 25] = [
     ParamSpec {
         name: "robot_radius",
         field: field!(Double, planner.robot_radius),
@@ -326,6 +331,14 @@ pub const PARAMS: [ParamSpec; 24] = [
         unit: "m",
         runtime: true,
         description: "Goal tolerance: an occupied or unreachable goal is planned to the reachable place nearest to it within this distance; 0 = the goal itself.",
+    },
+    ParamSpec {
+        name: "start_overlap",
+        field: field!(Double, start_overlap),
+        range: Range::AtLeast(0.0),
+        unit: "m",
+        runtime: true,
+        description: "A start where obstacles reach at most this deep into the footprint is planned out of (never deeper) first; deeper is START_OCCUPIED with the depth; 0 = refuse any overlap.",
     },
     ParamSpec {
         name: "publish_clearance",
@@ -667,6 +680,7 @@ mod runtime_tests {
             ("turn_penalty", ParamValue::Double(0.25)),
             ("replan_period", ParamValue::Double(1.5)),
             ("tolerance", ParamValue::Double(0.25)),
+            ("start_overlap", ParamValue::Double(0.02)),
             ("max_planning_time", ParamValue::Double(4.0)),
             ("allow_unknown", ParamValue::Bool(true)),
             ("occupied_threshold", ParamValue::Integer(40)),

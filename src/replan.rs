@@ -4,7 +4,7 @@
 
 use crate::directional::footprint::Shape;
 use crate::geometry::{Point2, Pose2};
-use crate::planner::{Budget, Plan, PlanError, Planner, StatusCode};
+use crate::planner::{Budget, Leeway, Plan, PlanError, Planner, StatusCode};
 use crate::trajectory::{Segment, Trajectory};
 
 /// Arc length (same unit as `traj`) of the point of `traj` nearest `p`, searched on samples at
@@ -142,8 +142,8 @@ pub enum Outcome {
     StillLegal,
     /// A new plan from the vehicle's pose to the goal; `reason` says why it was made.
     Replanned {
-        /// The new plan.
-        plan: Plan,
+        /// The new plan (boxed: the other outcomes are small).
+        plan: Box<Plan>,
         /// Why (for the status message).
         reason: String,
     },
@@ -162,13 +162,16 @@ pub enum Outcome {
 }
 
 /// After a map change or a period: checks the rest of `traj` from `pose` and, when it is no
-/// longer legal (or on a periodic trigger), plans from `pose` to `goal` within `budget`.
+/// longer legal (or on a periodic trigger), plans from `pose` to `goal` within `budget` with the
+/// ends' `leeway` ([`Planner::plan_near`]: a vehicle the changed map now overlaps a little drives
+/// out of it first).
 pub fn check_and_replan(
     planner: &Planner,
     traj: &Trajectory,
     pose: Pose2,
     goal: Pose2,
     trigger: Trigger,
+    leeway: Leeway,
     budget: &Budget,
 ) -> Outcome {
     let check = check_remaining(planner, traj, pose);
@@ -177,8 +180,8 @@ pub fn check_and_replan(
         (Ok(()), Trigger::Periodic) => "periodic replan from the latest pose".to_string(),
         (Err(e), _) => format!("map change blocked the path: {}", e.message),
     };
-    match planner.plan(pose, goal, false, budget) {
-        Ok(plan) => Outcome::Replanned { plan, reason },
+    match planner.plan_near(pose, goal, false, leeway, budget) {
+        Ok(plan) => Outcome::Replanned { plan: Box::new(plan), reason },
         Err(error) if check.is_ok() => Outcome::Kept { error },
         Err(error) => Outcome::Blocked { error, reason },
     }
@@ -267,7 +270,7 @@ mod tests {
         // The path uses the lower door (shorter); closing the upper one changes nothing.
         close_door(&mut p, 20..26);
         assert_eq!(
-            check_and_replan(&p, &plan.trajectory, start, goal, Trigger::MapChange, &budget()),
+            check_and_replan(&p, &plan.trajectory, start, goal, Trigger::MapChange, Leeway::default(), &budget()),
             Outcome::StillLegal
         );
         // Reopen the upper door and close the lower one: the path is blocked.
@@ -278,7 +281,7 @@ mod tests {
         // Once past the wall, the closed door is behind the vehicle: the rest is legal.
         let past = plan.trajectory.pose_at(plan.trajectory.length() - 0.3).unwrap();
         check_remaining(&p, &plan.trajectory, past).unwrap();
-        match check_and_replan(&p, &plan.trajectory, start, goal, Trigger::MapChange, &budget()) {
+        match check_and_replan(&p, &plan.trajectory, start, goal, Trigger::MapChange, Leeway::default(), &budget()) {
             Outcome::Replanned { plan: new, reason } => {
                 assert!(reason.starts_with("map change blocked the path"), "{reason}");
                 check_remaining(&p, &new.trajectory, start).unwrap();
@@ -289,8 +292,40 @@ mod tests {
         }
         // Both doors closed: no legal path, the vehicle must stop.
         close_door(&mut p, 20..26);
-        match check_and_replan(&p, &plan.trajectory, start, goal, Trigger::MapChange, &budget()) {
+        match check_and_replan(&p, &plan.trajectory, start, goal, Trigger::MapChange, Leeway::default(), &budget()) {
             Outcome::Blocked { error, .. } => assert_eq!(error.code, StatusCode::NoValidPath),
+            other => panic!("expected Blocked, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_box_dropped_into_the_vehicles_footprint_is_driven_out_of_on_the_replan() {
+        let mut p = planner();
+        let start = Pose2::new(1.0, 0.71, 0.0);
+        let goal = Pose2::new(5.0, 0.7, 0.0);
+        let plan = p.plan(start, goal, false, &budget()).unwrap();
+        // A box in cell (10, 8), 1 cm into the footprint from above.
+        p.apply_patch(10, 8, 1, 1, &[100]).unwrap();
+        assert!(check_remaining(&p, &plan.trajectory, start).is_err());
+        let leeway = Leeway { tolerance: 0.0, start_overlap: 0.05 };
+        match check_and_replan(&p, &plan.trajectory, start, goal, Trigger::MapChange, leeway, &budget()) {
+            Outcome::Replanned { plan: new, .. } => {
+                assert!(new.poses[0].point().distance(start.point()) < 1e-9, "starts at the vehicle");
+                let overlap = new.stats.start_overlap.expect("the stretch out is marked");
+                assert!((overlap.depth - 0.01).abs() < 1e-3, "{overlap:?}");
+                let (_, rest) = new.trajectory.segments.split_at(overlap.segments);
+                let rest =
+                    Trajectory { segments: rest.to_vec(), min_turning_radius: new.trajectory.min_turning_radius };
+                check_remaining(&p, &rest, rest.segments[0].start).unwrap();
+            }
+            other => panic!("expected a replan out of the overlap, got {other:?}"),
+        }
+        // Without leeway the vehicle must stop, told how deep the box reaches.
+        match check_and_replan(&p, &plan.trajectory, start, goal, Trigger::MapChange, Leeway::default(), &budget()) {
+            Outcome::Blocked { error, .. } => {
+                assert_eq!(error.code, StatusCode::StartOccupied);
+                assert!(error.message.contains("reach 0.010 m into its footprint"), "{}", error.message);
+            }
             other => panic!("expected Blocked, got {other:?}"),
         }
     }
@@ -302,7 +337,7 @@ mod tests {
         let goal = Pose2::new(5.0, 0.7, 0.0);
         let plan = p.plan(start, goal, false, &budget()).unwrap();
         let pose = plan.trajectory.pose_at(1.0).unwrap();
-        match check_and_replan(&p, &plan.trajectory, pose, goal, Trigger::Periodic, &budget()) {
+        match check_and_replan(&p, &plan.trajectory, pose, goal, Trigger::Periodic, Leeway::default(), &budget()) {
             Outcome::Replanned { plan: new, .. } => {
                 assert!(new.poses[0].point().distance(pose.point()) < 1e-9);
                 assert!(new.stats.trajectory_length <= plan.stats.trajectory_length - 1.0 + 0.1);
@@ -311,7 +346,7 @@ mod tests {
         }
         // A spent budget: the replan fails but the legal path is kept.
         let spent = Budget::new(0.0, None);
-        match check_and_replan(&p, &plan.trajectory, pose, goal, Trigger::Periodic, &spent) {
+        match check_and_replan(&p, &plan.trajectory, pose, goal, Trigger::Periodic, Leeway::default(), &spent) {
             Outcome::Kept { error } => assert_eq!(error.code, StatusCode::Timeout),
             other => panic!("expected Kept, got {other:?}"),
         }

@@ -430,11 +430,30 @@ impl TransformBuffer {
         Ok(self.frames[id].parent.as_ref().map(|(p, _)| self.frames[*p].name.as_str()))
     }
 
-    /// Forgets every frame and transform (what tf2 does when ROS time jumps back).
+    /// Forgets every frame and transform.
     pub fn clear(&mut self) {
         self.index.clear();
         self.frames.clear();
         self.entries = 0;
+    }
+
+    /// Forgets every dynamic transform and keeps the static ones (what tf2 does when ROS time
+    /// jumps back: a static transform holds at all times, and its latched publisher will not send
+    /// it again). Frames left with no edge are forgotten too.
+    pub fn clear_dynamic(&mut self) {
+        let statics: Vec<(String, String, Isometry3<f64>)> = self
+            .frames
+            .iter()
+            .filter_map(|f| match &f.parent {
+                Some((p, Edge::Static(value))) => Some((self.frames[*p].name.clone(), f.name.clone(), *value)),
+                _ => None,
+            })
+            .collect();
+        self.clear();
+        for (parent, child, value) in statics {
+            // Re-adding edges that were valid together (same names, values and tree): cannot fail.
+            let _ = self.set_transform(&parent, &child, Stamp::from_nanos(0), value, true);
+        }
     }
 
     /// Stores the transform of the edge `parent -> child` (mapping points of `child` into
@@ -1454,6 +1473,25 @@ mod tests {
         let in_map = buffer.transform_pose("map", "base_link", Stamp::LATEST, NO_TOLERANCE, &pose_in_base).unwrap();
         assert_close(&in_map, &yaw_iso(1.0, 3.0, PI), 1e-12);
         assert!(buffer.transform_pose("map", "nowhere", Stamp::LATEST, NO_TOLERANCE, &pose_in_base).is_err());
+    }
+
+    #[test]
+    fn clear_dynamic_keeps_the_static_edges_only() {
+        let mut buffer = TransformBuffer::default();
+        let iso = |x: f64| Isometry3::translation(x, 0.0, 0.0);
+        buffer.set_transform("map", "odom", Stamp::from_nanos(0), iso(1.0), true).unwrap();
+        buffer.set_transform("odom", "base_link", Stamp::from_nanos(5), iso(2.0), false).unwrap();
+        buffer.set_transform("base_link", "laser", Stamp::from_nanos(0), iso(0.5), true).unwrap();
+        buffer.clear_dynamic();
+        assert!(buffer.has_frame("map") && buffer.has_frame("odom") && buffer.has_frame("laser"));
+        assert_eq!(buffer.parent("laser").unwrap(), Some("base_link"));
+        assert_eq!(buffer.parent("odom").unwrap(), Some("map"));
+        assert_eq!(buffer.len(), 2, "the two static edges");
+        // odom -> base_link is gone until odometry sends it again; then map -> laser composes.
+        assert!(buffer.lookup("map", "laser", Stamp::from_nanos(7), Duration::ZERO).is_err());
+        buffer.set_transform("odom", "base_link", Stamp::from_nanos(7), iso(3.0), false).unwrap();
+        let t = buffer.lookup("map", "laser", Stamp::from_nanos(7), Duration::ZERO).unwrap();
+        assert!((t.translation.vector.x - 4.5).abs() < 1e-12);
     }
 
     #[test]

@@ -68,7 +68,8 @@ fn errors_are_printed_once_on_stderr_in_the_users_units() {
     let out = plan(&["--start", "-8,-8,0", "--goal", "0.5,1.5"]);
     assert_one_error(
         &out,
-        "START_OCCUPIED: start (-8.000, -8.000) m is in unknown space (occupancy -1, allow_unknown is false)",
+        "START_OCCUPIED: start (-8.000, -8.000) m is in unknown space (occupancy -1, allow_unknown is false); \
+         obstacles reach 0.150 m into its footprint (start_overlap allows 0.050 m)",
     );
     let out = plan(&[&start[..], &["--goal", "100,1.5"]].concat());
     assert_one_error(&out, "GOAL_OUTSIDE_MAP: goal (100.000, 1.500) m is outside the map");
@@ -208,13 +209,13 @@ fn at_radius_zero_turns_on_the_spot_are_rotate_segments_in_json() {
     );
 }
 
-/// A start facing a wall 0.1 m ahead: forwards only (the bundled default) it is refused by proof;
+/// A start facing a wall 0.1 m ahead (its disk 0.1 m from it): forwards only (the bundled default) it is refused by proof;
 /// with `--motion-model reeds_shepp` (or `--set motion_model=reeds_shepp`) the plan backs out,
 /// each JSON segment saying its gear, with the cusps and reverse length counted; a bad model or
 /// penalty is named in the error.
 #[test]
 fn reeds_shepp_backs_out_of_what_traps_the_forward_model() {
-    let request = ["--start", "-2.75,-0.25,3.14159", "--goal", "0.5,1.5", "--json"];
+    let request = ["--start", "-2.45,-0.25,3.14159", "--goal", "0.5,1.5", "--json"];
     let forward = plan(&request);
     assert_eq!(forward.status.code(), Some(1));
     assert!(text(&forward.stderr).contains("obstacle ahead"), "{}", text(&forward.stderr));
@@ -271,4 +272,34 @@ fn tolerance_plans_to_the_nearest_reachable_place_and_says_so() {
     let out = plan(&["--start", "-1.5,0.5,0", "--goal", "0.5,1.5", "--tolerance", "-1"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("--tolerance"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_start_a_little_inside_a_wall_is_driven_out_of_and_a_deeper_one_refused_with_the_depth() {
+    // Beside the sandbox's west wall, facing it, with reversing: 9 mm of the footprint in the wall.
+    let request = ["--start", "-2.4,-0.5,3.14", "--goal", "1.5,1.8", "--motion-model", "reeds_shepp", "--json"];
+    let out = plan(&request);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object on stdout");
+    let depth = v["start_overlap"]["depth"].as_f64().expect("the stretch out of the overlap");
+    assert!(depth > 0.0 && depth <= 0.05, "{depth}");
+    assert!(v["start_overlap"]["segments"].as_u64().unwrap() >= 1);
+    let first = v["trajectory"]["poses"][0].as_array().unwrap().clone();
+    assert!((first[0].as_f64().unwrap() + 2.4).abs() < 1e-9 && (first[1].as_f64().unwrap() + 0.5).abs() < 1e-9);
+    let note = v["note"].as_str().unwrap();
+    assert!(note.starts_with(&format!("start (-2.400, -0.500) m overlaps obstacles by {depth:.3} m")), "{note}");
+    // The same start with start_overlap 0 (flag, or parameter through --set): refused with its depth.
+    for flags in [&["--start-overlap", "0"][..], &["--set", "start_overlap=0"][..]] {
+        let out = plan(&[&request[..], flags].concat());
+        assert_eq!(out.status.code(), Some(1), "{flags:?}");
+        let says = format!("START_OCCUPIED: the vehicle does not fit at start (-2.400, -0.500) m: obstacles reach {depth:.3} m into its footprint (start_overlap allows 0.000 m)");
+        assert!(text(&out.stderr).contains(&says), "{flags:?}: {}", text(&out.stderr));
+    }
+    // Deeper than the default 0.05 m.
+    let out = plan(&["--start", "-2.5,-0.5,3.14", "--goal", "1.5,1.8", "--motion-model", "reeds_shepp"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("(start_overlap allows 0.050 m)"), "{}", text(&out.stderr));
+    let out = plan(&[&request[..], &["--start-overlap", "-0.1"]].concat());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("--start-overlap"), "{}", text(&out.stderr));
 }

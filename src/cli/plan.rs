@@ -4,7 +4,7 @@ use super::{non_negative, CliError, CliResult};
 use crate::geometry::Pose2;
 use crate::map_io::{load_map_file, map_file_units};
 use crate::params::{param_spec, NodeParams, ParamValue};
-use crate::planner::{Budget, Planner};
+use crate::planner::{Budget, Leeway, Planner};
 use crate::render::scene::{render_scene, Mark, Scene};
 use crate::render::{known_window, picture_scale};
 use crate::trajectory::{Segment, SegmentKind};
@@ -50,8 +50,14 @@ pub struct PlanArgs {
     /// Nav2's goal tolerance (map units, >= 0; default 0: the goal itself): when the goal is
     /// occupied or cannot be reached, plan to the reachable place nearest to it within this
     /// distance instead, and say so (`note`).
-    #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
-    pub tolerance: f64,
+    /// Default: the parameters' `tolerance` (0 unless `--params` or `--set` say otherwise).
+    #[arg(long, allow_negative_numbers = true)]
+    pub tolerance: Option<f64>,
+    /// How deep (map units, >= 0) obstacles may reach into the footprint at the start for the
+    /// plan to drive out of them first, never deeper (`start_overlap`; 0 refuses any overlap).
+    /// Default: the parameters' `start_overlap` (0.05 unless `--params` or `--set` say otherwise).
+    #[arg(long, allow_negative_numbers = true)]
+    pub start_overlap: Option<f64>,
     /// Any parameter of the node as `NAME=VALUE` (repeatable; `config/planner.yaml` lists them),
     /// checked as `ros2 param set` checks it, applied after `--params` and before the flags above:
     /// `--set heading_bins=16 --set turn_penalty=0.2`. Those that do not shape a plan (frames,
@@ -165,8 +171,17 @@ pub fn run(args: &PlanArgs) -> CliResult {
     planner.set_map(map.clone())?;
     let budget = Budget::new(planner.config().max_planning_time, None);
     let (goal, free) = args.goal;
-    let tolerance = non_negative("--tolerance", args.tolerance, units)?;
-    let result = planner.plan_near(args.start, goal, free, tolerance, &budget);
+    let leeway = Leeway {
+        tolerance: match args.tolerance {
+            Some(t) => non_negative("--tolerance", t, units)?,
+            None => params.tolerance,
+        },
+        start_overlap: match args.start_overlap {
+            Some(d) => non_negative("--start-overlap", d, units)?,
+            None => params.start_overlap,
+        },
+    };
+    let result = planner.plan_near(args.start, goal, free, leeway, &budget);
     let out = match &result {
         Ok(plan) => serde_json::json!({
             "status": "SUCCESS",
@@ -184,6 +199,7 @@ pub fn run(args: &PlanArgs) -> CliResult {
             },
             "solved_by": plan.stats.solved_by_label(),
             "note": plan.stats.note,
+            "start_overlap": plan.stats.start_overlap,
             "planning_time_ms": plan.stats.planning_time * 1e3,
             "timing_ms": plan.stats.stage_ms.iter().map(|t| (t.label(), serde_json::json!(t.ms))).collect::<serde_json::Map<String, serde_json::Value>>(),
         }),

@@ -7,12 +7,15 @@
 //!
 //! One job per file: [`status`] (outcome codes and errors), [`config`] (parameters), [`budget`]
 //! (the time budget), [`prepared`] (the map and what is derived from it, kept current),
-//! [`stats`] (the plan and its figures), `steps` (the steps of one plan, in order), `tolerance`
-//! (Nav2's goal tolerance: [`Planner::plan_near`]) and this
+//! [`stats`] (the plan and its figures), `steps` (the steps of one plan, in order), `leeway`
+//! ([`Planner::plan_near`]: a plan with leeway at its ends), `tolerance` (Nav2's goal tolerance),
+//! `overlap` (a start overlapping obstacles, driven out of) and this
 //! file (the planner's state and [`Planner::plan`], which reads as the list of steps).
 
 pub mod budget;
 pub mod config;
+mod leeway;
+mod overlap;
 pub mod prepared;
 pub mod stats;
 pub mod status;
@@ -21,8 +24,9 @@ mod tolerance;
 
 pub use budget::Budget;
 pub use config::PlannerConfig;
+pub use leeway::{Leeway, DEFAULT_START_OVERLAP};
 pub use prepared::{MapUpdate, PreparedMap};
-pub use stats::{Plan, PlanStats, StageTime};
+pub use stats::{Plan, PlanStats, StageTime, StartOverlap};
 pub use status::{PlanError, StatusCode};
 
 use crate::clearance::PatchRect;

@@ -28,6 +28,9 @@ pub struct PlanStats {
     /// When the start or goal cell could not hold the vehicle and a covering cell was used
     /// instead (the "subsumed by a clearance square" rule): a note with the offsets, in metres.
     pub note: Option<String>,
+    /// When the start overlapped obstacles and the plan drives out of them first
+    /// ([`crate::planner::Planner::plan_near`]): how deep, and which stretch.
+    pub start_overlap: Option<StartOverlap>,
     /// Corners (map frame, metres, counter-clockwise) of each window the Directional A* window
     /// repair searched, in order; empty when the repair did not run. For display.
     pub repair_windows: Vec<[Point2; 4]>,
@@ -39,6 +42,19 @@ impl PlanStats {
         let names: Vec<&str> = self.solved_by.iter().map(|s| s.name()).collect();
         names.join("+")
     }
+}
+
+/// The stretch at a plan's start that drives out of obstacles overlapping the footprint: along
+/// it the footprint overlaps obstacles, never deeper than at the start (it is checked pose by
+/// pose for that, not swept as the rest of the trajectory is).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StartOverlap {
+    /// How far obstacles reached into the footprint at the start (map units, m).
+    pub depth: f64,
+    /// The number of leading trajectory segments that make the stretch.
+    pub segments: usize,
+    /// Their length (map units, m).
+    pub length: f64,
 }
 
 /// The time one stage of a plan took.

@@ -482,6 +482,7 @@ impl<'a> Request<'a> {
             stage_ms: self.clock.stages,
             solved_by: vec![solution.solved_by],
             note: (!self.notes.is_empty()).then(|| self.notes.join("; ")),
+            start_overlap: None,
             repair_windows: solution
                 .repair_windows
                 .iter()
@@ -555,7 +556,13 @@ impl Planner {
     /// where the vehicle cannot stand, saying why: the point itself is in an obstacle or in
     /// unknown space, or only the footprint around it is blocked. The node shows this message in
     /// its status, the CLI on stderr, so it names the pose in the caller's units, not cells.
-    fn no_standing_place(&self, prepared: &PreparedMap, pose: Pose2, cell: (usize, usize), what: End) -> PlanError {
+    pub(super) fn no_standing_place(
+        &self,
+        prepared: &PreparedMap,
+        pose: Pose2,
+        cell: (usize, usize),
+        what: End,
+    ) -> PlanError {
         let code = match what {
             End::Start => StatusCode::StartOccupied,
             End::Goal => StatusCode::GoalOccupied,

@@ -1,7 +1,7 @@
 //! Nav2's goal `tolerance`: a goal that is occupied or cannot be reached is answered with a plan
 //! to the reachable place nearest to it within the tolerance, as NavFn and Smac answer it.
 //!
-//! [`Planner::plan_near`] first plans to the goal itself ([`Planner::plan`], unchanged). Only
+//! [`Planner::plan_near`] (through `plan_to_near_goal`) first plans to the goal itself ([`Planner::plan`], unchanged). Only
 //! when that fails with `GOAL_OCCUPIED` or `NO_VALID_PATH` does it look for another goal: the
 //! centres of the cells within the tolerance where the vehicle's footprint stands free, less those
 //! the vehicle mask's regions prove unreachable, nearest to the goal first (ties in row order),
@@ -17,14 +17,15 @@ pub const MAX_GOAL_TRIES: usize = 64;
 
 impl Planner {
     /// Plans from `start` to `goal` as [`Planner::plan`]; when that fails with `GOAL_OCCUPIED`
-    /// or `NO_VALID_PATH` and `tolerance` (metres, the map's units) is positive, plans to the
-    /// reachable cell centre nearest to `goal` within `tolerance` instead, with `goal`'s heading,
-    /// and says so in the plan's note (the place reached and its distance from the goal).
+    /// or `NO_VALID_PATH` and `tolerance` (metres, the map's units; finite and >= 0, checked by
+    /// the caller) is positive, plans to the reachable cell centre nearest to `goal` within
+    /// `tolerance` instead, with `goal`'s heading, and says so in the plan's note (the place
+    /// reached and its distance from the goal).
     ///
-    /// Fails with `INVALID_INPUT` when `tolerance` is negative or not finite; otherwise with the
-    /// error of the plan to `goal` itself (its message telling that no place within the tolerance
-    /// was reachable), or `TIMEOUT` / `SUPERSEDED` when the budget ends while other goals are tried.
-    pub fn plan_near(
+    /// Fails with the error of the plan to `goal` itself (its message telling that no place within
+    /// the tolerance was reachable), or `TIMEOUT` / `SUPERSEDED` when the budget ends while other
+    /// goals are tried.
+    pub(super) fn plan_to_near_goal(
         &self,
         start: Pose2,
         goal: Pose2,
@@ -32,12 +33,6 @@ impl Planner {
         tolerance: f64,
         budget: &Budget,
     ) -> Result<Plan, PlanError> {
-        if !(tolerance.is_finite() && tolerance >= 0.0) {
-            return Err(PlanError::new(
-                StatusCode::InvalidInput,
-                format!("tolerance must be a finite distance >= 0, not {tolerance}"),
-            ));
-        }
         let direct = self.plan(start, goal, goal_heading_free, budget);
         let error = match direct {
             Err(e) if tolerance > 0.0 && matches!(e.code, StatusCode::GoalOccupied | StatusCode::NoValidPath) => e,
@@ -127,7 +122,7 @@ impl Planner {
 mod tests {
     use super::*;
     use crate::map::{MapInfo, OccupancyMap};
-    use crate::planner::PlannerConfig;
+    use crate::planner::{Leeway, PlannerConfig};
 
     const RES: f64 = 0.1;
 
@@ -186,7 +181,7 @@ mod tests {
         let start = Pose2::new(0.8, 0.8, 0.0);
         for goal in [Pose2::new(2.3, 1.8, 0.0), Pose2::new(2.05, 1.55, 1.0), Pose2::new(2.55, 2.05, -1.0)] {
             let tolerance = 0.6;
-            let plan = p.plan_near(start, goal, false, tolerance, &budget()).unwrap();
+            let plan = p.plan_near(start, goal, false, Leeway::goal(tolerance), &budget()).unwrap();
             let end = *plan.poses.last().unwrap();
             let expected = nearest_reachable(&p, start, goal, tolerance).unwrap();
             // The same distance (a tie may pick another cell at it).
@@ -206,12 +201,12 @@ mod tests {
         let start = Pose2::new(0.8, 0.8, 0.0);
         let inside = Pose2::new(4.75, 3.0, 0.0);
         // Within 0.3 m nothing outside the room: refused with the reason.
-        let e = p.plan_near(start, inside, false, 0.3, &budget()).unwrap_err();
+        let e = p.plan_near(start, inside, false, Leeway::goal(0.3), &budget()).unwrap_err();
         assert_eq!(e.code, StatusCode::NoValidPath);
         assert!(e.message.contains("no reachable place within the tolerance of 0.300 m"), "{}", e.message);
         assert_eq!(nearest_reachable(&p, start, inside, 0.3), None);
         // Within 1 m the nearest place outside the room's wall.
-        let plan = p.plan_near(start, inside, false, 1.0, &budget()).unwrap();
+        let plan = p.plan_near(start, inside, false, Leeway::goal(1.0), &budget()).unwrap();
         let end = plan.poses.last().unwrap().point();
         let expected = nearest_reachable(&p, start, inside, 1.0).unwrap();
         assert!(
@@ -224,15 +219,21 @@ mod tests {
     fn a_reachable_goal_is_planned_as_plan_does_and_bad_tolerances_are_refused() {
         let p = planner();
         let (start, goal) = (Pose2::new(0.8, 0.8, 0.0), Pose2::new(5.0, 1.0, 0.0));
-        let a = p.plan_near(start, goal, false, 0.5, &budget()).unwrap();
+        let a = p.plan_near(start, goal, false, Leeway::goal(0.5), &budget()).unwrap();
         let b = p.plan(start, goal, false, &budget()).unwrap();
         assert_eq!(a.poses, b.poses);
         assert_eq!(a.stats.note, None);
         // Zero: Nav2's "exactly there".
         let on_pillar = Pose2::new(2.3, 1.8, 0.0);
-        assert_eq!(p.plan_near(start, on_pillar, false, 0.0, &budget()).unwrap_err().code, StatusCode::GoalOccupied);
+        assert_eq!(
+            p.plan_near(start, on_pillar, false, Leeway::goal(0.0), &budget()).unwrap_err().code,
+            StatusCode::GoalOccupied
+        );
         for bad in [-0.1, f64::NAN, f64::INFINITY] {
-            assert_eq!(p.plan_near(start, goal, false, bad, &budget()).unwrap_err().code, StatusCode::InvalidInput);
+            assert_eq!(
+                p.plan_near(start, goal, false, Leeway::goal(bad), &budget()).unwrap_err().code,
+                StatusCode::InvalidInput
+            );
         }
     }
 }

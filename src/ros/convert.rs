@@ -6,7 +6,7 @@
 use super::updates::Patch;
 use crate::geometry::{quaternion_from_yaw, yaw_from_quaternion, Pose2};
 use crate::map::{MapInfo, OccupancyMap};
-use crate::planner::{Plan, PlanError, StatusCode};
+use crate::planner::{Plan, PlanError, StartOverlap, StatusCode};
 use crate::trajectory::{SegmentKind, Trajectory, Turn};
 use r2r::blockstar_planner_msgs::msg as bs;
 use r2r::builtin_interfaces::msg::Time;
@@ -94,8 +94,9 @@ pub fn path_to_msg(plan: &Plan, header: &Header) -> nav::Path {
     }
 }
 
-/// The trajectory as a `blockstar_planner_msgs/Trajectory` (metres, radians, map frame).
-pub fn trajectory_to_msg(traj: &Trajectory, header: &Header) -> bs::Trajectory {
+/// The trajectory as a `blockstar_planner_msgs/Trajectory` (metres, radians, map frame), with
+/// the stretch out of a start's overlap when there is one.
+pub fn trajectory_to_msg(traj: &Trajectory, overlap: Option<&StartOverlap>, header: &Header) -> bs::Trajectory {
     let segments = traj
         .segments
         .iter()
@@ -130,6 +131,8 @@ pub fn trajectory_to_msg(traj: &Trajectory, header: &Header) -> bs::Trajectory {
         segments,
         total_length: traj.length(),
         min_turning_radius: traj.min_turning_radius,
+        start_overlap_segments: overlap.map_or(0, |o| o.segments as u32),
+        start_overlap_depth: overlap.map_or(0.0, |o| o.depth),
     }
 }
 
@@ -237,7 +240,7 @@ pub fn action_result(
     match result {
         Ok(plan) => {
             r.path = path_to_msg(plan, header);
-            r.trajectory = trajectory_to_msg(&plan.trajectory, header);
+            r.trajectory = trajectory_to_msg(&plan.trajectory, plan.stats.start_overlap.as_ref(), header);
             r.planning_time = duration_msg(plan.stats.planning_time);
             r.error_code = StatusCode::Success as u16;
             // A plan that does not start or end exactly where asked says so (its note).
@@ -378,7 +381,7 @@ mod tests {
             assert!(crate::geometry::normalize_angle(back.yaw - p.yaw).abs() < 1e-9);
             assert_eq!(m.header.frame_id, "map");
         }
-        let t = trajectory_to_msg(&traj, &header);
+        let t = trajectory_to_msg(&traj, None, &header);
         // Line, turn on the spot at the corner, line.
         assert_eq!(t.segments.len(), 3);
         assert!((t.total_length - 2.0).abs() < 1e-12);
@@ -390,7 +393,7 @@ mod tests {
             segments: vec![Segment::arc(Pose2::new(0.0, 0.0, 0.0), 1.0, 2.0, Turn::Left)],
             min_turning_radius: 2.0,
         };
-        let a = trajectory_to_msg(&arc, &header);
+        let a = trajectory_to_msg(&arc, None, &header);
         assert_eq!(a.segments[0].kind, bs::TrajectorySegment::ARC as u8);
         assert_eq!(a.segments[0].turn, bs::TrajectorySegment::TURN_LEFT as u8);
         assert!((a.segments[0].radius - 2.0).abs() < 1e-12);

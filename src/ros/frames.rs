@@ -10,8 +10,9 @@
 //!    (whichever came last; the other when the newer cannot be brought into `global_frame`),
 //!    brought into `global_frame` through TF when it is in another frame.
 //!
-//! When ROS time jumps back (a simulation reset, a bag played again) the buffer is cleared, as
-//! tf2 does: transforms older than the held ones would otherwise be refused for 10 s.
+//! When ROS time jumps back (a simulation reset, a bag played again) the buffer's dynamic
+//! transforms are cleared, as tf2 does: transforms older than the held ones would otherwise be
+//! refused for 10 s. Static ones stay (their latched publisher does not send them again).
 
 use crate::geometry::{planar, unit_quaternion, Pose2};
 use crate::planner::{PlanError, StatusCode};
@@ -24,7 +25,7 @@ use std::time::Duration;
 /// How long dynamic transforms are kept per edge (tf2's default cache time).
 pub const TF_CACHE_TIME: Duration = Duration::from_secs(10);
 
-/// A jump of ROS time back by more than this clears the buffer.
+/// A jump of ROS time back by more than this clears the buffer's dynamic transforms.
 pub const TIME_JUMP_BACK: Duration = Duration::from_secs(1);
 
 /// A tolerance in seconds as a duration (negative: zero; beyond an hour: an hour, which no
@@ -105,15 +106,16 @@ impl Frames {
         self.tolerance = tolerance_of(tolerance);
     }
 
-    /// Notes ROS time `now`; when it jumped back by more than [`TIME_JUMP_BACK`], every transform
-    /// and received pose is forgotten (they belong to the time before the jump). Returns whether
+    /// Notes ROS time `now`; when it jumped back by more than [`TIME_JUMP_BACK`], every dynamic
+    /// transform and received pose is forgotten (they belong to the time before the jump); static
+    /// transforms stay, as in tf2 (a latched `/tf_static` is not sent again). Returns whether
     /// that happened.
     pub fn observe_time(&mut self, now: Stamp) -> bool {
         let jumped =
             self.last_now.is_some_and(|last| last.as_nanos() - now.as_nanos() > TIME_JUMP_BACK.as_nanos() as i64);
         self.last_now = Some(now);
         if jumped {
-            self.buffer.clear();
+            self.buffer.clear_dynamic();
             self.received.clear();
         }
         jumped
@@ -177,7 +179,8 @@ impl Frames {
                 self.global
             )));
         }
-        let iso = isometry_from_pose(pose).map_err(|e| invalid(format!("bad {what}: {}", e.message)))?;
+        let iso =
+            isometry_from_pose(pose).map_err(|e| invalid(format!("{what} is not a valid pose: {}", e.message)))?;
         self.isometry_to_global(what, frame, stamp_of(stamp), &iso)
     }
 
@@ -319,16 +322,20 @@ mod tests {
     }
 
     #[test]
-    fn time_jumping_back_clears_the_buffer_and_future_poses_are_stale() {
+    fn time_jumping_back_clears_the_dynamic_transforms_and_future_poses_are_stale() {
         let mut f = Frames::new("map", "base_link", 0.1);
         f.add_transforms(&[tf("map", "base_link", 100, 1.0, 0.0)], false);
+        f.add_transforms(&[tf("base_link", "laser", 0, 0.2, 0.0)], true);
         assert!(!f.observe_time(stamp_of(&at(100))));
         // A pose 5 s in the future of the node's clock: refused like an old one.
         let e = f.robot_pose(stamp_of(&at(95))).unwrap_err();
         assert!(e.code == StatusCode::TfError && e.message.contains("-5.00 s old"), "{e}");
-        // Simulation reset: time back to 2 s; the old transforms go, new ones are taken.
+        // Simulation reset: time back to 2 s; the old dynamic transforms go (the static one,
+        // sent once by a latched publisher, stays), new ones are taken.
         assert!(f.observe_time(stamp_of(&at(2))));
-        assert!(f.buffer().is_empty());
+        assert_eq!(f.buffer().len(), 1);
+        assert_eq!(f.buffer().parent("laser").unwrap(), Some("base_link"));
+        assert!(f.robot_pose(stamp_of(&at(2))).is_err());
         assert!(f.add_transforms(&[tf("map", "base_link", 2, 3.0, 0.0)], false).is_empty());
         assert!((f.robot_pose(stamp_of(&at(2))).unwrap().x - 3.0).abs() < 1e-9);
         // A tolerance out of range is clamped, not a panic.

@@ -90,7 +90,11 @@ impl Outputs {
     pub fn plan(&mut self, plan: &Plan, robot_radius: f64) -> Header {
         let header = self.header();
         self.publish(&self.path, &path_to_msg(plan, &header), "/plan");
-        self.publish(&self.trajectory, &trajectory_to_msg(&plan.trajectory, &header), "trajectory");
+        self.publish(
+            &self.trajectory,
+            &trajectory_to_msg(&plan.trajectory, plan.stats.start_overlap.as_ref(), &header),
+            "trajectory",
+        );
         self.publish(&self.any_angle, &any_angle_to_msg(&plan.any_angle, &header), "any_angle_plan");
         let markers = plan_markers(Some(plan), robot_radius, FOOTPRINT_SPACING, &header);
         self.publish(&self.markers, &markers, "markers");

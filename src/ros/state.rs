@@ -21,7 +21,7 @@ use super::updates::{Applied, Kind, UpdateQueue};
 use crate::geometry::Pose2;
 use crate::map_io::load_map_file;
 use crate::params::NodeParams;
-use crate::planner::{Budget, Plan, PlanError, Planner, StatusCode};
+use crate::planner::{Budget, Leeway, Plan, PlanError, Planner, StatusCode};
 use crate::replan::{check_and_replan, Outcome, Trigger};
 use crate::trajectory::Trajectory;
 use r2r::blockstar_planner_msgs::action::ComputePath;
@@ -450,14 +450,14 @@ impl NodeState {
         req.reply.feedback("planning", req.received.elapsed().as_secs_f64());
         let cancel = Arc::new(AtomicBool::new(false));
         let (planner, done, flag) = (self.planner.clone(), self.done.clone(), cancel.clone());
-        let tolerance = self.params.tolerance;
+        let leeway = Leeway { tolerance: self.params.tolerance, start_overlap: self.params.start_overlap };
         let (echo, last) = (req.echo(), *goals.last().expect("a request has goals"));
         let work = Work::Goal(Box::new(req), echo, last);
         self.running = Some(Running { work, cancel, stop: None, map_version: self.map_version });
         tokio::task::spawn_blocking(move || {
             let budget = Budget::new(planner.config().max_planning_time, Some(flag.clone()));
             let result = match goals.as_slice() {
-                [goal] => planner.plan_near(start, *goal, false, tolerance, &budget),
+                [goal] => planner.plan_near(start, *goal, false, leeway, &budget),
                 _ => crate::waypoints::plan_through(&planner, start, &goals, &budget).map_err(PlanError::from),
             };
             let _ = done.send(Done::Goal { result, cancelled: flag.load(Ordering::Relaxed) });
@@ -472,11 +472,12 @@ impl NodeState {
         let cancel = Arc::new(AtomicBool::new(false));
         let (planner, done, flag) = (self.planner.clone(), self.done.clone(), cancel.clone());
         let (trajectory, goal) = (current.trajectory.clone(), current.goal);
+        let leeway = Leeway { tolerance: self.params.tolerance, start_overlap: self.params.start_overlap };
         self.running =
             Some(Running { work: Work::Replan(current, trigger), cancel, stop: None, map_version: self.map_version });
         tokio::task::spawn_blocking(move || {
             let budget = Budget::new(planner.config().max_planning_time, Some(flag.clone()));
-            let outcome = check_and_replan(&planner, &trajectory, pose, goal, trigger, &budget);
+            let outcome = check_and_replan(&planner, &trajectory, pose, goal, trigger, leeway, &budget);
             let _ = done.send(Done::Replan { outcome, cancelled: flag.load(Ordering::Relaxed) });
         });
     }
@@ -608,7 +609,7 @@ impl NodeState {
     }
 
     /// r2r accepted a parameter change (the range checks passed): the planner's part is applied
-    /// off the planning path, `replan_period` and `tolerance` at once.
+    /// off the planning path, `replan_period`, `tolerance` and `start_overlap` at once.
     pub fn on_param_event(&mut self, name: &str, value: &r2r::ParameterValue) {
         let wanted = match self.live.lock() {
             Ok(live) => live.params.clone(),
@@ -617,6 +618,7 @@ impl NodeState {
         r2r::log_info!(self.logger(), "parameter {name} set to {:?}", from_r2r(value));
         self.params.replan_period = wanted.replan_period;
         self.params.tolerance = wanted.tolerance;
+        self.params.start_overlap = wanted.start_overlap;
         if wanted.planner != *self.planner.config() {
             self.updates.push_config(wanted.planner);
         }
@@ -750,7 +752,7 @@ impl NodeState {
             }
             Outcome::Replanned { plan, reason } => {
                 let prefix = format!("replanned: {reason}; ");
-                let result = Ok(plan);
+                let result = Ok(*plan);
                 self.out.log_answer(&current.goal_msg, &result, "replanned, goal");
                 let mut header = None;
                 if let Ok(plan) = &result {

@@ -194,6 +194,59 @@ def test_a_path_starts_at_the_start_or_says_how_and_why_not():
         node.stop()
 
 
+def test_a_start_a_little_inside_a_wall_drives_out_of_it_and_a_deeper_one_is_refused_with_the_depth():
+    """A start after a localisation jump, through Nav2's action: the wall reaches 1 cm into the
+    footprint, and the path starts at the robot, its first stretch taking the footprint out of the
+    wall never deeper (by the closed-form depth of a disk beside a half-plane), the rest free; the
+    result's error_msg, the status and the trajectory message say so. 8 cm in is START_OCCUPIED
+    with the depth, until start_overlap is raised at run time."""
+    tmp = tmpdir("blockstar-nav2-start-overlap-")
+    radius, wall_face = 0.22, 0.5
+    params = dict(NAV2_PARAMS, robot_radius=radius, min_turning_radius=0.4)
+    node, peer = start_nav2(tmp, "robot9", params)
+
+    def depth(x):
+        # The wall is every cell with x < 0.5 m; the map's other edges are far from the start.
+        return max(0.0, radius - (x - wall_face))
+
+    try:
+        # 4 x 4 m at 5 cm: a wall along its west side, 0.5 m thick.
+        grid = make_grid(80, 80, 0.05, (0.0, 0.0), lambda x, y: x < 10)
+        peer.publish_map(grid, node)
+        start = (wall_face + radius - 0.01, 2.0, math.pi / 2)
+        n_traj = len(peer.trajectories)
+        r = peer.plan_to(pose_stamped(3.0, 2.0, 0.0), start=pose_stamped(*start))
+        assert r.result.error_code == R.NONE, r.result.error_msg
+        assert "overlaps obstacles by 0.010 m" in r.result.error_msg, r.result.error_msg
+        assert "drive out of them, never deeper" in r.result.error_msg, r.result.error_msg
+        poses = [p.pose.position for p in r.result.path.poses]
+        assert math.hypot(poses[0].x - start[0], poses[0].y - start[1]) < 1e-6, "starts at the robot"
+        depths = [depth(p.x) for p in poses]
+        assert abs(depths[0] - 0.01) < 1e-9
+        for a, b in zip(depths, depths[1:]):
+            assert b <= a + 1e-9, f"deeper along the way out: {depths[:10]}"
+        out_of_it = next(i for i, d in enumerate(depths) if d == 0.0)
+        assert_legal(type(r.result.path)(poses=r.result.path.poses[out_of_it:]), MapModel(grid), radius)
+        peer.spin_until(lambda: len(peer.trajectories) > n_traj, what="the trajectory")
+        traj = peer.trajectories[-1]
+        assert traj.start_overlap_segments >= 1 and abs(traj.start_overlap_depth - 0.01) < 1e-3, \
+            (traj.start_overlap_segments, traj.start_overlap_depth)
+        assert traj.start_overlap_segments < len(traj.segments)
+        # 8 cm in: beyond the default 5 cm, refused with the depth; allowed once raised.
+        deep = (wall_face + radius - 0.08, 2.0, math.pi / 2)
+        r = peer.plan_to(pose_stamped(3.0, 2.0, 0.0), start=pose_stamped(*deep))
+        assert r.result.error_code == R.START_OCCUPIED, r.result.error_msg
+        assert "reach 0.080 m into its footprint (start_overlap allows 0.050 m)" in r.result.error_msg, \
+            r.result.error_msg
+        peer.set_param("start_overlap", 0.1)
+        r = peer.plan_to(pose_stamped(3.0, 2.0, 0.0), start=pose_stamped(*deep))
+        assert r.result.error_code == R.NONE, r.result.error_msg
+        assert "overlaps obstacles by 0.080 m" in r.result.error_msg, r.result.error_msg
+    finally:
+        peer.close()
+        node.stop()
+
+
 def test_the_robot_is_found_through_tf_and_goals_in_other_frames_are_transformed(nav2):
     node, peer, grid = nav2
     # No TF yet and no /initialpose: TF_ERROR naming both frames.

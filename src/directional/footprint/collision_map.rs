@@ -215,6 +215,27 @@ impl CollisionMap {
         }
     }
 
+    /// How far (cells) the blocked cells and the outside of the map reach into the footprint
+    /// `shape` standing at `pose` (at rest, no sampling allowance): the largest distance from a
+    /// blocked point inside the footprint to the footprint's outline (for a disk, its radius less
+    /// the distance to the nearest blocked point; for the turning square, half its side less that
+    /// point's distance from the centre in the square's own max-norm). 0 when the footprint only
+    /// touches obstacles or is free; at most the footprint's inradius (the centre is blocked).
+    pub fn overlap_depth(&self, pose: crate::geometry::Pose2, shape: Shape) -> f64 {
+        let reach = shape.circumradius();
+        let (x0, x1) = ((pose.x - reach).floor() as i64 - 1, (pose.x + reach).ceil() as i64);
+        let (y0, y1) = ((pose.y - reach).floor() as i64 - 1, (pose.y + reach).ceil() as i64);
+        let mut depth: f64 = 0.0;
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                if !self.run_free(y, x, x) {
+                    depth = depth.max(shape.depth_of_cell(pose, (x, y)));
+                }
+            }
+        }
+        depth
+    }
+
     /// True when the footprint `shape` standing at `pose` (at rest: no sampling allowance),
     /// grown by `margin`, touches no blocked cell.
     pub fn pose_free(&self, pose: crate::geometry::Pose2, shape: impl Into<Shape>, margin: f64) -> bool {

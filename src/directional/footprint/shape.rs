@@ -64,6 +64,65 @@ impl Shape {
     }
 }
 
+impl Shape {
+    /// How far the unit cell `(x, y)` (the square `[x, x + 1] x [y, y + 1]`) reaches into this
+    /// footprint standing at `pose` (cells): the footprint's inradius less the distance from its
+    /// centre to the cell (Euclidean for the disk; for the square, the max-norm of the square's
+    /// own axes, so the square grown by that distance just touches the cell). 0 when the cell is
+    /// outside or only touches the outline.
+    pub fn depth_of_cell(self, pose: crate::geometry::Pose2, (x, y): (i64, i64)) -> f64 {
+        let (x, y) = (x as f64, y as f64);
+        match self {
+            Shape::Disk(r) => {
+                let dx = (x - pose.x).max(pose.x - (x + 1.0)).max(0.0);
+                let dy = (y - pose.y).max(pose.y - (y + 1.0)).max(0.0);
+                (r - dx.hypot(dy)).max(0.0)
+            }
+            Shape::Square(a) => {
+                let half = a / 2.0;
+                // The square grown to half side t meets the cell iff no separating axis exists
+                // among the cell's and the square's (convex polygons); that is monotone in t,
+                // so the touching t is found by bisection to far below a cell's size.
+                let (c, s) = (pose.yaw.cos(), pose.yaw.sin());
+                let corners = [(x, y), (x + 1.0, y), (x + 1.0, y + 1.0), (x, y + 1.0)]
+                    .map(|(px, py)| ((px - pose.x) * c + (py - pose.y) * s, -(px - pose.x) * s + (py - pose.y) * c));
+                let meets = |t: f64| {
+                    // The square's own axes: the cell's corners in the square's frame.
+                    let (umin, umax) =
+                        corners.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |m, p| (m.0.min(p.0), m.1.max(p.0)));
+                    let (vmin, vmax) =
+                        corners.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |m, p| (m.0.min(p.1), m.1.max(p.1)));
+                    if umin > t || umax < -t || vmin > t || vmax < -t {
+                        return false;
+                    }
+                    // The cell's axes (map x and y): the square's extent about its centre.
+                    let extent = t * (c.abs() + s.abs());
+                    !(x > pose.x + extent
+                        || x + 1.0 < pose.x - extent
+                        || y > pose.y + extent
+                        || y + 1.0 < pose.y - extent)
+                };
+                if !meets(half) {
+                    return 0.0;
+                }
+                let (mut lo, mut hi) = (0.0, half);
+                if meets(0.0) {
+                    return half;
+                }
+                for _ in 0..48 {
+                    let mid = 0.5 * (lo + hi);
+                    if meets(mid) {
+                        hi = mid;
+                    } else {
+                        lo = mid;
+                    }
+                }
+                (half - hi).max(0.0)
+            }
+        }
+    }
+}
+
 /// Calls `f(y, x0, x1)` for every row of cells touched (closed-set intersection) by the square of
 /// half side `half` centred at `(cx, cy)` with heading `yaw`; stops early when `f` returns false.
 pub fn square_runs(cx: f64, cy: f64, yaw: f64, half: f64, mut f: impl FnMut(i64, i64, i64) -> bool) {

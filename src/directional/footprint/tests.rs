@@ -324,3 +324,64 @@ fn a_square_turning_in_a_tight_gap_is_caught_where_its_inscribed_disk_is_not() {
     assert!(m.pose_free(diagonal, Shape::Disk(1.3), 0.0));
     assert!(m.pose_free(turned.start, Shape::Square(2.6), 0.0));
 }
+
+/// Brute force of [`CollisionMap::overlap_depth`]: points of every blocked cell (and of the
+/// outside) on a fine lattice, each inside the footprint counted by its distance to the outline
+/// (Euclidean for the disk; for the square, the distance to its nearest side).
+fn depth_by_points(blocked: &dyn Fn(i64, i64) -> bool, pose: Pose2, shape: Shape) -> f64 {
+    const N: usize = 60;
+    let reach = shape.circumradius() + 1.0;
+    let (c, s) = (pose.yaw.cos(), pose.yaw.sin());
+    let mut depth: f64 = 0.0;
+    for y in (pose.y - reach).floor() as i64..=(pose.y + reach).ceil() as i64 {
+        for x in (pose.x - reach).floor() as i64..=(pose.x + reach).ceil() as i64 {
+            if !blocked(x, y) {
+                continue;
+            }
+            for j in 0..=N {
+                for i in 0..=N {
+                    let (px, py) = (x as f64 + i as f64 / N as f64 - pose.x, y as f64 + j as f64 / N as f64 - pose.y);
+                    let inside = match shape {
+                        Shape::Disk(r) => r - px.hypot(py),
+                        Shape::Square(a) => {
+                            let (u, v) = (px * c + py * s, -px * s + py * c);
+                            a / 2.0 - u.abs().max(v.abs())
+                        }
+                    };
+                    depth = depth.max(inside);
+                }
+            }
+        }
+    }
+    depth
+}
+
+#[test]
+fn overlap_depth_matches_brute_force_for_disks_and_turning_squares() {
+    // A 30 x 20 map: its border outside, a wall at x = 12, a block at (20..23, 5..9).
+    let (w, h) = (30usize, 20usize);
+    let inside = |x: i64, y: i64| x >= 0 && y >= 0 && x < w as i64 && y < h as i64;
+    let blocked = move |x: i64, y: i64| !inside(x, y) || x == 12 || ((20..23).contains(&x) && (5..9).contains(&y));
+    let cells: Vec<bool> = (0..w * h).map(|k| blocked((k % w) as i64, (k / w) as i64)).collect();
+    let map = CollisionMap::new(&Grid::from_blocked(w, h, cells).unwrap());
+    let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        (rng >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut overlapping = 0;
+    for k in 0..300 {
+        let pose = Pose2::new(next() * 34.0 - 2.0, next() * 24.0 - 2.0, next() * 6.4 - 3.2);
+        let shape = if k % 2 == 0 { Shape::Disk(0.5 + next() * 3.0) } else { Shape::Square(1.0 + next() * 5.0) };
+        let got = map.overlap_depth(pose, shape);
+        let want = depth_by_points(&blocked, pose, shape);
+        // The lattice's points lie within 1/120 cell of every point of a cell (half a spacing
+        // diagonally), so the brute force may fall short of the exact depth by that much.
+        assert!(got >= want - 1e-9 && got <= want + 0.012, "{pose:?} {shape:?}: {got} vs {want}");
+        assert!(got <= shape.inradius() + 1e-12);
+        overlapping += usize::from(got > 0.0);
+    }
+    assert!(overlapping > 50, "the random poses overlap obstacles often enough: {overlapping}");
+}

@@ -1,0 +1,526 @@
+"""Fault soak of planner_node: goals through Nav2's action from several clients while faults
+arrive at random, all at once, under load.
+
+    python3 scripts/chaos_bench.py [--duration 600] [--goal-rate 50] [--clients 4]
+                                   [--fault-interval 4] [--seed 1] [--json]
+
+Starts planner_node as Nav2 would run it (namespace /chaos, Nav2's names, use_sim_time), and in
+one process, as rclpy peers: a map server (latched /chaos/map: the map of scripts/load_bench.py,
+8 x 5 m at 5 cm, a wall with two doors), TF (map -> odom static, odom -> base_link at 50 Hz),
+/clock (simulated time as a looping bag plays it: running with the wall clock, and jumping back
+at each loop), and --clients action clients of compute_path_to_pose sending --goal-rate goals per
+second between them to random free places, half from the robot's TF pose, half with `use_start`.
+
+Every --fault-interval seconds on average (exponential gaps), one fault, each kind once in every
+round of six (in random order):
+- map_restart: the map server goes away; a new one (a fresh latched publisher) comes up with the
+  other door state;
+- tf_stall: odom -> base_link stops for 2 s, then resumes;
+- clock_jump: simulated time jumps back 5 s (the bag loops; its /tf_static comes again);
+- lifecycle: deactivate, then activate (Nav2's lifecycle manager, change_state);
+- param: turn_penalty or heading_bins set at run time (set_parameters);
+- malformed: one of a goal with a NaN or infinite coordinate, a goal or start in an unknown
+  frame, a start at NaN, a map whose data length does not match its size, an update outside
+  the map, a map of absurd size or resolution.
+
+Checked, and printed (JSON with --json): every goal gets exactly one terminal answer (a
+rejection, or one result; none is lost after a drain of 30 s); the first plans after each fault
+(the first three successes among the goals sent after it) are legal on the map in force (every
+pose and every point between poses keeps the robot radius from blocked cells, in Python,
+independently of the node: scripts/load_bench.py's check); the node neither dies nor logs a
+panic. Reported: goals sent and answered, faults per kind, answers per result code, p50/p95
+latency from sending to the result, the node's VmRSS first, at the middle and at the end (each
+the lowest reading in 10 s there), and its growth over the second half (lowest reading of the
+second half's first 10 s against its last 10 s; flat within 2 MiB is the bar, checked when the
+run lasts 120 s or more).
+
+Exit status 0 when every check passed, 1 otherwise. The test suite runs it for 60 s
+(tests/ros/test_load.py); the figures in README.md are from a 10-minute run.
+"""
+
+import argparse
+import array
+import collections
+import json
+import math
+import pathlib
+import random
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "ros"))
+sys.path.insert(0, str(ROOT / "scripts"))
+import rclpy  # noqa: E402
+from rclpy.action import ActionClient  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+
+from geometry_msgs.msg import TransformStamped  # noqa: E402
+from lifecycle_msgs.msg import Transition  # noqa: E402
+from lifecycle_msgs.srv import ChangeState  # noqa: E402
+from map_msgs.msg import OccupancyGridUpdate  # noqa: E402
+from nav2_msgs.action import ComputePathToPose  # noqa: E402
+from nav_msgs.msg import OccupancyGrid  # noqa: E402
+from rcl_interfaces.msg import Parameter, ParameterType  # noqa: E402
+from rcl_interfaces.srv import SetParameters  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
+from tf2_msgs.msg import TFMessage  # noqa: E402
+
+import load_bench  # noqa: E402
+from helpers import exit_on_sigterm, pose_stamped, start_node, tmpdir  # noqa: E402
+
+NS = "chaos"
+ROBOT_RADIUS = load_bench.ROBOT_RADIUS
+NODE_PARAMS = {
+    "robot_radius": ROBOT_RADIUS,
+    "min_turning_radius": load_bench.MIN_TURNING_RADIUS,
+    "use_sim_time": True,
+    # The peers publish TF from this process's loop: room for a busy moment.
+    "transform_tolerance": 0.5,
+    "max_planning_time": 2.0,
+}
+FAULTS = ("map_restart", "tf_stall", "clock_jump", "lifecycle", "param", "malformed")
+MALFORMED = ("nan_goal", "inf_goal", "unknown_frame_goal", "unknown_frame_start", "nan_start",
+             "map_data_length", "update_outside", "absurd_size", "absurd_resolution")
+TF_STALL = 2.0
+CLOCK_JUMP = 5.0
+DRAIN = 30.0
+# The robot stands here (cells of load_bench's map), in free space whatever the door.
+ROBOT_CELL = load_bench.START_CELL
+LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# Nav2's result codes by value (rosidl keeps message constants on the class's metaclass).
+CODE_NAMES = {getattr(ComputePathToPose.Result, k): k for k in dir(type(ComputePathToPose.Result)) if k.isupper()}
+
+
+class Goal:
+    """One goal as the bench keeps it: when it was sent and by whom, what it asked, its answers."""
+
+    __slots__ = ("gid", "client", "sent", "start", "target", "answers", "answered", "code", "message", "path")
+
+    def __init__(self, gid, client, sent, start, target):
+        self.gid, self.client, self.sent, self.start, self.target = gid, client, sent, start, target
+        self.answers, self.answered, self.code, self.message, self.path = 0, None, None, "", None
+
+
+class Bench:
+    """The peers (map server, TF, clock, lifecycle and parameter clients, action clients) and the
+    record of what was sent, injected and answered."""
+
+    def __init__(self, n_clients, seed):
+        self.rng = random.Random(seed)
+        self.executor = SingleThreadedExecutor()
+        self.node = rclpy.create_node("chaos_bench")
+        self.executor.add_node(self.node)
+        n = self.node
+        self.clock_pub = n.create_publisher(Clock, "/clock", QoSProfile(depth=10))
+        self.tf_pub = n.create_publisher(TFMessage, "/tf", QoSProfile(depth=100))
+        self.tf_static_pub = n.create_publisher(TFMessage, "/tf_static", QoSProfile(
+            history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        self.map_pub = n.create_publisher(OccupancyGrid, f"/{NS}/map", LATCHED)
+        # Malformed maps come from a publisher of their own (latched as a map server's: the node's
+        # subscription asks for that), so the good map stays latched on the other.
+        self.bad_map_pub = n.create_publisher(OccupancyGrid, f"/{NS}/map", LATCHED)
+        self.update_pub = n.create_publisher(OccupancyGridUpdate, f"/{NS}/map_updates", QoSProfile(depth=10))
+        base = f"/{NS}/planner_node"
+        self.change = n.create_client(ChangeState, f"{base}/change_state")
+        self.set_params = n.create_client(SetParameters, f"{base}/set_parameters")
+        # Several clients, each on a node of its own (as several Nav2 servers would be).
+        self.clients = []
+        for i in range(n_clients):
+            cn = rclpy.create_node(f"chaos_client_{i}")
+            self.executor.add_node(cn)
+            self.clients.append((cn, ActionClient(cn, ComputePathToPose, f"/{NS}/compute_path_to_pose")))
+        # Simulated time: the wall clock plus an offset that each loop of the "bag" moves back.
+        self.sim_offset = 1000.0 - time.monotonic()
+        self.tf_paused_until = 0.0
+        self.door_closed = False
+        self.map_version = 0
+        self.maps = []  # (monotonic time published, grid): the map history
+        self.goals = []
+        self.faults = []  # (monotonic time, kind, detail)
+        self.free_cells = load_bench.goal_cells()
+        self.last_tick = 0.0
+
+    # --- Peers -----------------------------------------------------------------------------------
+
+    def sim_now(self):
+        t = time.monotonic() + self.sim_offset
+        sec = int(t)
+        return sec, int((t - sec) * 1e9)
+
+    def stamp(self, msg):
+        msg.sec, msg.nanosec = self.sim_now()
+
+    def transform(self, parent, child, x, y):
+        t = TransformStamped()
+        t.header.frame_id, t.child_frame_id = parent, child
+        self.stamp(t.header.stamp)
+        t.transform.translation.x, t.transform.translation.y = float(x), float(y)
+        t.transform.rotation.w = 1.0
+        return t
+
+    def publish_static(self):
+        self.tf_static_pub.publish(TFMessage(transforms=[self.transform("map", "odom", 0.0, 0.0)]))
+
+    def tick(self):
+        """Clock and odometry, 50 times a second."""
+        now = time.monotonic()
+        if now - self.last_tick < 0.02:
+            return
+        self.last_tick = now
+        c = Clock()
+        self.stamp(c.clock)
+        self.clock_pub.publish(c)
+        if now >= self.tf_paused_until:
+            x, y = load_bench.cell_center(*ROBOT_CELL)
+            self.tf_pub.publish(TFMessage(transforms=[self.transform("odom", "base_link", x, y)]))
+
+    def publish_map(self):
+        self.map_version += 1
+        grid = load_bench.bench_map(self.door_closed, self.map_version)
+        grid.header.frame_id = "map"
+        self.map_pub.publish(grid)
+        self.maps.append((time.monotonic(), grid))
+
+    def spin(self, seconds):
+        end = time.monotonic() + seconds
+        while True:
+            self.tick()
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            self.executor.spin_once(timeout_sec=min(0.005, left))
+
+    def call(self, client, request, timeout=10.0):
+        """A service call, spinning meanwhile; the response, or None when none came."""
+        if not client.wait_for_service(timeout_sec=timeout):
+            return None
+        fut = client.call_async(request)
+        end = time.monotonic() + timeout
+        while not fut.done() and time.monotonic() < end:
+            self.spin(0.01)
+        return fut.result() if fut.done() else None
+
+    # --- Goals -----------------------------------------------------------------------------------
+
+    def random_pose(self):
+        cx, cy = self.rng.choice(self.free_cells)
+        x, y = load_bench.cell_center(cx, cy)
+        return (x, y, self.rng.uniform(-math.pi, math.pi))
+
+    def send(self, target, start=None, goal_frame="map", start_frame="map", client=None):
+        """Sends one goal (a ComputePathToPose) from client `client` (round robin by default)."""
+        k = len(self.goals) % len(self.clients) if client is None else client
+        g = Goal(len(self.goals), k, time.monotonic(), start, target)
+        self.goals.append(g)
+        msg = ComputePathToPose.Goal(goal=pose_stamped(*target, frame=goal_frame))
+        if start is not None:
+            msg.start, msg.use_start = pose_stamped(*start, frame=start_frame), True
+
+        def on_result(fut):
+            g.answers += 1
+            g.answered = time.monotonic()
+            r = fut.result()
+            g.code, g.message = r.result.error_code, r.result.error_msg
+            if g.code == ComputePathToPose.Result.NONE:
+                g.path = r.result.path
+
+        def on_goal(fut):
+            handle = fut.result()
+            if handle is None or not handle.accepted:
+                g.answers += 1
+                g.answered = time.monotonic()
+                g.code, g.message = "rejected", ""
+                return
+            handle.get_result_async().add_done_callback(on_result)
+
+        self.clients[k][1].send_goal_async(msg).add_done_callback(on_goal)
+        return g
+
+    def send_random(self):
+        target = self.random_pose()
+        start = self.random_pose() if self.rng.random() < 0.5 else None
+        self.send(target, start)
+
+    # --- Faults ----------------------------------------------------------------------------------
+
+    def inject(self, kind):
+        detail = ""
+        if kind == "map_restart":
+            self.node.destroy_publisher(self.map_pub)
+            self.spin(0.1)
+            self.map_pub = self.node.create_publisher(OccupancyGrid, f"/{NS}/map", LATCHED)
+            self.door_closed = not self.door_closed
+            self.publish_map()
+            detail = "door closed" if self.door_closed else "door open"
+        elif kind == "tf_stall":
+            self.tf_paused_until = time.monotonic() + TF_STALL
+        elif kind == "clock_jump":
+            self.sim_offset -= CLOCK_JUMP
+            self.tick()
+            self.publish_static()
+        elif kind == "lifecycle":
+            answers = []
+            for t in (Transition.TRANSITION_DEACTIVATE, Transition.TRANSITION_ACTIVATE):
+                r = self.call(self.change, ChangeState.Request(transition=Transition(id=t)))
+                answers.append(r is not None and r.success)
+            detail = f"deactivate {answers[0]}, activate {answers[1]}"
+            if not all(answers):
+                raise AssertionError(f"lifecycle change refused or unanswered: {detail}")
+        elif kind == "param":
+            p = Parameter()
+            if self.rng.random() < 0.5:
+                p.name = "turn_penalty"
+                p.value.type, p.value.double_value = ParameterType.PARAMETER_DOUBLE, self.rng.choice([0.0, 0.1, 0.3])
+                detail = f"turn_penalty {p.value.double_value}"
+            else:
+                p.name = "heading_bins"
+                p.value.type, p.value.integer_value = ParameterType.PARAMETER_INTEGER, self.rng.choice([8, 16])
+                detail = f"heading_bins {p.value.integer_value}"
+            r = self.call(self.set_params, SetParameters.Request(parameters=[p]))
+            if r is None or not r.results[0].successful:
+                raise AssertionError(f"parameter change refused or unanswered: {detail}")
+        elif kind == "malformed":
+            detail = self.rng.choice(MALFORMED)
+            self.malformed(detail)
+        self.faults.append((time.monotonic(), kind, detail))
+
+    def malformed(self, what):
+        target, start = self.random_pose(), self.random_pose()
+        if what == "nan_goal":
+            self.send((math.nan, target[1], 0.0), start)
+        elif what == "inf_goal":
+            self.send((target[0], math.inf, 0.0), start)
+        elif what == "unknown_frame_goal":
+            self.send(target, start, goal_frame="nowhere")
+        elif what == "unknown_frame_start":
+            self.send(target, start, start_frame="nowhere")
+        elif what == "nan_start":
+            self.send(target, (start[0], math.nan, 0.0))
+        elif what == "map_data_length":
+            g = load_bench.bench_map(self.door_closed, 0)
+            g.data = g.data[: len(g.data) // 2]
+            self.bad_map_pub.publish(g)
+        elif what == "update_outside":
+            u = OccupancyGridUpdate()
+            u.header.frame_id = "map"
+            u.x, u.y, u.width, u.height = load_bench.W + 10, 5, 4, 4
+            u.data = array.array("b", [100] * 16)
+            self.update_pub.publish(u)
+        elif what == "absurd_size":
+            g = OccupancyGrid()
+            g.header.frame_id = "map"
+            g.info.width, g.info.height, g.info.resolution = 2_000_000_000, 2_000_000_000, 0.05
+            g.info.origin.orientation.w = 1.0
+            g.data = array.array("b", [0] * 16)
+            self.bad_map_pub.publish(g)
+        elif what == "absurd_resolution":
+            g = load_bench.bench_map(self.door_closed, 0)
+            g.info.resolution = -0.05 if self.rng.random() < 0.5 else math.nan
+            self.bad_map_pub.publish(g)
+
+    def close(self):
+        for cn, ac in self.clients:
+            ac.destroy()
+            cn.destroy_node()
+        self.node.destroy_node()
+
+
+def legal_on_some_map(bench, g):
+    """(legal, reason) for a successful goal's path: legal on a map in force while it was planned
+    (any published between the one in force when it was sent and its answer)."""
+    start = g.start or load_bench.cell_center(*ROBOT_CELL)
+    in_force = [grid for t, grid in bench.maps if t <= g.sent][-1:]
+    during = [grid for t, grid in bench.maps if g.sent < t <= g.answered]
+    reasons = []
+    for grid in in_force + during:
+        ok, why = load_bench.path_legal(g.path, grid, ROBOT_RADIUS, start, g.target)
+        if ok:
+            return True, "ok"
+        reasons.append(why)
+    return False, "; ".join(reasons)
+
+
+def run(duration=600.0, goal_rate=50.0, n_clients=4, fault_interval=4.0, seed=1, log=print):
+    tmp = tmpdir("blockstar-chaos-")
+    node = start_node(tmp, "planner_node", NODE_PARAMS, extra_args=["-r", f"__ns:=/{NS}"])
+    rclpy.init()
+    bench = None
+    try:
+        bench = Bench(n_clients, seed)
+        bench.publish_static()
+        bench.publish_map()
+        end = time.monotonic() + 30
+        while bench.map_pub.get_subscription_count() == 0 or not all(ac.server_is_ready() for _, ac in bench.clients):
+            assert time.monotonic() < end, "the node was not discovered"
+            bench.spin(0.05)
+        node.wait_log("in use", 1, timeout=30)
+        bench.spin(1.0)
+        return _run(node, bench, duration, goal_rate, fault_interval, log)
+    finally:
+        if bench is not None:
+            bench.close()
+        rclpy.shutdown()
+        node.stop()
+
+
+def _run(node, bench, duration, goal_rate, fault_interval, log):
+    rng = bench.rng
+    t0 = time.monotonic()
+    next_goal, n_sent = t0, 0
+    next_fault = t0 + rng.expovariate(1.0 / fault_interval)
+    rss, next_rss = [], t0
+    bag = []
+    log(f"chaos: {duration:.0f} s, {goal_rate:g} goals/s from {len(bench.clients)} clients, "
+        f"a fault every {fault_interval:g} s on average")
+    while time.monotonic() - t0 < duration:
+        now = time.monotonic()
+        while next_goal <= now:
+            bench.send_random()
+            n_sent += 1
+            next_goal = t0 + n_sent / goal_rate
+        if now >= next_fault:
+            # Kinds drawn from a shuffled bag: every kind once in each round of six.
+            if not bag:
+                bag = rng.sample(FAULTS, len(FAULTS))
+            bench.inject(bag.pop())
+            next_fault = time.monotonic() + rng.expovariate(1.0 / fault_interval)
+        if now >= next_rss:
+            rss.append((now - t0, load_bench.rss_kib(node.proc.pid)))
+            next_rss += 1.0
+        if not node.alive():
+            break
+        bench.spin(0.002)
+    load_end = time.monotonic() - t0
+    drain_end = time.monotonic() + DRAIN
+    while time.monotonic() < drain_end and any(g.answers == 0 for g in bench.goals):
+        bench.spin(0.05)
+    return report(node, bench, load_end, rss)
+
+
+def report(node, bench, load_end, rss):
+    goals = bench.goals
+    answered = [g for g in goals if g.answers >= 1]
+    lost = [g.gid for g in goals if g.answers == 0]
+    twice = [g.gid for g in goals if g.answers > 1]
+    codes = collections.Counter(CODE_NAMES.get(g.code, str(g.code)) for g in answered)
+    # One message per code and cause (its text up to the first digit), a few per code.
+    examples = collections.defaultdict(dict)
+    for g in answered:
+        name = CODE_NAMES.get(g.code, str(g.code))
+        cause = next((g.message[:i] for i, c in enumerate(g.message) if c.isdigit()), g.message)[:80]
+        if name != "NONE" and len(examples[name]) < 4:
+            examples[name].setdefault(cause, g.message)
+    latency = [1000.0 * (g.answered - g.sent) for g in answered]
+    faults = collections.Counter(kind for _, kind, _ in bench.faults)
+    malformed = collections.Counter(d for _, kind, d in bench.faults if kind == "malformed")
+    # The first three successes among the goals sent after each fault, checked on the map.
+    checked, illegal = set(), []
+    for t, kind, detail in bench.faults:
+        after = [g for g in goals if g.sent > t and g.path is not None][:3]
+        for g in after:
+            if g.gid in checked:
+                continue
+            checked.add(g.gid)
+            ok, why = legal_on_some_map(bench, g)
+            if not ok:
+                illegal.append({"goal": g.gid, "after": kind, "detail": detail, "why": why})
+    log_text = node.log()
+    rss_values = [(t, v) for t, v in rss if v is not None]
+    half = [(t, v) for t, v in rss_values if t >= load_end / 2]
+
+    def low(a, b):
+        inside = [v for t, v in rss_values if a <= t <= b]
+        return min(inside) if inside else None
+
+    second_half_growth = None
+    if half:
+        first, last = low(half[0][0], half[0][0] + 10), low(load_end - 10, load_end)
+        if first is not None and last is not None:
+            second_half_growth = last - first
+    r = {
+        "duration_s": round(load_end, 1),
+        "goals_sent": len(goals),
+        "goals_answered": len(answered),
+        "lost": lost[:20],
+        "lost_count": len(lost),
+        "answered_twice": twice[:20],
+        "answers": dict(codes.most_common()),
+        "examples": {k: list(v.values()) for k, v in examples.items()},
+        "faults": dict(faults.most_common()),
+        "malformed": dict(malformed.most_common()),
+        "latency_ms": {"p50": load_bench.percentile(latency, 0.5), "p95": load_bench.percentile(latency, 0.95)},
+        "plans_checked_after_faults": len(checked),
+        "illegal": illegal,
+        "node_alive": node.alive(),
+        "panics": log_text.count("panicked"),
+        "rss_kib": {"first": rss_values[0][1] if rss_values else None,
+                    "middle": low(load_end / 2 - 5, load_end / 2 + 5),
+                    "end": low(load_end - 10, load_end),
+                    "second_half_growth": second_half_growth},
+    }
+    r["failures"] = failures(r, load_end)
+    return r
+
+
+def failures(r, load_end):
+    out = []
+    if r["lost_count"]:
+        out.append(f"{r['lost_count']} goals never answered (first: {r['lost']})")
+    if r["answered_twice"]:
+        out.append(f"goals answered twice: {r['answered_twice']}")
+    if r["illegal"]:
+        out.append(f"{len(r['illegal'])} plans after faults illegal: {r['illegal'][:3]}")
+    if not r["node_alive"]:
+        out.append("the node died")
+    if r["panics"]:
+        out.append(f"the node logged {r['panics']} panics")
+    if r["plans_checked_after_faults"] == 0:
+        out.append("no plan after a fault was checked")
+    growth = r["rss_kib"]["second_half_growth"]
+    if load_end >= 120 and (growth is None or growth > 2048):
+        out.append(f"resident memory grew {growth} KiB over the second half (bar: 2048)")
+    return out
+
+
+def print_report(r):
+    print(f"goals sent {r['goals_sent']}, answered {r['goals_answered']}, lost {r['lost_count']}, "
+          f"answered twice {len(r['answered_twice'])}")
+    print("answers: " + ", ".join(f"{k} {v}" for k, v in r["answers"].items()))
+    print("faults: " + ", ".join(f"{k} {v}" for k, v in r["faults"].items())
+          + " (malformed: " + ", ".join(f"{k} {v}" for k, v in r["malformed"].items()) + ")")
+    lat = r["latency_ms"]
+    if lat["p50"] is not None:
+        print(f"latency p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms")
+    m = r["rss_kib"]
+    print(f"RSS first {m['first']} KiB, middle {m['middle']} KiB, end {m['end']} KiB, "
+          f"second half growth {m['second_half_growth']} KiB")
+    print(f"plans checked after faults {r['plans_checked_after_faults']}, illegal {len(r['illegal'])}; "
+          f"node alive {r['node_alive']}, panics {r['panics']}")
+    print("PASS" if not r["failures"] else "FAIL: " + "; ".join(r["failures"]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--duration", type=float, default=600.0, help="seconds of load (default 600)")
+    ap.add_argument("--goal-rate", type=float, default=50.0, help="goals per second, all clients (default 50)")
+    ap.add_argument("--clients", type=int, default=4, help="action clients (default 4)")
+    ap.add_argument("--fault-interval", type=float, default=4.0, help="mean seconds between faults (default 4)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", action="store_true", help="print the report as JSON")
+    a = ap.parse_args()
+    exit_on_sigterm()
+    r = run(a.duration, a.goal_rate, a.clients, a.fault_interval, a.seed,
+            log=(lambda *x: print(*x, file=sys.stderr)) if a.json else print)
+    if a.json:
+        print(json.dumps(r, indent=1))
+    else:
+        print_report(r)
+    sys.exit(1 if r["failures"] else 0)
+
+
+if __name__ == "__main__":
+    main()
