@@ -88,6 +88,12 @@ CLOCK_JUMP = 5.0
 DRAIN = 30.0
 # The robot stands here (cells of load_bench's map), in free space whatever the door.
 ROBOT_CELL = load_bench.START_CELL
+# The clients' goal and result services 1000 deep (rclpy's default is 10): a client with more
+# than 10 answers outstanding otherwise loses the oldest in its own reader (KEEP_LAST), which a
+# catch-up burst of goals after the bench's own pause produced (README, "Action and service
+# responses").
+CLIENT_SERVICES = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1000, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.VOLATILE)
 LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 # Nav2's result codes by value (rosidl keeps message constants on the class's metaclass).
@@ -97,11 +103,14 @@ CODE_NAMES = {getattr(ComputePathToPose.Result, k): k for k in dir(type(ComputeP
 class Goal:
     """One goal as the bench keeps it: when it was sent and by whom, what it asked, its answers."""
 
-    __slots__ = ("gid", "client", "sent", "start", "target", "answers", "answered", "code", "message", "path")
+    __slots__ = ("gid", "client", "sent", "start", "target", "answers", "answered", "code", "message", "path",
+                 "accepted")
 
     def __init__(self, gid, client, sent, start, target):
         self.gid, self.client, self.sent, self.start, self.target = gid, client, sent, start, target
         self.answers, self.answered, self.code, self.message, self.path = 0, None, None, "", None
+        # None until the goal response arrives; then whether the server accepted it.
+        self.accepted = None
 
 
 class Bench:
@@ -132,7 +141,9 @@ class Bench:
         for i in range(n_clients):
             cn = rclpy.create_node(f"chaos_client_{i}")
             self.executor.add_node(cn)
-            self.clients.append((cn, ActionClient(cn, ComputePathToPose, f"/{NS}/compute_path_to_pose")))
+            ac = ActionClient(cn, ComputePathToPose, f"/{NS}/compute_path_to_pose", goal_service_qos_profile=CLIENT_SERVICES,
+                              result_service_qos_profile=CLIENT_SERVICES, cancel_service_qos_profile=CLIENT_SERVICES)
+            self.clients.append((cn, ac))
         # Simulated time: the wall clock plus an offset that each loop of the "bag" moves back.
         self.sim_offset = 1000.0 - time.monotonic()
         self.tf_paused_until = 0.0
@@ -143,6 +154,7 @@ class Bench:
         self.faults = []  # (monotonic time, kind, detail)
         self.free_cells = load_bench.goal_cells()
         self.last_tick = 0.0
+        self.t0 = time.monotonic()
 
     # --- Peers -----------------------------------------------------------------------------------
 
@@ -194,6 +206,13 @@ class Bench:
                 return
             self.executor.spin_once(timeout_sec=min(0.005, left))
 
+    def spin_until(self, predicate, timeout, what):
+        end = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > end:
+                raise AssertionError(f"timed out waiting for {what}")
+            self.spin(0.01)
+
     def call(self, client, request, timeout=10.0):
         """A service call, spinning meanwhile; the response, or None when none came."""
         if not client.wait_for_service(timeout_sec=timeout):
@@ -230,7 +249,8 @@ class Bench:
 
         def on_goal(fut):
             handle = fut.result()
-            if handle is None or not handle.accepted:
+            g.accepted = handle is not None and handle.accepted
+            if not g.accepted:
                 g.answers += 1
                 g.answered = time.monotonic()
                 g.code, g.message = "rejected", ""
@@ -369,7 +389,7 @@ def run(duration=600.0, goal_rate=50.0, n_clients=4, fault_interval=4.0, seed=1,
 
 def _run(node, bench, duration, goal_rate, fault_interval, log):
     rng = bench.rng
-    t0 = time.monotonic()
+    t0 = bench.t0 = time.monotonic()
     next_goal, n_sent = t0, 0
     next_fault = t0 + rng.expovariate(1.0 / fault_interval)
     rss, next_rss = [], t0
@@ -405,6 +425,14 @@ def report(node, bench, load_end, rss):
     goals = bench.goals
     answered = [g for g in goals if g.answers >= 1]
     lost = [g.gid for g in goals if g.answers == 0]
+
+    def last_fault(t):
+        before = [(ft, kind, detail) for ft, kind, detail in bench.faults if ft <= t]
+        return f"{before[-1][1]} {before[-1][2]} {t - before[-1][0]:.2f} s before".strip() if before else "none"
+
+    lost_detail = [{"goal": g.gid, "client": g.client, "sent_s": round(g.sent - bench.t0, 2),
+                    "stage": "no goal response" if g.accepted is None else "accepted, no result",
+                    "last_fault": last_fault(g.sent)} for g in goals if g.answers == 0][:30]
     twice = [g.gid for g in goals if g.answers > 1]
     codes = collections.Counter(CODE_NAMES.get(g.code, str(g.code)) for g in answered)
     # One message per code and cause (its text up to the first digit), a few per code.
@@ -447,6 +475,7 @@ def report(node, bench, load_end, rss):
         "goals_answered": len(answered),
         "lost": lost[:20],
         "lost_count": len(lost),
+        "lost_detail": lost_detail,
         "answered_twice": twice[:20],
         "answers": dict(codes.most_common()),
         "examples": {k: list(v.values()) for k, v in examples.items()},

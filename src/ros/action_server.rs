@@ -19,6 +19,7 @@
 //! by [`MAX_FINISHED`] results plus the goals still running. (A client that asks for a result
 //! only after more than [`MAX_FINISHED`] later goals finished gets STATUS_UNKNOWN.)
 
+use super::spin_gate::SpinAck;
 use futures::{Stream, StreamExt};
 use r2r::action_msgs::msg::{GoalInfo, GoalStatus, GoalStatusArray};
 use r2r::action_msgs::srv::CancelGoal;
@@ -390,6 +391,7 @@ fn create<T>(
     name: &str,
     clock: Arc<Mutex<r2r::Clock>>,
     cancels: mpsc::UnboundedSender<Uuid>,
+    mut gate: SpinAck,
 ) -> r2r::Result<(impl Stream<Item = GoalRequest<T>> + Unpin, impl std::future::Future<Output = ()> + Send, GoalCount)>
 where
     T: WrappedActionTypeSupport + 'static,
@@ -419,7 +421,10 @@ where
     let task = async move {
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         loop {
+            // Biased: the spin is acknowledged (last) only when no request waits, so the
+            // executor never fills r2r's 10-deep request channels (`spin_gate`).
             tokio::select! {
+                biased;
                 request = send_goal.next() => {
                     let Some(request) = request else { return };
                     let (uuid, goal) = T::destructure_goal_request_msg(request.message.clone());
@@ -441,6 +446,7 @@ where
                         server.publish_status();
                     }
                 }
+                Some(spun) = gate.spun() => spun.ack(),
             }
         }
     };
@@ -467,19 +473,21 @@ impl Servers {
         Self { clock, cancels, tasks: Vec::new(), counts: Vec::new() }
     }
 
-    /// Creates action server `name` on `node` (see [`create`]) and returns its goal requests;
-    /// fails with a message naming the action.
+    /// Creates action server `name` on `node` (see [`create`]), its task acknowledging the
+    /// executor's spins on `gate`, and returns its goal requests; fails with a message naming
+    /// the action.
     pub fn add<T>(
         &mut self,
         node: &mut r2r::Node,
         name: &str,
+        gate: SpinAck,
     ) -> Result<impl Stream<Item = GoalRequest<T>> + Unpin, String>
     where
         T: WrappedActionTypeSupport + 'static,
         T::Goal: Send,
         T::Result: Send,
     {
-        let (goals, task, count) = create::<T>(node, name, self.clock.clone(), self.cancels.clone())
+        let (goals, task, count) = create::<T>(node, name, self.clock.clone(), self.cancels.clone(), gate)
             .map_err(|err| format!("cannot create {name}: {err}"))?;
         self.tasks.push(Box::pin(task));
         self.counts.push(count);

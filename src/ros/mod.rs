@@ -25,5 +25,6 @@ pub mod node;
 mod outputs;
 mod reply;
 mod rust_log;
+mod spin_gate;
 mod state;
 pub mod updates;

@@ -10,6 +10,7 @@
 use super::action_server;
 use super::live_params::{from_r2r, LiveParams};
 use super::outputs::Outputs;
+use super::spin_gate::SpinGate;
 use super::state::NodeState;
 use crate::lddb::{Lddb, LoadOutcome};
 use crate::params::NodeParams;
@@ -69,17 +70,17 @@ pub fn service_qos() -> QosProfile {
     QosProfile::services_default().keep_last(SERVICE_QUEUE_DEPTH)
 }
 
-/// Runs rcl's executor on the calling thread, one `spin_once` at a time, each followed by a
-/// token on `spun` that the node's loop takes only when every message channel is empty (its
-/// lowest-priority branch). The bounded token channel keeps this thread at most two spins ahead
-/// of the loop, so r2r's per-subscription channels (10 deep, full ones drop messages silently)
-/// never fill: a backlog waits in the middleware's queues instead, whose depth the QoS sets.
-/// Returns when `spinning` is cleared or the loop is gone (dropping the node, so DDS peers see
-/// it leave).
-fn spin_with_backpressure(mut node: r2r::Node, spun: mpsc::Sender<()>, spinning: Arc<AtomicBool>) {
+/// Runs rcl's executor on the calling thread, one `spin_once` at a time, each followed by the
+/// acknowledgement of every consumer of r2r's channels (`gate`: the node's loop, which
+/// acknowledges in its lowest-priority branch, when no message waits, and each action server's
+/// task), so r2r's per-subscription and per-service channels (10 deep, full ones drop messages
+/// silently) never fill: a backlog waits in the middleware's queues instead, whose depth the QoS
+/// sets. Returns when `spinning` is cleared or the consumers are gone (dropping the node, so DDS
+/// peers see it leave).
+fn spin_with_backpressure(mut node: r2r::Node, gate: SpinGate, spinning: Arc<AtomicBool>) {
     while spinning.load(Ordering::Relaxed) {
         node.spin_once(Duration::from_millis(20));
-        if spun.blocking_send(()).is_err() {
+        if !gate.after_spin() {
             return;
         }
     }
@@ -176,14 +177,20 @@ pub fn run() -> Result<(), String> {
     // The action servers (the project's own, with bounded memory: see action_server) send every
     // accepted cancel request's goal id here; their tasks run on the runtime below.
     let (cancels, mut cancel_rx) = mpsc::unbounded_channel();
+    // Every task reading r2r's channels acknowledges each spin (see spin_with_backpressure).
+    let mut gate = SpinGate::new();
     let mut servers = action_server::Servers::new(clock.clone(), cancels);
-    let mut own_goals = servers.add::<ComputePath::Action>(&mut node, "~/compute_path")?;
+    let mut own_goals = servers.add::<ComputePath::Action>(&mut node, "~/compute_path", gate.consumer())?;
     #[cfg(ros_nav2_msgs)]
     let (mut to_pose_goals, mut through_goals, mut path_checks) = {
         use r2r::nav2_msgs::{action, srv};
-        let to_pose = servers.add::<action::ComputePathToPose::Action>(&mut node, "compute_path_to_pose")?;
-        let through =
-            servers.add::<action::ComputePathThroughPoses::Action>(&mut node, "compute_path_through_poses")?;
+        let to_pose =
+            servers.add::<action::ComputePathToPose::Action>(&mut node, "compute_path_to_pose", gate.consumer())?;
+        let through = servers.add::<action::ComputePathThroughPoses::Action>(
+            &mut node,
+            "compute_path_through_poses",
+            gate.consumer(),
+        )?;
         let checks = node
             .create_service::<srv::IsPathValid::Service>("is_path_valid", service_qos())
             .map_err(|x| e("is_path_valid", x))?;
@@ -247,8 +254,8 @@ pub fn run() -> Result<(), String> {
         }
         // rcl's executor on its own thread: it only hands messages to the channels above, paced
         // by the loop below (see spin_with_backpressure).
-        let (spun, mut spun_rx) = mpsc::channel(1);
-        tokio::task::spawn_blocking(move || spin_with_backpressure(node, spun, spin_flag));
+        let mut spun = gate.consumer();
+        tokio::task::spawn_blocking(move || spin_with_backpressure(node, gate, spin_flag));
         tokio::spawn(param_services);
         // Action feedback and periodic replanning.
         let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -291,7 +298,7 @@ pub fn run() -> Result<(), String> {
                 Some((name, value)) = param_events.next() => state.on_param_event(&name, &value),
                 _ = tick.tick() => state.on_tick(),
                 _ = diagnostics.tick() => state.on_diagnostics(),
-                Some(()) = spun_rx.recv() => {}
+                Some(spun) = spun.spun() => spun.ack(),
             }
         }
     });
