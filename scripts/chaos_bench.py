@@ -478,6 +478,10 @@ def report(node, bench, load_end, rss):
         "lost_detail": lost_detail,
         "answered_twice": twice[:20],
         "answers": dict(codes.most_common()),
+        # The node's own status behind each answer (Nav2's UNKNOWN holds several).
+        "statuses": dict(collections.Counter(
+            "SUCCESS" if g.code == ComputePathToPose.Result.NONE else
+            ("rejected" if g.code == "rejected" else g.message.split(":", 1)[0]) for g in answered).most_common()),
         "examples": {k: list(v.values()) for k, v in examples.items()},
         "faults": dict(faults.most_common()),
         "malformed": dict(malformed.most_common()),
@@ -519,6 +523,7 @@ def print_report(r):
     print(f"goals sent {r['goals_sent']}, answered {r['goals_answered']}, lost {r['lost_count']}, "
           f"answered twice {len(r['answered_twice'])}")
     print("answers: " + ", ".join(f"{k} {v}" for k, v in r["answers"].items()))
+    print("the node's statuses: " + ", ".join(f"{k} {v}" for k, v in r["statuses"].items()))
     print("faults: " + ", ".join(f"{k} {v}" for k, v in r["faults"].items())
           + " (malformed: " + ", ".join(f"{k} {v}" for k, v in r["malformed"].items()) + ")")
     lat = r["latency_ms"]
