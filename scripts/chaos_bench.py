@@ -367,7 +367,10 @@ def legal_on_some_map(bench, g):
 def run(duration=600.0, goal_rate=50.0, n_clients=4, fault_interval=4.0, seed=1, log=print):
     tmp = tmpdir("blockstar-chaos-")
     node = start_node(tmp, "planner_node", NODE_PARAMS, extra_args=["-r", f"__ns:=/{NS}"])
-    rclpy.init()
+    # Inside the test suite rclpy is running already (its peers start it and leave it running).
+    owns_rclpy = not rclpy.ok()
+    if owns_rclpy:
+        rclpy.init()
     bench = None
     try:
         bench = Bench(n_clients, seed)
@@ -383,7 +386,8 @@ def run(duration=600.0, goal_rate=50.0, n_clients=4, fault_interval=4.0, seed=1,
     finally:
         if bench is not None:
             bench.close()
-        rclpy.shutdown()
+        if owns_rclpy:
+            rclpy.shutdown()
         node.stop()
 
 
