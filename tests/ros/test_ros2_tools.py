@@ -19,8 +19,10 @@ pytestmark = pytest.mark.usefixtures("ros_tools")
 BUNDLED_MAP = SHARE / "config" / "tb3_sandbox.yaml"
 BUNDLED_RADIUS = 0.15  # config/planner.yaml
 START, GOAL = (-2.0, -0.5, 0.0), (1.5, 1.5, 1.57)
-# The CLI's own discovery, long enough to find the node every time (no daemon left behind).
-NO_DAEMON = ("--no-daemon", "--spin-time", "3")
+# The CLI's own discovery, long enough to find the node every time (no daemon left behind): 3 s
+# once missed the node in a fresh-clone run of the whole suite (`ros2 node info`: "Unable to find
+# node"), so 6.
+NO_DAEMON = ("--no-daemon", "--spin-time", "6")
 
 
 def ros2(*args, timeout=60, check=True):
