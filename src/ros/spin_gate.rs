@@ -113,6 +113,16 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
+    /// One spin announced on a blocking thread, as the executor's thread does; the gate back.
+    async fn spin(gate: SpinGate) -> SpinGate {
+        tokio::task::spawn_blocking(move || {
+            assert!(gate.after_spin());
+            gate
+        })
+        .await
+        .unwrap()
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_spin_waits_for_every_consumer_and_not_forever() {
         let mut gate = SpinGate::new();
@@ -127,12 +137,7 @@ mod tests {
             }
         });
         // b never acknowledges this spin: it goes on after the timeout all the same.
-        let gate = tokio::task::spawn_blocking(move || {
-            assert!(gate.after_spin());
-            gate
-        })
-        .await
-        .unwrap();
+        let gate = spin(gate).await;
         assert_eq!(acked.load(Ordering::SeqCst), 1);
         // b acknowledges the next one as it should, once the spin is announced.
         let mut b = b;
@@ -143,12 +148,7 @@ mod tests {
             spun.ack();
             b
         });
-        let gate = tokio::task::spawn_blocking(move || {
-            assert!(gate.after_spin());
-            gate
-        })
-        .await
-        .unwrap();
+        let gate = spin(gate).await;
         assert_eq!(acked.load(Ordering::SeqCst), 2);
         drop(b_task.await.unwrap());
         drop(gate);
