@@ -20,7 +20,6 @@ use r2r::blockstar_planner_msgs::action::ComputePath;
 use r2r::geometry_msgs::msg as geo;
 use r2r::nav_msgs::msg as nav;
 use r2r::QosProfile;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -75,10 +74,10 @@ pub fn service_qos() -> QosProfile {
 /// acknowledges in its lowest-priority branch, when no message waits, and each action server's
 /// task), so r2r's per-subscription and per-service channels (10 deep, full ones drop messages
 /// silently) never fill: a backlog waits in the middleware's queues instead, whose depth the QoS
-/// sets. Returns when `spinning` is cleared or the consumers are gone (dropping the node, so DDS
-/// peers see it leave).
-fn spin_with_backpressure(mut node: r2r::Node, gate: SpinGate, spinning: Arc<AtomicBool>) {
-    while spinning.load(Ordering::Relaxed) {
+/// sets. Returns when the gate is stopped or its consumers are gone, dropping the node on this
+/// thread (so DDS peers see it leave).
+fn spin_with_backpressure(mut node: r2r::Node, gate: SpinGate) {
+    loop {
         node.spin_once(Duration::from_millis(20));
         if !gate.after_spin() {
             return;
@@ -235,9 +234,8 @@ pub fn run() -> Result<(), String> {
         .map_err(|err| format!("cannot start the async runtime: {err}"))?;
     let (done, mut done_rx) = mpsc::unbounded_channel();
     let autostart = params.autostart;
-    let spinning = Arc::new(AtomicBool::new(true));
-    let spin_flag = spinning.clone();
-    runtime.block_on(async move {
+    let stop_executor = gate.stopper();
+    let executor = runtime.block_on(async move {
         let mut state = NodeState::new(params, live, planner, out, done);
         for task in servers.tasks {
             tokio::spawn(task);
@@ -255,7 +253,10 @@ pub fn run() -> Result<(), String> {
         // rcl's executor on its own thread: it only hands messages to the channels above, paced
         // by the loop below (see spin_with_backpressure).
         let mut spun = gate.consumer();
-        tokio::task::spawn_blocking(move || spin_with_backpressure(node, gate, spin_flag));
+        let executor = std::thread::Builder::new()
+            .name("rcl-executor".into())
+            .spawn(move || spin_with_backpressure(node, gate))
+            .map_err(|err| format!("cannot start the executor thread: {err}"))?;
         tokio::spawn(param_services);
         // Action feedback and periodic replanning.
         let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -301,11 +302,14 @@ pub fn run() -> Result<(), String> {
                 Some(spun) = spun.spun() => spun.ack(),
             }
         }
-    });
-    spinning.store(false, Ordering::Relaxed);
-    // Plans still running are abandoned; the executor thread ends within one spin.
+        Ok::<_, String>(executor)
+    })?;
+    // The tasks go first (an action server's task may be answering a request through the node),
+    // plans still running are abandoned; then the executor stops within one spin and drops the
+    // node on its thread, which is joined: no thread is inside rcl when the process exits.
     runtime.shutdown_timeout(Duration::from_secs(1));
-    Ok(())
+    stop_executor.stop();
+    executor.join().map_err(|_| "the executor thread panicked".to_string())
 }
 
 // The inputs that need optional interface packages: with the package, the node state's handler;

@@ -13,6 +13,11 @@
 //! on, and its channels gain at most one entry per [`ACK_TIMEOUT`] until it catches up, so it may
 //! stall for 10 s before one is dropped. Acknowledgements carry the spin they answer, so a late
 //! one never counts for another consumer.
+//!
+//! [`GateStop::stop`] ends the executor's wait at once, so the node can join its executor thread
+//! (and drop the rcl node on it) before the process exits: a thread still inside rcl while the
+//! middleware's statics are destroyed aborts the process ("The futex facility returned an
+//! unexpected error code", seen once in a clean-checkout run of the tests).
 
 use std::sync::mpsc as std_mpsc;
 use std::time::Duration;
@@ -24,22 +29,39 @@ pub const ACK_TIMEOUT: Duration = Duration::from_secs(1);
 /// The executor's side: announces each spin and waits for the consumers.
 pub struct SpinGate {
     spins: watch::Sender<u64>,
-    acks: std_mpsc::Receiver<u64>,
-    ack_tx: std_mpsc::Sender<u64>,
+    acks: std_mpsc::Receiver<Signal>,
+    ack_tx: std_mpsc::Sender<Signal>,
     consumers: usize,
+}
+
+/// What the executor's side hears: a consumer's acknowledgement of a spin, or the node ending.
+enum Signal {
+    Ack(u64),
+    Stop,
+}
+
+/// Ends the executor's loop: [`SpinGate::after_spin`] returns false from the next signal on.
+pub struct GateStop(std_mpsc::Sender<Signal>);
+
+impl GateStop {
+    /// Tells the executor to stop after its current spin (within one `spin_once` timeout).
+    pub fn stop(&self) {
+        // The executor already gone: nothing to stop.
+        let _ = self.0.send(Signal::Stop);
+    }
 }
 
 /// A consumer's side: [`SpinAck::spun`] resolves after each spin, with the [`Spun`] to
 /// acknowledge it by.
 pub struct SpinAck {
     spins: watch::Receiver<u64>,
-    ack: std_mpsc::Sender<u64>,
+    ack: std_mpsc::Sender<Signal>,
 }
 
 /// One spin seen by a consumer: [`Spun::ack`] tells the executor its channels are empty.
 pub struct Spun {
     spin: u64,
-    ack: std_mpsc::Sender<u64>,
+    ack: std_mpsc::Sender<Signal>,
 }
 
 impl SpinGate {
@@ -56,10 +78,16 @@ impl SpinGate {
         SpinAck { spins: self.spins.subscribe(), ack: self.ack_tx.clone() }
     }
 
+    /// The handle that stops the executor (see [`GateStop`]).
+    pub fn stopper(&self) -> GateStop {
+        GateStop(self.ack_tx.clone())
+    }
+
     /// Announces a spin and blocks until every consumer has acknowledged it, waiting at most
     /// [`ACK_TIMEOUT`] for each acknowledgement. An acknowledgement counts for the spin its
     /// consumer saw: a late one, for a spin that went on without it, does not stand in for
-    /// another consumer's now. Returns false when every consumer is gone (the node is ending).
+    /// another consumer's now. Returns false when every consumer is gone or [`GateStop::stop`]
+    /// was called (the node is ending).
     pub fn after_spin(&self) -> bool {
         let mut spin = 0;
         self.spins.send_modify(|n| {
@@ -72,8 +100,9 @@ impl SpinGate {
         let mut acknowledged = 0;
         while acknowledged < self.consumers {
             match self.acks.recv_timeout(ACK_TIMEOUT) {
-                Ok(seen) if seen == spin => acknowledged += 1,
-                Ok(_) => {}
+                Ok(Signal::Stop) => return false,
+                Ok(Signal::Ack(seen)) if seen == spin => acknowledged += 1,
+                Ok(Signal::Ack(_)) => {}
                 Err(std_mpsc::RecvTimeoutError::Timeout) => return true,
                 Err(std_mpsc::RecvTimeoutError::Disconnected) => return false,
             }
@@ -103,7 +132,7 @@ impl Spun {
     /// Tells the executor this consumer's channels are empty.
     pub fn ack(self) {
         // The executor gone: nothing to tell.
-        let _ = self.ack.send(self.spin);
+        let _ = self.ack.send(Signal::Ack(self.spin));
     }
 }
 
@@ -142,7 +171,7 @@ mod tests {
         // b acknowledges the next one as it should, once the spin is announced.
         let mut b = b;
         // (A late acknowledgement of the first spin does not count for the second.)
-        gate.ack_tx.send(1).unwrap();
+        gate.ack_tx.send(Signal::Ack(1)).unwrap();
         let b_task = tokio::spawn(async move {
             let spun = b.spun().await.expect("a spin");
             spun.ack();
@@ -152,6 +181,17 @@ mod tests {
         assert_eq!(acked.load(Ordering::SeqCst), 2);
         drop(b_task.await.unwrap());
         drop(gate);
+    }
+
+    #[test]
+    fn a_stop_ends_the_wait_at_once_even_with_consumers_silent() {
+        let mut gate = SpinGate::new();
+        let _silent = gate.consumer();
+        let stop = gate.stopper();
+        let waiting = std::thread::spawn(move || gate.after_spin());
+        stop.stop();
+        // Without the stop, a silent consumer's timeout would let the spin go on (true).
+        assert!(!waiting.join().unwrap());
     }
 
     #[test]
