@@ -13,7 +13,9 @@ each with a fresh ActionClient that sends compute_path_to_pose the moment wait_f
 and waits for the acceptance and the result; then --in-process fresh ActionClients in this process
 on one node, each sending the moment it finds the server. --busy N runs N busy loops beside it all.
 A goal whose acceptance does not arrive within 60 s is counted lost, one that arrives after 10 s
-late (an answered goal takes milliseconds). The node's log is searched for the rmw's refusals ("could not accept").
+late (an answered goal takes milliseconds). The node's log is searched for the rmw's refusals:
+responses given up ("could not answer") and responses sent again until they arrived ("matched
+late").
 
 --response-wait chooses the node's Fast DDS profile: `default` is the node's own (5 s),
 `fastdds` a profiles file without the `service` profile (Fast DDS's 100 ms: the node as it was),
@@ -291,7 +293,8 @@ def run(processes=6, clients=4, rounds=3, in_process=20, busy=2, response_wait="
         report["answered"] = outcomes.count("answered")
         report["lost_acceptances"] = sum(o.startswith("lost") for o in outcomes)
         report["late_acceptances"] = outcomes.count("late")
-        report["node_refusals_logged"] = node.count("could not accept")
+        report["node_refusals_logged"] = node.count("could not answer")
+        report["node_late_answers_logged"] = node.count("matched late")
         report["node_alive"] = node.alive()
         report["node_profile_line"] = next((line.strip() for line in node.log().splitlines()
                                             if "Fast DDS profile" in line or "FASTRTPS_DEFAULT" in line), None)

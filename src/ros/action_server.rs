@@ -19,6 +19,7 @@
 //! by [`MAX_FINISHED`] results plus the goals still running. (A client that asks for a result
 //! only after more than [`MAX_FINISHED`] later goals finished gets STATUS_UNKNOWN.)
 
+use super::responder::Responder;
 use super::spin_gate::SpinAck;
 use futures::{Stream, StreamExt};
 use r2r::action_msgs::msg::{GoalInfo, GoalStatus, GoalStatusArray};
@@ -26,7 +27,7 @@ use r2r::action_msgs::srv::CancelGoal;
 use r2r::builtin_interfaces::msg::Time;
 use r2r::unique_identifier_msgs::msg::UUID;
 use r2r::uuid::Uuid;
-use r2r::{QosProfile, ServiceRequest, WrappedActionTypeSupport};
+use r2r::{QosProfile, ServiceRequest, WrappedActionTypeSupport, WrappedServiceTypeSupport};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -36,6 +37,28 @@ use tokio::sync::mpsc;
 pub const RESULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most finished goals kept at once; past it the oldest is forgotten first.
 pub const MAX_FINISHED: usize = 100;
+
+/// An action whose messages may cross threads, as every generated one's do (responses are sent
+/// on the [`Responder`]'s threads).
+pub trait Action:
+    WrappedActionTypeSupport<
+        Goal: Send,
+        Result: Send,
+        SendGoal: WrappedServiceTypeSupport<Response: Clone + Send>,
+        GetResult: WrappedServiceTypeSupport<Response: Clone + Send>,
+    > + 'static
+{
+}
+
+impl<T> Action for T where
+    T: WrappedActionTypeSupport<
+            Goal: Send,
+            Result: Send,
+            SendGoal: WrappedServiceTypeSupport<Response: Clone + Send>,
+            GetResult: WrappedServiceTypeSupport<Response: Clone + Send>,
+        > + 'static
+{
+}
 
 type SendGoalRequest<T> = ServiceRequest<<T as WrappedActionTypeSupport>::SendGoal>;
 /// The goal table of a server for action `T`.
@@ -118,8 +141,11 @@ impl<R: Clone, W> GoalTable<R, W> {
     }
 
     /// Forgets goal `uuid` (its acceptance could not be sent).
-    fn remove(&mut self, uuid: &Uuid) {
+    /// Forgets goal `uuid`; false when it was not held.
+    fn remove(&mut self, uuid: &Uuid) -> bool {
+        let held = self.goals.len();
         self.goals.retain(|(u, _)| u != uuid);
+        self.goals.len() < held
     }
 
     /// Whether goal `uuid` is CANCELING (a client's cancel request was accepted).
@@ -212,35 +238,23 @@ impl<R: Clone, W> GoalTable<R, W> {
     }
 }
 
-/// Sends `response` to the client of `request`. Fast DDS waits for the client's response reader
-/// to match for up to the writer's blocking time (5 s under the node's profile, `dds_profile`),
-/// then gives up; the error says how long it waited, which tells that cause from another.
-fn respond<S>(request: ServiceRequest<S>, response: S::Response) -> Result<(), String>
-where
-    S: r2r::WrappedServiceTypeSupport + 'static,
-{
-    let started = Instant::now();
-    request.respond(response).map_err(|e| {
-        format!("{e} after waiting {:.1} s for the client's response reader", started.elapsed().as_secs_f64())
-    })
-}
-
 /// A server's state, shared by its service task and the goal handles. Lock order: `status`
-/// before `table`; no response is sent and nothing published while `table` is held (an rmw may
-/// block a response up to its writer's blocking time when a client's reader is not matched yet).
-struct Server<T: WrappedActionTypeSupport + 'static> {
+/// before `table`; nothing is published while `table` is held. Responses go through the
+/// [`Responder`] (an rmw may block one up to its writer's blocking time when a client's reader is
+/// not matched yet, and refuse it after).
+struct Server<T: Action> {
     table: Mutex<Table<T>>,
     status: Mutex<r2r::Publisher<GoalStatusArray>>,
     feedback: Mutex<r2r::Publisher<T::FeedbackMessage>>,
     clock: Arc<Mutex<r2r::Clock>>,
-    /// The action's name and the node's logger, for responses that could not be sent.
+    responder: Responder,
+    /// The action's name, for the log.
     name: String,
-    logger: String,
 }
 
 const POISONED: &str = "the action server's state is poisoned";
 
-impl<T: WrappedActionTypeSupport + 'static> Server<T> {
+impl<T: Action> Server<T> {
     fn table(&self) -> Result<std::sync::MutexGuard<'_, Table<T>>, String> {
         self.table.lock().map_err(|_| POISONED.to_string())
     }
@@ -253,11 +267,13 @@ impl<T: WrappedActionTypeSupport + 'static> Server<T> {
         let _ = publisher.publish(&array);
     }
 
-    /// Logs a response to a client of this action that could not be sent.
-    fn log_unsent(&self, what: &str, result: Result<(), String>) {
-        if let Err(e) = result {
-            r2r::log_error!(&self.logger, "could not answer a {what} request of {}: {e}", self.name);
-        }
+    /// Sends `response` to the client of `request`, a request to this action's service `what`.
+    fn respond<S>(&self, what: &str, request: ServiceRequest<S>, response: S::Response)
+    where
+        S: r2r::WrappedServiceTypeSupport + 'static,
+        S::Response: Clone + Send,
+    {
+        self.responder.respond(format!("a {what} request of {}", self.name), request, response);
     }
 
     fn get_result(&self, request: GetResultRequest<T>) {
@@ -268,7 +284,7 @@ impl<T: WrappedActionTypeSupport + 'static> Server<T> {
             Lookup::Unknown(request) => (request, UNKNOWN, T::Result::default()),
             Lookup::Parked => return,
         };
-        self.log_unsent("get_result", respond(request, T::make_result_response_msg(status, result)));
+        self.respond("get_result", request, T::make_result_response_msg(status, result));
     }
 
     fn cancel(&self, request: ServiceRequest<CancelGoal::Service>, cancels: &mpsc::UnboundedSender<Uuid>) {
@@ -276,7 +292,7 @@ impl<T: WrappedActionTypeSupport + 'static> Server<T> {
             return;
         };
         let response = CancelGoal::Response { return_code, goals_canceling: goals_canceling.clone() };
-        self.log_unsent("cancel_goal", respond(request, response));
+        self.respond("cancel_goal", request, response);
         if !goals_canceling.is_empty() {
             self.publish_status();
         }
@@ -289,7 +305,7 @@ impl<T: WrappedActionTypeSupport + 'static> Server<T> {
     fn finish(&self, uuid: &Uuid, status: i8, result: T::Result) -> Result<(), String> {
         let waiting = self.table()?.finish(uuid, status, result.clone(), Instant::now())?;
         for request in waiting {
-            self.log_unsent("get_result", respond(request, T::make_result_response_msg(status, result.clone())));
+            self.respond("get_result", request, T::make_result_response_msg(status, result.clone()));
         }
         self.publish_status();
         Ok(())
@@ -298,7 +314,7 @@ impl<T: WrappedActionTypeSupport + 'static> Server<T> {
 
 /// A goal request. The node accepts every goal and answers an unplannable one with its result
 /// (Nav2's error codes), as planner_server does; dropped unaccepted, the client never hears back.
-pub struct GoalRequest<T: WrappedActionTypeSupport + 'static> {
+pub struct GoalRequest<T: Action> {
     /// The goal's id.
     pub uuid: Uuid,
     /// What the client asks for.
@@ -307,20 +323,24 @@ pub struct GoalRequest<T: WrappedActionTypeSupport + 'static> {
     server: Arc<Server<T>>,
 }
 
-impl<T: WrappedActionTypeSupport + 'static> GoalRequest<T> {
-    /// Accepts the goal: it is EXECUTING and the client is told so. Fails, and the goal is
-    /// forgotten, when a goal with its id is held already (the client is told it was not
-    /// accepted) or when the response cannot be sent.
+impl<T: Action> GoalRequest<T> {
+    /// Accepts the goal: it is EXECUTING and the client is told so. Fails when a goal with its
+    /// id is held already (the client is told it was not accepted). An acceptance the rmw never
+    /// delivers (the [`Responder`] gave it up) forgets the goal: its result finds no goal.
     pub fn accept(self) -> Result<GoalHandle<T>, String> {
         let stamp = super::outputs::ros_now(&self.server.clock);
         if !self.server.table()?.add(self.uuid, stamp.clone()) {
-            self.server.log_unsent("send_goal", respond(self.request, T::make_goal_response_msg(false, stamp)));
+            self.server.respond("send_goal", self.request, T::make_goal_response_msg(false, stamp));
             return Err(format!("a goal with id {} is held already: refused", self.uuid));
         }
-        if let Err(e) = respond(self.request, T::make_goal_response_msg(true, stamp)) {
-            self.server.table()?.remove(&self.uuid);
-            return Err(e);
-        }
+        let (server, uuid) = (self.server.clone(), self.uuid);
+        let forget = move || {
+            if server.table().is_ok_and(|mut t| t.remove(&uuid)) {
+                server.publish_status();
+            }
+        };
+        let what = format!("a send_goal request of {}", self.server.name);
+        self.server.responder.respond_or(what, self.request, T::make_goal_response_msg(true, stamp), forget);
         self.server.publish_status();
         Ok(GoalHandle { uuid: self.uuid, goal: self.goal, server: self.server, answered: false })
     }
@@ -328,7 +348,7 @@ impl<T: WrappedActionTypeSupport + 'static> GoalRequest<T> {
 
 /// A running goal. Answer it once with [`GoalHandle::succeed`], [`GoalHandle::abort`] or
 /// [`GoalHandle::cancel`]; dropped unanswered, it is aborted with a default result.
-pub struct GoalHandle<T: WrappedActionTypeSupport + 'static> {
+pub struct GoalHandle<T: Action> {
     /// The goal's id.
     pub uuid: Uuid,
     /// What the client asked for.
@@ -337,7 +357,7 @@ pub struct GoalHandle<T: WrappedActionTypeSupport + 'static> {
     answered: bool,
 }
 
-impl<T: WrappedActionTypeSupport + 'static> GoalHandle<T> {
+impl<T: Action> GoalHandle<T> {
     fn finish(&mut self, status: i8, result: T::Result) -> Result<(), String> {
         self.server.finish(&self.uuid, status, result)?;
         self.answered = true;
@@ -371,7 +391,7 @@ impl<T: WrappedActionTypeSupport + 'static> GoalHandle<T> {
     }
 }
 
-impl<T: WrappedActionTypeSupport + 'static> Drop for GoalHandle<T> {
+impl<T: Action> Drop for GoalHandle<T> {
     fn drop(&mut self) {
         if !self.answered {
             let _ = self.finish(ABORTED, T::Result::default());
@@ -391,12 +411,11 @@ fn create<T>(
     name: &str,
     clock: Arc<Mutex<r2r::Clock>>,
     cancels: mpsc::UnboundedSender<Uuid>,
+    responder: Responder,
     mut gate: SpinAck,
 ) -> r2r::Result<(impl Stream<Item = GoalRequest<T>> + Unpin, impl std::future::Future<Output = ()> + Send, GoalCount)>
 where
-    T: WrappedActionTypeSupport + 'static,
-    T::Goal: Send,
-    T::Result: Send,
+    T: Action,
 {
     let services = super::node::service_qos();
     let mut send_goal = node.create_service::<T::SendGoal>(&format!("{name}/_action/send_goal"), services.clone())?;
@@ -412,8 +431,8 @@ where
         status: Mutex::new(status),
         feedback: Mutex::new(feedback),
         clock,
+        responder,
         name: name.to_string(),
-        logger: node.logger().to_string(),
     });
     let (goals_tx, goals_rx) = mpsc::unbounded_channel();
     let counted = server.clone();
@@ -461,6 +480,7 @@ pub type ServerTask = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + S
 pub struct Servers {
     clock: Arc<Mutex<r2r::Clock>>,
     cancels: mpsc::UnboundedSender<Uuid>,
+    responder: Responder,
     /// The servers' tasks.
     pub tasks: Vec<ServerTask>,
     /// The servers' goal counts.
@@ -468,9 +488,10 @@ pub struct Servers {
 }
 
 impl Servers {
-    /// No servers yet; theirs will stamp goals on `clock` and send accepted cancels on `cancels`.
-    pub fn new(clock: Arc<Mutex<r2r::Clock>>, cancels: mpsc::UnboundedSender<Uuid>) -> Self {
-        Self { clock, cancels, tasks: Vec::new(), counts: Vec::new() }
+    /// No servers yet; theirs will stamp goals on `clock`, send accepted cancels on `cancels` and
+    /// their responses through `responder`.
+    pub fn new(clock: Arc<Mutex<r2r::Clock>>, cancels: mpsc::UnboundedSender<Uuid>, responder: Responder) -> Self {
+        Self { clock, cancels, responder, tasks: Vec::new(), counts: Vec::new() }
     }
 
     /// Creates action server `name` on `node` (see [`create`]), its task acknowledging the
@@ -483,12 +504,11 @@ impl Servers {
         gate: SpinAck,
     ) -> Result<impl Stream<Item = GoalRequest<T>> + Unpin, String>
     where
-        T: WrappedActionTypeSupport + 'static,
-        T::Goal: Send,
-        T::Result: Send,
+        T: Action,
     {
-        let (goals, task, count) = create::<T>(node, name, self.clock.clone(), self.cancels.clone(), gate)
-            .map_err(|err| format!("cannot create {name}: {err}"))?;
+        let (goals, task, count) =
+            create::<T>(node, name, self.clock.clone(), self.cancels.clone(), self.responder.clone(), gate)
+                .map_err(|err| format!("cannot create {name}: {err}"))?;
         self.tasks.push(Box::pin(task));
         self.counts.push(count);
         Ok(goals)

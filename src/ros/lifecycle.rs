@@ -5,6 +5,7 @@
 //! `ros2 lifecycle` manage the node. The transitions' work is the node state's
 //! ([`NodeState::configure`], [`NodeState::activate`], ...).
 
+use super::responder::Responder;
 use super::state::NodeState;
 use crate::lifecycle::{
     CallbackResult, LifecycleCallbacks, LifecycleMachine, State, TransitionDescription, TransitionRequest,
@@ -36,10 +37,11 @@ pub struct Lifecycle {
     events: r2r::Publisher<lc::TransitionEvent>,
     clock: r2r::Clock,
     logger: String,
+    responder: Responder,
 }
 
 /// Creates the services and the `~/transition_event` publisher on `node`.
-pub fn create(node: &mut r2r::Node, logger: &str) -> r2r::Result<(Lifecycle, Services)> {
+pub fn create(node: &mut r2r::Node, logger: &str, responder: Responder) -> r2r::Result<(Lifecycle, Services)> {
     let qos = super::node::service_qos;
     let services = Services {
         change_state: Box::new(node.create_service::<srv::ChangeState::Service>("~/change_state", qos())?),
@@ -56,7 +58,8 @@ pub fn create(node: &mut r2r::Node, logger: &str) -> r2r::Result<(Lifecycle, Ser
     };
     let events = node.create_publisher("~/transition_event", QosProfile::default().reliable().keep_last(10))?;
     let clock = r2r::Clock::create(r2r::ClockType::SystemTime)?;
-    Ok((Lifecycle { machine: LifecycleMachine::new(), events, clock, logger: logger.to_owned() }, services))
+    let logger = logger.to_owned();
+    Ok((Lifecycle { machine: LifecycleMachine::new(), events, clock, logger, responder }, services))
 }
 
 fn state_msg(s: State) -> lc::State {
@@ -154,20 +157,23 @@ impl Lifecycle {
         let t = &req.message.transition;
         let request = TransitionRequest::from_msg(t.id, &t.label);
         let success = self.change(request, node);
-        if let Err(e) = req.respond(srv::ChangeState::Response { success }) {
-            r2r::log_warn!(&self.logger, "could not answer change_state: {e}");
-        }
+        self.responder.respond("a change_state request", req, srv::ChangeState::Response { success });
     }
 
     /// Answers a `~/get_state` request.
     pub fn on_get_state(&self, req: r2r::ServiceRequest<srv::GetState::Service>) {
-        let _ = req.respond(srv::GetState::Response { current_state: state_msg(self.state()) });
+        let response = srv::GetState::Response { current_state: state_msg(self.state()) };
+        self.responder.respond("a get_state request", req, response);
     }
 
     /// Answers a `~/get_available_states` request.
     pub fn on_get_available_states(&self, req: r2r::ServiceRequest<srv::GetAvailableStates::Service>) {
         let available_states = LifecycleMachine::available_states().iter().map(|&s| state_msg(s)).collect();
-        let _ = req.respond(srv::GetAvailableStates::Response { available_states });
+        self.responder.respond(
+            "a get_available_states request",
+            req,
+            srv::GetAvailableStates::Response { available_states },
+        );
     }
 
     /// Answers `~/get_available_transitions` (`all`: false) or `~/get_transition_graph` (true).
@@ -176,6 +182,7 @@ impl Lifecycle {
             true => LifecycleMachine::transition_graph().iter().map(description_msg).collect(),
             false => self.machine.available_transitions().iter().map(description_msg).collect(),
         };
-        let _ = req.respond(srv::GetAvailableTransitions::Response { available_transitions });
+        let response = srv::GetAvailableTransitions::Response { available_transitions };
+        self.responder.respond("a get_available_transitions request", req, response);
     }
 }

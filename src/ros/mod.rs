@@ -6,7 +6,9 @@
 //! One job each: `action_server` (the action protocol with bounded memory, in place of r2r's),
 //! `dds_profile` (the Fast DDS profile that keeps service responses from being dropped), `node` (set-up and the select loop), `state` (the reactions to every input),
 //! `frames` (TF and where the robot is), `reply` (answering a goal, whichever way it came),
-//! `nav2` (Nav2's codes and results), `lifecycle` (the managed-node services), `updates` (the map
+//! `nav2` (Nav2's codes and results), `lifecycle` (the managed-node services), `responder`
+//! (service responses off the runtime, resent while a client's reader matches), `spin_gate` (the
+//! executor paced by every reader of r2r's channels), `updates` (the map
 //! and parameter update queue), `outputs` (publishers), `diagnostics` (`/diagnostics`: memory), `live_params` (run-time parameters),
 //! `convert` (message conversion and validation), `markers` (RViz geometry), `rust_log` (the `log`
 //! records of r2r in the ROS log).
@@ -24,6 +26,7 @@ pub mod nav2;
 pub mod node;
 mod outputs;
 mod reply;
+mod responder;
 mod rust_log;
 mod spin_gate;
 mod state;

@@ -10,6 +10,7 @@
 use super::action_server;
 use super::live_params::{from_r2r, LiveParams};
 use super::outputs::Outputs;
+use super::responder::Responder;
 use super::spin_gate::SpinGate;
 use super::state::NodeState;
 use crate::lddb::{Lddb, LoadOutcome};
@@ -178,7 +179,10 @@ pub fn run() -> Result<(), String> {
     let (cancels, mut cancel_rx) = mpsc::unbounded_channel();
     // Every task reading r2r's channels acknowledges each spin (see spin_with_backpressure).
     let mut gate = SpinGate::new();
-    let mut servers = action_server::Servers::new(clock.clone(), cancels);
+    // Every service response goes out on the responder threads (see responder).
+    let (responder, responder_threads) =
+        Responder::start(&logger).map_err(|err| format!("cannot start the responder threads: {err}"))?;
+    let mut servers = action_server::Servers::new(clock.clone(), cancels, responder.clone());
     let mut own_goals = servers.add::<ComputePath::Action>(&mut node, "~/compute_path", gate.consumer())?;
     #[cfg(ros_nav2_msgs)]
     let (mut to_pose_goals, mut through_goals, mut path_checks) = {
@@ -198,7 +202,7 @@ pub fn run() -> Result<(), String> {
     #[cfg(not(ros_nav2_msgs))]
     let (mut to_pose_goals, mut through_goals, mut path_checks) = (never::<()>(), never::<()>(), never::<()>());
     let (mut lifecycle, mut lc) =
-        super::lifecycle::create(&mut node, &logger).map_err(|x| e("the lifecycle services", x))?;
+        super::lifecycle::create(&mut node, &logger, responder.clone()).map_err(|x| e("the lifecycle services", x))?;
     let live = Arc::new(Mutex::new(LiveParams { params: params.clone() }));
     let (param_services, mut param_events) =
         node.make_derived_parameter_handler(live.clone()).map_err(|x| e("the parameter services", x))?;
@@ -292,7 +296,7 @@ pub fn run() -> Result<(), String> {
                 Some(g) = own_goals.next() => state.on_own_goal(g),
                 Some(g) = to_pose_goals.next() => on_to_pose_goal(&mut state, g),
                 Some(g) = through_goals.next() => on_through_poses_goal(&mut state, g),
-                Some(r) = path_checks.next() => on_is_path_valid(&mut state, r),
+                Some(r) = path_checks.next() => on_is_path_valid(&mut state, r, &responder),
                 Some(uuid) = cancel_rx.recv() => state.on_cancel(uuid),
                 Some(p) = initial.next() => state.on_start("/initialpose", &p.header, &p.pose.pose),
                 Some(o) = odom.next() => state.on_start("/odom", &o.header, &o.pose.pose),
@@ -304,10 +308,11 @@ pub fn run() -> Result<(), String> {
         }
         Ok::<_, String>(executor)
     })?;
-    // The tasks go first (an action server's task may be answering a request through the node),
-    // plans still running are abandoned; then the executor stops within one spin and drops the
-    // node on its thread, which is joined: no thread is inside rcl when the process exits.
+    // The tasks go first, plans still running are abandoned; then the responses still being
+    // retried; then the executor stops within one spin and drops the node on its thread, which is
+    // joined: no thread is inside rcl when the process exits.
     runtime.shutdown_timeout(Duration::from_secs(1));
+    responder_threads.stop();
     stop_executor.stop();
     executor.join().map_err(|_| "the executor thread panicked".to_string())
 }
@@ -353,7 +358,11 @@ fn on_through_poses_goal(_: &mut NodeState, _: ()) {}
 /// Nav2's `is_path_valid`: the path's poses checked with the vehicle's footprint on the current
 /// map; invalid when any pose is. No map (or an inactive node) answers invalid with no indices.
 #[cfg(ros_nav2_msgs)]
-fn on_is_path_valid(state: &mut NodeState, r: r2r::ServiceRequest<r2r::nav2_msgs::srv::IsPathValid::Service>) {
+fn on_is_path_valid(
+    state: &mut NodeState,
+    r: r2r::ServiceRequest<r2r::nav2_msgs::srv::IsPathValid::Service>,
+    responder: &Responder,
+) {
     use r2r::nav2_msgs::srv::IsPathValid;
     let response = match state.invalid_poses(&r.message.path) {
         Ok(invalid) => IsPathValid::Response {
@@ -362,7 +371,7 @@ fn on_is_path_valid(state: &mut NodeState, r: r2r::ServiceRequest<r2r::nav2_msgs
         },
         Err(_) => IsPathValid::Response { is_valid: false, invalid_pose_indices: Vec::new() },
     };
-    let _ = r.respond(response);
+    responder.respond("an is_path_valid request", r, response);
 }
 #[cfg(not(ros_nav2_msgs))]
-fn on_is_path_valid(_: &mut NodeState, _: ()) {}
+fn on_is_path_valid(_: &mut NodeState, _: (), _: &Responder) {}

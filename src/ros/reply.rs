@@ -70,7 +70,7 @@ impl Reply {
     /// Sends the action's result for `result`: CANCELED when the client cancelled, SUCCEEDED on
     /// success, ABORTED otherwise. A topic goal has nothing to send.
     pub fn send(self, result: &Result<Plan, PlanError>, header: &Header, client_cancel: bool) -> Result<(), String> {
-        fn finish<T: r2r::WrappedActionTypeSupport + 'static>(
+        fn finish<T: super::action_server::Action>(
             handle: &mut GoalHandle<T>,
             answer: T::Result,
             ok: bool,
