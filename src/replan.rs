@@ -2,7 +2,6 @@
 //! is driving still legal from where the vehicle is now, and if not, a new plan to the same goal.
 //! ROS-free (the node calls it on a worker thread with a clone of its [`Planner`]).
 
-use crate::directional::footprint::Shape;
 use crate::geometry::{Point2, Pose2};
 use crate::planner::{Budget, Leeway, Plan, PlanError, Planner, StatusCode};
 use crate::trajectory::{Segment, Trajectory};
@@ -57,24 +56,13 @@ pub fn check_remaining(planner: &Planner, traj: &Trajectory, pose: Pose2) -> Res
     // A quarter cell: the footprint sampling step, fine enough for the nearest point.
     let Some(s) = nearest_arc_length(traj, pose.point(), info.resolution / 4.0) else { return Ok(()) };
     let rest = remaining(traj, s).to_cells(info);
-    let shape = footprint_shape(planner, prepared);
+    let shape = prepared.verified_vehicle().footprint;
     if prepared.collision.sweep_free(&rest.segments, shape, 0.0) {
         return Ok(());
     }
     let hit = prepared.collision.first_blocked(&rest.segments, shape, 0.0).unwrap_or(rest.segments[0].start.point());
     let w = info.cell_to_world(hit);
     Err(PlanError::new(StatusCode::NoValidPath, format!("the footprint meets an obstacle at ({:.2}, {:.2})", w.x, w.y)))
-}
-
-/// The footprint (cells) the re-checks of this module sweep: the one the planner verifies
-/// trajectories with, the square of `robot_side` turned by the heading or the disk of
-/// `robot_radius`; with `min_turning_radius` 0 (no Directional A* context), the disk of the
-/// footprint's circumscribed radius, since the vehicle turns on the spot at corners.
-fn footprint_shape(planner: &Planner, prepared: &crate::planner::PreparedMap) -> Shape {
-    match &prepared.directional {
-        Some(ctx) => ctx.params().shape(),
-        None => Shape::Disk(planner.config().mask_radius() / prepared.map.info.resolution),
-    }
 }
 
 /// Indices (ascending, each once) of the poses of a path (map frame, metres and radians) that
@@ -102,7 +90,7 @@ fn footprint_shape(planner: &Planner, prepared: &crate::planner::PreparedMap) ->
 pub fn invalid_poses(planner: &Planner, poses: &[Pose2]) -> Result<Vec<usize>, PlanError> {
     let prepared = planner.map().ok_or_else(|| PlanError::new(StatusCode::NoMap, "no map is held"))?;
     let info = &prepared.map.info;
-    let shape = footprint_shape(planner, prepared);
+    let shape = prepared.verified_vehicle().footprint;
     let mut invalid = Vec::new();
     let mut previous: Option<Pose2> = None;
     for (i, &pose) in poses.iter().enumerate() {
@@ -356,6 +344,7 @@ mod tests {
 #[cfg(test)]
 mod invalid_poses_tests {
     use super::*;
+    use crate::directional::footprint::Shape;
     use crate::map::{MapInfo, OccupancyMap};
     use crate::planner::PlannerConfig;
     use std::f64::consts::{FRAC_PI_2, FRAC_PI_4};

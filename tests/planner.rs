@@ -640,7 +640,7 @@ fn a_door_narrower_than_the_vehicle_is_refused_with_a_proof() {
     assert_eq!(e.code, StatusCode::NoValidPath);
     assert!(e.message.contains("no gap wide enough"), "{}", e.message);
     let prepared = p.map().unwrap();
-    let ctx = prepared.directional.as_ref().unwrap();
+    let ctx = prepared.directional().unwrap();
     let info = &prepared.map.info;
     let (sc, gc) = (info.world_pose_to_cell(s), info.world_pose_to_cell(g));
     let reference =
@@ -680,7 +680,7 @@ fn the_planner_solves_every_pair_directional_24_solves_among_tight_gaps() {
         let map = OccupancyMap::new(info, data, usize::MAX).unwrap();
         let p = planner(map.clone(), RADIUS, TURNING);
         let prepared = p.map().unwrap().clone();
-        let ctx = prepared.directional.as_ref().unwrap();
+        let ctx = prepared.directional().unwrap();
         let mut pairs = 0;
         let mut attempts = 0;
         while pairs < 10 && attempts < 400 {

@@ -313,7 +313,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         if let Some(ctx) = &ctx {
             ctx.edges().fill_all();
         }
-        if let Some(d) = planner.map().and_then(|m| m.directional.as_ref()) {
+        if let Some(d) = planner.map().and_then(|m| m.directional()) {
             d.edges().fill_all();
         }
         engines.push(Engine { model, planner, ctx });

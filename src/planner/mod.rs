@@ -17,6 +17,7 @@ pub mod config;
 mod leeway;
 mod overlap;
 pub mod prepared;
+mod refiner;
 pub mod stats;
 pub mod status;
 mod steps;

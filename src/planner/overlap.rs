@@ -82,7 +82,7 @@ impl Planner {
         }
         let at = info.world_pose_to_cell(start);
         let inside = at.x >= 0.0 && at.y >= 0.0 && at.x < info.width as f64 && at.y < info.height as f64;
-        let vehicle = self.vehicle_in_cells(info.resolution);
+        let vehicle = prepared.verified_vehicle();
         let depth = if inside { prepared.collision.overlap_depth(at, vehicle.footprint) } else { 0.0 };
         (depth > 0.0).then_some(depth)
     }
@@ -107,7 +107,7 @@ impl Planner {
         let info = &prepared.map.info;
         let res = info.resolution;
         let symbol = self.units.symbol();
-        let vehicle = self.vehicle_in_cells(res);
+        let vehicle = prepared.verified_vehicle();
         let reverse_penalty = self.config.reverse_penalty;
         let at = info.world_pose_to_cell(start);
         let refused = |why: String| {
@@ -186,15 +186,6 @@ impl Planner {
                 depth * res
             )),
         })
-    }
-
-    /// The vehicle as the plan's verification checks it, in cells: with a turning radius the
-    /// refinement's footprint and gears; turning on the spot, the disk of the mask radius.
-    fn vehicle_in_cells(&self, resolution: f64) -> Vehicle {
-        match self.map().and_then(|m| m.directional.as_deref()) {
-            Some(ctx) => ctx.params().vehicle(),
-            None => Vehicle::forward(Shape::Disk(self.config.mask_radius() / resolution), 0.0),
-        }
     }
 }
 

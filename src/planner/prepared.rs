@@ -1,8 +1,10 @@
 //! The map and everything derived from it for the vehicle, kept current as the map changes.
 
+use super::refiner::{self, Refine};
 use super::{PlanError, PlannerConfig, StatusCode};
 use crate::block_astar::BlockGrid;
 use crate::clearance::{Capability, ChangedRegion, ClearanceConfig, ClearanceMap, Footprint, Vehicle};
+use crate::directional::verify::Vehicle as VerifiedVehicle;
 use crate::directional::{self, CollisionMap, Directional};
 use crate::grid::{CellRect, Grid};
 use crate::lddb::Lddb;
@@ -23,8 +25,9 @@ pub struct PreparedMap {
     pub collision: CollisionMap,
     /// Block A* pattern codes of the vehicle mask.
     pub blocks: BlockGrid,
-    /// Directional A* parameters and tables for this map's resolution (`None`: turning radius 0).
-    pub directional: Option<Arc<Directional>>,
+    /// Step 4's motion model for this map's resolution: turns on the spot, or Directional A*'s
+    /// curves with their tables (see `planner::refiner`).
+    pub(super) refiner: Arc<dyn Refine>,
 }
 
 /// What a map update changed.
@@ -75,14 +78,8 @@ impl PreparedMap {
         let collision = CollisionMap::with_footprint(&obstacles, config.mask_radius() / res);
         let mask = clearance.vehicle_mask(&vehicle).map_err(|e| invalid(e.to_string()))?;
         let blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
-        let directional = match config.refine_params(res) {
-            None => None,
-            Some(params) => match previous.and_then(|p| p.directional.clone()) {
-                Some(d) if *d.params() == params => Some(d),
-                _ => Some(Arc::new(Directional::new(params).map_err(invalid)?)),
-            },
-        };
-        Ok(Self { map, clearance, vehicle, collision, blocks, directional })
+        let refiner = refiner::for_config(config, res, previous.map(|p| p.refiner.as_ref()))?;
+        Ok(Self { map, clearance, vehicle, collision, blocks, refiner })
     }
 
     /// Brings the data derived from the clearance map (Block A* pattern codes, collision map)
@@ -110,6 +107,19 @@ impl PreparedMap {
             self.blocks.update_rect(mask, m.rect).map_err(|e| invalid(e.to_string()))?;
         }
         Ok(MapUpdate { changed: changed.cells, rebuilt: false })
+    }
+
+    /// Directional A*'s parameters and tables for this map's resolution; `None` at a turning
+    /// radius of 0 (the vehicle turns on the spot).
+    pub fn directional(&self) -> Option<&Arc<Directional>> {
+        self.refiner.directional()
+    }
+
+    /// The vehicle every trajectory on this map is verified with, in cells: with a turning
+    /// radius the refinement's footprint (disk, or square turned with the heading) and gears;
+    /// turning on the spot, the disk of the footprint's circumscribed radius.
+    pub fn verified_vehicle(&self) -> VerifiedVehicle {
+        self.refiner.vehicle()
     }
 
     /// The grid the any-angle search runs on: free where the vehicle fits.

@@ -10,16 +10,14 @@
 //!    [`Request::refine`], or [`Request::full_search`]: a [`Solution`] in cell units, verified.
 //! 5. [`Request::assemble`]: the plan in metres with its figures.
 
+use super::refiner::{Job, Refine};
 use super::stats::StageClock;
 use super::{Budget, Plan, PlanError, PlanStats, Planner, PreparedMap, StatusCode};
 use crate::block_astar::{BlockAStar, BlockGrid};
 use crate::clearance::{self, reach::Reach};
-use crate::directional::footprint::Shape;
-use crate::directional::verify::{verify_trajectory, Vehicle};
-use crate::directional::{self, Directional, RefineError};
+use crate::directional;
 use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::lddb::Metric;
-use crate::search::exact_footprint::{exact_footprint_path, ExactFailure};
 use crate::search::los::LosRule;
 use crate::search::path::{GridPath, SearchFailure};
 use crate::stages::{SolvedBy, Stage};
@@ -38,6 +36,8 @@ thread_local! {
 pub(super) struct Request<'a> {
     planner: &'a Planner,
     prepared: &'a PreparedMap,
+    /// Step 4's motion model, chosen with the map.
+    refiner: &'a dyn Refine,
     budget: &'a Budget,
     /// Start and goal as the caller gave them (map frame), for messages.
     start: Pose2,
@@ -68,12 +68,12 @@ impl std::fmt::Display for End {
 /// Where the vehicle stands for start and goal (cell units), and the vehicle-mask cells a guide
 /// joins (none where only the exact footprint fits).
 pub(super) struct Endpoints {
-    start: Pose2,
-    goal: Pose2,
+    pub(super) start: Pose2,
+    pub(super) goal: Pose2,
     start_mask_cell: Option<(usize, usize)>,
     goal_mask_cell: Option<(usize, usize)>,
     /// `start` and `goal` named as the caller gave them, for messages (`goal (1.500, 2.000) m`).
-    names: [String; 2],
+    pub(super) names: [String; 2],
 }
 
 impl Endpoints {
@@ -93,7 +93,14 @@ pub(super) struct Solution {
     solved_by: SolvedBy,
     expansions: usize,
     /// The windows the window repair searched (`[x0, y0, x1, y1]`, cells).
-    repair_windows: Vec<[f64; 4]>,
+    pub(super) repair_windows: Vec<[f64; 4]>,
+}
+
+impl Solution {
+    /// A solution with no repair windows.
+    pub(super) fn new(guide: Vec<Point2>, trajectory: Trajectory, solved_by: SolvedBy, expansions: usize) -> Self {
+        Self { guide, trajectory, solved_by, expansions, repair_windows: Vec::new() }
+    }
 }
 
 /// The any-angle guide, or why the vehicle mask could not give one (a hand-off to the full
@@ -129,6 +136,7 @@ impl<'a> Request<'a> {
         Ok(Self {
             planner,
             prepared,
+            refiner: prepared.refiner.as_ref(),
             budget,
             start,
             goal,
@@ -139,8 +147,10 @@ impl<'a> Request<'a> {
         })
     }
 
-    fn directional(&self) -> Option<&'a Directional> {
-        self.prepared.directional.as_deref()
+    /// What the refiner works with.
+    fn job(&self) -> Job<'a> {
+        let (planner, prepared, budget) = (self.planner, self.prepared, self.budget);
+        Job { planner, prepared, budget, goal_heading_free: self.goal_heading_free }
     }
 
     /// Step 1. Fails with `START/GOAL_OUTSIDE_MAP` or `START/GOAL_OCCUPIED` (see
@@ -212,24 +222,10 @@ impl<'a> Request<'a> {
         Ok(on_mask)
     }
 
-    /// Step 3. A start boxed in ahead (or a goal behind) is refused before any search: a proof,
-    /// not a guess (see `directional::escape`), so no pair a full search could solve is given
-    /// up. Only with a turning radius, and only between distinct places.
+    /// Step 3. A start boxed in ahead (or a goal behind) is refused before any search, where
+    /// the refiner can prove it (see [`Refine::not_trapped`]).
     pub(super) fn not_trapped(&mut self, ends: &Endpoints) -> Result<(), PlanError> {
-        let Some(ctx) = self.directional().filter(|_| !ends.same_place()) else { return Ok(()) };
-        let p = ctx.params();
-        let why = directional::escape::trapped_ends(
-            &self.prepared.collision,
-            ends.start,
-            ends.goal,
-            self.goal_heading_free,
-            p,
-        );
-        self.clock.mark(Stage::Escape);
-        match why {
-            Some(why) => Err(PlanError::new(StatusCode::NoValidPath, format!("no turning-radius-legal path: {why}"))),
-            None => Ok(()),
-        }
+        self.refiner.not_trapped(&self.job(), ends, &mut self.clock)
     }
 
     /// Step 4, already there: nothing to drive, or at a turning radius of 0 a turn on the spot
@@ -237,7 +233,7 @@ impl<'a> Request<'a> {
     /// radius forbids turning on the spot (it is planned as a loop).
     pub(super) fn at_goal(&self, ends: &Endpoints) -> Option<Result<Solution, PlanError>> {
         let same_heading = self.goal_heading_free || normalize_angle(ends.start.yaw - ends.goal.yaw).abs() < 1e-9;
-        if !(ends.same_place() && (same_heading || self.directional().is_none())) {
+        if !(ends.same_place() && (same_heading || self.refiner.turns_on_the_spot())) {
             return None;
         }
         let min_turning_radius = self.planner.config.min_turning_radius / self.prepared.map.info.resolution;
@@ -247,57 +243,17 @@ impl<'a> Request<'a> {
             Trajectory::turning_on_the_spot(&[ends.start.point()], Some(ends.start.yaw), Some(ends.goal.yaw))
         };
         if !trajectory.is_empty() {
-            if let Err(e) = self.verify_turning_on_the_spot(ends, &trajectory) {
+            if let Err(e) = self.refiner.verify(&self.job(), ends, &trajectory) {
                 return Some(Err(e));
             }
         }
-        Some(Ok(Solution {
-            guide: vec![ends.start.point()],
-            trajectory,
-            solved_by: SolvedBy::AtGoal,
-            expansions: 0,
-            repair_windows: Vec::new(),
-        }))
+        Some(Ok(Solution::new(vec![ends.start.point()], trajectory, SolvedBy::AtGoal, 0)))
     }
 
-    /// A trajectory of lines and turns on the spot (turning radius 0) checked by the verification
-    /// every trajectory passes ([`verify_trajectory`]): joins in position and heading, the start
-    /// pose, the goal pose (its heading unless free), and the footprint's disk (the square's
-    /// circumscribed one) swept along it. Fails with `NO_VALID_PATH`.
-    fn verify_turning_on_the_spot(&self, ends: &Endpoints, trajectory: &Trajectory) -> Result<(), PlanError> {
-        let radius = self.planner.config.mask_radius() / self.prepared.map.info.resolution;
-        let collision = &self.prepared.collision;
-        verify_trajectory(
-            collision,
-            trajectory,
-            &Vehicle::forward(radius, 0.0),
-            ends.start,
-            ends.goal,
-            self.goal_heading_free,
-        )
-        .map_err(|e| PlanError::new(StatusCode::NoValidPath, format!("the any-angle path failed verification: {e}")))
-    }
-
-    /// Step 4, the shortest curve itself, when it is collision-free: nothing is shorter, so no
-    /// guide is needed (skipped under a turn penalty, see `directional::direct_curve`).
+    /// Step 4, the shortest curve itself, when the refiner has one and it is free: nothing is
+    /// shorter, so no guide is needed.
     pub(super) fn direct_curve(&mut self, ends: &Endpoints) -> Option<Solution> {
-        let ctx = self.directional()?;
-        let mut stats = directional::RefineStats::default();
-        let collision = &self.prepared.collision;
-        let direct =
-            directional::direct_curve(ctx, collision, ends.start, ends.goal, self.goal_heading_free, &mut stats);
-        let Some(direct) = direct else {
-            self.clock.extend(&stats.stages);
-            return None;
-        };
-        self.clock.extend(&direct.stats.stages);
-        Some(Solution {
-            guide: vec![ends.start.point(), ends.goal.point()],
-            trajectory: direct.trajectory,
-            solved_by: direct.stats.solved_by,
-            expansions: 0,
-            repair_windows: Vec::new(),
-        })
+        self.refiner.direct(&self.job(), ends, &mut self.clock)
     }
 
     /// Step 4, the any-angle guide on the vehicle mask between the mask cells of `ends`: the
@@ -348,118 +304,17 @@ impl<'a> Request<'a> {
         Ok(GuideOutcome::Found((guide, path.expansions)))
     }
 
-    /// Step 4, the guide made drivable: with a turning radius, Directional A*'s refinement
-    /// (steps 1-6 of `directional::pipeline`; the direct curve and the trapped-ends proof ran
-    /// above); at radius 0 the polyline itself. Verified either way.
-    pub(super) fn refine(
-        &mut self,
-        ends: &Endpoints,
-        (guide, expansions): (Vec<Point2>, usize),
-    ) -> Result<Solution, PlanError> {
-        let Some(ctx) = self.directional() else {
-            // Turning radius 0: the guide's lines, with a turn on the spot at the start (from the
-            // start heading), at each corner and at the goal (to its heading, unless free).
-            let goal_yaw = (!self.goal_heading_free).then_some(ends.goal.yaw);
-            let trajectory = Trajectory::turning_on_the_spot(&guide, Some(ends.start.yaw), goal_yaw);
-            return match self.verify_turning_on_the_spot(ends, &trajectory) {
-                Ok(()) => {
-                    let repair_windows = Vec::new();
-                    Ok(Solution { guide, trajectory, solved_by: SolvedBy::AnyAngle, expansions, repair_windows })
-                }
-                // The mask's guide can graze an obstacle between its vertices: search the exact map.
-                Err(e) => self.exact_footprint(ends, &e.message),
-            };
-        };
-        let inner = &guide[1..guide.len().saturating_sub(1)];
-        let budget = self.budget;
-        let mut stop = || budget.should_stop();
-        let collision = &self.prepared.collision;
-        let refined =
-            directional::refine_guided(ctx, collision, inner, ends.start, ends.goal, self.goal_heading_free, &mut stop)
-                .map_err(|e| refine_error(e, budget, &ends.names))?;
-        self.clock.extend(&refined.stats.stages);
-        Ok(Solution {
-            guide,
-            trajectory: refined.trajectory,
-            solved_by: refined.stats.solved_by,
-            expansions: expansions + refined.stats.expansions,
-            repair_windows: refined.stats.repair_windows,
-        })
+    /// Step 4, the guide made drivable by the refiner, and verified.
+    pub(super) fn refine(&mut self, ends: &Endpoints, guide: (Vec<Point2>, usize)) -> Result<Solution, PlanError> {
+        self.refiner.refine(&self.job(), ends, guide, &mut self.clock)
     }
 
     /// Step 4, where the vehicle mask cannot give a guide (its regions separate the pair, Block
     /// A* finds no path on it, an endpoint no mask cell covers, or turning round in place): the
-    /// full Directional A* on the exact collision map decides, within the budget, and its result
-    /// is verified like any other. The guide shown is the search's chain of poses. `why` says
-    /// why the mask could not be used.
+    /// refiner's search on the exact collision map decides, within the budget, and its result
+    /// is verified like any other. `why` says why the mask could not be used.
     pub(super) fn full_search(&mut self, ends: &Endpoints, why: &str) -> Result<Solution, PlanError> {
-        let Some(ctx) = self.directional() else {
-            return self.exact_footprint(ends, why);
-        };
-        let budget = self.budget;
-        let mut stop = || budget.should_stop();
-        let neighbourhood = ctx.params().fallback_neighbourhood;
-        let collision = &self.prepared.collision;
-        let refined = directional::full_search(
-            ctx,
-            collision,
-            ends.start,
-            ends.goal,
-            self.goal_heading_free,
-            neighbourhood,
-            &mut stop,
-        )
-        .map_err(|e| match e {
-            RefineError::NoPath(m) => PlanError::new(StatusCode::NoValidPath, format!("no path: {why}, and {m}")),
-            other => refine_error(other, budget, &ends.names),
-        })?;
-        self.clock.extend(&refined.stats.stages);
-        Ok(Solution {
-            guide: refined.chain.poses.iter().map(|p| p.point()).collect(),
-            trajectory: refined.trajectory,
-            solved_by: refined.stats.solved_by,
-            expansions: refined.stats.expansions,
-            repair_windows: Vec::new(),
-        })
-    }
-
-    /// Step 4 at a turning radius of 0, where the vehicle mask gives no guide (its margin may
-    /// close a gap the vehicle fits through) or its guide fails the exact sweep: A* over cell
-    /// centres on the exact collision map ([`exact_footprint_path`]), the footprint's disk (the
-    /// square's circumscribed one) swept along every line; turns on the spot between them, and
-    /// verified. Fails with `NO_VALID_PATH` (saying `why` the mask could not serve) or the
-    /// budget's error.
-    fn exact_footprint(&mut self, ends: &Endpoints, why: &str) -> Result<Solution, PlanError> {
-        let radius = self.planner.config.mask_radius() / self.prepared.map.info.resolution;
-        let budget = self.budget;
-        let collision = &self.prepared.collision;
-        let found =
-            exact_footprint_path(collision, ends.start.point(), ends.goal.point(), radius, || budget.should_stop());
-        self.clock.mark(Stage::ExactSearch);
-        let path = match found {
-            Ok(path) => path,
-            Err(ExactFailure::Stopped) => return Err(budget.stop_error()),
-            Err(ExactFailure::NoPath) => {
-                return Err(PlanError::new(
-                    StatusCode::NoValidPath,
-                    format!(
-                    "no path: {why}, and no chain of cell centres on the exact map holds the vehicle (radius {} {})",
-                    self.planner.config.mask_radius(),
-                    self.planner.units.symbol()
-                ),
-                ))
-            }
-        };
-        let goal_yaw = (!self.goal_heading_free).then_some(ends.goal.yaw);
-        let trajectory = Trajectory::turning_on_the_spot(&path.points, Some(ends.start.yaw), goal_yaw);
-        self.verify_turning_on_the_spot(ends, &trajectory)?;
-        Ok(Solution {
-            guide: path.points,
-            trajectory,
-            solved_by: SolvedBy::ExactSearch,
-            expansions: path.expansions,
-            repair_windows: Vec::new(),
-        })
+        self.refiner.full_search(&self.job(), ends, why, &mut self.clock)
     }
 
     /// Step 5. The plan in metres from a solution in cells: the any-angle guide (display), the
@@ -520,12 +375,7 @@ impl<'a> Request<'a> {
         let sub = prepared.clearance.subsuming_cell(&prepared.vehicle, cell.0, cell.1).ok()?;
         let Some(sub) = sub else {
             // The exact footprint, as the trajectory check will test it.
-            let fits_exactly = prepared.directional.as_ref().is_some_and(|ctx| {
-                let shape = ctx.params().shape();
-                let shape = if free_heading { Shape::Disk(shape.circumradius()) } else { shape };
-                prepared.collision.stands_free(p, shape)
-            });
-            return fits_exactly.then_some((p, None));
+            return self.refiner.stands_exactly(&self.job(), p, free_heading).then_some((p, None));
         };
         let res = prepared.map.info.resolution;
         let rho = directional::footprint::sampled_radius(self.planner.config.mask_radius() / res)
@@ -600,21 +450,4 @@ fn straight_guide(blocks: &BlockGrid, sv: (u32, u32), gv: (u32, u32)) -> Option<
         let points = if sv == gv { vec![sv] } else { vec![sv, gv] };
         GridPath { points, length, expansions: 0 }
     })
-}
-
-/// The status for a refinement error; `ends` names start and goal as the caller gave them
-/// (`goal (1.500, 2.000) m`, see `Planner::named`).
-fn refine_error(e: RefineError, budget: &Budget, ends: &[String; 2]) -> PlanError {
-    match e {
-        RefineError::Stopped => budget.stop_error(),
-        // The footprint in the pose's heading touches a blocked cell.
-        RefineError::StartBlocked => {
-            PlanError::new(StatusCode::StartOccupied, format!("the vehicle does not fit at {}", ends[0]))
-        }
-        RefineError::GoalBlocked => {
-            PlanError::new(StatusCode::GoalOccupied, format!("the vehicle does not fit at {}", ends[1]))
-        }
-        RefineError::InvalidInput(m) => PlanError::new(StatusCode::InvalidInput, m),
-        other => PlanError::new(StatusCode::NoValidPath, other.to_string()),
-    }
 }

@@ -81,14 +81,10 @@ impl Planner {
     /// the start's region (when the start is on the mask too: a proof they cannot be reached).
     /// Empty without a map.
     fn goal_candidates(&self, start: Pose2, goal: Pose2, tolerance: f64) -> Vec<Point2> {
-        use crate::directional::footprint::Shape;
         let Some(prepared) = self.map() else { return Vec::new() };
         let info = &prepared.map.info;
         let mask = prepared.vehicle_mask();
-        let shape = match &prepared.directional {
-            Some(ctx) => ctx.params().shape(),
-            None => Shape::Disk(self.config.mask_radius() / info.resolution),
-        };
+        let shape = prepared.verified_vehicle().footprint;
         let g = info.world_to_cell(goal.point());
         let r = tolerance / info.resolution;
         let on_mask = |x: usize, y: usize| mask.is_free(x as i64, y as i64);

@@ -2,7 +2,6 @@
 //! file.
 
 pub mod astar;
-pub mod exact_footprint;
 pub mod grid_astar;
 pub mod lazy_theta;
 pub mod los;

@@ -11,9 +11,9 @@
 //! footprint's centre is narrower than half a cell may hold no lattice point), within the
 //! caller's budget.
 
-use super::astar::astar;
 use crate::directional::footprint::{CollisionMap, SEARCH_MARGIN};
 use crate::geometry::{Point2, Pose2};
+use crate::search::astar::astar;
 use crate::trajectory::Segment;
 
 /// What the search found: the polyline from the start point to the goal point (cells), and the
