@@ -2,6 +2,7 @@
 //! poses of one map (the protocol of Navigation2's planner benchmark: random free poses at least
 //! `--min-separation` apart with random headings, every algorithm on the same pairs, one process).
 
+use super::nav2_cost::{Inflation, Nav2Cost, PathCost};
 use super::{CliError, CliResult};
 use crate::directional::pipeline::full_search;
 use crate::directional::{
@@ -50,6 +51,13 @@ pub struct BenchNavArgs {
     /// Time budget per plan (s).
     #[arg(long, allow_negative_numbers = true, default_value_t = 5.0)]
     pub max_planning_time: f64,
+    /// The inflation radius (map units) of the costmap the paths are measured against, as
+    /// Navigation2's benchmark does (its default 0.55 m); the inscribed radius is the robot's.
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.55)]
+    pub inflation_radius: f64,
+    /// The cost scaling factor of that costmap's inflation (Navigation2's default 3.0).
+    #[arg(long, allow_negative_numbers = true, default_value_t = 3.0)]
+    pub cost_scaling_factor: f64,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -279,6 +287,8 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         return Err(CliError(format!("--reverse-penalty must be >= 1, got {}", args.reverse_penalty)));
     }
     super::non_negative("--change-penalty", args.change_penalty, u)?;
+    super::non_negative("--inflation-radius", args.inflation_radius, u)?;
+    super::non_negative("--cost-scaling-factor", args.cost_scaling_factor, u)?;
     if !(args.max_planning_time.is_finite() && args.max_planning_time > 0.0) {
         return Err(CliError(format!("--max-planning-time must be > 0 s, got {} s", args.max_planning_time)));
     }
@@ -338,11 +348,19 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         cusps: Vec<usize>,
         /// Length driven backwards over the solved plans (map units).
         reverse_length: f64,
+        /// What each solved plan that moves keeps from obstacles (see `nav2_cost`).
+        costs: Vec<PathCost>,
     }
     let mut rows: Vec<Row> = algos
         .iter()
-        .map(|_| Row { ms: vec![], lengths: vec![], verified: 0, cusps: vec![], reverse_length: 0.0 })
+        .map(|_| Row { ms: vec![], lengths: vec![], verified: 0, cusps: vec![], reverse_length: 0.0, costs: vec![] })
         .collect();
+    let inflation = Inflation {
+        inscribed_radius: args.robot_radius,
+        inflation_radius: args.inflation_radius,
+        cost_scaling_factor: args.cost_scaling_factor,
+    };
+    let mut nav2_cost = Nav2Cost::new(&grid, res, inflation);
     let mut memory = Vec::new();
     for (done, &(s, g)) in pairs.iter().enumerate() {
         for (a, row) in algos.iter().zip(rows.iter_mut()) {
@@ -399,6 +417,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                     row.lengths.push(Some(t.length() * res));
                     row.cusps.push(t.cusps());
                     row.reverse_length += t.reverse_length() * res;
+                    row.costs.extend(nav2_cost.measure(&t));
                 }
                 Err(_) => row.lengths.push(None),
             }
@@ -421,6 +440,14 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         common_ms.sort_by(f64::total_cmp);
         let cusps: Vec<f64> = row.cusps.iter().map(|&c| c as f64).collect();
         let total_length: f64 = solved.iter().sum();
+        let sorted = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v
+        };
+        let mean_costs = sorted(row.costs.iter().map(|c| c.mean_cost).collect());
+        let max_costs = sorted(row.costs.iter().map(|c| f64::from(c.max_cost)).collect());
+        // A path with no sample within the inflation radius keeps at least that much.
+        let clearances = sorted(row.costs.iter().map(|c| c.min_clearance.unwrap_or(args.inflation_radius)).collect());
         out.push(serde_json::json!({
             "name": a.name(),
             "pairs": pairs.len(),
@@ -436,6 +463,10 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             "mean_cusps": mean(&cusps),
             "plans_with_cusps": row.cusps.iter().filter(|&&c| c > 0).count(),
             "reverse_share": if total_length > 0.0 { row.reverse_length / total_length } else { 0.0 },
+            "median_mean_cost": percentile(&mean_costs, 0.5),
+            "median_max_cost": percentile(&max_costs, 0.5),
+            "median_min_clearance": percentile(&clearances, 0.5),
+            "min_clearance": clearances.first().copied().unwrap_or(f64::NAN),
         }));
     }
     if args.json {
@@ -450,6 +481,8 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                 "min_turning_radius": args.min_turning_radius,
                 "reverse_penalty": args.reverse_penalty,
                 "change_penalty": args.change_penalty,
+                "inflation_radius": args.inflation_radius,
+                "cost_scaling_factor": args.cost_scaling_factor,
                 "commonly_solved": common.len(),
                 "prepare_ms": prep_ms,
                 "algorithms": out,
@@ -469,7 +502,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             common.len()
         );
         println!(
-            "{:<19} {:>6} {:>6} {:>9} {:>9} {:>10} {:>9} {:>11} {:>8} {:>15} {:>6} {:>9}",
+            "{:<19} {:>6} {:>6} {:>9} {:>9} {:>10} {:>9} {:>11} {:>8} {:>15} {:>6} {:>9} {:>9} {:>8} {:>9} {:>9}",
             "algorithm",
             "pairs",
             "solved",
@@ -481,11 +514,15 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             "verified",
             "disc_reachable",
             "cusps",
-            "rev_share"
+            "rev_share",
+            "mean_cost",
+            "max_cost",
+            "clear_med",
+            "clear_min"
         );
         for o in &out {
             println!(
-                "{:<19} {:>6} {:>6} {:>9.2} {:>9.2} {:>10.2} {:>9.3} {:>11.3} {:>8} {:>15} {:>6.2} {:>9.3}",
+                "{:<19} {:>6} {:>6} {:>9.2} {:>9.2} {:>10.2} {:>9.3} {:>11.3} {:>8} {:>15} {:>6.2} {:>9.3} {:>9.1} {:>8.0} {:>9.3} {:>9.3}",
                 o["name"].as_str().unwrap_or(""),
                 o["pairs"],
                 o["solved"],
@@ -497,7 +534,11 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                 o["verified"],
                 format!("{}/{}", o["solved_disc_reachable"], o["disc_reachable"]),
                 o["mean_cusps"].as_f64().unwrap_or(f64::NAN),
-                o["reverse_share"].as_f64().unwrap_or(f64::NAN)
+                o["reverse_share"].as_f64().unwrap_or(f64::NAN),
+                o["median_mean_cost"].as_f64().unwrap_or(f64::NAN),
+                o["median_max_cost"].as_f64().unwrap_or(f64::NAN),
+                o["median_min_clearance"].as_f64().unwrap_or(f64::NAN),
+                o["min_clearance"].as_f64().unwrap_or(f64::NAN)
             );
         }
         println!("memory after n pairs (heap held by the program; resident set and its peak so far):");
@@ -582,6 +623,8 @@ mod tests {
             max_planning_time: 5.0,
             reverse_penalty: 1.0,
             change_penalty: 0.0,
+            inflation_radius: 0.55,
+            cost_scaling_factor: 3.0,
             json: true,
             verbose: false,
         }

@@ -9,6 +9,7 @@ pub mod bench_nav;
 pub mod clearance;
 pub mod curve;
 pub mod lddb;
+pub mod nav2_cost;
 pub mod plan;
 pub mod render;
 pub mod replay;
