@@ -3,7 +3,7 @@
 //! ROS-free (the node calls it on a worker thread with a clone of its [`Planner`]).
 
 use crate::geometry::{Point2, Pose2};
-use crate::planner::{Budget, Leeway, Plan, PlanError, Planner, StatusCode};
+use crate::planner::{Budget, Leeway, Plan, PlanError, Planner, StartOverlap, StatusCode};
 use crate::trajectory::{Segment, Trajectory};
 
 /// Arc length (same unit as `traj`) of the point of `traj` nearest `p`, searched on samples at
@@ -48,16 +48,45 @@ pub fn remaining(traj: &Trajectory, s: f64) -> Trajectory {
 /// `planner` holds now: the vehicle's footprint swept along it (the verification rule of the
 /// planner) may touch no blocked cell.
 ///
+/// `overlap`: the plan's start-overlap stretch ([`crate::planner::PlanStats::start_overlap`]),
+/// its first `segments` segments, on which the footprint overlaps obstacles by design. While the
+/// vehicle is on it, what is left of it is checked as it was planned: obstacles reach no deeper
+/// into the footprint at any of its poses (every quarter cell) than `depth`; the rest is swept.
+///
 /// Fails with `NO_MAP` when no map is held, and `NO_VALID_PATH` with the place (metres) where the
-/// footprint first meets an obstacle.
-pub fn check_remaining(planner: &Planner, traj: &Trajectory, pose: Pose2) -> Result<(), PlanError> {
+/// footprint first meets an obstacle (or, on the stretch, reaches deeper).
+pub fn check_remaining(
+    planner: &Planner,
+    traj: &Trajectory,
+    pose: Pose2,
+    overlap: Option<&StartOverlap>,
+) -> Result<(), PlanError> {
     let prepared = planner.map().ok_or_else(|| PlanError::new(StatusCode::NoMap, "no map is held"))?;
     let info = &prepared.map.info;
     // A quarter cell: the footprint sampling step, fine enough for the nearest point.
     let Some(s) = nearest_arc_length(traj, pose.point(), info.resolution / 4.0) else { return Ok(()) };
-    let rest = remaining(traj, s).to_cells(info);
     let shape = prepared.verified_vehicle().footprint;
-    if prepared.collision.sweep_free(&rest.segments, shape, 0.0) {
+    let in_stretch = overlap.map_or(0, |o| o.segments.min(traj.segments.len()));
+    let stretch = Trajectory { segments: traj.segments[..in_stretch].to_vec(), ..traj.clone() };
+    let after = Trajectory { segments: traj.segments[in_stretch..].to_vec(), ..traj.clone() };
+    if let (Some(o), true) = (overlap, s < stretch.length()) {
+        let allowed = o.depth / info.resolution + 1e-9;
+        let left = remaining(&stretch, s).to_cells(info);
+        if let Some(deeper) =
+            left.sample(0.25).into_iter().find(|p| prepared.collision.overlap_depth(*p, shape) > allowed)
+        {
+            let w = info.cell_to_world(deeper.point());
+            return Err(PlanError::new(
+                StatusCode::NoValidPath,
+                format!(
+                    "obstacles reach deeper than {:.3} m into the footprint at ({:.2}, {:.2}) on the way out of the start",
+                    o.depth, w.x, w.y
+                ),
+            ));
+        }
+    }
+    let rest = remaining(&after, s - stretch.length()).to_cells(info);
+    if rest.segments.is_empty() || prepared.collision.sweep_free(&rest.segments, shape, 0.0) {
         return Ok(());
     }
     let hit = prepared.collision.first_blocked(&rest.segments, shape, 0.0).unwrap_or(rest.segments[0].start.point());
@@ -149,20 +178,38 @@ pub enum Outcome {
     },
 }
 
-/// After a map change or a period: checks the rest of `traj` from `pose` and, when it is no
+/// A trajectory the vehicle follows (map frame, metres) and its start-overlap stretch, if it has
+/// one (see [`check_remaining`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Followed<'a> {
+    /// The trajectory.
+    pub trajectory: &'a Trajectory,
+    /// Its stretch out of a start the footprint overlapped ([`crate::planner::PlanStats::start_overlap`]).
+    pub start_overlap: Option<&'a StartOverlap>,
+}
+
+impl<'a> Followed<'a> {
+    /// A trajectory with no start-overlap stretch.
+    pub fn plain(trajectory: &'a Trajectory) -> Self {
+        Self { trajectory, start_overlap: None }
+    }
+}
+
+/// After a map change or a period: checks the rest of the `followed` trajectory from `pose` and,
+/// when it is no
 /// longer legal (or on a periodic trigger), plans from `pose` to `goal` within `budget` with the
 /// ends' `leeway` ([`Planner::plan_near`]: a vehicle the changed map now overlaps a little drives
 /// out of it first).
 pub fn check_and_replan(
     planner: &Planner,
-    traj: &Trajectory,
+    followed: Followed,
     pose: Pose2,
     goal: Pose2,
     trigger: Trigger,
     leeway: Leeway,
     budget: &Budget,
 ) -> Outcome {
-    let check = check_remaining(planner, traj, pose);
+    let check = check_remaining(planner, followed.trajectory, pose, followed.start_overlap);
     let reason = match (&check, trigger) {
         (Ok(()), Trigger::MapChange) => return Outcome::StillLegal,
         (Ok(()), Trigger::Periodic) => "periodic replan from the latest pose".to_string(),
@@ -254,25 +301,41 @@ mod tests {
         let start = Pose2::new(1.0, 0.7, 0.0);
         let goal = Pose2::new(5.0, 0.7, 0.0);
         let plan = p.plan(start, goal, false, &budget()).unwrap();
-        check_remaining(&p, &plan.trajectory, start).unwrap();
+        check_remaining(&p, &plan.trajectory, start, None).unwrap();
         // The path uses the lower door (shorter); closing the upper one changes nothing.
         close_door(&mut p, 20..26);
         assert_eq!(
-            check_and_replan(&p, &plan.trajectory, start, goal, Trigger::MapChange, Leeway::default(), &budget()),
+            check_and_replan(
+                &p,
+                Followed::plain(&plan.trajectory),
+                start,
+                goal,
+                Trigger::MapChange,
+                Leeway::default(),
+                &budget()
+            ),
             Outcome::StillLegal
         );
         // Reopen the upper door and close the lower one: the path is blocked.
         p.apply_patch(30, 20, 1, 6, &[0; 6]).unwrap();
         close_door(&mut p, 4..10);
-        let e = check_remaining(&p, &plan.trajectory, start).unwrap_err();
+        let e = check_remaining(&p, &plan.trajectory, start, None).unwrap_err();
         assert_eq!(e.code, StatusCode::NoValidPath);
         // Once past the wall, the closed door is behind the vehicle: the rest is legal.
         let past = plan.trajectory.pose_at(plan.trajectory.length() - 0.3).unwrap();
-        check_remaining(&p, &plan.trajectory, past).unwrap();
-        match check_and_replan(&p, &plan.trajectory, start, goal, Trigger::MapChange, Leeway::default(), &budget()) {
+        check_remaining(&p, &plan.trajectory, past, None).unwrap();
+        match check_and_replan(
+            &p,
+            Followed::plain(&plan.trajectory),
+            start,
+            goal,
+            Trigger::MapChange,
+            Leeway::default(),
+            &budget(),
+        ) {
             Outcome::Replanned { plan: new, reason } => {
                 assert!(reason.starts_with("map change blocked the path"), "{reason}");
-                check_remaining(&p, &new.trajectory, start).unwrap();
+                check_remaining(&p, &new.trajectory, start, None).unwrap();
                 // Through the upper door: some pose crosses the wall above y = 2 m.
                 assert!(new.poses.iter().any(|q| (q.x - 3.05).abs() < 0.1 && q.y > 2.0));
             }
@@ -280,7 +343,15 @@ mod tests {
         }
         // Both doors closed: no legal path, the vehicle must stop.
         close_door(&mut p, 20..26);
-        match check_and_replan(&p, &plan.trajectory, start, goal, Trigger::MapChange, Leeway::default(), &budget()) {
+        match check_and_replan(
+            &p,
+            Followed::plain(&plan.trajectory),
+            start,
+            goal,
+            Trigger::MapChange,
+            Leeway::default(),
+            &budget(),
+        ) {
             Outcome::Blocked { error, .. } => assert_eq!(error.code, StatusCode::NoValidPath),
             other => panic!("expected Blocked, got {other:?}"),
         }
@@ -294,9 +365,17 @@ mod tests {
         let plan = p.plan(start, goal, false, &budget()).unwrap();
         // A box in cell (10, 8), 1 cm into the footprint from above.
         p.apply_patch(10, 8, 1, 1, &[100]).unwrap();
-        assert!(check_remaining(&p, &plan.trajectory, start).is_err());
+        assert!(check_remaining(&p, &plan.trajectory, start, None).is_err());
         let leeway = Leeway { tolerance: 0.0, start_overlap: 0.05 };
-        match check_and_replan(&p, &plan.trajectory, start, goal, Trigger::MapChange, leeway, &budget()) {
+        match check_and_replan(
+            &p,
+            Followed::plain(&plan.trajectory),
+            start,
+            goal,
+            Trigger::MapChange,
+            leeway,
+            &budget(),
+        ) {
             Outcome::Replanned { plan: new, .. } => {
                 assert!(new.poses[0].point().distance(start.point()) < 1e-9, "starts at the vehicle");
                 let overlap = new.stats.start_overlap.expect("the stretch out is marked");
@@ -304,12 +383,29 @@ mod tests {
                 let (_, rest) = new.trajectory.segments.split_at(overlap.segments);
                 let rest =
                     Trajectory { segments: rest.to_vec(), min_turning_radius: new.trajectory.min_turning_radius };
-                check_remaining(&p, &rest, rest.segments[0].start).unwrap();
+                check_remaining(&p, &rest, rest.segments[0].start, None).unwrap();
+                // From the vehicle, the stretch is legal as planned (no needless replan), though a
+                // sweep of the whole trajectory meets the box.
+                check_remaining(&p, &new.trajectory, start, Some(&overlap)).unwrap();
+                assert!(check_remaining(&p, &new.trajectory, start, None).is_err());
+                // The box grows down over the vehicle's centre: deeper than planned, it is not.
+                let mut deeper = p.clone();
+                deeper.apply_patch(10, 7, 1, 1, &[100]).unwrap();
+                let e = check_remaining(&deeper, &new.trajectory, start, Some(&overlap)).unwrap_err();
+                assert!(e.message.contains("deeper than 0.010 m"), "{}", e.message);
             }
             other => panic!("expected a replan out of the overlap, got {other:?}"),
         }
         // Without leeway the vehicle must stop, told how deep the box reaches.
-        match check_and_replan(&p, &plan.trajectory, start, goal, Trigger::MapChange, Leeway::default(), &budget()) {
+        match check_and_replan(
+            &p,
+            Followed::plain(&plan.trajectory),
+            start,
+            goal,
+            Trigger::MapChange,
+            Leeway::default(),
+            &budget(),
+        ) {
             Outcome::Blocked { error, .. } => {
                 assert_eq!(error.code, StatusCode::StartOccupied);
                 assert!(error.message.contains("reach 0.010 m into its footprint"), "{}", error.message);
@@ -325,7 +421,15 @@ mod tests {
         let goal = Pose2::new(5.0, 0.7, 0.0);
         let plan = p.plan(start, goal, false, &budget()).unwrap();
         let pose = plan.trajectory.pose_at(1.0).unwrap();
-        match check_and_replan(&p, &plan.trajectory, pose, goal, Trigger::Periodic, Leeway::default(), &budget()) {
+        match check_and_replan(
+            &p,
+            Followed::plain(&plan.trajectory),
+            pose,
+            goal,
+            Trigger::Periodic,
+            Leeway::default(),
+            &budget(),
+        ) {
             Outcome::Replanned { plan: new, .. } => {
                 assert!(new.poses[0].point().distance(pose.point()) < 1e-9);
                 assert!(new.stats.trajectory_length <= plan.stats.trajectory_length - 1.0 + 0.1);
@@ -334,7 +438,15 @@ mod tests {
         }
         // A spent budget: the replan fails but the legal path is kept.
         let spent = Budget::new(0.0, None);
-        match check_and_replan(&p, &plan.trajectory, pose, goal, Trigger::Periodic, Leeway::default(), &spent) {
+        match check_and_replan(
+            &p,
+            Followed::plain(&plan.trajectory),
+            pose,
+            goal,
+            Trigger::Periodic,
+            Leeway::default(),
+            &spent,
+        ) {
             Outcome::Kept { error } => assert_eq!(error.code, StatusCode::Timeout),
             other => panic!("expected Kept, got {other:?}"),
         }
@@ -435,15 +547,15 @@ mod invalid_poses_tests {
         let mut p = square();
         let along = |y: f64| Trajectory::polyline(&[Point2::new(1.0, y), Point2::new(6.0, y)]);
         let start = Pose2::new(1.0, 1.22, 0.0);
-        check_remaining(&p, &along(1.22), start).unwrap();
+        check_remaining(&p, &along(1.22), start, None).unwrap();
         p.apply_patch(20, 14, 1, 1, &[100]).unwrap();
-        let e = check_remaining(&p, &along(1.22), start).unwrap_err();
+        let e = check_remaining(&p, &along(1.22), start, None).unwrap_err();
         assert_eq!(e.code, StatusCode::NoValidPath);
         let at: Vec<f64> = e.message.split(['(', ',', ')']).filter_map(|t| t.trim().parse().ok()).collect();
         assert!(at.len() == 2 && (at[0] - 2.05).abs() <= 0.25 && (at[1] - 1.22).abs() < 0.006, "{}", e.message);
         // 22 cm lower the square passes it; and once past it, the rest is legal.
-        check_remaining(&p, &along(1.0), Pose2::new(1.0, 1.0, 0.0)).unwrap();
-        check_remaining(&p, &along(1.22), Pose2::new(2.6, 1.22, 0.0)).unwrap();
+        check_remaining(&p, &along(1.0), Pose2::new(1.0, 1.0, 0.0), None).unwrap();
+        check_remaining(&p, &along(1.22), Pose2::new(2.6, 1.22, 0.0), None).unwrap();
         // What the check did before: the disk of robot_radius swept along it finds nothing.
         let prepared = p.map().unwrap();
         let cells = along(1.22).to_cells(&prepared.map.info);

@@ -22,7 +22,7 @@ use crate::geometry::Pose2;
 use crate::map_io::load_map_file;
 use crate::params::NodeParams;
 use crate::planner::{Budget, Leeway, Plan, PlanError, Planner, StatusCode};
-use crate::replan::{check_and_replan, Outcome, Trigger};
+use crate::replan::{check_and_replan, Followed, Outcome, Trigger};
 use crate::trajectory::Trajectory;
 use r2r::blockstar_planner_msgs::action::ComputePath;
 use r2r::geometry_msgs::msg as geo;
@@ -93,6 +93,8 @@ pub struct Current {
     goal_msg: geo::PoseStamped,
     goal: Pose2,
     trajectory: Trajectory,
+    /// Its start-overlap stretch, re-checked as planned (see `replan::check_remaining`).
+    start_overlap: Option<crate::planner::StartOverlap>,
 }
 
 /// What the running job does.
@@ -471,13 +473,14 @@ impl NodeState {
         self.last_replan = Instant::now();
         let cancel = Arc::new(AtomicBool::new(false));
         let (planner, done, flag) = (self.planner.clone(), self.done.clone(), cancel.clone());
-        let (trajectory, goal) = (current.trajectory.clone(), current.goal);
+        let (trajectory, goal, overlap) = (current.trajectory.clone(), current.goal, current.start_overlap);
         let leeway = Leeway { tolerance: self.params.tolerance, start_overlap: self.params.start_overlap };
         self.running =
             Some(Running { work: Work::Replan(current, trigger), cancel, stop: None, map_version: self.map_version });
         tokio::task::spawn_blocking(move || {
             let budget = Budget::new(planner.config().max_planning_time, Some(flag.clone()));
-            let outcome = check_and_replan(&planner, &trajectory, pose, goal, trigger, leeway, &budget);
+            let followed = Followed { trajectory: &trajectory, start_overlap: overlap.as_ref() };
+            let outcome = check_and_replan(&planner, followed, pose, goal, trigger, leeway, &budget);
             let _ = done.send(Done::Replan { outcome, cancelled: flag.load(Ordering::Relaxed) });
         });
     }
@@ -739,7 +742,8 @@ impl NodeState {
 
     /// Makes `plan` the current trajectory (planned on map `map_version`).
     fn adopt(&mut self, goal_msg: geo::PoseStamped, goal: Pose2, plan: &Plan, map_version: u64) {
-        self.current = Some(Current { goal_msg, goal, trajectory: plan.trajectory.clone() });
+        let (trajectory, start_overlap) = (plan.trajectory.clone(), plan.stats.start_overlap);
+        self.current = Some(Current { goal_msg, goal, trajectory, start_overlap });
         self.last_replan = Instant::now();
         // Planned on a map that changed meanwhile: check it on the new one.
         self.recheck = map_version != self.map_version;
