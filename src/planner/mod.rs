@@ -7,7 +7,9 @@
 //!
 //! One job per file: [`status`] (outcome codes and errors), [`config`] (parameters), [`budget`]
 //! (the time budget), [`prepared`] (the map and what is derived from it, kept current),
-//! [`stats`] (the plan and its figures), `steps` (the steps of one plan, in order), `leeway`
+//! [`stats`] (the plan and its figures), `steps` (the steps of one plan, in order), `refiner`
+//! (step 4's motion model, chosen once with the map: turns on the spot or Directional A*'s
+//! curves), `leeway`
 //! ([`Planner::plan_near`]: a plan with leeway at its ends), `tolerance` (Nav2's goal tolerance),
 //! `overlap` (a start overlapping obstacles, driven out of) and this
 //! file (the planner's state and [`Planner::plan`], which reads as the list of steps).
