@@ -257,6 +257,12 @@ mod tests {
         Budget::new(10.0, None)
     }
 
+    /// [`check_and_replan`] of `plan`'s trajectory (no start-overlap stretch) from `pose`, within
+    /// [`budget`].
+    fn replan(p: &Planner, plan: &Plan, pose: Pose2, goal: Pose2, trigger: Trigger, leeway: Leeway) -> Outcome {
+        check_and_replan(p, Followed::plain(&plan.trajectory), pose, goal, trigger, leeway, &budget())
+    }
+
     fn close_door(p: &mut Planner, ys: std::ops::Range<i64>) {
         let h = ys.end - ys.start;
         p.apply_patch(30, ys.start, 1, h, &vec![100; h as usize]).unwrap();
@@ -304,18 +310,7 @@ mod tests {
         check_remaining(&p, &plan.trajectory, start, None).unwrap();
         // The path uses the lower door (shorter); closing the upper one changes nothing.
         close_door(&mut p, 20..26);
-        assert_eq!(
-            check_and_replan(
-                &p,
-                Followed::plain(&plan.trajectory),
-                start,
-                goal,
-                Trigger::MapChange,
-                Leeway::default(),
-                &budget()
-            ),
-            Outcome::StillLegal
-        );
+        assert_eq!(replan(&p, &plan, start, goal, Trigger::MapChange, Leeway::default()), Outcome::StillLegal);
         // Reopen the upper door and close the lower one: the path is blocked.
         p.apply_patch(30, 20, 1, 6, &[0; 6]).unwrap();
         close_door(&mut p, 4..10);
@@ -324,15 +319,7 @@ mod tests {
         // Once past the wall, the closed door is behind the vehicle: the rest is legal.
         let past = plan.trajectory.pose_at(plan.trajectory.length() - 0.3).unwrap();
         check_remaining(&p, &plan.trajectory, past, None).unwrap();
-        match check_and_replan(
-            &p,
-            Followed::plain(&plan.trajectory),
-            start,
-            goal,
-            Trigger::MapChange,
-            Leeway::default(),
-            &budget(),
-        ) {
+        match replan(&p, &plan, start, goal, Trigger::MapChange, Leeway::default()) {
             Outcome::Replanned { plan: new, reason } => {
                 assert!(reason.starts_with("map change blocked the path"), "{reason}");
                 check_remaining(&p, &new.trajectory, start, None).unwrap();
@@ -343,15 +330,7 @@ mod tests {
         }
         // Both doors closed: no legal path, the vehicle must stop.
         close_door(&mut p, 20..26);
-        match check_and_replan(
-            &p,
-            Followed::plain(&plan.trajectory),
-            start,
-            goal,
-            Trigger::MapChange,
-            Leeway::default(),
-            &budget(),
-        ) {
+        match replan(&p, &plan, start, goal, Trigger::MapChange, Leeway::default()) {
             Outcome::Blocked { error, .. } => assert_eq!(error.code, StatusCode::NoValidPath),
             other => panic!("expected Blocked, got {other:?}"),
         }
@@ -367,15 +346,7 @@ mod tests {
         p.apply_patch(10, 8, 1, 1, &[100]).unwrap();
         assert!(check_remaining(&p, &plan.trajectory, start, None).is_err());
         let leeway = Leeway { tolerance: 0.0, start_overlap: 0.05 };
-        match check_and_replan(
-            &p,
-            Followed::plain(&plan.trajectory),
-            start,
-            goal,
-            Trigger::MapChange,
-            leeway,
-            &budget(),
-        ) {
+        match replan(&p, &plan, start, goal, Trigger::MapChange, leeway) {
             Outcome::Replanned { plan: new, .. } => {
                 assert!(new.poses[0].point().distance(start.point()) < 1e-9, "starts at the vehicle");
                 let overlap = new.stats.start_overlap.expect("the stretch out is marked");
@@ -397,15 +368,7 @@ mod tests {
             other => panic!("expected a replan out of the overlap, got {other:?}"),
         }
         // Without leeway the vehicle must stop, told how deep the box reaches.
-        match check_and_replan(
-            &p,
-            Followed::plain(&plan.trajectory),
-            start,
-            goal,
-            Trigger::MapChange,
-            Leeway::default(),
-            &budget(),
-        ) {
+        match replan(&p, &plan, start, goal, Trigger::MapChange, Leeway::default()) {
             Outcome::Blocked { error, .. } => {
                 assert_eq!(error.code, StatusCode::StartOccupied);
                 assert!(error.message.contains("reach 0.010 m into its footprint"), "{}", error.message);
@@ -421,15 +384,7 @@ mod tests {
         let goal = Pose2::new(5.0, 0.7, 0.0);
         let plan = p.plan(start, goal, false, &budget()).unwrap();
         let pose = plan.trajectory.pose_at(1.0).unwrap();
-        match check_and_replan(
-            &p,
-            Followed::plain(&plan.trajectory),
-            pose,
-            goal,
-            Trigger::Periodic,
-            Leeway::default(),
-            &budget(),
-        ) {
+        match replan(&p, &plan, pose, goal, Trigger::Periodic, Leeway::default()) {
             Outcome::Replanned { plan: new, .. } => {
                 assert!(new.poses[0].point().distance(pose.point()) < 1e-9);
                 assert!(new.stats.trajectory_length <= plan.stats.trajectory_length - 1.0 + 0.1);
