@@ -12,6 +12,7 @@ pub mod bag;
 pub mod block_astar;
 pub mod clearance;
 pub mod cli;
+pub mod costs;
 pub mod curves;
 pub mod directional;
 pub mod error;

@@ -147,7 +147,7 @@ macro_rules! field {
 }
 
 /// Every parameter of the node, in the order of `config/planner.yaml`.
-pub const PARAMS: [ParamSpec; 25] = [
+pub const PARAMS: [ParamSpec; 27] = [
     ParamSpec {
         name: "robot_radius",
         field: field!(Double, planner.robot_radius),
@@ -315,6 +315,22 @@ pub const PARAMS: [ParamSpec; 25] = [
         unit: "m",
         runtime: true,
         description: "With reeds_shepp: cost (m) added per change of gear (cusp).",
+    },
+    ParamSpec {
+        name: "cost_penalty",
+        field: field!(Double, planner.cost_penalty),
+        range: Range::AtLeast(0.0),
+        unit: "",
+        runtime: true,
+        description: "Weight of the traversal cost: a path costs its length times (1 + cost_penalty x cost), cost 0..1 from the map's grades and the clearance; 0 = shortest.",
+    },
+    ParamSpec {
+        name: "preferred_clearance",
+        field: field!(Double, planner.preferred_clearance),
+        range: Range::AtLeast(0.0),
+        unit: "m",
+        runtime: true,
+        description: "Gap (m) to obstacles below which a cell's cost rises from 0 to 1 at the footprint; 0 = the map's grades alone.",
     },
     ParamSpec {
         name: "replan_period",
@@ -687,6 +703,8 @@ mod runtime_tests {
             ("motion_model", ParamValue::String("reeds_shepp".into())),
             ("reverse_penalty", ParamValue::Double(2.0)),
             ("change_penalty", ParamValue::Double(0.5)),
+            ("cost_penalty", ParamValue::Double(3.0)),
+            ("preferred_clearance", ParamValue::Double(0.5)),
         ];
         assert_eq!(changes.len(), runtime_params().count());
         for (name, value) in changes {

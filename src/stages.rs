@@ -20,6 +20,9 @@ pub enum Stage {
     GuideLineOfSight,
     /// Block A* over the LDDB on the vehicle mask.
     BlockAstar,
+    /// With costs: the cheapest 16-connected path on the vehicle mask, string-pulled where that
+    /// costs no more (`search::cost_astar`).
+    CostGuide,
     /// The guide walked into path points.
     PathPoints,
     /// Smoothing over coarse path points.
@@ -54,6 +57,7 @@ impl Stage {
             Stage::Direct => "direct",
             Stage::GuideLineOfSight => "guide_line_of_sight",
             Stage::BlockAstar => "block_astar",
+            Stage::CostGuide => "cost_guide",
             Stage::PathPoints => "path_points",
             Stage::SmoothingCoarse => "smoothing_coarse",
             Stage::SmoothingForward => "smoothing_forward",
@@ -136,6 +140,7 @@ mod tests {
             Direct,
             GuideLineOfSight,
             BlockAstar,
+            CostGuide,
             PathPoints,
             SmoothingCoarse,
             SmoothingForward,

@@ -152,6 +152,7 @@ pub fn plan_through(planner: &Planner, start: Pose2, goals: &[Pose2], budget: &B
         stats.solved_by.push(SolvedBy::AtGoal);
     }
     stats.note = (!notes.is_empty()).then(|| notes.join("; "));
+    stats.figures = planner.figures(&trajectory);
     Ok(Plan { any_angle, trajectory, poses, stats })
 }
 

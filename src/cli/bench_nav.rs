@@ -31,9 +31,11 @@ pub struct BenchNavArgs {
     /// Smallest start-goal distance (map units).
     #[arg(long, allow_negative_numbers = true, default_value_t = 3.0)]
     pub min_separation: f64,
-    /// Comma-separated algorithms: pipeline, directional-8, directional-24, directional-48, each
-    /// forwards only, or with reversing (Reeds-Shepp) with the suffix `-rs`: pipeline-rs,
-    /// directional-24-rs, ...
+    /// Comma-separated algorithms: pipeline, pipeline-shortest, directional-8, directional-24,
+    /// directional-48, each forwards only, or with reversing (Reeds-Shepp) with the suffix `-rs`:
+    /// pipeline-rs, directional-24-rs, ... `pipeline` plans with the traversal costs of
+    /// `--cost-penalty`, `pipeline-shortest` at cost penalty 0 (the shortest legal path); the
+    /// full Directional A* searches price lengths alone.
     #[arg(long, default_value = "pipeline,directional-24")]
     pub algo: String,
     /// For the `-rs` algorithms: factor (>= 1) on the length driven backwards.
@@ -42,6 +44,12 @@ pub struct BenchNavArgs {
     /// For the `-rs` algorithms: cost (map units, >= 0) per change of gear.
     #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
     pub change_penalty: f64,
+    /// The `pipeline` algorithms' `cost_penalty` (>= 0; default the planner's).
+    #[arg(long, allow_negative_numbers = true)]
+    pub cost_penalty: Option<f64>,
+    /// The `pipeline` algorithms' `preferred_clearance` (map units, >= 0; default the planner's).
+    #[arg(long, allow_negative_numbers = true)]
+    pub preferred_clearance: Option<f64>,
     /// Robot radius (map units).
     #[arg(long, allow_negative_numbers = true, default_value_t = 0.2)]
     pub robot_radius: f64,
@@ -68,7 +76,10 @@ pub struct BenchNavArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Method {
-    Pipeline,
+    /// The planner, with traversal costs when `costs`.
+    Pipeline {
+        costs: bool,
+    },
     Full(Neighbourhood),
 }
 
@@ -87,13 +98,15 @@ impl Algo {
             None => (s, MotionModel::Forward),
         };
         let method = match base {
-            "pipeline" => Method::Pipeline,
+            "pipeline" => Method::Pipeline { costs: true },
+            "pipeline-shortest" => Method::Pipeline { costs: false },
             "directional-8" => Method::Full(Neighbourhood::Directional8),
             "directional-24" => Method::Full(Neighbourhood::Directional24),
             "directional-48" => Method::Full(Neighbourhood::Directional48),
             _ => {
                 return Err(CliError(format!(
-                    "unknown algorithm {s:?} (expected pipeline, directional-8, directional-24, directional-48, \
+                    "unknown algorithm {s:?} (expected pipeline, pipeline-shortest, directional-8, directional-24, \
+                     directional-48, \
                      each with or without the suffix -rs)"
                 )))
             }
@@ -103,7 +116,8 @@ impl Algo {
 
     fn name(self) -> String {
         let base = match self.method {
-            Method::Pipeline => "pipeline",
+            Method::Pipeline { costs: true } => "pipeline",
+            Method::Pipeline { costs: false } => "pipeline-shortest",
             Method::Full(n) => n.name(),
         };
         match self.model {
@@ -113,9 +127,10 @@ impl Algo {
     }
 }
 
-/// A planner and a Directional A* context for one motion model.
+/// A planner and a Directional A* context for one motion model, with or without costs.
 struct Engine {
     model: MotionModel,
+    costs: bool,
     planner: Planner,
     ctx: Option<Directional>,
 }
@@ -274,7 +289,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
     super::non_negative("--robot-radius", args.robot_radius, u)?;
     super::non_negative("--min-separation", args.min_separation, u)?;
     // Radius 0 (turning on the spot) is the pipeline's alone: Directional A* needs a radius.
-    let only_pipeline = algos.iter().all(|a| a.method == Method::Pipeline);
+    let only_pipeline = algos.iter().all(|a| matches!(a.method, Method::Pipeline { .. }));
     let radius_ok = args.min_turning_radius.is_finite()
         && (args.min_turning_radius > 0.0 || (args.min_turning_radius == 0.0 && only_pipeline));
     if !radius_ok {
@@ -287,6 +302,11 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         return Err(CliError(format!("--reverse-penalty must be >= 1, got {}", args.reverse_penalty)));
     }
     super::non_negative("--change-penalty", args.change_penalty, u)?;
+    let defaults = PlannerConfig::default();
+    let cost_penalty = args.cost_penalty.unwrap_or(defaults.cost_penalty);
+    let preferred_clearance = args.preferred_clearance.unwrap_or(defaults.preferred_clearance);
+    super::non_negative("--cost-penalty", cost_penalty, u)?;
+    super::non_negative("--preferred-clearance", preferred_clearance, u)?;
     super::non_negative("--inflation-radius", args.inflation_radius, u)?;
     super::non_negative("--cost-scaling-factor", args.cost_scaling_factor, u)?;
     if !(args.max_planning_time.is_finite() && args.max_planning_time > 0.0) {
@@ -303,6 +323,8 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         max_planning_time: args.max_planning_time,
         reverse_penalty: args.reverse_penalty,
         change_penalty: args.change_penalty,
+        cost_penalty,
+        preferred_clearance,
         ..PlannerConfig::default()
     };
     let grid = map.to_grid(config.traversability());
@@ -311,8 +333,13 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
     let t_prep = Instant::now();
     // One planner and one Directional A* context per motion model the algorithms use.
     let mut engines = Vec::new();
-    for model in MotionModel::ALL.into_iter().filter(|m| algos.iter().any(|a| a.model == *m)) {
-        let config = PlannerConfig { motion_model: model, ..config.clone() };
+    let uses = |model: MotionModel, costs: bool| {
+        algos.iter().any(|a| a.model == model && (costs || a.method == Method::Pipeline { costs: false }))
+    };
+    let kinds = MotionModel::ALL.into_iter().flat_map(|m| [(m, true), (m, false)]).filter(|&(m, c)| uses(m, c));
+    for (model, costs) in kinds {
+        let cost_penalty = if costs { config.cost_penalty } else { 0.0 };
+        let config = PlannerConfig { motion_model: model, cost_penalty, ..config.clone() };
         let mut planner = Planner::new(config.clone())?;
         planner.set_units(u);
         planner.set_map(map.clone())?;
@@ -326,7 +353,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         if let Some(d) = planner.map().and_then(|m| m.directional()) {
             d.edges().fill_all();
         }
-        engines.push(Engine { model, planner, ctx });
+        engines.push(Engine { model, costs, planner, ctx });
     }
     let cmap = CollisionMap::with_footprint(&grid, fp);
     let mask = cmap.centre_mask(fp, 0.0);
@@ -364,13 +391,15 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
     let mut memory = Vec::new();
     for (done, &(s, g)) in pairs.iter().enumerate() {
         for (a, row) in algos.iter().zip(rows.iter_mut()) {
-            let engine = engines.iter_mut().find(|e| e.model == a.model).expect("one engine per model");
+            let costs = a.method != Method::Pipeline { costs: false };
+            let engine =
+                engines.iter_mut().find(|e| e.model == a.model && e.costs == costs).expect("one engine per kind");
             let t0 = Instant::now();
             let deadline = t0 + budget;
             let mut stop = || Instant::now() >= deadline;
             // Both kinds of result as (trajectory in cells, stats line) for the common checks.
             let result: Result<(crate::trajectory::Trajectory, String), String> = match a.method {
-                Method::Pipeline => {
+                Method::Pipeline { .. } => {
                     let budget = Budget::new(args.max_planning_time, None);
                     let r = engine.planner.plan(info.cell_pose_to_world(s), info.cell_pose_to_world(g), false, &budget);
                     row.ms.push(t0.elapsed().as_secs_f64() * 1e3);
@@ -457,6 +486,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             "mean_length": mean(&solved),
             "verified": row.verified,
             "mean_length_common": mean(&common_lengths),
+            "median_length_common": percentile(&sorted(common_lengths.clone()), 0.5),
             "disc_reachable": reachable,
             "solved_disc_reachable": solved_reachable,
             "median_ms_common": percentile(&common_ms, 0.5),
@@ -483,6 +513,8 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                 "change_penalty": args.change_penalty,
                 "inflation_radius": args.inflation_radius,
                 "cost_scaling_factor": args.cost_scaling_factor,
+                "cost_penalty": cost_penalty,
+                "preferred_clearance": preferred_clearance,
                 "commonly_solved": common.len(),
                 "prepare_ms": prep_ms,
                 "algorithms": out,
@@ -502,7 +534,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             common.len()
         );
         println!(
-            "{:<19} {:>6} {:>6} {:>9} {:>9} {:>10} {:>9} {:>11} {:>8} {:>15} {:>6} {:>9} {:>9} {:>8} {:>9} {:>9}",
+            "{:<19} {:>6} {:>6} {:>9} {:>9} {:>10} {:>9} {:>11} {:>10} {:>8} {:>15} {:>6} {:>9} {:>9} {:>8} {:>9} {:>9}",
             "algorithm",
             "pairs",
             "solved",
@@ -511,6 +543,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             "median_com",
             "mean_len",
             "mean_common",
+            "med_common",
             "verified",
             "disc_reachable",
             "cusps",
@@ -522,7 +555,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         );
         for o in &out {
             println!(
-                "{:<19} {:>6} {:>6} {:>9.2} {:>9.2} {:>10.2} {:>9.3} {:>11.3} {:>8} {:>15} {:>6.2} {:>9.3} {:>9.1} {:>8.0} {:>9.3} {:>9.3}",
+                "{:<19} {:>6} {:>6} {:>9.2} {:>9.2} {:>10.2} {:>9.3} {:>11.3} {:>10.3} {:>8} {:>15} {:>6.2} {:>9.3} {:>9.1} {:>8.0} {:>9.3} {:>9.3}",
                 o["name"].as_str().unwrap_or(""),
                 o["pairs"],
                 o["solved"],
@@ -531,6 +564,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                 o["median_ms_common"].as_f64().unwrap_or(f64::NAN),
                 o["mean_length"].as_f64().unwrap_or(f64::NAN),
                 o["mean_length_common"].as_f64().unwrap_or(f64::NAN),
+                o["median_length_common"].as_f64().unwrap_or(f64::NAN),
                 o["verified"],
                 format!("{}/{}", o["solved_disc_reachable"], o["disc_reachable"]),
                 o["mean_cusps"].as_f64().unwrap_or(f64::NAN),
@@ -623,6 +657,8 @@ mod tests {
             max_planning_time: 5.0,
             reverse_penalty: 1.0,
             change_penalty: 0.0,
+            cost_penalty: None,
+            preferred_clearance: None,
             inflation_radius: 0.55,
             cost_scaling_factor: 3.0,
             json: true,

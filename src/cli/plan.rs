@@ -47,6 +47,12 @@ pub struct PlanArgs {
     /// With `reeds_shepp`: cost (map units, >= 0) per change of gear (`change_penalty`).
     #[arg(long, allow_negative_numbers = true)]
     pub change_penalty: Option<f64>,
+    /// Weight of the traversal cost along the path (`cost_penalty`, >= 0; 0 = the shortest).
+    #[arg(long, allow_negative_numbers = true)]
+    pub cost_penalty: Option<f64>,
+    /// Gap to obstacles (map units, >= 0) below which a cell's cost rises (`preferred_clearance`).
+    #[arg(long, allow_negative_numbers = true)]
+    pub preferred_clearance: Option<f64>,
     /// Nav2's goal tolerance (map units, >= 0; default 0: the goal itself): when the goal is
     /// occupied or cannot be reached, plan to the reachable place nearest to it within this
     /// distance instead, and say so (`note`).
@@ -147,6 +153,8 @@ pub fn run(args: &PlanArgs) -> CliResult {
         ("motion_model", args.motion_model.clone().map(ParamValue::String)),
         ("reverse_penalty", args.reverse_penalty.map(ParamValue::Double)),
         ("change_penalty", args.change_penalty.map(ParamValue::Double)),
+        ("cost_penalty", args.cost_penalty.map(ParamValue::Double)),
+        ("preferred_clearance", args.preferred_clearance.map(ParamValue::Double)),
     ];
     for (name, value) in flags {
         if let Some(value) = value {
@@ -200,6 +208,7 @@ pub fn run(args: &PlanArgs) -> CliResult {
             "solved_by": plan.stats.solved_by_label(),
             "note": plan.stats.note,
             "start_overlap": plan.stats.start_overlap,
+            "figures": plan.stats.figures,
             "planning_time_ms": plan.stats.planning_time * 1e3,
             "timing_ms": plan.stats.stage_ms.iter().map(|t| (t.label(), serde_json::json!(t.ms))).collect::<serde_json::Map<String, serde_json::Value>>(),
         }),
@@ -237,6 +246,12 @@ pub fn run(args: &PlanArgs) -> CliResult {
             plan.trajectory.length(),
             plan.trajectory.segments.len(),
             plan.stats.planning_time * 1e3
+        );
+        let f = &plan.stats.figures;
+        let nearest = f.min_clearance.map_or_else(|| "beyond 32 cells".to_string(), |d| format!("{d:.3}"));
+        println!(
+            "cost {:.3} (mean traversal cost {:.3}, max {:.3}); nearest obstacle {nearest}",
+            f.cost, f.mean_cost, f.max_cost
         );
         if let Some(note) = &plan.stats.note {
             println!("note: {note}");

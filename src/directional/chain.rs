@@ -3,6 +3,7 @@
 //! reversing, arc then line for the last link to a goal with a free heading), or where a search
 //! drove a lattice edge in one gear, that edge's single-gear curve.
 
+use super::footprint::CollisionMap;
 use super::motion::{Gear, Motion};
 use crate::geometry::Pose2;
 use crate::trajectory::{Segment, Trajectory};
@@ -55,6 +56,13 @@ impl PoseChain {
     /// counted).
     pub fn cost(&self, motion: &Motion) -> f64 {
         motion.cost(&self.trajectory(motion).segments)
+    }
+
+    /// [`PoseChain::cost`] plus the traversal cost along the trajectory on `map` (the price every
+    /// stage compares chains by; the cost alone without costs on `map`).
+    pub fn priced(&self, motion: &Motion, map: &CollisionMap) -> f64 {
+        let segments = self.trajectory(motion).segments;
+        motion.cost(&segments) + map.extra_cost(&segments)
     }
 
     /// The trajectory through the chain (a link that cannot be built is left out, which

@@ -140,7 +140,8 @@ const SHORT_PATH_RADII: f64 = 20.0;
 /// verified when it is collision-free. Without penalties no legal curve is shorter, so no guide
 /// or search can improve on it; under reverse or change penalties it is the cheapest word, which a
 /// longer detour could undercut only by avoiding a reverse stretch or a cusp (taken as the answer
-/// all the same: it is what the vehicle is expected to drive). Under a turn penalty a longer curve
+/// all the same: it is what the vehicle is expected to drive). With traversal costs on `map` it is
+/// taken only when it passes none (else a longer curve may cost less). Under a turn penalty a longer curve
 /// may cost less: then `None` at once. Costs one curve and one sweep, so a caller may try it
 /// before computing a guide at all. `None` when it collides (or, never seen, fails verification);
 /// the stages it ran are appended to `stats` either way. Start and goal are taken as valid
@@ -166,6 +167,13 @@ pub fn direct_curve(
             ms: ms_since(t),
             outcome: "the shortest curve collides".into(),
         });
+        return None;
+    }
+    // With costs the shortest curve is the cheapest only when it passes no cost at all.
+    let extra = map.extra_cost(&segs);
+    if extra > 0.0 {
+        let outcome = format!("the shortest curve is free but passes costs ({extra:.2} above its length)");
+        stats.stages.push(StageStat { name: Stage::Direct, ms: ms_since(t), outcome });
         return None;
     }
     stats.stages.push(StageStat { name: Stage::Direct, ms: ms_since(t), outcome: "the shortest curve is free".into() });
@@ -384,7 +392,9 @@ impl GuideInfo {
         // bound is the larger of the guide's length and the obstacle-free Dubins length, both
         // lower bounds.
         let free_space = p.motion_model.shortest_length(start, goal, p.turning_radius).unwrap_or(0.0);
-        let loop_bound = length.max(if goal_heading_free { 0.0 } else { free_space }) + PI * p.turning_radius;
+        // With costs, chains are priced with them: so is the guide.
+        let extra: f64 = map.costs().map_or(0.0, |c| points.windows(2).map(|w| c.extra_line(w[0], w[1])).sum());
+        let loop_bound = (length + extra).max(if goal_heading_free { 0.0 } else { free_space }) + PI * p.turning_radius;
         Self { points, path_points, lattice, short: length <= SHORT_PATH_RADII * p.turning_radius, loop_bound }
     }
 
@@ -427,7 +437,7 @@ fn smoothing(
         if let Some((c, (t_last, h_last))) = found {
             let mut poses = dp.forward_chain(&parent, t_last, h_last);
             poses.push(request.goal);
-            let cost = exact_cost(ctx, request.goal_heading_free, &poses, &[], c);
+            let cost = exact_cost(ctx, map, request.goal_heading_free, &poses, &[], c);
             chain = Some(Chain { poses, gears: Vec::new(), by: SolvedBy::Smoothing, cost });
             let outcome = format!("{} points: reached the goal, cost {c:.2}", coarse.len());
             stage(stats, Stage::SmoothingCoarse, t, outcome);
@@ -619,7 +629,7 @@ fn dense_smoothing(
     if let Some((c, (t_last, h_last))) = fwd_goal {
         let mut poses = dp.forward_chain(&fwd_parent, t_last, h_last);
         poses.push(goal);
-        let cost = exact_cost(ctx, goal_heading_free, &poses, &[], c);
+        let cost = exact_cost(ctx, map, goal_heading_free, &poses, &[], c);
         chain = Some(Chain { poses, gears: Vec::new(), by: SolvedBy::Smoothing, cost });
         stage(stats, Stage::SmoothingForward, t, format!("reached the goal, cost {c:.2}"));
     } else if short {
@@ -709,7 +719,7 @@ fn dense_smoothing(
                     let (tt, th) = target_of[found.target];
                     poses.pop();
                     poses.extend(dp.backward_chain(&bwd_next, tt, th));
-                    let cost = exact_cost(ctx, goal_heading_free, &poses, &gears, found.cost);
+                    let cost = exact_cost(ctx, map, goal_heading_free, &poses, &gears, found.cost);
                     chain = Some(Chain { poses, gears, by: SolvedBy::WindowRepair, cost });
                     outcome =
                         format!("found on attempt {} (window {}x{})", attempt + 1, window.width(), window.height());
@@ -762,13 +772,15 @@ pub fn final_smoothing(ctx: &Directional, map: &CollisionMap, chain: &PoseChain)
     // Prefix costs of the links.
     let mut prefix = vec![0.0; n];
     for k in 1..n {
-        let cost = chain.link(&motion, k - 1).map_or(f64::INFINITY, |s| motion.cost(&s));
+        let cost = chain.link(&motion, k - 1).map_or(f64::INFINITY, |s| motion.cost(&s) + map.extra_cost(&s));
         prefix[k] = prefix[k - 1] + cost;
     }
+    // A shortcut must be free and, with costs, no dearer than the way it replaces.
     let ok = |a: usize, b: usize| -> bool {
         let to_point = chain.goal_free && b == n - 1;
         let Some(segs) = link(&motion, q[a], q[b], to_point, None) else { return false };
-        motion.cost(&segs) <= prefix[b] - prefix[a] + 1e-9 && map.sweep_free(&segs, p.shape(), SEARCH_MARGIN)
+        motion.cost(&segs) + map.extra_cost(&segs) <= prefix[b] - prefix[a] + 1e-9
+            && map.sweep_free(&segs, p.shape(), SEARCH_MARGIN)
     };
     let mut kept = vec![q[0]];
     let mut gears = Vec::new();
@@ -828,13 +840,19 @@ pub fn cheapest_subchain(ctx: &Directional, map: &CollisionMap, chain: &PoseChai
     }
     let to_point = |j: usize| chain.goal_free && j == n - 1;
     // The cost and gears of a link from pose `i` to pose `j` (in `gear`: a lattice edge kept).
+    // With costs, the traversal cost along the link's curve is added.
     let price = |i: usize, j: usize, gear: Option<Gear>| -> Option<Priced> {
-        match gear {
+        let priced = match gear {
             Some(g) if !to_point(j) => {
                 motion.price_in_gear(q[i], q[j], g).map(|cost| Priced { cost, first: Some(g), last: Some(g) })
             }
             _ => motion.price(q[i], q[j], to_point(j)),
+        }?;
+        if map.costs().is_none() {
+            return Some(priced);
         }
+        let segs = link(&motion, q[i], q[j], to_point(j), gear.filter(|_| !to_point(j)))?;
+        Some(Priced { cost: priced.cost + map.extra_cost(&segs), ..priced })
     };
     // A cusp where a link starting in `to` follows one that arrived in `from`.
     let join = |from: Option<Gear>, to: Option<Gear>| match (from, to) {
@@ -901,7 +919,7 @@ pub fn cheapest_subchain(ctx: &Directional, map: &CollisionMap, chain: &PoseChai
     let sub = PoseChain { poses: kept, goal_free: chain.goal_free, gears };
     // With reversing the programme keeps one arrival gear per pose, so a join's cusp can tip the
     // choice the wrong way: the exact costs of both chains settle it.
-    if motion.model == MotionModel::ReedsShepp && sub.cost(&motion) > chain.cost(&motion) {
+    if motion.model == MotionModel::ReedsShepp && sub.priced(&motion, map) > chain.priced(&motion, map) {
         return chain.clone();
     }
     sub
@@ -910,13 +928,20 @@ pub fn cheapest_subchain(ctx: &Directional, map: &CollisionMap, chain: &PoseChai
 /// The cost of a chain that Smoothing or a repair put together from links priced one by one:
 /// with reversing, recomputed from its trajectory so that the cusps where its links join are
 /// counted; forwards (no cusps) `cost` as given.
-fn exact_cost(ctx: &Directional, goal_free: bool, poses: &[Pose2], gears: &[Option<Gear>], cost: f64) -> f64 {
+fn exact_cost(
+    ctx: &Directional,
+    map: &CollisionMap,
+    goal_free: bool,
+    poses: &[Pose2],
+    gears: &[Option<Gear>],
+    cost: f64,
+) -> f64 {
     let motion = ctx.params().motion();
     if motion.model == MotionModel::Forward {
         return cost;
     }
     let chain = PoseChain { poses: poses.to_vec(), goal_free, gears: gears.to_vec() };
-    chain.cost(&motion)
+    chain.priced(&motion, map)
 }
 
 /// A full Directional A* (the references of `bench-nav`: Directional-8/-24/-48) from the exact

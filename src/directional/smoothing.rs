@@ -243,22 +243,35 @@ impl<'a> PathDp<'a> {
     /// The cost of the link from `a` to `b` (the model's curve, as [`super::Motion::price`]),
     /// with the Dubins candidate it was computed from (forwards and not to a point; the memo
     /// answers the repeated relative problems of lattice-like points).
+    ///
+    /// With costs on the map, the traversal cost along the curve is added: a link that cuts a
+    /// corner closer to a wall then wins only when it is cheaper all told.
     fn link_estimate(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<(f64, Option<Ranked>)> {
         let p = self.ctx.params();
-        if to_point {
-            return p.motion().price(a, b, to_point).map(|c| (c.cost, None));
-        }
-        match p.motion_model {
-            MotionModel::Forward => {
-                let c = dubins_candidate_memo(a, b, p.turning_radius)?;
-                Some((c.length() + p.turn_penalty * c.turning(), Some(Ranked::Dubins(c))))
+        let (cost, ranked) = if to_point {
+            (p.motion().price(a, b, to_point)?.cost, None)
+        } else {
+            match p.motion_model {
+                MotionModel::Forward => {
+                    let c = dubins_candidate_memo(a, b, p.turning_radius)?;
+                    (c.length() + p.turn_penalty * c.turning(), Some(Ranked::Dubins(c)))
+                }
+                MotionModel::ReedsShepp => {
+                    let motion = p.motion();
+                    let c = motion.cheapest_reeds_shepp(a, b)?;
+                    (motion.reeds_shepp_cost(&c), Some(Ranked::ReedsShepp(c)))
+                }
             }
-            MotionModel::ReedsShepp => {
-                let motion = p.motion();
-                let c = motion.cheapest_reeds_shepp(a, b)?;
-                Some((motion.reeds_shepp_cost(&c), Some(Ranked::ReedsShepp(c))))
-            }
+        };
+        if self.map.costs().is_none() {
+            return Some((cost, ranked));
         }
+        let extra = match ranked {
+            Some(Ranked::Dubins(c)) => self.map.extra_cost(c.checked_pieces(b)?.as_slice()),
+            Some(Ranked::ReedsShepp(c)) => self.map.extra_cost(&c.segments()),
+            None => self.map.extra_cost(&p.motion().link(a, b, to_point)?),
+        };
+        Some((cost + extra, ranked))
     }
 
     /// A lower bound on [`Self::link_estimate`] from `a` to `b`, `d` apart, cheaper than solving

@@ -47,6 +47,13 @@ pub struct PlannerConfig {
     pub reverse_penalty: f64,
     /// With `reeds_shepp`: cost in metres (>= 0) added per change of gear.
     pub change_penalty: f64,
+    /// Weight (>= 0) of the normalised traversal cost along a path (Smac's `cost_penalty`): a
+    /// path costs `∫ (1 + cost_penalty c) ds`, `c` in `[0, 1]` the larger of the map's grade and
+    /// the clearance cost (see [`crate::costs`]). 0: the shortest legal path.
+    pub cost_penalty: f64,
+    /// Gap (m, >= 0) between the footprint and the nearest obstacle below which a cell's cost
+    /// rises (0 at this gap, 1 at the footprint's reach); 0: the map's grades alone.
+    pub preferred_clearance: f64,
 }
 
 impl Default for PlannerConfig {
@@ -66,6 +73,8 @@ impl Default for PlannerConfig {
             motion_model: MotionModel::Forward,
             reverse_penalty: 1.0,
             change_penalty: 0.0,
+            cost_penalty: 0.0,
+            preferred_clearance: 0.3,
         }
     }
 }
@@ -116,6 +125,17 @@ impl PlannerConfig {
         } else {
             self.robot_radius
         }
+    }
+
+    /// How traversal costs are made on a map of `resolution` metres per cell; `None` at
+    /// `cost_penalty` 0 (lengths alone: no cost field is built).
+    pub fn cost_rule(&self, resolution: f64) -> Option<crate::costs::CostRule> {
+        (self.cost_penalty > 0.0).then(|| crate::costs::CostRule {
+            cost_penalty: self.cost_penalty,
+            preferred_clearance: self.preferred_clearance / resolution,
+            inscribed: self.inradius() / resolution,
+            traversability: self.traversability(),
+        })
     }
 
     /// The rule turning occupancy values into blocked cells.

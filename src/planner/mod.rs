@@ -16,6 +16,7 @@
 
 pub mod budget;
 pub mod config;
+mod figures;
 mod leeway;
 mod overlap;
 pub mod prepared;
@@ -27,6 +28,7 @@ mod tolerance;
 
 pub use budget::Budget;
 pub use config::PlannerConfig;
+pub use figures::PathFigures;
 pub use leeway::{Leeway, DEFAULT_START_OVERLAP};
 pub use prepared::{MapUpdate, PreparedMap};
 pub use stats::{Plan, PlanStats, StageTime, StartOverlap};
@@ -149,7 +151,8 @@ impl Planner {
             let start = (y as usize + row) * mw + x as usize;
             next.map.data[start..start + chunk.len()].copy_from_slice(chunk);
         }
-        next.follow(&changed, &self.config, &self.lddb)
+        let values = CellRect { x: x as usize, y: y as usize, width: width as usize, height: height as usize };
+        next.follow(&changed, Some(values), &self.config, &self.lddb)
     }
 
     /// Replaces the held map with `map`. With the same geometry, only what differs is updated
@@ -167,13 +170,20 @@ impl Planner {
         if held.map.data == map.data {
             return Ok(MapUpdate { changed: None, rebuilt: false });
         }
+        let values = changed_values(&held.map, &map);
         let next = Arc::make_mut(held);
         let changed = next
             .clearance
             .replace_map(&map)
             .map_err(|e| PlanError::new(StatusCode::InvalidInput, format!("map rejected: {e}")))?;
         next.map = map;
-        next.follow(&changed, &self.config, &self.lddb)
+        next.follow(&changed, values, &self.config, &self.lddb)
+    }
+
+    /// The cost and clearance figures of `trajectory` (map frame) on the held map; all zero
+    /// without a map.
+    pub fn figures(&self, trajectory: &crate::trajectory::Trajectory) -> PathFigures {
+        self.map.as_deref().map_or_else(PathFigures::default, |m| PathFigures::measure(m, trajectory))
     }
 
     /// Replaces the parameters and re-derives the held map under them. On error nothing changes.
@@ -225,4 +235,16 @@ impl Planner {
         // 5. In metres, sampled, with the figures.
         Ok(request.assemble(&ends, solution))
     }
+}
+
+/// The bounding box of the cells whose values differ between two maps of the same geometry
+/// (`None`: none).
+fn changed_values(old: &OccupancyMap, new: &OccupancyMap) -> Option<CellRect> {
+    let w = old.info.width;
+    let (mut x0, mut y0, mut x1, mut y1) = (usize::MAX, usize::MAX, 0, 0);
+    for (k, _) in old.data.iter().zip(&new.data).enumerate().filter(|(_, (a, b))| a != b) {
+        let (x, y) = (k % w, k / w);
+        (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
+    }
+    (x0 != usize::MAX).then(|| CellRect { x: x0, y: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 })
 }

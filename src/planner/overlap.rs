@@ -204,6 +204,7 @@ fn joined(out: Trajectory, mut rest: Plan, depth: f64, start: Pose2, symbol: &st
     rest.trajectory.segments = segments;
     rest.poses = rest.trajectory.sample(planner.config.path_spacing);
     rest.stats.trajectory_length = rest.trajectory.length();
+    rest.stats.figures = planner.figures(&rest.trajectory);
     let said = format!(
         "start ({:.3}, {:.3}) {symbol} overlaps obstacles by {depth:.3} {symbol}: the first {:.3} {symbol} \
          ({} segment{}) drive out of them, never deeper",

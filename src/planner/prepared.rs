@@ -4,6 +4,7 @@ use super::refiner::{self, Refine};
 use super::{PlanError, PlannerConfig, StatusCode};
 use crate::block_astar::BlockGrid;
 use crate::clearance::{Capability, ChangedRegion, ClearanceConfig, ClearanceMap, Footprint, Vehicle};
+use crate::costs::CostField;
 use crate::directional::verify::Vehicle as VerifiedVehicle;
 use crate::directional::{self, CollisionMap, Directional};
 use crate::grid::{CellRect, Grid};
@@ -75,7 +76,8 @@ impl PreparedMap {
             .track_vehicle(vehicle)
             .map_err(|e| invalid(format!("footprint radius {} m: {e}", config.mask_radius())))?;
         let obstacles = map.to_grid(config.traversability());
-        let collision = CollisionMap::with_footprint(&obstacles, config.mask_radius() / res);
+        let mut collision = CollisionMap::with_footprint(&obstacles, config.mask_radius() / res);
+        collision.set_costs(config.cost_rule(res).map(|rule| CostField::new(&map, rule)));
         let mask = clearance.vehicle_mask(&vehicle).map_err(|e| invalid(e.to_string()))?;
         let blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
         let refiner = refiner::for_config(config, res, previous.map(|p| p.refiner.as_ref()))?;
@@ -83,10 +85,12 @@ impl PreparedMap {
     }
 
     /// Brings the data derived from the clearance map (Block A* pattern codes, collision map)
-    /// up to date after the clearance map reported `changed`.
+    /// and from the map's values (the costs) up to date after the clearance map reported
+    /// `changed`; `values` bounds the cells whose occupancy values changed.
     pub(super) fn follow(
         &mut self,
         changed: &ChangedRegion,
+        values: Option<CellRect>,
         config: &PlannerConfig,
         lddb: &Lddb,
     ) -> Result<MapUpdate, PlanError> {
@@ -95,12 +99,16 @@ impl PreparedMap {
         let res = self.map.info.resolution;
         if changed.rebuilt {
             self.collision = CollisionMap::with_footprint(&obstacles, config.mask_radius() / res);
+            self.collision.set_costs(config.cost_rule(res).map(|rule| CostField::new(&self.map, rule)));
             let mask = self.clearance.vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
             self.blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
             return Ok(MapUpdate { changed: changed.cells, rebuilt: true });
         }
         if let Some(rect) = changed.cells {
             self.collision.update_rect(&obstacles, rect).map_err(invalid)?;
+        }
+        if let (Some(costs), Some(rect)) = (self.collision.costs_mut(), values) {
+            costs.update(&self.map, rect);
         }
         let mask = self.clearance.vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
         for m in changed.masks.iter().filter(|m| m.vehicle == self.vehicle) {

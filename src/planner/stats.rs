@@ -1,5 +1,6 @@
 //! A plan and its figures, and the clock that times its stages.
 
+use super::figures::PathFigures;
 use crate::directional;
 use crate::geometry::{Point2, Pose2};
 use crate::stages::{SolvedBy, Stage};
@@ -31,6 +32,8 @@ pub struct PlanStats {
     /// When the start overlapped obstacles and the plan drives out of them first
     /// ([`crate::planner::Planner::plan_near`]): how deep, and which stretch.
     pub start_overlap: Option<StartOverlap>,
+    /// The trajectory's cost and clearance on the map it was planned on.
+    pub figures: PathFigures,
     /// Corners (map frame, metres, counter-clockwise) of each window the Directional A* window
     /// repair searched, in order; empty when the repair did not run. For display.
     pub repair_windows: Vec<[Point2; 4]>,

@@ -12,12 +12,13 @@
 
 use super::refiner::{Job, Refine};
 use super::stats::StageClock;
-use super::{Budget, Plan, PlanError, PlanStats, Planner, PreparedMap, StatusCode};
+use super::{Budget, PathFigures, Plan, PlanError, PlanStats, Planner, PreparedMap, StatusCode};
 use crate::block_astar::{BlockAStar, BlockGrid};
 use crate::clearance::{self, reach::Reach};
 use crate::directional;
 use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::lddb::Metric;
+use crate::search::cost_astar::{pull_strings, CostAStar};
 use crate::search::los::LosRule;
 use crate::search::path::{GridPath, SearchFailure};
 use crate::stages::{SolvedBy, Stage};
@@ -30,6 +31,9 @@ thread_local! {
     /// instead of being allocated and cleared for each one, and freed when the thread ends. The
     /// node plans on at most three threads (its capped blocking pool), so at most three copies.
     static BLOCK_SEARCH: std::cell::RefCell<BlockAStar> = std::cell::RefCell::new(BlockAStar::new());
+    /// One cost-weighted searcher per thread, likewise (about 17 bytes per cell of the largest
+    /// map searched with costs on the thread).
+    static COST_SEARCH: std::cell::RefCell<CostAStar> = std::cell::RefCell::new(CostAStar::new());
 }
 
 /// One plan request, validated, with what the steps record on the way.
@@ -257,13 +261,17 @@ impl<'a> Request<'a> {
     }
 
     /// Step 4, the any-angle guide on the vehicle mask between the mask cells of `ends`: the
-    /// straight line when it has line of sight, else Block A* (conservative line of sight).
-    /// Fails with the budget's error when stopped.
+    /// straight line when it has line of sight, else Block A* (conservative line of sight); with
+    /// costs, the cheapest path instead ([`Request::cost_guide`]). Fails with the budget's error
+    /// when stopped.
     pub(super) fn guide(
         &mut self,
         ends: &Endpoints,
         (start_cell, goal_cell): MaskCells,
     ) -> Result<GuideOutcome, PlanError> {
+        if let Some(costs) = self.prepared.collision.costs() {
+            return self.cost_guide(ends, (start_cell, goal_cell), costs);
+        }
         // The mask vertex nearest the pose, among its cell's corners.
         let corner = |p: Point2, cell: (usize, usize)| -> (u32, u32) {
             let x = if p.x - cell.0 as f64 >= 0.5 { cell.0 + 1 } else { cell.0 };
@@ -304,6 +312,36 @@ impl<'a> Request<'a> {
         Ok(GuideOutcome::Found((guide, path.expansions)))
     }
 
+    /// Step 4's guide with costs: Block A* is a uniform-cost search, so the guide is the cheapest
+    /// 16-connected path between the mask cells' centres under the cost field, string-pulled
+    /// wherever the straight line costs no more. Never dearer than the 16-connected optimum.
+    fn cost_guide(
+        &mut self,
+        ends: &Endpoints,
+        (start_cell, goal_cell): MaskCells,
+        costs: &crate::costs::CostField,
+    ) -> Result<GuideOutcome, PlanError> {
+        let (mask, budget) = (self.prepared.blocks.mask(), self.budget);
+        let extra = costs.extra_per_cell();
+        let cell = |c: (usize, usize)| (c.0 as u32, c.1 as u32);
+        let found = COST_SEARCH.with(|search| {
+            search.borrow_mut().find_path(mask, cell(start_cell), cell(goal_cell), &extra, || budget.should_stop())
+        });
+        let path = match found {
+            Ok(p) => p,
+            Err(SearchFailure::Stopped) => return Err(self.budget.stop_error()),
+            Err(e) => return Ok(GuideOutcome::None(format!("no path on the vehicle mask ({e})"))),
+        };
+        let cells = pull_strings(mask, LosRule::Conservative, &path.cells, |a, b| costs.extra_line(a, b));
+        self.clock.mark(Stage::CostGuide);
+        let mut guide: Vec<Point2> = Vec::with_capacity(cells.len() + 2);
+        guide.push(ends.start.point());
+        guide.extend(cells.iter().map(|&(x, y)| Point2::new(f64::from(x) + 0.5, f64::from(y) + 0.5)));
+        guide.push(ends.goal.point());
+        guide.dedup_by(|a, b| a.distance(*b) < 1e-9);
+        Ok(GuideOutcome::Found((guide, path.expansions)))
+    }
+
     /// Step 4, the guide made drivable by the refiner, and verified.
     pub(super) fn refine(&mut self, ends: &Endpoints, guide: (Vec<Point2>, usize)) -> Result<Solution, PlanError> {
         self.refiner.refine(&self.job(), ends, guide, &mut self.clock)
@@ -338,6 +376,7 @@ impl<'a> Request<'a> {
             solved_by: vec![solution.solved_by],
             note: (!self.notes.is_empty()).then(|| self.notes.join("; ")),
             start_overlap: None,
+            figures: PathFigures::measure(self.prepared, &trajectory),
             repair_windows: solution
                 .repair_windows
                 .iter()

@@ -2,6 +2,7 @@
 //! file.
 
 pub mod astar;
+pub mod cost_astar;
 pub mod grid_astar;
 pub mod lazy_theta;
 pub mod los;

@@ -4,6 +4,7 @@
 use super::sampling::{ceil_index, sample_count, SamplePoints};
 use super::{disk_runs, sampled_radius, square_runs, Shape, Span, COARSE_STRIDE, SEARCH_MARGIN};
 use crate::clearance::distance::DistanceField;
+use crate::costs::CostField;
 use crate::geometry::Point2;
 use crate::grid::Grid;
 use crate::trajectory::Segment;
@@ -25,6 +26,9 @@ pub struct CollisionMap {
     /// distance's excess over the disk radius (arc length bounds the straight distance), so only
     /// samples near obstacles pay for the exact disk test.
     field: DistanceField,
+    /// What passing each cell costs, when the planner prices costs ([`crate::costs`]): every
+    /// stage of refinement reads it beside the blocked cells, so it travels with them.
+    costs: Option<CostField>,
 }
 
 /// Largest obstacle distance (cells) the clearance field resolves: a sweep skips at most
@@ -50,7 +54,42 @@ impl CollisionMap {
         // Centre-to-centre obstacle distances (outside counted blocked; capped values are lower
         // bounds).
         let field = DistanceField::new(w, h, cells, CLEARANCE_CAP);
-        Self { width: w, height: h, prefix, safe: Vec::new(), safe_radius: -1.0, field }
+        Self { width: w, height: h, prefix, safe: Vec::new(), safe_radius: -1.0, field, costs: None }
+    }
+
+    /// Distance (cells) from the centre of cell `(x, y)` to the nearest blocked cell's centre
+    /// (cells outside the map count as blocked); `None` outside the map or beyond the field's
+    /// cap of 32 cells.
+    pub fn centre_distance(&self, x: i64, y: i64) -> Option<f64> {
+        if x < 0 || y < 0 || x >= self.width as i64 || y >= self.height as i64 {
+            return None;
+        }
+        let d2 = self.field.values()[y as usize * self.width + x as usize];
+        let cap = u32::from(CLEARANCE_CAP);
+        (u32::from(d2) < cap * cap).then(|| f64::from(d2).sqrt())
+    }
+
+    /// The traversal costs every stage prices paths by; `None`: lengths alone.
+    #[inline]
+    pub fn costs(&self) -> Option<&CostField> {
+        self.costs.as_ref()
+    }
+
+    /// Sets (or, with `None`, removes) the traversal costs.
+    pub fn set_costs(&mut self, costs: Option<CostField>) {
+        self.costs = costs;
+    }
+
+    /// The traversal costs, for an update in place.
+    pub fn costs_mut(&mut self) -> Option<&mut CostField> {
+        self.costs.as_mut()
+    }
+
+    /// The cost of `segments` above their length (cells; 0 without costs): what every stage adds
+    /// to a curve's price.
+    #[inline]
+    pub fn extra_cost(&self, segments: &[Segment]) -> f64 {
+        self.costs.as_ref().map_or(0.0, |c| c.extra_along(segments))
     }
 
     /// A lower bound on the distance from `p` to the nearest blocked cell or the outside

@@ -1,0 +1,309 @@
+//! Traversal costs: what a cell costs to pass, and the cost of a path over them.
+//!
+//! A cell's **normalised cost** `c` in `[0, 1]` combines two sources by their maximum:
+//! - the map's own grade: an occupancy value `v` between 1 and `occupied_threshold - 1` (a Nav2
+//!   costmap's inflation gradient, a keep-out or speed zone raised on the map) counts `v / 100`,
+//!   the fraction of the occupancy scale, so a Nav2 costmap cost `k` (1..=252, published as
+//!   about `k / 2.52`) weighs about `k / 252` as in Smac;
+//! - the clearance: with `d` the distance (cells, centre to centre, as Nav2's inflation layer
+//!   measures it) to the nearest obstacle cell and `r` the footprint's inscribed radius, the cost
+//!   is 1 up to `r` and `((r + p - d) / p)^2` between `r` and `r + p`, where `p` is the
+//!   `preferred_clearance`: 0 beyond, rising smoothly (no step where it starts, unlike Nav2's
+//!   exponential cut off at the inflation radius) to 1 at the footprint's reach.
+//!
+//! The maximum, not the sum: on a Nav2 costmap both sources describe the same walls, and adding
+//! them would count each wall twice.
+//!
+//! A path's **cost** is its length weighted by `1 + cost_penalty * c` along it (Smac's
+//! `cost_penalty`): `∫ (1 + cost_penalty c(s)) ds`, sampled every quarter cell at the midpoints
+//! of equal steps ([`CostField::extra_along`] and [`CostField::extra_line`] return the part
+//! above the length, `cost_penalty ∫ c ds`). At `cost_penalty` 0 no field is built and every
+//! stage prices lengths alone.
+//!
+//! The field is kept current under map patches ([`CostField::update`]): the obstacle distance
+//! is an exact capped Euclidean field ([`DistanceField`]) updated locally, and the costs are
+//! recomputed where a distance or a grade changed.
+
+use crate::clearance::distance::{DistanceField, MAX_DISTANCE_CAP};
+use crate::geometry::Point2;
+use crate::grid::CellRect;
+use crate::map::{OccupancyMap, Traversability};
+use crate::trajectory::Segment;
+
+/// Sampling step of path costs (cells): a quarter cell, as Navigation2's planner benchmark
+/// samples paths.
+pub const COST_STEP: f64 = 0.25;
+
+/// How costs are made, in cell units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostRule {
+    /// Weight of the normalised cost along a path (>= 0; 0: lengths alone).
+    pub cost_penalty: f64,
+    /// Gap (cells, >= 0) between the footprint's inscribed radius and the nearest obstacle
+    /// below which the clearance cost rises; 0: the map's grades alone.
+    pub preferred_clearance: f64,
+    /// The footprint's inscribed radius (cells, >= 0).
+    pub inscribed: f64,
+    /// Which occupancy values are obstacles.
+    pub traversability: Traversability,
+}
+
+impl CostRule {
+    /// The distance (cells) beyond which the clearance adds no cost, limited to what the
+    /// distance field resolves ([`MAX_DISTANCE_CAP`] - 1 cells: 6.3 m at 5 cm).
+    pub fn reach(&self) -> f64 {
+        (self.inscribed + self.preferred_clearance).min(f64::from(MAX_DISTANCE_CAP - 1))
+    }
+
+    /// The normalised clearance cost at distance `d` (cells) from the nearest obstacle cell.
+    pub fn clearance_cost(&self, d: f64) -> f64 {
+        let p = self.reach() - self.inscribed;
+        if d <= self.inscribed {
+            1.0
+        } else if p <= 0.0 || d >= self.inscribed + p {
+            0.0
+        } else {
+            let t = (self.inscribed + p - d) / p;
+            t * t
+        }
+    }
+
+    /// The normalised grade of occupancy value `v`: 1 for an obstacle, `v / 100` for a value
+    /// between 1 and the threshold, 0 for free and (allowed) unknown cells.
+    pub fn grade(&self, v: i8) -> f64 {
+        if self.traversability.is_blocked(v) {
+            1.0
+        } else if v > 0 {
+            f64::from(v) / 100.0
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Per-cell normalised costs of one map under a [`CostRule`], stored as bytes (`c * 255`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostField {
+    width: usize,
+    height: usize,
+    rule: CostRule,
+    distance: DistanceField,
+    /// Clearance cost byte by capped squared distance.
+    by_distance: Vec<u8>,
+    cost: Vec<u8>,
+}
+
+/// A normalised cost as a byte.
+fn to_byte(c: f64) -> u8 {
+    (c.clamp(0.0, 1.0) * 255.0).round() as u8
+}
+
+impl CostField {
+    /// The field of `map` under `rule`: O(cells).
+    pub fn new(map: &OccupancyMap, rule: CostRule) -> Self {
+        let (width, height) = (map.info.width, map.info.height);
+        let blocked: Vec<bool> = map.data.iter().map(|&v| rule.traversability.is_blocked(v)).collect();
+        let cap = (rule.reach().ceil() as u16 + 1).clamp(1, MAX_DISTANCE_CAP);
+        let distance = DistanceField::new(width, height, &blocked, cap);
+        let by_distance = (0..=u32::from(cap) * u32::from(cap))
+            .map(|d2| to_byte(rule.clearance_cost(f64::from(d2).sqrt())))
+            .collect();
+        let mut field = Self { width, height, rule, distance, by_distance, cost: vec![0; width * height] };
+        field.recompute(map, CellRect { x: 0, y: 0, width, height });
+        field
+    }
+
+    /// The rule the field was built with.
+    pub fn rule(&self) -> &CostRule {
+        &self.rule
+    }
+
+    /// Brings the field up to date after the values inside `changed` changed in `map` (same
+    /// geometry as the map it was built from): the obstacle distance locally, then the costs of
+    /// every cell whose distance or grade may have changed. Returns the recomputed rectangle.
+    /// The result equals a fresh build on `map`.
+    pub fn update(&mut self, map: &OccupancyMap, changed: CellRect) -> CellRect {
+        let blocked: Vec<bool> = map.data.iter().map(|&v| self.rule.traversability.is_blocked(v)).collect();
+        let affected = self.distance.update(&blocked, changed);
+        self.recompute(map, affected);
+        affected
+    }
+
+    fn recompute(&mut self, map: &OccupancyMap, rect: CellRect) {
+        let d2 = self.distance.values();
+        for y in rect.y..rect.y + rect.height {
+            for x in rect.x..rect.x + rect.width {
+                let k = y * self.width + x;
+                let by_grade = to_byte(self.rule.grade(map.data[k]));
+                self.cost[k] = by_grade.max(self.by_distance[usize::from(d2[k])]);
+            }
+        }
+    }
+
+    /// The normalised cost (`0..=1`) of cell `(x, y)`; 1 outside the map.
+    #[inline]
+    pub fn cost(&self, x: i64, y: i64) -> f64 {
+        if x < 0 || y < 0 || x >= self.width as i64 || y >= self.height as i64 {
+            return 1.0;
+        }
+        f64::from(self.cost[y as usize * self.width + x as usize]) / 255.0
+    }
+
+    /// The normalised cost at point `p` (cell units): that of the cell holding it.
+    #[inline]
+    pub fn cost_at(&self, p: Point2) -> f64 {
+        self.cost(p.x.floor() as i64, p.y.floor() as i64)
+    }
+
+    /// `cost_penalty * c` of cell `(x, y)` (the weight above 1 per cell unit) as a closure for a
+    /// search's inner loop: a table lookup per call. Cells outside the map are the caller's
+    /// error (the index panics).
+    pub fn extra_per_cell(&self) -> impl Fn(i64, i64) -> f64 + '_ {
+        let table: [f64; 256] = std::array::from_fn(|b| self.rule.cost_penalty * b as f64 / 255.0);
+        move |x, y| table[usize::from(self.cost[y as usize * self.width + x as usize])]
+    }
+
+    /// `cost_penalty`.
+    pub fn penalty(&self) -> f64 {
+        self.rule.cost_penalty
+    }
+
+    /// The cost of a path above its length, `cost_penalty ∫ c ds` (cells), along `segments`
+    /// (turns on the spot cost nothing: they have no length).
+    pub fn extra_along(&self, segments: &[Segment]) -> f64 {
+        let mut sum = 0.0;
+        for s in segments {
+            sum += sample_mid(s.length, |t| self.cost_at(s.pose_at(t).point()));
+        }
+        self.rule.cost_penalty * sum
+    }
+
+    /// The cost above its length of the straight line from `a` to `b` (cells).
+    pub fn extra_line(&self, a: Point2, b: Point2) -> f64 {
+        let (dx, dy) = (b.x - a.x, b.y - a.y);
+        let len = (dx * dx + dy * dy).sqrt();
+        let sum = sample_mid(len, |s| {
+            let t = s / len;
+            self.cost_at(Point2::new(a.x + t * dx, a.y + t * dy))
+        });
+        self.rule.cost_penalty * sum
+    }
+
+    /// Bytes held (costs, distance field, table).
+    pub fn bytes(&self) -> usize {
+        self.cost.len() + self.by_distance.len() + self.distance.values().len() * 3
+    }
+}
+
+/// `∫ f ds` over `0..len`, by the midpoints of `ceil(len / COST_STEP)` equal steps.
+#[inline]
+fn sample_mid(len: f64, mut f: impl FnMut(f64) -> f64) -> f64 {
+    if len <= 0.0 {
+        return 0.0;
+    }
+    let n = (len / COST_STEP).ceil().max(1.0);
+    let ds = len / n;
+    let mut sum = 0.0;
+    for k in 0..n as usize {
+        sum += f((k as f64 + 0.5) * ds);
+    }
+    sum * ds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::map::MapInfo;
+
+    fn map(rows: &[&str]) -> OccupancyMap {
+        let (w, h) = (rows[0].len(), rows.len());
+        let mut data = vec![0i8; w * h];
+        for (y, row) in rows.iter().enumerate() {
+            for (x, ch) in row.bytes().enumerate() {
+                data[y * w + x] = match ch {
+                    b'@' => 100,
+                    b'g' => 50,
+                    _ => 0,
+                };
+            }
+        }
+        let origin = crate::geometry::Pose2::new(0.0, 0.0, 0.0);
+        OccupancyMap { info: MapInfo { width: w, height: h, resolution: 0.05, origin, frame_id: "map".into() }, data }
+    }
+
+    fn rule(penalty: f64) -> CostRule {
+        CostRule {
+            cost_penalty: penalty,
+            preferred_clearance: 4.0,
+            inscribed: 2.0,
+            traversability: Traversability { occupied_threshold: 65, allow_unknown: false },
+        }
+    }
+
+    #[test]
+    fn clearance_cost_falls_smoothly_from_the_footprint_to_the_preferred_gap() {
+        let r = rule(1.0);
+        assert_eq!(r.clearance_cost(1.0), 1.0);
+        assert_eq!(r.clearance_cost(2.0), 1.0);
+        assert!((r.clearance_cost(4.0) - 0.25).abs() < 1e-12);
+        assert_eq!(r.clearance_cost(6.0), 0.0);
+        assert_eq!(r.clearance_cost(60.0), 0.0);
+        let no_clearance = CostRule { preferred_clearance: 0.0, ..r };
+        assert_eq!(no_clearance.clearance_cost(2.5), 0.0);
+    }
+
+    #[test]
+    fn a_cell_costs_the_larger_of_its_grade_and_its_clearance_cost() {
+        let m =
+            map(&["................", "................", "......g.........", "................", "@@@@@@@@@@@@@@@@"]);
+        let f = CostField::new(&m, rule(2.0));
+        // Row 3 is one cell from the wall: within the inscribed radius.
+        assert_eq!(f.cost(3, 3), 1.0);
+        // Row 0 is four cells away: ((2 + 4 - 4) / 4)^2 = 0.25, but the map's top border is an
+        // obstacle too (one cell away), so the border wins.
+        assert_eq!(f.cost(8, 0), 1.0);
+        let expect = to_byte(rule(2.0).clearance_cost(2.0).max(0.5)) as f64 / 255.0;
+        assert_eq!(f.cost(6, 2), expect);
+        assert_eq!(f.cost(-1, 0), 1.0);
+    }
+
+    #[test]
+    fn updates_equal_a_fresh_build() {
+        let mut m = map(&[
+            "........................",
+            "........................",
+            "........@@..............",
+            "........................",
+            "..................g.....",
+            "........................",
+            "........................",
+        ]);
+        let mut f = CostField::new(&m, rule(1.0));
+        let w = m.info.width;
+        for (x, y, v) in [(3usize, 3usize, 100i8), (8, 2, 0), (18, 4, 30), (20, 6, 100), (12, 1, 40)] {
+            m.data[y * w + x] = v;
+            f.update(&m, CellRect { x, y, width: 1, height: 1 });
+            assert_eq!(f, CostField::new(&m, rule(1.0)), "after ({x}, {y}) = {v}");
+        }
+    }
+
+    #[test]
+    fn line_costs_integrate_the_cells_they_cross() {
+        let mut m = map(&["..........", "..........", ".........."]);
+        m.data.iter_mut().for_each(|v| *v = 0);
+        // No clearance cost (the small map's border is near every cell): the grade alone.
+        let r = CostRule { preferred_clearance: 0.0, inscribed: 0.0, ..rule(2.0) };
+        let mut m2 = m.clone();
+        m2.data[10 + 4] = 50; // row 1, cell 4
+        let f = CostField::new(&m2, r);
+        // A line through the middle row from x = 0.5 to 9.5 crosses cell 4 for one cell: 2 * 0.5 * 1
+        // (the grade as its byte holds it).
+        let got = f.extra_line(Point2::new(0.5, 1.5), Point2::new(9.5, 1.5));
+        let want = 2.0 * f64::from(to_byte(0.5)) / 255.0;
+        assert!((got - want).abs() < 1e-9, "{got}");
+        let seg = [Segment::line(crate::geometry::Pose2::new(0.5, 1.5, 0.0), 9.0)];
+        assert!((f.extra_along(&seg) - got).abs() < 1e-9);
+        // The row above holds nothing.
+        assert_eq!(f.extra_line(Point2::new(0.5, 2.5), Point2::new(9.5, 2.5)), 0.0);
+    }
+}

@@ -1,0 +1,287 @@
+//! The cheapest path over a cost field: A* on cell centres with 16 moves (the 8 neighbours and
+//! the 8 knight's moves), each priced by its length weighted along it, then cost-aware string
+//! pulling, which drops a waypoint only where the straight line is unobstructed **and no
+//! dearer** than the two segments it replaces.
+//!
+//! The price of the segment between two points is `len + extra(a, b)`, where the caller's
+//! `extra` is the weighted part, `∫ penalty c ds` (see `crate::costs`); a move's `extra` is
+//! computed once per direction from `cell_extra` (the weight per cell unit of a cell) at the same
+//! quarter-cell midpoints the caller's line integral samples. The heuristic is the Euclidean
+//! distance: admissible and consistent because every weight is at least 1.
+//!
+//! Returns the cheapest 16-connected path (exact under the sampled prices); string pulling never
+//! raises its price.
+
+use super::los::{CellMask, LosRule};
+use super::path::SearchFailure;
+use super::scratch::{NodeScratch, NO_PARENT};
+use crate::geometry::Point2;
+
+/// The 16 moves: the 8 neighbours and the 8 knight's moves.
+const MOVES: [(i64, i64); 16] = [
+    (1, 0),
+    (-1, 0),
+    (0, 1),
+    (0, -1),
+    (1, 1),
+    (1, -1),
+    (-1, 1),
+    (-1, -1),
+    (1, 2),
+    (2, 1),
+    (-1, 2),
+    (-2, 1),
+    (1, -2),
+    (2, -1),
+    (-1, -2),
+    (-2, -1),
+];
+
+/// Sampling step of the prices (cells), the caller's line integral's.
+const STEP: f64 = crate::costs::COST_STEP;
+
+/// A path found by [`CostAStar`]: cell centres from start to goal, and its price.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostPath {
+    /// Cells whose centres the path joins, start and goal included.
+    pub cells: Vec<(u32, u32)>,
+    /// `length + extra` along the cells (cell units).
+    pub cost: f64,
+    /// Nodes expanded.
+    pub expansions: usize,
+}
+
+/// One move: its offset, length, the cells its samples fall in (relative) with the length of
+/// the move inside each, and the cells its open segment touches besides its own.
+#[derive(Debug, Clone)]
+struct Move {
+    d: (i64, i64),
+    len: f64,
+    /// `(cell offset, length sampled in it)`, one entry per cell.
+    weights: Vec<((i64, i64), f64)>,
+    /// Cells (offsets) the open segment between the centres touches, the target included: a
+    /// move is legal under the conservative rule when all are free.
+    touched: Vec<(i64, i64)>,
+}
+
+/// The cells (offsets) the open segment from a cell's centre to the centre of the cell `d` away
+/// touches, besides the first: a straight step the target; a diagonal step the target and the
+/// two cells at the corner it passes through; a knight's move the target and the two cells on
+/// either side of the cell edge it crosses at that edge's midpoint.
+fn touched_cells(d: (i64, i64)) -> Vec<(i64, i64)> {
+    let (sx, sy) = (d.0.signum(), d.1.signum());
+    match (d.0.abs(), d.1.abs()) {
+        (1, 0) | (0, 1) => vec![d],
+        (1, 1) => vec![(sx, 0), (0, sy), d],
+        (1, 2) => vec![(0, sy), (sx, sy), d],
+        (2, 1) => vec![(sx, 0), (sx, sy), d],
+        _ => unreachable!("the 16 moves only"),
+    }
+}
+
+/// Cost-weighted A*; keep one per thread and reuse it, its memory is recycled across queries.
+#[derive(Debug, Clone)]
+pub struct CostAStar {
+    scratch: NodeScratch,
+    moves: Vec<Move>,
+}
+
+impl Default for CostAStar {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CostAStar {
+    /// An empty searcher (memory is sized on the first query).
+    pub fn new() -> Self {
+        let moves = MOVES
+            .iter()
+            .map(|&(dx, dy)| {
+                let len = (dx as f64).hypot(dy as f64);
+                let n = (len / STEP).ceil().max(1.0);
+                let ds = len / n;
+                let mut weights: Vec<((i64, i64), f64)> = Vec::new();
+                for k in 0..n as usize {
+                    let t = (k as f64 + 0.5) * ds / len;
+                    let cell = ((0.5 + t * dx as f64).floor() as i64, (0.5 + t * dy as f64).floor() as i64);
+                    match weights.iter_mut().find(|(c, _)| *c == cell) {
+                        Some((_, w)) => *w += ds,
+                        None => weights.push((cell, ds)),
+                    }
+                }
+                Move { d: (dx, dy), len, weights, touched: touched_cells((dx, dy)) }
+            })
+            .collect();
+        Self { scratch: NodeScratch::default(), moves }
+    }
+
+    /// The cheapest 16-connected path between the centres of cells `start` and `goal` of `mask`
+    /// (every move with line of sight under the conservative rule: its open segment touches no
+    /// blocked cell), each move priced `length + ∫ cell_extra`, where `cell_extra(x, y) >= 0` is
+    /// the weight above 1 per cell unit of cell `(x, y)` (called inside the map only).
+    ///
+    /// Fails with [`SearchFailure::OutOfBounds`] / [`SearchFailure::BlockedEndpoint`] for bad
+    /// endpoints, [`SearchFailure::NoPath`], or [`SearchFailure::Stopped`] when `should_stop()`
+    /// (polled every 1024 expansions) returns true.
+    pub fn find_path(
+        &mut self,
+        mask: &CellMask,
+        start: (u32, u32),
+        goal: (u32, u32),
+        cell_extra: impl Fn(i64, i64) -> f64,
+        mut should_stop: impl FnMut() -> bool,
+    ) -> Result<CostPath, SearchFailure> {
+        let (w, h) = (mask.width(), mask.height());
+        for p in [start, goal] {
+            if p.0 as usize >= w || p.1 as usize >= h {
+                return Err(SearchFailure::OutOfBounds);
+            }
+            if mask.blocked(i64::from(p.0), i64::from(p.1)) {
+                return Err(SearchFailure::BlockedEndpoint);
+            }
+        }
+        let (gx, gy) = (i64::from(goal.0), i64::from(goal.1));
+        let hfn = |x: i64, y: i64| ((x - gx) as f64).hypot((y - gy) as f64);
+        let s = &mut self.scratch;
+        s.begin(w * h);
+        let si = start.1 as usize * w + start.0 as usize;
+        let gi = goal.1 as usize * w + goal.0 as usize;
+        s.set(si, 0.0, NO_PARENT);
+        s.push(si, hfn(i64::from(start.0), i64::from(start.1)));
+        let mut expansions = 0usize;
+        while let Some((i, _)) = s.pop() {
+            if s.is_closed(i) {
+                continue;
+            }
+            s.close(i);
+            if i == gi {
+                let mut cells = vec![];
+                let mut j = i as u32;
+                while j != NO_PARENT {
+                    cells.push((j % w as u32, j / w as u32));
+                    j = s.parent(j as usize);
+                }
+                cells.reverse();
+                return Ok(CostPath { cells, cost: s.g(i), expansions });
+            }
+            expansions += 1;
+            if expansions % 1024 == 0 && should_stop() {
+                return Err(SearchFailure::Stopped);
+            }
+            let (x, y) = ((i % w) as i64, (i / w) as i64);
+            let gu = s.g(i);
+            for m in &self.moves {
+                let (nx, ny) = (x + m.d.0, y + m.d.1);
+                // The mask's blocked border covers the cells just outside the map.
+                if m.touched.iter().any(|&(ox, oy)| mask.blocked(x + ox, y + oy)) {
+                    continue;
+                }
+                let j = ny as usize * w + nx as usize;
+                if s.is_closed(j) {
+                    continue;
+                }
+                let extra: f64 = m.weights.iter().map(|&((ox, oy), l)| l * cell_extra(x + ox, y + oy)).sum();
+                let ng = gu + m.len + extra;
+                if ng < s.g(j) {
+                    s.set(j, ng, i as u32);
+                    s.push(j, ng + hfn(nx, ny));
+                }
+            }
+        }
+        Err(SearchFailure::NoPath)
+    }
+}
+
+/// Cost-aware string pulling of a polyline of cell centres (`cells`), the classic linear pass:
+/// a waypoint is dropped where the last kept waypoint sees the next one under `rule` and the
+/// straight line to it costs no more than the way through the waypoint (prices by `extra`, the
+/// weighted part of a segment's cost). Never raises the polyline's price; every segment of the
+/// result has line of sight when every segment of the input had.
+pub fn pull_strings(
+    mask: &CellMask,
+    rule: LosRule,
+    cells: &[(u32, u32)],
+    extra: impl Fn(Point2, Point2) -> f64,
+) -> Vec<(u32, u32)> {
+    if cells.len() < 3 {
+        return cells.to_vec();
+    }
+    let centre = |c: (u32, u32)| Point2::new(f64::from(c.0) + 0.5, f64::from(c.1) + 0.5);
+    let doubled = |c: (u32, u32)| (2 * i64::from(c.0) + 1, 2 * i64::from(c.1) + 1);
+    let price = |a: (u32, u32), b: (u32, u32)| {
+        let (p, q) = (centre(a), centre(b));
+        p.distance(q) + extra(p, q)
+    };
+    let mut out = vec![cells[0]];
+    for i in 1..cells.len() - 1 {
+        let anchor = *out.last().unwrap_or(&cells[0]);
+        let (here, next) = (cells[i], cells[i + 1]);
+        let through = price(anchor, here) + price(here, next);
+        let straight_ok = mask.los_doubled(rule, doubled(anchor), doubled(next));
+        if !(straight_ok && price(anchor, next) <= through + 1e-9) {
+            out.push(here);
+        }
+    }
+    out.push(cells[cells.len() - 1]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::Grid;
+
+    #[test]
+    fn without_costs_the_path_is_a_shortest_16_connected_one() {
+        let g = Grid::from_rows(&["........", "..@@@...", "........", "........"]).unwrap();
+        let m = CellMask::from_grid(&g);
+        let p = CostAStar::new().find_path(&m, (0, 2), (7, 0), |_, _| 0.0, || false).unwrap();
+        // Around the wall's right end: (0,2) -> (5,0)... at least the straight distance.
+        assert!(p.cost >= ((7.0f64).hypot(2.0)) - 1e-9);
+        assert_eq!(p.cells.first(), Some(&(0, 2)));
+        assert_eq!(p.cells.last(), Some(&(7, 0)));
+        assert_eq!(
+            CostAStar::new().find_path(&m, (2, 1), (0, 0), |_, _| 0.0, || false),
+            Err(SearchFailure::BlockedEndpoint)
+        );
+    }
+
+    #[test]
+    fn the_touched_cells_are_the_conservative_line_of_sight() {
+        // Every 5x5 pattern around a move's first cell with one blocked cell: the move is legal
+        // exactly when the conservative line of sight says so.
+        for &d in &MOVES {
+            for bx in 0..5 {
+                for by in 0..5 {
+                    let mut rows = vec![vec!['.'; 5]; 5];
+                    rows[by][bx] = '@';
+                    let rows: Vec<String> = rows.into_iter().map(|r| r.into_iter().collect()).collect();
+                    let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+                    let m = CellMask::from_grid(&Grid::from_rows(&rows).unwrap());
+                    let (x, y) = (2i64, 2i64);
+                    let los = m.los_doubled(
+                        LosRule::Conservative,
+                        (2 * x + 1, 2 * y + 1),
+                        (2 * (x + d.0) + 1, 2 * (y + d.1) + 1),
+                    );
+                    let free = !m.blocked(x, y) && touched_cells(d).iter().all(|&(ox, oy)| !m.blocked(x + ox, y + oy));
+                    assert_eq!(free, los, "move {d:?}, blocked ({bx}, {by})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_dear_band_is_crossed_only_where_it_pays() {
+        // A free 30x9 room whose middle row costs 100 extra per cell unit except in column 25:
+        // the way round through it (about 47) beats crossing (more than 100).
+        let g = Grid::new_free(30, 9).unwrap();
+        let m = CellMask::from_grid(&g);
+        let extra = |x: i64, y: i64| if y == 4 && x != 25 { 100.0 } else { 0.0 };
+        let p = CostAStar::new().find_path(&m, (2, 0), (2, 8), extra, || false).unwrap();
+        assert!(p.cells.iter().any(|&c| c == (25, 4)), "{:?}", p.cells);
+        let free = CostAStar::new().find_path(&m, (2, 0), (2, 8), |_, _| 0.0, || false).unwrap();
+        assert!((free.cost - 8.0).abs() < 1e-9);
+    }
+}
