@@ -46,6 +46,20 @@ fn planner(map: OccupancyMap, robot_radius: f64, turning_radius: f64) -> Planner
     p
 }
 
+/// A planner pricing lengths alone (`cost_penalty` 0): the shortest legal paths, where a test
+/// is about the stages that find them.
+fn shortest_planner(map: OccupancyMap, robot_radius: f64, turning_radius: f64) -> Planner {
+    let config = PlannerConfig {
+        robot_radius,
+        min_turning_radius: turning_radius,
+        cost_penalty: 0.0,
+        ..PlannerConfig::default()
+    };
+    let mut p = Planner::new(config).unwrap();
+    p.set_map(map).unwrap();
+    p
+}
+
 fn plan(p: &Planner, s: Pose2, g: Pose2, free: bool) -> Result<Plan, PlanError> {
     p.plan(s, g, free, &Budget::new(10.0, None))
 }
@@ -184,11 +198,16 @@ fn at_radius_zero_a_gap_the_mask_closes_is_found_on_the_exact_map() {
     // Robot radius 0.1 m = 2 cells: the exact test needs 2 x 2.125 cells, the mask 2 x 2.83.
     let rows = rows_with(5);
     let map = map_from_rows(&rows.iter().map(String::as_str).collect::<Vec<_>>(), 1);
-    let p = planner(map.clone(), 0.1, 0.0);
+    let p = shortest_planner(map.clone(), 0.1, 0.0);
     let r = plan(&p, s(&map), g(&map), false).unwrap();
     assert_eq!(r.stats.solved_by, [SolvedBy::ExactSearch]);
     assert_legal(&map, &r, s(&map), g(&map), false, 0.1, 0.0);
     assert!(r.trajectory.check_continuity() < 1e-9);
+    // With costs the guide joins cell centres, which pass where the mask leaves a passage one
+    // cell wide (Block A*'s corner paths cannot): legal either way.
+    let p = planner(map.clone(), 0.1, 0.0);
+    let r = plan(&p, s(&map), g(&map), false).unwrap();
+    assert_legal(&map, &r, s(&map), g(&map), false, 0.1, 0.0);
     // Four cells: too narrow for the footprint itself.
     let rows = rows_with(4);
     let map = map_from_rows(&rows.iter().map(String::as_str).collect::<Vec<_>>(), 1);
@@ -269,10 +288,16 @@ fn door_map_plans_are_legal_and_avoid_walls() {
         "@@@@@@@@@@@@@@@@@@@@",
     ];
     let map = map_from_rows(&rows, 10); // 200 x 90 cells
-    let p = planner(map.clone(), 0.15, 0.4);
     let o = map.info.origin;
     let s = Pose2::new(o.x + 1.5, o.y + 1.0, PI / 2.0);
     let g = Pose2::new(o.x + 8.5, o.y + 3.5, 0.0);
+    // With costs (the default): legal, through the cost-aware guide.
+    let with_costs = planner(map.clone(), 0.15, 0.4);
+    let r = plan(&with_costs, s, g, false).unwrap();
+    assert_legal(&map, &r, s, g, false, 0.15, 0.4);
+    assert!(r.stats.stage_ms.iter().any(|t| t.stage == Stage::CostGuide), "{:?}", r.stats.stage_ms);
+    // The shortest paths' guide stages.
+    let p = shortest_planner(map.clone(), 0.15, 0.4);
     let r = plan(&p, s, g, false).unwrap();
     assert_legal(&map, &r, s, g, false, 0.15, 0.4);
     assert!(r.stats.any_angle_length > 0.0 && r.trajectory.length() >= s.point().distance(g.point()));
@@ -287,7 +312,7 @@ fn door_map_plans_are_legal_and_avoid_walls() {
     let r = plan(&p, s, g, true).unwrap();
     assert_legal(&map, &r, s, g, true, 0.15, 0.4);
     // Turning radius 0: the any-angle path itself, a polyline.
-    let q = planner(map.clone(), 0.15, 0.0);
+    let q = shortest_planner(map.clone(), 0.15, 0.0);
     let r = plan(&q, s, g, true).unwrap();
     assert_eq!(r.stats.solved_by, [SolvedBy::AnyAngle]);
     assert_footprint_free(&map, &r, 0.15);

@@ -73,8 +73,8 @@ impl Default for PlannerConfig {
             motion_model: MotionModel::Forward,
             reverse_penalty: 1.0,
             change_penalty: 0.0,
-            cost_penalty: 0.0,
-            preferred_clearance: 0.3,
+            cost_penalty: 2.0,
+            preferred_clearance: 0.35,
         }
     }
 }

@@ -272,13 +272,17 @@ impl<'a> Request<'a> {
         if let Some(costs) = self.prepared.collision.costs() {
             return self.cost_guide(ends, (start_cell, goal_cell), costs);
         }
-        // The mask vertex nearest the pose, among its cell's corners.
-        let corner = |p: Point2, cell: (usize, usize)| -> (u32, u32) {
-            let x = if p.x - cell.0 as f64 >= 0.5 { cell.0 + 1 } else { cell.0 };
-            let y = if p.y - cell.1 as f64 >= 0.5 { cell.1 + 1 } else { cell.1 };
-            (x as u32, y as u32)
-        };
-        let (sv, gv) = (corner(ends.start.point(), start_cell), corner(ends.goal.point(), goal_cell));
+        self.shortest_guide(ends, (start_cell, goal_cell))
+    }
+
+    /// [`Request::guide`] without costs: the straight line when it has line of sight, else
+    /// Block A*.
+    fn shortest_guide(
+        &mut self,
+        ends: &Endpoints,
+        (start_cell, goal_cell): MaskCells,
+    ) -> Result<GuideOutcome, PlanError> {
+        let (sv, gv) = mask_vertices(ends, (start_cell, goal_cell));
         let path = if let Some(straight) = straight_guide(&self.prepared.blocks, sv, gv) {
             self.clock.mark(Stage::GuideLineOfSight);
             straight
@@ -304,12 +308,7 @@ impl<'a> Request<'a> {
                 Err(e) => return Ok(GuideOutcome::None(format!("Block A* found no path on the vehicle mask ({e})"))),
             }
         };
-        let mut guide: Vec<Point2> = Vec::with_capacity(path.points.len() + 2);
-        guide.push(ends.start.point());
-        guide.extend(path.points.iter().map(|&(x, y)| Point2::new(f64::from(x), f64::from(y))));
-        guide.push(ends.goal.point());
-        guide.dedup_by(|a, b| a.distance(*b) < 1e-9);
-        Ok(GuideOutcome::Found((guide, path.expansions)))
+        Ok(GuideOutcome::Found((guide_through(ends, &path), path.expansions)))
     }
 
     /// Step 4's guide with costs: Block A* is a uniform-cost search, so the guide is the cheapest
@@ -321,6 +320,16 @@ impl<'a> Request<'a> {
         (start_cell, goal_cell): MaskCells,
         costs: &crate::costs::CostField,
     ) -> Result<GuideOutcome, PlanError> {
+        // The straight line, when it is unobstructed and passes no cost, is the cheapest: no
+        // path is shorter, and none costs less than its length.
+        let (sv, gv) = mask_vertices(ends, (start_cell, goal_cell));
+        if let Some(straight) = straight_guide(&self.prepared.blocks, sv, gv) {
+            let guide = guide_through(ends, &straight);
+            if guide.windows(2).all(|w| costs.extra_line(w[0], w[1]) == 0.0) {
+                self.clock.mark(Stage::GuideLineOfSight);
+                return Ok(GuideOutcome::Found((guide, 0)));
+            }
+        }
         let (mask, budget) = (self.prepared.blocks.mask(), self.budget);
         let extra = costs.extra_per_cell();
         let cell = |c: (usize, usize)| (c.0 as u32, c.1 as u32);
@@ -474,6 +483,27 @@ impl Planner {
         };
         PlanError::new(code, message)
     }
+}
+
+/// The mask vertices an any-angle guide joins for `ends`: of each mask cell, the corner nearest
+/// the pose.
+fn mask_vertices(ends: &Endpoints, (start_cell, goal_cell): MaskCells) -> ((u32, u32), (u32, u32)) {
+    let corner = |p: Point2, cell: (usize, usize)| -> (u32, u32) {
+        let x = if p.x - cell.0 as f64 >= 0.5 { cell.0 + 1 } else { cell.0 };
+        let y = if p.y - cell.1 as f64 >= 0.5 { cell.1 + 1 } else { cell.1 };
+        (x as u32, y as u32)
+    };
+    (corner(ends.start.point(), start_cell), corner(ends.goal.point(), goal_cell))
+}
+
+/// The guide from the start pose through a vertex path to the goal pose (cells).
+fn guide_through(ends: &Endpoints, path: &GridPath) -> Vec<Point2> {
+    let mut guide: Vec<Point2> = Vec::with_capacity(path.points.len() + 2);
+    guide.push(ends.start.point());
+    guide.extend(path.points.iter().map(|&(x, y)| Point2::new(f64::from(x), f64::from(y))));
+    guide.push(ends.goal.point());
+    guide.dedup_by(|a, b| a.distance(*b) < 1e-9);
+    guide
 }
 
 /// The any-angle guide between mask vertices `sv` and `gv` when no search is needed: the straight

@@ -40,6 +40,9 @@ const MOVES: [(i64, i64); 16] = [
 /// Sampling step of the prices (cells), the caller's line integral's.
 const STEP: f64 = crate::costs::COST_STEP;
 
+/// Open-list entries a [`CostAStar`] keeps between queries (192 KiB).
+pub const OPEN_LIST_KEPT: usize = 1 << 14;
+
 /// A path found by [`CostAStar`]: cell centres from start to goal, and its price.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CostPath {
@@ -124,7 +127,23 @@ impl CostAStar {
     /// Fails with [`SearchFailure::OutOfBounds`] / [`SearchFailure::BlockedEndpoint`] for bad
     /// endpoints, [`SearchFailure::NoPath`], or [`SearchFailure::Stopped`] when `should_stop()`
     /// (polled every 1024 expansions) returns true.
+    ///
+    /// Between queries the searcher holds its per-node arrays (17 bytes per cell of the largest
+    /// map searched) and an open list of at most [`OPEN_LIST_KEPT`] entries.
     pub fn find_path(
+        &mut self,
+        mask: &CellMask,
+        start: (u32, u32),
+        goal: (u32, u32),
+        cell_extra: impl Fn(i64, i64) -> f64,
+        should_stop: impl FnMut() -> bool,
+    ) -> Result<CostPath, SearchFailure> {
+        let found = self.search(mask, start, goal, cell_extra, should_stop);
+        self.scratch.trim_open_list(OPEN_LIST_KEPT);
+        found
+    }
+
+    fn search(
         &mut self,
         mask: &CellMask,
         start: (u32, u32),

@@ -88,6 +88,13 @@ impl NodeScratch {
         self.closed[i] = true;
     }
 
+    /// Gives back the open list's memory beyond `entries` entries (12 bytes each), so what a
+    /// searcher holds between queries does not grow with the largest query it served.
+    pub fn trim_open_list(&mut self, entries: usize) {
+        self.heap.clear();
+        self.heap.shrink_to(entries);
+    }
+
     /// Pushes node `i` with priority `f` (negative values are treated as 0).
     #[inline(always)]
     pub fn push(&mut self, i: usize, f: f64) {
