@@ -211,7 +211,9 @@ pub fn check_and_replan(
 ) -> Outcome {
     let check = check_remaining(planner, followed.trajectory, pose, followed.start_overlap);
     let reason = match (&check, trigger) {
-        (Ok(()), Trigger::MapChange) => return Outcome::StillLegal,
+        (Ok(()), Trigger::MapChange) => {
+            return cheaper_after_a_cost_change(planner, followed, pose, goal, leeway, budget)
+        }
         (Ok(()), Trigger::Periodic) => "periodic replan from the latest pose".to_string(),
         (Err(e), _) => format!("map change blocked the path: {}", e.message),
     };
@@ -219,6 +221,40 @@ pub fn check_and_replan(
         Ok(plan) => Outcome::Replanned { plan: Box::new(plan), reason },
         Err(error) if check.is_ok() => Outcome::Kept { error },
         Err(error) => Outcome::Blocked { error, reason },
+    }
+}
+
+/// A new plan replaces a legal trajectory after a map change only when it costs this fraction
+/// less than the rest of the trajectory: a change of costs that barely matters (an inflation band
+/// a cell further out) does not make the vehicle switch paths.
+pub const REPLAN_GAIN: f64 = 0.05;
+
+/// After a map change that left the rest of `followed` legal: with traversal costs, the change
+/// may have raised its cost (a keep-out zone raised on it) or lowered another way's; a new plan
+/// from `pose` replaces it when it costs at least [`REPLAN_GAIN`] less than the rest. Without
+/// costs, or when no cheaper plan is found, the trajectory stays.
+fn cheaper_after_a_cost_change(
+    planner: &Planner,
+    followed: Followed,
+    pose: Pose2,
+    goal: Pose2,
+    leeway: Leeway,
+    budget: &Budget,
+) -> Outcome {
+    let Some(prepared) = planner.map().filter(|m| m.collision.costs().is_some()) else { return Outcome::StillLegal };
+    let step = prepared.map.info.resolution / 4.0;
+    let Some(s) = nearest_arc_length(followed.trajectory, pose.point(), step) else { return Outcome::StillLegal };
+    let rest = remaining(followed.trajectory, s);
+    let old = planner.figures(&rest).cost;
+    match planner.plan_near(pose, goal, false, leeway, budget) {
+        Ok(plan) if plan.stats.figures.cost < old * (1.0 - REPLAN_GAIN) => {
+            let reason = format!(
+                "map change made the rest of the path dearer than a new one (cost {old:.3} against {:.3})",
+                plan.stats.figures.cost
+            );
+            Outcome::Replanned { plan: Box::new(plan), reason }
+        }
+        _ => Outcome::StillLegal,
     }
 }
 
@@ -333,6 +369,33 @@ mod tests {
         match replan(&p, &plan, start, goal, Trigger::MapChange, Leeway::default()) {
             Outcome::Blocked { error, .. } => assert_eq!(error.code, StatusCode::NoValidPath),
             other => panic!("expected Blocked, got {other:?}"),
+        }
+    }
+
+    /// A zone raised on the path (a grade below the occupied threshold) leaves it legal but
+    /// dearer: the map change replans through the other door; an unchanged map does not.
+    #[test]
+    fn a_zone_raised_on_the_path_replans_when_another_way_is_cheaper() {
+        let mut p = planner();
+        assert!(p.config().cost_penalty > 0.0, "the default prices costs");
+        let start = Pose2::new(1.0, 0.7, 0.0);
+        let goal = Pose2::new(5.0, 0.7, 0.0);
+        let plan = p.plan(start, goal, false, &budget()).unwrap();
+        assert_eq!(replan(&p, &plan, start, goal, Trigger::MapChange, Leeway::default()), Outcome::StillLegal);
+        // Cells 20..40 x 1..14 (2 m around the lower door) raised to 64, below the threshold of
+        // 65; the wall stays.
+        let zone: Vec<i8> = (1..14)
+            .flat_map(|y| (20..40).map(move |x| if x == 30 && !(4..10).contains(&y) { 100 } else { 64 }))
+            .collect();
+        p.apply_patch(20, 1, 20, 13, &zone).unwrap();
+        check_remaining(&p, &plan.trajectory, start, None).unwrap();
+        match replan(&p, &plan, start, goal, Trigger::MapChange, Leeway::default()) {
+            Outcome::Replanned { plan: new, reason } => {
+                assert!(reason.starts_with("map change made the rest of the path dearer"), "{reason}");
+                assert!(new.poses.iter().any(|q| (q.x - 3.05).abs() < 0.1 && q.y > 2.0), "not through the upper door");
+                assert!(new.stats.figures.cost < (1.0 - REPLAN_GAIN) * p.figures(&plan.trajectory).cost);
+            }
+            other => panic!("expected a replan, got {other:?}"),
         }
     }
 

@@ -12,6 +12,7 @@ use blockstar_planner::search::cost_astar::{pull_strings, CostAStar};
 use blockstar_planner::search::los::{CellMask, LosRule};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::f64::consts::FRAC_PI_2;
 
 const RES: f64 = 0.05;
 
@@ -241,7 +242,7 @@ fn crossing(plan: &Plan) -> f64 {
 #[test]
 fn a_cost_penalty_takes_the_wide_way_round_and_zero_the_gap() {
     let map = gap_or_wide_way();
-    let (s, g) = (Pose2::new(3.05, 1.0, 1.5707963), Pose2::new(3.05, 7.0, 1.5707963));
+    let (s, g) = (Pose2::new(3.05, 1.0, FRAC_PI_2), Pose2::new(3.05, 7.0, FRAC_PI_2));
     let shortest = planned(&map, config(0.0), s, g);
     let kept = planned(&map, config(3.0), s, g);
     assert!((2.8..3.3).contains(&crossing(&shortest)), "shortest crosses at x {}", crossing(&shortest));
@@ -315,7 +316,7 @@ fn cost_updates_equal_a_fresh_build() {
 #[test]
 fn the_reported_nearest_obstacle_is_the_brute_force_one() {
     let map = gap_or_wide_way();
-    let (s, g) = (Pose2::new(3.05, 1.0, 1.5707963), Pose2::new(3.05, 7.0, 1.5707963));
+    let (s, g) = (Pose2::new(3.05, 1.0, FRAC_PI_2), Pose2::new(3.05, 7.0, FRAC_PI_2));
     for penalty in [0.0, 3.0] {
         let plan = planned(&map, config(penalty), s, g);
         let (w, h) = (map.info.width as i64, map.info.height as i64);

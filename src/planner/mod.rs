@@ -164,11 +164,11 @@ impl Planner {
         if !same_geometry || map.data.len() != map.info.width * map.info.height {
             let changed = Some(CellRect { x: 0, y: 0, width: map.info.width, height: map.info.height });
             self.set_map(map)?;
-            return Ok(MapUpdate { changed, rebuilt: true });
+            return Ok(MapUpdate { changed, rebuilt: true, costs_changed: changed });
         }
         let held = self.map.as_mut().expect("same geometry implies a held map");
         if held.map.data == map.data {
-            return Ok(MapUpdate { changed: None, rebuilt: false });
+            return Ok(MapUpdate { changed: None, rebuilt: false, costs_changed: None });
         }
         let values = changed_values(&held.map, &map);
         let next = Arc::make_mut(held);

@@ -39,6 +39,17 @@ pub struct MapUpdate {
     /// True when everything was derived anew (new geometry, or a change too large to pay for
     /// local updates).
     pub rebuilt: bool,
+    /// Bounding box of the cells whose traversal cost may have changed (`None`: none, or no
+    /// costs are priced): a grade raised or lowered, or the clearance cost around a changed
+    /// obstacle. A trajectory still legal may now be dearer than another.
+    pub costs_changed: Option<CellRect>,
+}
+
+impl MapUpdate {
+    /// Anything a plan depends on changed: traversability, costs, or everything.
+    pub fn changed_anything(&self) -> bool {
+        self.changed.is_some() || self.rebuilt || self.costs_changed.is_some()
+    }
 }
 
 /// Extra radius (cells) of the vehicle mask over the footprint, so the footprint fits at every
@@ -102,19 +113,20 @@ impl PreparedMap {
             self.collision.set_costs(config.cost_rule(res).map(|rule| CostField::new(&self.map, rule)));
             let mask = self.clearance.vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
             self.blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
-            return Ok(MapUpdate { changed: changed.cells, rebuilt: true });
+            return Ok(MapUpdate { changed: changed.cells, rebuilt: true, costs_changed: changed.cells });
         }
         if let Some(rect) = changed.cells {
             self.collision.update_rect(&obstacles, rect).map_err(invalid)?;
         }
-        if let (Some(costs), Some(rect)) = (self.collision.costs_mut(), values) {
-            costs.update(&self.map, rect);
-        }
+        let costs_changed = match (self.collision.costs_mut(), values) {
+            (Some(costs), Some(rect)) => Some(costs.update(&self.map, rect)),
+            _ => None,
+        };
         let mask = self.clearance.vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
         for m in changed.masks.iter().filter(|m| m.vehicle == self.vehicle) {
             self.blocks.update_rect(mask, m.rect).map_err(|e| invalid(e.to_string()))?;
         }
-        Ok(MapUpdate { changed: changed.cells, rebuilt: false })
+        Ok(MapUpdate { changed: changed.cells, rebuilt: false, costs_changed })
     }
 
     /// Directional A*'s parameters and tables for this map's resolution; `None` at a turning

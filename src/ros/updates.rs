@@ -208,12 +208,12 @@ fn apply(planner: &mut Planner, update: Update) -> Report {
             // Same geometry as the held map (SLAM or a costmap republishing the whole grid): only
             // the changed area is re-derived; otherwise everything is built anew.
             let result = planner.update_map(map);
-            let changed = result.as_ref().is_ok_and(|u| u.changed.is_some() || u.rebuilt);
+            let changed = result.as_ref().is_ok_and(|u| u.changed_anything());
             Report { kind: Kind::Map, result: result.map(|_| format!("map {w}x{h} at {r} m/cell in use")), changed }
         }
         Update::Patch(p) => {
             let result = planner.apply_patch(p.x, p.y, p.width, p.height, &p.data);
-            let changed = result.as_ref().is_ok_and(|u| u.changed.is_some() || u.rebuilt);
+            let changed = result.as_ref().is_ok_and(|u| u.changed_anything());
             let text = format!("map update {}x{} at ({}, {}) applied", p.width, p.height, p.x, p.y);
             Report { kind: Kind::Patch, result: result.map(|_| text), changed }
         }
