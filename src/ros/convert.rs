@@ -173,11 +173,17 @@ pub fn status_to_msg(
             msg.any_angle_length = plan.stats.any_angle_length;
             msg.trajectory_length = plan.stats.trajectory_length;
             msg.expansions = plan.stats.expansions as u64;
+            let figures = &plan.stats.figures;
+            msg.cost = figures.cost;
+            msg.mean_cost = figures.mean_cost;
+            msg.max_cost = figures.max_cost;
+            msg.min_clearance = figures.min_clearance.unwrap_or(-1.0);
         }
         Err(e) => {
             msg.code = e.code as u8;
             msg.code_name = e.code.name().into();
             msg.message = e.message.clone();
+            msg.min_clearance = -1.0;
         }
     }
     msg
