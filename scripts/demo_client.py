@@ -67,6 +67,10 @@ def main():
         print(f"status: {status.code_name} ({status.code}): {status.message}")
         print(f"planning time {status.planning_time * 1e3:.2f} ms, expansions {status.expansions}, "
               f"any-angle length {status.any_angle_length:.3f} m, trajectory length {status.trajectory_length:.3f} m")
+        if status.code == status.SUCCESS:
+            nearest = f"{status.min_clearance:.3f} m" if status.min_clearance >= 0 else "beyond 32 cells"
+            print(f"cost {status.cost:.3f} m (mean traversal cost {status.mean_cost:.3f}, max {status.max_cost:.3f}), "
+                  f"nearest obstacle {nearest}")
         if path is None:
             print("no path")
             return 1

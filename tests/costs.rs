@@ -340,3 +340,46 @@ fn the_reported_nearest_obstacle_is_the_brute_force_one() {
         assert!((reported - nearest).abs() < 1e-9, "penalty {penalty}: reported {reported}, brute force {nearest}");
     }
 }
+
+/// A Nav2 costmap (lethal 100, the inscribed band 99, inflation 98 exp(-3 (d - r)) to 0.55 m)
+/// read at `occupied_threshold` 100: the lethal cells alone are obstacles, for the clearance
+/// annotations (mask, regions, the reach proof) as for the collision map, so the corridor past a
+/// pillar is open; at the default 65 the inflated pillar and walls close it.
+#[test]
+fn the_occupied_threshold_reaches_the_clearance_annotations() {
+    let (w, h) = (100i64, 40i64);
+    let lethal = |x: i64, y: i64| {
+        x == 0 || y == 0 || x == w - 1 || y == h - 1 || ((45..55).contains(&x) && (15..25).contains(&y))
+    };
+    let mut data = vec![0i8; (w * h) as usize];
+    for y in 0..h {
+        for x in 0..w {
+            let mut d = f64::INFINITY;
+            for oy in (y - 12).max(0)..(y + 13).min(h) {
+                for ox in (x - 12).max(0)..(x + 13).min(w) {
+                    if lethal(ox, oy) {
+                        d = d.min(((ox - x) as f64).hypot((oy - y) as f64) * RES);
+                    }
+                }
+            }
+            data[(y * w + x) as usize] = if d == 0.0 {
+                100
+            } else if d <= 0.15 {
+                99
+            } else if d <= 0.55 {
+                ((98.0 * (-3.0 * (d - 0.15)).exp()) as i8).max(1)
+            } else {
+                0
+            };
+        }
+    }
+    let map = OccupancyMap::new(info(w as usize, h as usize), data, usize::MAX).unwrap();
+    let (s, g) = (Pose2::new(0.6, 1.0, 0.0), Pose2::new(4.4, 1.0, 0.0));
+    let nav2 = PlannerConfig { occupied_threshold: 100, ..config(2.0) };
+    let plan = planned(&map, nav2, s, g);
+    assert!(plan.stats.figures.mean_cost > 0.0 && plan.stats.figures.max_cost < 1.0);
+    let mut default = Planner::new(config(2.0)).unwrap();
+    default.set_map(map).unwrap();
+    let refused = default.plan(s, g, false, &Budget::new(10.0, None)).unwrap_err();
+    assert_eq!(refused.code, blockstar_planner::planner::StatusCode::NoValidPath, "{refused}");
+}

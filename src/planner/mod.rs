@@ -7,7 +7,8 @@
 //!
 //! One job per file: [`status`] (outcome codes and errors), [`config`] (parameters), [`budget`]
 //! (the time budget), [`prepared`] (the map and what is derived from it, kept current),
-//! [`stats`] (the plan and its figures), `steps` (the steps of one plan, in order), `refiner`
+//! [`stats`] (the plan and its figures), `figures` ([`PathFigures`]: what a trajectory costs and
+//! keeps from obstacles), `steps` (the steps of one plan, in order), `refiner`
 //! (step 4's motion model, chosen once with the map: turns on the spot or Directional A*'s
 //! curves), `leeway`
 //! ([`Planner::plan_near`]: a plan with leeway at its ends), `tolerance` (Nav2's goal tolerance),

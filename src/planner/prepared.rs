@@ -3,7 +3,7 @@
 use super::refiner::{self, Refine};
 use super::{PlanError, PlannerConfig, StatusCode};
 use crate::block_astar::BlockGrid;
-use crate::clearance::{Capability, ChangedRegion, ClearanceConfig, ClearanceMap, Footprint, Vehicle};
+use crate::clearance::{Capability, ChangedRegion, Classifier, ClearanceConfig, ClearanceMap, Footprint, Vehicle};
 use crate::costs::CostField;
 use crate::directional::verify::Vehicle as VerifiedVehicle;
 use crate::directional::{self, CollisionMap, Directional};
@@ -22,7 +22,8 @@ pub struct PreparedMap {
     pub clearance: ClearanceMap,
     /// The vehicle the clearance map tracks (capability and footprint in cells).
     pub vehicle: Vehicle,
-    /// Cells the vehicle's footprint may not touch (what the capability may not enter).
+    /// Cells the vehicle's footprint may not touch (what the capability may not enter), and the
+    /// traversal costs when `cost_penalty` > 0 ([`crate::costs`]), kept current with the map.
     pub collision: CollisionMap,
     /// Block A* pattern codes of the vehicle mask.
     pub blocks: BlockGrid,
@@ -76,7 +77,12 @@ impl PreparedMap {
         let capability = Capability::from_traversability(config.traversability());
         let radius_cells = config.mask_radius() / res + mask_margin();
         let cap = (radius_cells.floor() as u16 + 2).max(crate::clearance::DEFAULT_CAP);
-        let clearance_config = ClearanceConfig { distance_cap: cap.min(127), ..ClearanceConfig::default() };
+        // The annotations' obstacles are the planner's: at another occupied_threshold than the
+        // classifier's default (65), a mask built at 65 closed gaps the collision map left open
+        // (a Nav2 costmap read at 100) or opened ones it closed. The classifier needs 1..=100; at
+        // 0 (every known cell blocked) the collision map still refuses what the mask lets by.
+        let classifier = Classifier { occupied_threshold: config.occupied_threshold.max(1), cost_bands: Vec::new() };
+        let clearance_config = ClearanceConfig { classifier, distance_cap: cap.min(127), ..ClearanceConfig::default() };
         let mut clearance = ClearanceMap::new(&map, clearance_config, &[capability])
             .map_err(|e| invalid(format!("map rejected: {e}")))?;
         let vehicle = Vehicle {

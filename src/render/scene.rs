@@ -28,6 +28,9 @@ pub const OCCUPIED: Rgb = [40, 40, 40];
 pub const UNKNOWN: Rgb = [176, 176, 190];
 /// Free cell within the footprint's reach of an obstacle (where the robot's centre may not go).
 pub const REACH: Rgb = [255, 216, 160];
+/// A free cell of traversal cost 1 (cheaper cells are blended towards [`FREE`]; see
+/// [`crate::costs`]).
+pub const COSTLY: Rgb = [150, 200, 250];
 /// The any-angle guide (dashed).
 pub const GUIDE: Rgb = [30, 100, 230];
 /// The trajectory.
@@ -207,6 +210,12 @@ impl Item {
     }
 }
 
+/// `a` moved towards `b` by `t` in `0..=1`.
+fn blend(a: Rgb, b: Rgb, t: f64) -> Rgb {
+    let t = t.clamp(0.0, 1.0);
+    std::array::from_fn(|i| (f64::from(a[i]) + t * (f64::from(b[i]) - f64::from(a[i]))).round() as u8)
+}
+
 /// Positions `(x, row)` of legend items flowing left to right in rows no wider than `width`.
 fn flow(items: &[Item], width: u32) -> Vec<(u32, u32)> {
     let (mut x, mut row) = (MARGIN, 0);
@@ -235,6 +244,8 @@ pub fn render_scene(scene: &Scene, scale: u32) -> Picture {
     let res = full.info.resolution;
     let reach_radius = scene.robot.mask_radius();
     let reach_full = reach_cells(full, rule, reach_radius / res);
+    // The traversal costs the planner prices (none at cost_penalty 0).
+    let costs = scene.robot.cost_rule(res).map(|rule| crate::costs::CostField::new(full, rule));
     let (x0, y0, x1, y1) = match scene.window {
         Some((x0, y0, x1, y1)) => {
             let (x1, y1) = (x1.min(fw), y1.min(fh));
@@ -257,6 +268,14 @@ pub fn render_scene(scene: &Scene, scale: u32) -> Picture {
         format!("footprint reach (radius {})", metres(reach_radius))
     };
     items.push(Item { swatch: Swatch::Cell(REACH), label: reach_label });
+    if costs.is_some() {
+        let label = format!(
+            "traversal cost (cost_penalty {}, preferred clearance {})",
+            scene.robot.cost_penalty,
+            metres(scene.robot.preferred_clearance)
+        );
+        items.push(Item { swatch: Swatch::Cell(blend(FREE, COSTLY, 0.6)), label });
+    }
     if !scene.guide.is_empty() {
         items.push(Item {
             swatch: Swatch::Line(GUIDE, GUIDE_WIDTH, true),
@@ -303,6 +322,10 @@ pub fn render_scene(scene: &Scene, scale: u32) -> Picture {
                 -1 => UNKNOWN,
                 v if rule.is_blocked(v) => OCCUPIED,
                 _ if reach_full[(cy + y0) * fw + cx + x0] => REACH,
+                _ if costs.as_ref().is_some_and(|f| f.cost((cx + x0) as i64, (cy + y0) as i64) > 0.0) => {
+                    let c = costs.as_ref().map_or(0.0, |f| f.cost((cx + x0) as i64, (cy + y0) as i64));
+                    blend(FREE, COSTLY, c)
+                }
                 v if (0..=100).contains(&v) => {
                     let g = 255 - (v as u32 * 155 / 100) as u8;
                     [g, g, g]

@@ -1,6 +1,6 @@
 """Traversal costs against a real rclpy peer: a Nav2-style costmap (obstacles 100, the inscribed
-band 99, an inflation gradient 1-98) on the map topic with occupied_threshold 99, so the gradient
-is read as grades. Every plan is legal on the grid the test published; the mean cost the status
+band 99, an inflation gradient 1-98) on the map topic with occupied_threshold 100, so lethal cells
+are obstacles (the planner checks its own footprint against them) and everything below is a grade. Every plan is legal on the grid the test published; the mean cost the status
 reports equals the one this test computes from /plan and that grid; `cost_penalty` 0 set through
 the real parameter service gives a path that passes more cost; and an OccupancyGridUpdate moving
 the gradient onto the path replans it, legal and costed on the new grid."""
@@ -22,12 +22,12 @@ from living import PATCH_QOS  # noqa: E402
 from test_params import ParamPeer, set_and_wait, start_with_peer  # noqa: E402
 
 RES = 0.05
-W, H = 100, 60
+W, H = 100, 40
 ROBOT = 0.15
-PARAMS = {"robot_radius": ROBOT, "min_turning_radius": 0.2, "occupied_threshold": 99, "cost_penalty": 2.0,
+PARAMS = {"robot_radius": ROBOT, "min_turning_radius": 0.2, "occupied_threshold": 100, "cost_penalty": 2.0,
           "preferred_clearance": 0.0, "max_map_cells": 100000}
-START = (0.6, 1.5, 0.0)
-GOAL = (4.4, 1.5)
+START = (0.6, 1.0, 0.0)
+GOAL = (4.4, 1.0)
 
 
 def lethal_cells(blocks):
@@ -58,7 +58,9 @@ def costmap_values(blocks):
     return values
 
 
-PILLAR = (45, 55, 25, 35)  # 0.5 m square in the middle, on the straight line
+# A 0.5 m square in the middle of a 2 m wide corridor, on the straight line: its gradient and the
+# walls' overlap, so every way past it passes some cost.
+PILLAR = (45, 55, 15, 25)
 VALUES = costmap_values([PILLAR])
 
 
@@ -76,8 +78,8 @@ def value_at(values, x, y):
 
 
 def assert_legal(path, values):
-    """Every point of the path (every quarter cell between poses) keeps the robot's disc off cells
-    at or above the threshold 99."""
+    """Every point of the path (every quarter cell between poses) keeps the robot's disc off
+    lethal cells (the threshold 100)."""
     for a, b in zip(path.poses, path.poses[1:]):
         pa, pb = a.pose.position, b.pose.position
         n = max(1, math.ceil(math.hypot(pb.x - pa.x, pb.y - pa.y) / (RES / 4)))
@@ -88,7 +90,7 @@ def assert_legal(path, values):
             for oy in range(cy - r, cy + r + 1):
                 for ox in range(cx - r, cx + r + 1):
                     v = values[oy * W + ox] if 0 <= ox < W and 0 <= oy < H else 100
-                    if v < 99:
+                    if v < 100:
                         continue
                     dx = max(ox * RES - x, 0.0, x - (ox + 1) * RES)
                     dy = max(oy * RES - y, 0.0, y - (oy + 1) * RES)
@@ -161,10 +163,10 @@ def test_an_update_moving_the_gradient_onto_the_path_replans_it(setup):
     assert status.code == S.SUCCESS, status.message
     # A second pillar with its gradient where the path passes the first one: the patch holds the
     # new costmap over the rows and columns around it.
-    side = 1 if sum(p.pose.position.y for p in path.poses) / len(path.poses) > 1.5 else -1
-    second = (45, 55, 37, 47) if side > 0 else (45, 55, 13, 23)
+    side = 1 if sum(p.pose.position.y for p in path.poses) / len(path.poses) > 1.0 else -1
+    second = (45, 55, 28, 34) if side > 0 else (45, 55, 6, 12)
     values = costmap_values([PILLAR, second])
-    x0, x1, y0, y1 = 30, 70, 5, 55
+    x0, x1, y0, y1 = 30, 70, 1, 39
     patch = OccupancyGridUpdate()
     patch.header.frame_id = "map"
     patch.x, patch.y, patch.width, patch.height = x0, y0, x1 - x0, y1 - y0
