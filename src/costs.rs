@@ -178,6 +178,14 @@ impl CostField {
         self.rule.cost_penalty * sum
     }
 
+    /// The cost above their length of `cells` (each a cell offset and the length in it) placed
+    /// at `(x, y)`: a tabulated curve's [`CostField::extra_along`].
+    pub fn extra_cells(&self, cells: &[crate::directional::CentreCell], x: i64, y: i64) -> f64 {
+        let sum: f64 =
+            cells.iter().map(|c| f64::from(c.length) * self.cost(x + i64::from(c.dx), y + i64::from(c.dy))).sum();
+        self.rule.cost_penalty * sum
+    }
+
     /// The cost above its length of the straight line from `a` to `b` (cells).
     pub fn extra_line(&self, a: Point2, b: Point2) -> f64 {
         let (dx, dy) = (b.x - a.x, b.y - a.y);

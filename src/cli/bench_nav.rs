@@ -35,7 +35,7 @@ pub struct BenchNavArgs {
     /// directional-48, each forwards only, or with reversing (Reeds-Shepp) with the suffix `-rs`:
     /// pipeline-rs, directional-24-rs, ... `pipeline` plans with the traversal costs of
     /// `--cost-penalty`, `pipeline-shortest` at cost penalty 0 (the shortest legal path); the
-    /// full Directional A* searches price lengths alone.
+    /// full Directional A* searches price the same costs as `pipeline`.
     #[arg(long, default_value = "pipeline,directional-24")]
     pub algo: String,
     /// For the `-rs` algorithms: factor (>= 1) on the length driven backwards.
@@ -356,6 +356,10 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         engines.push(Engine { model, costs, planner, ctx });
     }
     let cmap = CollisionMap::with_footprint(&grid, fp);
+    // The full searches price the costs the pipeline does (the same field); verification reads
+    // the blocked cells alone.
+    let mut priced = cmap.clone();
+    priced.set_costs(config.cost_rule(res).map(|rule| crate::costs::CostField::new(&map, rule)));
     let mask = cmap.centre_mask(fp, 0.0);
     let prep_ms = t_prep.elapsed().as_secs_f64() * 1e3;
     let rho = crate::directional::footprint::sampled_radius(fp) + 1e-6;
@@ -407,7 +411,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                 }
                 Method::Full(n) => {
                     let ctx = engine.ctx.as_ref().expect("checked above: Directional A* only with a radius");
-                    let r = full_search(ctx, &cmap, s, g, false, n, &mut stop);
+                    let r = full_search(ctx, &priced, s, g, false, n, &mut stop);
                     row.ms.push(t0.elapsed().as_secs_f64() * 1e3);
                     r.map(|r| {
                         let line = format!("{} {} expansions", r.stats.solved_by, r.stats.expansions);

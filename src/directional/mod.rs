@@ -37,4 +37,5 @@ pub use lattice::{HeadingBins, Neighbourhood};
 pub use motion::{Gear, Motion, MotionModel};
 pub use params::{Directional, RefineParams};
 pub use pipeline::{direct_curve, full_search, refine, refine_guided, RefineError, RefineStats, Refined};
+pub use tables::CentreCell;
 pub use verify::{verify_trajectory, Vehicle, VerifyError};

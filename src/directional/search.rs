@@ -281,7 +281,13 @@ impl<'a> Search<'a> {
     /// The cost and gears of the model's curve from `a` to `b` (its point only when
     /// `to_point`), without building it.
     fn link_cost(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<Priced> {
-        self.motion.price(a, b, to_point)
+        let priced = self.motion.price(a, b, to_point)?;
+        if self.map.costs().is_none() {
+            return Some(priced);
+        }
+        // With costs, the traversal cost along the curve too.
+        let extra = self.map.extra_cost(&self.motion.link(a, b, to_point)?);
+        Some(Priced { cost: priced.cost + extra, ..priced })
     }
 
     /// True when the model's curve from `a` to `b` (its point only when `to_point`) is
@@ -482,7 +488,8 @@ impl<'a> Search<'a> {
                 }
                 for heading in 0..self.nb {
                     let Some(e) = edges.edge_in(next_gear, b, heading, dx, dy) else { continue };
-                    let ng = gi + e.length * factor + tp * e.turning + change;
+                    let extra = self.map.costs().map_or(0.0, |c| c.extra_cells(&e.centre, bx, by));
+                    let ng = gi + e.length * factor + tp * e.turning + change + extra;
                     let nidx = self.index(ni, nj, heading, next_gear);
                     if ng >= self.g[nidx] || self.closed[nidx] {
                         continue;

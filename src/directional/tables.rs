@@ -32,6 +32,41 @@ pub struct Edge {
     pub turning: f64,
     /// Swept cells, relative to the start lattice cell's low corner.
     pub spans: Box<[Span]>,
+    /// The cells the centre line passes, relative to the same corner, each with the length of
+    /// the curve in it (sampled as [`crate::costs::CostField::extra_along`] samples): what the
+    /// edge's traversal cost is summed over.
+    pub centre: Box<[CentreCell]>,
+}
+
+/// A cell an edge's centre line passes (offset from the start lattice cell's low corner) and the
+/// length of the curve in it (cells).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CentreCell {
+    /// Column offset.
+    pub dx: i32,
+    /// Row offset.
+    pub dy: i32,
+    /// Length in the cell (cells).
+    pub length: f32,
+}
+
+/// The cells the centre line of `segments` passes, with the length in each: the midpoints of
+/// equal steps of at most [`crate::costs::COST_STEP`] per segment, merged by cell.
+fn centre_cells(segments: &[crate::trajectory::Segment]) -> Vec<CentreCell> {
+    let mut out: Vec<CentreCell> = Vec::new();
+    for s in segments.iter().filter(|s| s.length > 0.0) {
+        let n = (s.length / crate::costs::COST_STEP).ceil().max(1.0);
+        let ds = s.length / n;
+        for k in 0..n as usize {
+            let p = s.pose_at((k as f64 + 0.5) * ds);
+            let (dx, dy) = (p.x.floor() as i32, p.y.floor() as i32);
+            match out.iter_mut().find(|c| c.dx == dx && c.dy == dy) {
+                Some(c) => c.length += ds as f32,
+                None => out.push(CentreCell { dx, dy, length: ds as f32 }),
+            }
+        }
+    }
+    out
 }
 
 /// The parameters a table depends on; a change of any of them needs new tables.
@@ -124,6 +159,7 @@ impl EdgeTable {
             length: curve.length(),
             turning: curve.turning(),
             spans: swept_spans(&segments, k.footprint, SEARCH_MARGIN).into_boxed_slice(),
+            centre: centre_cells(&segments).into_boxed_slice(),
         }
     }
 
@@ -131,8 +167,11 @@ impl EdgeTable {
     pub fn bytes(&self) -> usize {
         let all = || self.entries.iter().chain(&self.reverse);
         let runs: usize = all().filter_map(OnceLock::get).map(|e| e.spans.len()).sum();
+        let centre: usize = all().filter_map(OnceLock::get).map(|e| e.centre.len()).sum();
         let capacity = self.entries.capacity() + self.reverse.capacity();
-        capacity * std::mem::size_of::<OnceLock<Edge>>() + runs * std::mem::size_of::<Span>()
+        capacity * std::mem::size_of::<OnceLock<Edge>>()
+            + runs * std::mem::size_of::<Span>()
+            + centre * std::mem::size_of::<CentreCell>()
     }
 
     /// Computes every entry now (benchmarks do this so that no search pays for filling).
@@ -246,6 +285,59 @@ mod tests {
     use crate::curves::dubins_shortest;
     use crate::directional::footprint::CollisionMap;
     use crate::grid::Grid;
+
+    /// A tabulated edge's traversal cost placed anywhere equals the cost integral of its curve
+    /// placed there, on a random cost field, in both gears.
+    #[test]
+    fn an_edges_centre_cells_price_its_curve() {
+        use crate::costs::{CostField, CostRule};
+        use crate::geometry::Pose2;
+        use crate::map::{MapInfo, OccupancyMap, Traversability};
+        let (w, h) = (80usize, 80usize);
+        let mut seed = 5u64;
+        let data: Vec<i8> = (0..w * h)
+            .map(|_| {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((seed >> 33) % 64) as i8
+            })
+            .collect();
+        let info =
+            MapInfo { width: w, height: h, resolution: 0.05, origin: Pose2::new(0.0, 0.0, 0.0), frame_id: "m".into() };
+        let map = OccupancyMap { info, data };
+        let rule = CostRule {
+            cost_penalty: 3.0,
+            preferred_clearance: 0.0,
+            inscribed: 0.0,
+            traversability: Traversability { occupied_threshold: 65, allow_unknown: false },
+        };
+        let field = CostField::new(&map, rule);
+        let key = TableKey { turning_radius: 6.0, footprint: Shape::Disk(2.0), spacing: 3, bins: HeadingBins::Eight };
+        let table = EdgeTable::new(key, 3, MotionModel::ReedsShepp);
+        let l = Lattice { spacing: 3, cols: 0, rows: 0 };
+        let mut compared = 0;
+        for gear in [Gear::Forward, Gear::Reverse] {
+            for (h0, h1, dx, dy) in [(0, 0, 2, 0), (0, 1, 2, 1), (3, 5, -2, 1), (7, 6, 1, -3), (2, 2, 0, 3)] {
+                let Some(e) = table.edge_in(gear, h0, h1, dx, dy) else { continue };
+                let (a, b) = (l.pose(0, 0, key.bins, h0), l.pose(dx, dy, key.bins, h1));
+                let (_, segments) = single_gear_curve(a, b, key.turning_radius, gear).unwrap();
+                let (bx, by) = (30i64, 36i64);
+                let moved: Vec<_> = segments
+                    .iter()
+                    .map(|s| crate::trajectory::Segment {
+                        start: Pose2::new(s.start.x + bx as f64, s.start.y + by as f64, s.start.yaw),
+                        ..*s
+                    })
+                    .collect();
+                let (tabulated, direct) = (field.extra_cells(&e.centre, bx, by), field.extra_along(&moved));
+                assert!(
+                    (tabulated - direct).abs() < 1e-4 * direct.max(1.0),
+                    "{gear:?} {h0} {h1} {dx} {dy}: {tabulated} vs {direct}"
+                );
+                compared += 1;
+            }
+        }
+        assert!(compared >= 8);
+    }
 
     /// The edge table never holds more than its full size, however often every entry is asked for.
     #[test]
