@@ -78,6 +78,10 @@ class Nav2Peer(Peer):
             self.tf_pub.publish(TFMessage(transforms=[self.transform("odom", "base_link", *self.base)]))
 
     def start_tf(self, base):
+        # The node's TF subscriptions must have matched first: a goal sent while they have not
+        # gets TF_ERROR ("frame map does not exist"), as one loaded clean-checkout run saw.
+        self.spin_until(lambda: self.tf_pub.get_subscription_count() > 0
+                        and self.tf_static_pub.get_subscription_count() > 0, 20.0, "the node's /tf subscriptions")
         self.tf_static_pub.publish(TFMessage(transforms=[self.transform("map", "odom", *MAP_TO_ODOM, 0.0)]))
         self.base = base
         self.spin(0.3)
