@@ -86,8 +86,9 @@ pub struct TableKey {
 /// forwards, and with reversing backwards too.
 ///
 /// Memory: `bins² x (2 max_offset + 1)²` entries per gear, allocated at once (8 bins and the
-/// planner's reach of 3: 3 136 entries of `size_of::<OnceLock<Edge>>()`, 40 bytes), each filled
-/// at most once with its swept row runs (12 bytes a run); [`EdgeTable::bytes`] tells what it
+/// planner's reach of 3: 3 136 entries of `size_of::<OnceLock<Edge>>()`, 56 bytes), each filled
+/// at most once with its swept row runs (12 bytes a run) and its centre line's cells (12 bytes
+/// a cell); [`EdgeTable::bytes`] tells what it
 /// holds, and it never holds more than when every entry is filled ([`EdgeTable::fill_all`]).
 #[derive(Debug)]
 pub struct EdgeTable {
@@ -345,8 +346,9 @@ mod tests {
         let key = TableKey { turning_radius: 10.0, footprint: Shape::Disk(4.0), spacing: 2, bins: HeadingBins::Eight };
         let table = EdgeTable::new(key, 3, MotionModel::Forward);
         let empty = table.bytes();
-        assert_eq!(std::mem::size_of::<OnceLock<Edge>>(), 40, "the documented entry size");
-        assert_eq!(empty, 8 * 8 * 7 * 7 * 40);
+        assert_eq!(std::mem::size_of::<OnceLock<Edge>>(), 56, "the documented entry size");
+        assert_eq!(std::mem::size_of::<CentreCell>(), 12, "the documented centre cell size");
+        assert_eq!(empty, 8 * 8 * 7 * 7 * 56);
         let _ = table.edge(1, 2, 3, -1);
         assert!(table.bytes() > empty);
         table.fill_all();

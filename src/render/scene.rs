@@ -270,7 +270,7 @@ pub fn render_scene(scene: &Scene, scale: u32) -> Picture {
     items.push(Item { swatch: Swatch::Cell(REACH), label: reach_label });
     if costs.is_some() {
         let label = format!(
-            "traversal cost (cost_penalty {}, preferred clearance {})",
+            "cost (penalty {}, clearance {})",
             scene.robot.cost_penalty,
             metres(scene.robot.preferred_clearance)
         );
@@ -437,7 +437,8 @@ mod tests {
     #[test]
     fn cells_land_where_rviz_shows_them() {
         let m = map(20, 10, 0.5);
-        let r = robot(0.0);
+        // No cost shading: free cells are white.
+        let r = PlannerConfig { cost_penalty: 0.0, ..robot(0.0) };
         let scene =
             Scene { map: &m, window: None, robot: &r, guide: &[], trajectory: &[], start: None, goal: None, title: "" };
         let pic = render_scene(&scene, 10);
