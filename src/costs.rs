@@ -152,15 +152,15 @@ impl CostField {
     /// The normalised cost at point `p` (cell units): that of the cell holding it.
     #[inline]
     pub fn cost_at(&self, p: Point2) -> f64 {
-        self.cost(p.x.floor() as i64, p.y.floor() as i64)
+        self.cost(crate::geometry::floor_i64(p.x), crate::geometry::floor_i64(p.y))
     }
 
-    /// `cost_penalty * c` of cell `(x, y)` (the weight above 1 per cell unit) as a closure for a
-    /// search's inner loop: a table lookup per call. Cells outside the map are the caller's
-    /// error (the index panics).
-    pub fn extra_per_cell(&self) -> impl Fn(i64, i64) -> f64 + '_ {
+    /// `cost_penalty * c` of the cell at index `y * width + x` (the weight above 1 per cell
+    /// unit) as a closure for a search's inner loop: a table lookup per call. An index outside
+    /// the map is the caller's error (it panics).
+    pub fn extra_per_cell(&self) -> impl Fn(usize) -> f64 + '_ {
         let table: [f64; 256] = std::array::from_fn(|b| self.rule.cost_penalty * b as f64 / 255.0);
-        move |x, y| table[usize::from(self.cost[y as usize * self.width + x as usize])]
+        move |i| table[usize::from(self.cost[i])]
     }
 
     /// `cost_penalty`.
@@ -173,7 +173,8 @@ impl CostField {
     pub fn extra_along(&self, segments: &[Segment]) -> f64 {
         let mut sum = 0.0;
         for s in segments {
-            sum += sample_mid(s.length, |t| self.cost_at(s.pose_at(t).point()));
+            let point = s.point_along();
+            sum += sample_mid(s.length, |t| self.cost_at(point(t)));
         }
         self.rule.cost_penalty * sum
     }

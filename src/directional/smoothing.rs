@@ -28,7 +28,7 @@ pub struct PathPoint {
 pub fn path_points(points: &[Point2], near: f64, far: f64, near_radius: f64) -> Vec<PathPoint> {
     let mut out: Vec<PathPoint> = Vec::new();
     let mut push = |p: Point2, dir: f64| {
-        let c = (p.x.floor() as i64, p.y.floor() as i64);
+        let c = (crate::geometry::floor_i64(p.x), crate::geometry::floor_i64(p.y));
         if out.last().map(|q| q.cell) != Some(c) {
             out.push(PathPoint { cell: c, dir });
         }

@@ -31,7 +31,7 @@ thread_local! {
     /// instead of being allocated and cleared for each one, and freed when the thread ends. The
     /// node plans on at most three threads (its capped blocking pool), so at most three copies.
     static BLOCK_SEARCH: std::cell::RefCell<BlockAStar> = std::cell::RefCell::new(BlockAStar::new());
-    /// One cost-weighted searcher per thread, likewise (about 17 bytes per cell of the largest
+    /// One cost-weighted searcher per thread, likewise (about 16 bytes per cell of the largest
     /// map searched with costs on the thread).
     static COST_SEARCH: std::cell::RefCell<CostAStar> = std::cell::RefCell::new(CostAStar::new());
 }

@@ -67,6 +67,47 @@ struct Move {
     touched: Vec<(i64, i64)>,
 }
 
+/// A [`Move`] laid out for one map width: flat index offsets into the node arrays (`target`,
+/// `weights`) and into the mask's padded cells (`touched`), in fixed arrays, so the inner loop
+/// does no coordinate arithmetic and follows no pointer.
+#[derive(Debug, Clone, Copy, Default)]
+struct FlatMove {
+    dx: i64,
+    dy: i64,
+    len: f64,
+    target: isize,
+    touched: [isize; 3],
+    touched_len: usize,
+    weights: [(isize, f64); MAX_WEIGHTS],
+    weights_len: usize,
+}
+
+/// Most cells a move's samples fall in (a knight's move: 4).
+const MAX_WEIGHTS: usize = 6;
+
+impl FlatMove {
+    fn new(m: &Move, width: usize, mask_stride: usize) -> Self {
+        let node = |(x, y): (i64, i64)| (y * width as i64 + x) as isize;
+        let padded = |(x, y): (i64, i64)| (y * mask_stride as i64 + x) as isize;
+        let mut f = FlatMove {
+            dx: m.d.0,
+            dy: m.d.1,
+            len: m.len,
+            target: node(m.d),
+            touched_len: m.touched.len(),
+            weights_len: m.weights.len(),
+            ..FlatMove::default()
+        };
+        for (k, &t) in m.touched.iter().enumerate() {
+            f.touched[k] = padded(t);
+        }
+        for (k, &(c, l)) in m.weights.iter().enumerate() {
+            f.weights[k] = (node(c), l);
+        }
+        f
+    }
+}
+
 /// The cells (offsets) the open segment from a cell's centre to the centre of the cell `d` away
 /// touches, besides the first: a straight step the target; a diagonal step the target and the
 /// two cells at the corner it passes through; a knight's move the target and the two cells on
@@ -87,6 +128,9 @@ fn touched_cells(d: (i64, i64)) -> Vec<(i64, i64)> {
 pub struct CostAStar {
     scratch: NodeScratch,
     moves: Vec<Move>,
+    /// `moves` laid out for the width they were last used with.
+    flat: Vec<FlatMove>,
+    flat_width: usize,
 }
 
 impl Default for CostAStar {
@@ -98,7 +142,7 @@ impl Default for CostAStar {
 impl CostAStar {
     /// An empty searcher (memory is sized on the first query).
     pub fn new() -> Self {
-        let moves = MOVES
+        let moves: Vec<Move> = MOVES
             .iter()
             .map(|&(dx, dy)| {
                 let len = (dx as f64).hypot(dy as f64);
@@ -116,26 +160,28 @@ impl CostAStar {
                 Move { d: (dx, dy), len, weights, touched: touched_cells((dx, dy)) }
             })
             .collect();
-        Self { scratch: NodeScratch::default(), moves }
+        debug_assert!(moves.iter().all(|m: &Move| m.weights.len() <= MAX_WEIGHTS && m.touched.len() <= 3));
+        Self { scratch: NodeScratch::default(), moves, flat: Vec::new(), flat_width: usize::MAX }
     }
 
     /// The cheapest 16-connected path between the centres of cells `start` and `goal` of `mask`
     /// (every move with line of sight under the conservative rule: its open segment touches no
-    /// blocked cell), each move priced `length + ∫ cell_extra`, where `cell_extra(x, y) >= 0` is
-    /// the weight above 1 per cell unit of cell `(x, y)` (called inside the map only).
+    /// blocked cell), each move priced `length + ∫ cell_extra`, where `cell_extra(i) >= 0` is
+    /// the weight above 1 per cell unit of the cell at index `i = y * width + x` (called for
+    /// cells inside the map only).
     ///
     /// Fails with [`SearchFailure::OutOfBounds`] / [`SearchFailure::BlockedEndpoint`] for bad
     /// endpoints, [`SearchFailure::NoPath`], or [`SearchFailure::Stopped`] when `should_stop()`
     /// (polled every 1024 expansions) returns true.
     ///
-    /// Between queries the searcher holds its per-node arrays (17 bytes per cell of the largest
+    /// Between queries the searcher holds its per-node arrays (16 bytes per cell of the largest
     /// map searched) and an open list of at most [`OPEN_LIST_KEPT`] entries.
     pub fn find_path(
         &mut self,
         mask: &CellMask,
         start: (u32, u32),
         goal: (u32, u32),
-        cell_extra: impl Fn(i64, i64) -> f64,
+        cell_extra: impl Fn(usize) -> f64,
         should_stop: impl FnMut() -> bool,
     ) -> Result<CostPath, SearchFailure> {
         let found = self.search(mask, start, goal, cell_extra, should_stop);
@@ -148,7 +194,7 @@ impl CostAStar {
         mask: &CellMask,
         start: (u32, u32),
         goal: (u32, u32),
-        cell_extra: impl Fn(i64, i64) -> f64,
+        cell_extra: impl Fn(usize) -> f64,
         mut should_stop: impl FnMut() -> bool,
     ) -> Result<CostPath, SearchFailure> {
         let (w, h) = (mask.width(), mask.height());
@@ -160,8 +206,17 @@ impl CostAStar {
                 return Err(SearchFailure::BlockedEndpoint);
             }
         }
+        let (padded, stride) = mask.padded_cells();
+        if self.flat_width != w || self.flat.is_empty() {
+            self.flat = self.moves.iter().map(|m| FlatMove::new(m, w, stride)).collect();
+            self.flat_width = w;
+        }
         let (gx, gy) = (i64::from(goal.0), i64::from(goal.1));
-        let hfn = |x: i64, y: i64| ((x - gx) as f64).hypot((y - gy) as f64);
+        // `sqrt` rather than `hypot`: the operands are small integers, and this runs per push.
+        let hfn = |x: i64, y: i64| {
+            let (dx, dy) = ((x - gx) as f64, (y - gy) as f64);
+            (dx * dx + dy * dy).sqrt()
+        };
         let s = &mut self.scratch;
         s.begin(w * h);
         let si = start.1 as usize * w + start.0 as usize;
@@ -189,22 +244,24 @@ impl CostAStar {
                 return Err(SearchFailure::Stopped);
             }
             let (x, y) = ((i % w) as i64, (i / w) as i64);
+            let padded_i = ((y + 1) as usize * stride + (x + 1) as usize) as isize;
             let gu = s.g(i);
-            for m in &self.moves {
-                let (nx, ny) = (x + m.d.0, y + m.d.1);
-                // The mask's blocked border covers the cells just outside the map.
-                if m.touched.iter().any(|&(ox, oy)| mask.blocked(x + ox, y + oy)) {
+            for m in &self.flat {
+                // The mask's blocked border covers the cells just outside the map, and a move's
+                // touched cells are listed nearest first, so no index leaves the padded mask.
+                if m.touched[..m.touched_len].iter().any(|&o| padded[(padded_i + o) as usize] != 0) {
                     continue;
                 }
-                let j = ny as usize * w + nx as usize;
+                let j = (i as isize + m.target) as usize;
                 if s.is_closed(j) {
                     continue;
                 }
-                let extra: f64 = m.weights.iter().map(|&((ox, oy), l)| l * cell_extra(x + ox, y + oy)).sum();
+                let extra: f64 =
+                    m.weights[..m.weights_len].iter().map(|&(o, l)| l * cell_extra((i as isize + o) as usize)).sum();
                 let ng = gu + m.len + extra;
                 if ng < s.g(j) {
                     s.set(j, ng, i as u32);
-                    s.push(j, ng + hfn(nx, ny));
+                    s.push(j, ng + hfn(x + m.dx, y + m.dy));
                 }
             }
         }
@@ -255,13 +312,13 @@ mod tests {
     fn without_costs_the_path_is_a_shortest_16_connected_one() {
         let g = Grid::from_rows(&["........", "..@@@...", "........", "........"]).unwrap();
         let m = CellMask::from_grid(&g);
-        let p = CostAStar::new().find_path(&m, (0, 2), (7, 0), |_, _| 0.0, || false).unwrap();
+        let p = CostAStar::new().find_path(&m, (0, 2), (7, 0), |_| 0.0, || false).unwrap();
         // Around the wall's right end: (0,2) -> (5,0)... at least the straight distance.
         assert!(p.cost >= ((7.0f64).hypot(2.0)) - 1e-9);
         assert_eq!(p.cells.first(), Some(&(0, 2)));
         assert_eq!(p.cells.last(), Some(&(7, 0)));
         assert_eq!(
-            CostAStar::new().find_path(&m, (2, 1), (0, 0), |_, _| 0.0, || false),
+            CostAStar::new().find_path(&m, (2, 1), (0, 0), |_| 0.0, || false),
             Err(SearchFailure::BlockedEndpoint)
         );
     }
@@ -297,10 +354,10 @@ mod tests {
         // the way round through it (about 47) beats crossing (more than 100).
         let g = Grid::new_free(30, 9).unwrap();
         let m = CellMask::from_grid(&g);
-        let extra = |x: i64, y: i64| if y == 4 && x != 25 { 100.0 } else { 0.0 };
+        let extra = |i: usize| if i / 30 == 4 && i % 30 != 25 { 100.0 } else { 0.0 };
         let p = CostAStar::new().find_path(&m, (2, 0), (2, 8), extra, || false).unwrap();
         assert!(p.cells.contains(&(25, 4)), "{:?}", p.cells);
-        let free = CostAStar::new().find_path(&m, (2, 0), (2, 8), |_, _| 0.0, || false).unwrap();
+        let free = CostAStar::new().find_path(&m, (2, 0), (2, 8), |_| 0.0, || false).unwrap();
         assert!((free.cost - 8.0).abs() < 1e-9);
     }
 }

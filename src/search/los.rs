@@ -84,6 +84,13 @@ impl CellMask {
         }
     }
 
+    /// The cells with their blocked border, row by row (`0` free), and the row stride: cell
+    /// `(x, y)` is at `(y + 1) * stride + x + 1`. For inner loops that step by index offsets.
+    #[inline]
+    pub(crate) fn padded_cells(&self) -> (&[u8], usize) {
+        (&self.cells, self.stride)
+    }
+
     /// True when cell `(x, y)` is blocked. Valid for `-1 <= x <= width`, `-1 <= y <= height`
     /// (the border is blocked); panics further out, which no caller in this crate does.
     #[inline(always)]

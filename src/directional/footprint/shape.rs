@@ -2,6 +2,7 @@
 
 use super::{sampled_radius, SAMPLE_SPACING};
 use crate::geometry::Point2;
+use crate::geometry::{ceil_i64, floor_i64};
 
 /// The vehicle's footprint in cells: a disk about its reference point, or a square centred on it
 /// that turns with the heading (sides parallel and perpendicular to the heading).
@@ -131,7 +132,7 @@ pub fn square_runs(cx: f64, cy: f64, yaw: f64, half: f64, mut f: impl FnMut(i64,
         .map(|(u, v)| (cx + c * u - s * v, cy + s * u + c * v));
     let y_min = corners.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
     let y_max = corners.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
-    for y in y_min.floor() as i64..=y_max.floor() as i64 {
+    for y in floor_i64(y_min)..=floor_i64(y_max) {
         // x-extent of the square within the closed strip [y, y + 1].
         let (lo, hi) = (y as f64, y as f64 + 1.0);
         let (mut x_lo, mut x_hi) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -152,7 +153,7 @@ pub fn square_runs(cx: f64, cy: f64, yaw: f64, half: f64, mut f: impl FnMut(i64,
         if x_lo > x_hi {
             continue;
         }
-        if !f(y, (x_lo - 1.0).ceil() as i64, x_hi.floor() as i64) {
+        if !f(y, ceil_i64(x_lo - 1.0), floor_i64(x_hi)) {
             return;
         }
     }
@@ -161,8 +162,8 @@ pub fn square_runs(cx: f64, cy: f64, yaw: f64, half: f64, mut f: impl FnMut(i64,
 /// Calls `f(y, x0, x1)` for every row of cells touched (closed-set intersection) by the disk of
 /// radius `rho` around `p`; stops early when `f` returns false.
 pub fn disk_runs(p: Point2, rho: f64, mut f: impl FnMut(i64, i64, i64) -> bool) {
-    let y_lo = (p.y - rho).floor() as i64;
-    let y_hi = (p.y + rho).floor() as i64;
+    let y_lo = floor_i64(p.y - rho);
+    let y_hi = floor_i64(p.y + rho);
     for y in y_lo..=y_hi {
         let nearest = p.y.clamp(y as f64, y as f64 + 1.0);
         let dy = (p.y - nearest).abs();
@@ -170,8 +171,8 @@ pub fn disk_runs(p: Point2, rho: f64, mut f: impl FnMut(i64, i64, i64) -> bool) 
             continue;
         }
         let w = (rho * rho - dy * dy).max(0.0).sqrt();
-        let x0 = (p.x - w - 1.0).ceil() as i64;
-        let x1 = (p.x + w).floor() as i64;
+        let x0 = ceil_i64(p.x - w - 1.0);
+        let x1 = floor_i64(p.x + w);
         if !f(y, x0, x1) {
             return;
         }
