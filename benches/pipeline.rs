@@ -13,7 +13,7 @@
 
 use blockstar_planner::cli::bench_nav::random_pairs;
 use blockstar_planner::directional::footprint::sampled_radius;
-use blockstar_planner::directional::pipeline::full_search;
+use blockstar_planner::directional::refine::full_search;
 use blockstar_planner::directional::{
     verify_trajectory, CollisionMap, Directional, MotionModel, Neighbourhood, Vehicle,
 };

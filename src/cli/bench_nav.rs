@@ -4,7 +4,7 @@
 
 use super::nav2_cost::{Inflation, Nav2Cost, PathCost};
 use super::{CliError, CliResult};
-use crate::directional::pipeline::full_search;
+use crate::directional::refine::full_search;
 use crate::directional::{
     verify_trajectory, CollisionMap, Directional, MotionModel, Neighbourhood, RefineError, Vehicle,
 };

@@ -131,7 +131,7 @@ pub fn trapped_ends(
 mod tests {
     use super::*;
     use crate::directional::lattice::Neighbourhood;
-    use crate::directional::pipeline::full_search;
+    use crate::directional::refine::full_search;
     use crate::directional::{Directional, RefineParams};
     use crate::grid::Grid;
 

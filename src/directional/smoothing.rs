@@ -216,11 +216,6 @@ impl<'a> PathDp<'a> {
         self.points
     }
 
-    /// The start, goal and goal heading rule.
-    pub(super) fn ends(&self) -> Ends {
-        Ends { start: self.start, goal: self.goal, goal_free: self.goal_free }
-    }
-
     pub(super) fn pose(&self, t: usize, h: usize) -> Pose2 {
         let pt = self.points[t - 1];
         let yaw = self.bin_yaw.get(h).copied().unwrap_or(pt.dir);

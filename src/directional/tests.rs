@@ -495,7 +495,7 @@ fn under_a_turn_penalty_the_full_search_is_optimal_for_its_own_cost() {
 #[test]
 fn cheapest_subchain_equals_brute_force_over_all_subchains() {
     use super::chain::PoseChain;
-    use super::pipeline::cheapest_subchain;
+    use super::refine::cheapest_subchain;
     let mut seed = 5u64;
     let (radius, fp, tp) = (4.0, 1.0, 2.5);
     let c = Directional::new(RefineParams {

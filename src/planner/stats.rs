@@ -114,7 +114,7 @@ impl StageClock {
     }
 
     /// Records stages timed elsewhere, in place of the time since the last mark.
-    pub(super) fn extend(&mut self, stages: &[directional::pipeline::StageStat]) {
+    pub(super) fn extend(&mut self, stages: &[directional::refine::StageStat]) {
         self.stages.extend(stages.iter().map(|st| StageTime { leg: None, stage: st.name, ms: st.ms }));
         self.lap = Instant::now();
     }

@@ -78,7 +78,7 @@ impl Refine for Curves {
         Some(Solution::new(guide, direct.trajectory, direct.stats.solved_by, 0))
     }
 
-    /// Steps 1-6 of `directional::pipeline` (the direct curve and the trapped-ends proof ran
+    /// Steps 1-6 of `directional::refine` (the direct curve and the trapped-ends proof ran
     /// before).
     fn refine(
         &self,

@@ -7,7 +7,7 @@
 //!   the footprint's sweep; without a guide, or when the guide grazes an obstacle between its
 //!   vertices, A* over a half-cell lattice on the exact collision map ([`exact_footprint`]).
 //! - [`Curves`] (a turning radius): Directional A*'s refinement of the guide
-//!   ([`crate::directional::pipeline`]), the direct curve when it is free, the trapped-ends
+//!   ([`crate::directional::refine`]), the direct curve when it is free, the trapped-ends
 //!   proof, and the full Directional A* search without a guide.
 //!
 //! [`crate::planner::PreparedMap`] builds the refiner with the map; the plan's steps

@@ -1,0 +1,66 @@
+//! Step 0: the model's own curve from start to goal, taken when it is free (beyond Pinter).
+
+use super::{RefineStats, Refined};
+use crate::directional::chain::PoseChain;
+use crate::directional::footprint::{CollisionMap, SEARCH_MARGIN};
+use crate::directional::params::Directional;
+use crate::directional::verify::verify_trajectory;
+use crate::geometry::Pose2;
+use crate::stages::{SolvedBy, Stage};
+use crate::trajectory::Trajectory;
+use std::time::Instant;
+
+/// Step 0: the model's curve from `start` to `goal` (forwards the shortest Dubins curve; with
+/// reversing the cheapest Reeds-Shepp word; arc then line when `goal_heading_free`), returned
+/// verified when it is collision-free. Without penalties no legal curve is shorter, so no guide
+/// or search can improve on it; under reverse or change penalties it is the cheapest word, which a
+/// longer detour could undercut only by avoiding a reverse stretch or a cusp (taken as the answer
+/// all the same: it is what the vehicle is expected to drive). With traversal costs on `map` it is
+/// taken only when it passes none (else a longer curve may cost less). Under a turn penalty a
+/// longer curve may cost less: then `None` at once. Costs one curve and one sweep, so a caller
+/// may try it before computing a guide at all. `None` when it collides (or, never seen, fails
+/// verification); the stages it ran are appended to `stats` either way. Start and goal are taken
+/// as valid (finite, footprint free), as [`super::refine`] checks.
+pub fn direct_curve(
+    ctx: &Directional,
+    map: &CollisionMap,
+    start: Pose2,
+    goal: Pose2,
+    goal_heading_free: bool,
+    stats: &mut RefineStats,
+) -> Option<Refined> {
+    let p = ctx.params();
+    if p.turn_penalty > 0.0 {
+        // Under a turn penalty the shortest curve need not be the cheapest one.
+        return None;
+    }
+    let t = Instant::now();
+    let segs = p.motion().link(start, goal, goal_heading_free)?;
+    if !map.sweep_free(&segs, p.shape(), SEARCH_MARGIN) {
+        stats.record(Stage::Direct, t, "the shortest curve collides");
+        return None;
+    }
+    // With costs the shortest curve is the cheapest only when it passes no cost at all.
+    let extra = map.extra_cost(&segs);
+    if extra > 0.0 {
+        stats.record(
+            Stage::Direct,
+            t,
+            format!("the shortest curve is free but passes costs ({extra:.2} above its length)"),
+        );
+        return None;
+    }
+    stats.record(Stage::Direct, t, "the shortest curve is free");
+    let t = Instant::now();
+    let traj = Trajectory { segments: segs, min_turning_radius: p.turning_radius };
+    if let Err(e) = verify_trajectory(map, &traj, &p.vehicle(), start, goal, goal_heading_free) {
+        stats.record(Stage::Verify, t, format!("failed: {e}"));
+        return None;
+    }
+    stats.record(Stage::Verify, t, "passed");
+    stats.solved_by = SolvedBy::Direct;
+    stats.poses_before_smoothing = 2;
+    stats.poses_after_smoothing = 2;
+    let chain = PoseChain::new(vec![start, goal], goal_heading_free);
+    Some(Refined { trajectory: traj, chain, stats: std::mem::take(stats) })
+}
