@@ -43,7 +43,8 @@ fn side_by_side(c: &mut Criterion) {
     planner_rs.set_map(map).expect("map");
     let cmap = CollisionMap::with_footprint(&grid, fp);
     let mask = cmap.centre_mask(fp, 0.0);
-    let ctx = Directional::new(config.refine_params(res).expect("refine params")).expect("tables");
+    let ctx = Directional::new(config.refine_params(res).expect("valid parameters").expect("a turning radius"))
+        .expect("tables");
     ctx.edges().fill_all();
     let pairs = random_pairs(&cmap, &mask, sampled_radius(fp) + 1e-6, PAIRS, 33, 3.0 / res).expect("pairs");
     let plan_with = |planner: &Planner, s, g| {

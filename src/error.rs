@@ -30,6 +30,28 @@ pub enum GridError {
         /// Row.
         y: i64,
     },
+    /// A grid given to update a structure has another size than the structure.
+    #[error("the grid is {width}x{height} cells, the structure it updates {expected_width}x{expected_height}")]
+    SizeMismatch {
+        /// Columns of the grid given.
+        width: usize,
+        /// Rows of the grid given.
+        height: usize,
+        /// Columns of the structure.
+        expected_width: usize,
+        /// Rows of the structure.
+        expected_height: usize,
+    },
+    /// A changed rectangle reaches beyond the grid.
+    #[error("the rectangle {rect:?} leaves the {width}x{height} grid")]
+    RectOutside {
+        /// The rectangle (cells).
+        rect: crate::grid::CellRect,
+        /// Columns of the grid.
+        width: usize,
+        /// Rows of the grid.
+        height: usize,
+    },
 }
 
 /// Errors reading or validating a map (file or message).

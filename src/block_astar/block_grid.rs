@@ -72,11 +72,13 @@ impl BlockGrid {
     ///
     /// Fails, changing nothing, when `grid` has another size or `rect` leaves the grid.
     pub fn update_rect(&mut self, grid: &Grid, rect: CellRect) -> Result<(), GridError> {
-        if grid.width() != self.width() || grid.height() != self.height() {
-            return Err(GridError::BadSize { width: grid.width(), height: grid.height() });
+        let (w, h) = (self.width(), self.height());
+        if grid.width() != w || grid.height() != h {
+            let (width, height) = (grid.width(), grid.height());
+            return Err(GridError::SizeMismatch { width, height, expected_width: w, expected_height: h });
         }
-        if rect.x + rect.width > self.width() || rect.y + rect.height > self.height() {
-            return Err(GridError::OutOfBounds { x: (rect.x + rect.width) as i64, y: (rect.y + rect.height) as i64 });
+        if rect.x + rect.width > w || rect.y + rect.height > h {
+            return Err(GridError::RectOutside { rect, width: w, height: h });
         }
         if rect.is_empty() {
             return Ok(());

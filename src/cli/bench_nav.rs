@@ -298,9 +298,6 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             "--min-turning-radius must be > 0 {u} (or 0 with --algo pipeline alone), got {r} {u}"
         )));
     }
-    if !(args.reverse_penalty.is_finite() && args.reverse_penalty >= 1.0) {
-        return Err(CliError(format!("--reverse-penalty must be >= 1, got {}", args.reverse_penalty)));
-    }
     super::non_negative("--change-penalty", args.change_penalty, u)?;
     let defaults = PlannerConfig::default();
     let cost_penalty = args.cost_penalty.unwrap_or(defaults.cost_penalty);
@@ -327,6 +324,8 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         preferred_clearance,
         ..PlannerConfig::default()
     };
+    // The planner's own ranges (one owner: `crate::params::PARAMS`), whatever the algorithms.
+    config.validate()?;
     let grid = map.to_grid(config.traversability());
     let fp = args.robot_radius / res;
     let radius = args.min_turning_radius / res;
@@ -343,8 +342,8 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         let mut planner = Planner::new(config.clone())?;
         planner.set_units(u);
         planner.set_map(map.clone())?;
-        let ctx = match config.refine_params(res) {
-            Some(params) => Some(Directional::new(params).map_err(CliError)?),
+        let ctx = match config.refine_params(res)? {
+            Some(params) => Some(Directional::new(params).map_err(|e| CliError(e.to_string()))?),
             None => None,
         };
         if let Some(ctx) = &ctx {

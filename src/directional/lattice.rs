@@ -19,6 +19,15 @@ pub enum HeadingBins {
 }
 
 impl HeadingBins {
+    /// The bins of `count` headings per cell: 8 or 16, `None` for any other count.
+    pub fn with_count(count: usize) -> Option<Self> {
+        match count {
+            8 => Some(HeadingBins::Eight),
+            16 => Some(HeadingBins::Sixteen),
+            _ => None,
+        }
+    }
+
     /// Number of bins.
     pub fn count(self) -> usize {
         match self {
@@ -51,6 +60,16 @@ pub enum Neighbourhood {
 }
 
 impl Neighbourhood {
+    /// The neighbourhood of `size` cells: 8, 24 or 48, `None` for any other size.
+    pub fn with_size(size: usize) -> Option<Self> {
+        match size {
+            8 => Some(Neighbourhood::Directional8),
+            24 => Some(Neighbourhood::Directional24),
+            48 => Some(Neighbourhood::Directional48),
+            _ => None,
+        }
+    }
+
     /// Largest |dx| or |dy| of an edge, in lattice cells.
     pub fn reach(self) -> i64 {
         match self {

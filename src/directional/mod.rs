@@ -35,7 +35,7 @@ pub mod verify;
 pub use footprint::CollisionMap;
 pub use lattice::{HeadingBins, Neighbourhood};
 pub use motion::{Gear, Motion, MotionModel};
-pub use params::{Directional, RefineParams};
+pub use params::{Directional, InvalidParam, RefineParams};
 pub use refine::{direct_curve, full_search, refine, refine_guided, RefineError, RefineStats, Refined};
 pub use tables::CentreCell;
 pub use verify::{verify_trajectory, Vehicle, VerifyError};

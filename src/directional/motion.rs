@@ -12,7 +12,6 @@
 //! (all lengths in the caller's units, cells inside the planner). With the defaults (1, 0, 0) it
 //! is the length.
 
-use super::params::RefineParams;
 use crate::curves::reeds_shepp::reeds_shepp_cheapest_memo;
 use crate::curves::{
     dubins_length, dubins_shortest, pose_to_point, reeds_shepp_shortest, DubinsCurve, ReedsSheppCurve,
@@ -145,17 +144,6 @@ pub struct Motion {
 }
 
 impl Motion {
-    /// The model of `params`.
-    pub fn of(params: &RefineParams) -> Self {
-        Self {
-            model: params.motion_model,
-            radius: params.turning_radius,
-            turn_penalty: params.turn_penalty,
-            reverse_penalty: params.reverse_penalty,
-            change_penalty: params.change_penalty,
-        }
-    }
-
     /// True when no penalty is in force, so the cheapest curve is the shortest.
     pub fn length_only(&self) -> bool {
         let gear_prices =

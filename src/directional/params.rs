@@ -6,6 +6,18 @@ use super::lattice::{HeadingBins, Neighbourhood};
 use super::motion::{Motion, MotionModel};
 use super::tables::{EdgeTable, HeuristicTable, TableKey};
 
+/// A field of [`RefineParams`] out of its range.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{name} must be {range}, got {value}")]
+pub struct InvalidParam {
+    /// The field.
+    pub name: &'static str,
+    /// The range it must lie in, for a person.
+    pub range: &'static str,
+    /// The value given.
+    pub value: String,
+}
+
 /// Parameters, all lengths in grid cells.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RefineParams {
@@ -88,39 +100,41 @@ impl RefineParams {
         }
     }
 
-    /// Checks ranges; the message names the offending field.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks ranges. Fails with the first field out of its range.
+    pub fn validate(&self) -> Result<(), InvalidParam> {
+        let bad = |name: &'static str, range: &'static str, value: &dyn std::fmt::Display| {
+            Err(InvalidParam { name, range, value: value.to_string() })
+        };
+        let finite_at_least = |x: f64, min: f64| x.is_finite() && x >= min;
         if !(self.turning_radius.is_finite() && self.turning_radius > 0.0) {
-            return Err(format!("turning_radius must be finite and > 0, got {}", self.turning_radius));
+            return bad("turning_radius", "finite and > 0", &self.turning_radius);
         }
-        if !(self.footprint_radius.is_finite() && self.footprint_radius >= 0.0) {
-            return Err(format!("footprint_radius must be finite and >= 0, got {}", self.footprint_radius));
+        if !finite_at_least(self.footprint_radius, 0.0) {
+            return bad("footprint_radius", "finite and >= 0", &self.footprint_radius);
         }
-        if !(self.footprint_side.is_finite() && self.footprint_side >= 0.0) {
-            return Err(format!("footprint_side must be finite and >= 0, got {}", self.footprint_side));
+        if !finite_at_least(self.footprint_side, 0.0) {
+            return bad("footprint_side", "finite and >= 0", &self.footprint_side);
         }
-        if let Some(s) = self.lattice_spacing {
-            if !(1..=4096).contains(&s) {
-                return Err(format!("lattice_spacing must be in 1..=4096, got {s}"));
-            }
+        if let Some(s) = self.lattice_spacing.filter(|s| !(1..=4096).contains(s)) {
+            return bad("lattice_spacing", "in 1..=4096", &s);
         }
-        if self.smoothing_hops == Some(0) || self.smoothing_hops.is_some_and(|h| h > 16) {
-            return Err("smoothing_hops must be in 1..=16".into());
+        if let Some(h) = self.smoothing_hops.filter(|h| !(1..=16).contains(h)) {
+            return bad("smoothing_hops", "in 1..=16", &h);
         }
-        if self.window_margin.is_some_and(|m| m < 0) {
-            return Err("window_margin must be >= 0".into());
+        if let Some(m) = self.window_margin.filter(|&m| m < 0) {
+            return bad("window_margin", ">= 0", &m);
         }
-        if !(self.turn_penalty.is_finite() && self.turn_penalty >= 0.0) {
-            return Err(format!("turn_penalty must be finite and >= 0, got {}", self.turn_penalty));
+        if !finite_at_least(self.turn_penalty, 0.0) {
+            return bad("turn_penalty", "finite and >= 0", &self.turn_penalty);
         }
-        if !(self.reverse_penalty.is_finite() && self.reverse_penalty >= 1.0) {
-            return Err(format!("reverse_penalty must be finite and >= 1, got {}", self.reverse_penalty));
+        if !finite_at_least(self.reverse_penalty, 1.0) {
+            return bad("reverse_penalty", "finite and >= 1", &self.reverse_penalty);
         }
-        if !(self.change_penalty.is_finite() && self.change_penalty >= 0.0) {
-            return Err(format!("change_penalty must be finite and >= 0, got {}", self.change_penalty));
+        if !finite_at_least(self.change_penalty, 0.0) {
+            return bad("change_penalty", "finite and >= 0", &self.change_penalty);
         }
         if !(1..=64).contains(&self.heuristic_window) {
-            return Err(format!("heuristic_window must be in 1..=64, got {}", self.heuristic_window));
+            return bad("heuristic_window", "in 1..=64", &self.heuristic_window);
         }
         Ok(())
     }
@@ -163,7 +177,13 @@ impl RefineParams {
 
     /// The motion model with its radius and prices.
     pub fn motion(&self) -> Motion {
-        Motion::of(self)
+        Motion {
+            model: self.motion_model,
+            radius: self.turning_radius,
+            turn_penalty: self.turn_penalty,
+            reverse_penalty: self.reverse_penalty,
+            change_penalty: self.change_penalty,
+        }
     }
 
     fn table_key(&self) -> TableKey {
@@ -189,7 +209,7 @@ pub struct Directional {
 
 impl Directional {
     /// Validates `params` and allocates the tables (edges are filled lazily on first use).
-    pub fn new(params: RefineParams) -> Result<Self, String> {
+    pub fn new(params: RefineParams) -> Result<Self, InvalidParam> {
         params.validate()?;
         let key = params.table_key();
         let edges = EdgeTable::new(key, Neighbourhood::Directional48.reach(), params.motion_model);
@@ -205,7 +225,7 @@ impl Directional {
 
     /// Replaces the parameters; the tables are rebuilt only when a value they depend on changed.
     /// On invalid parameters nothing changes.
-    pub fn set_params(&mut self, params: RefineParams) -> Result<(), String> {
+    pub fn set_params(&mut self, params: RefineParams) -> Result<(), InvalidParam> {
         params.validate()?;
         let same_tables = params.table_key() == self.params.table_key()
             && params.heuristic_window == self.params.heuristic_window

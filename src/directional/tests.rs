@@ -208,7 +208,11 @@ fn bad_input_is_rejected_and_stop_is_honoured() {
     assert_eq!(refine(&c, &map, &[], ok, far, false, &mut || true), Err(RefineError::Stopped));
     // Parameters out of range are refused and the context keeps its tables.
     let mut d = ctx(4.0, 1.0);
-    assert!(d.set_params(RefineParams { turning_radius: -1.0, ..d.params().clone() }).is_err());
+    let e = d.set_params(RefineParams { turning_radius: -1.0, ..d.params().clone() }).unwrap_err();
+    assert_eq!((e.name, e.value.as_str()), ("turning_radius", "-1"));
+    assert_eq!(e.to_string(), "turning_radius must be finite and > 0, got -1");
+    let e = d.set_params(RefineParams { smoothing_hops: Some(0), ..d.params().clone() }).unwrap_err();
+    assert_eq!(e.to_string(), "smoothing_hops must be in 1..=16, got 0");
     assert_eq!(d.params().turning_radius, 4.0);
     d.set_params(RefineParams { turning_radius: 6.0, ..d.params().clone() }).unwrap();
     assert_eq!(d.edges().key().turning_radius, 6.0);

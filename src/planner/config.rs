@@ -1,6 +1,6 @@
 //! The planner's parameters and the values derived from them.
 
-use super::PlanError;
+use super::{PlanError, StatusCode};
 use crate::directional::{HeadingBins, MotionModel, Neighbourhood, RefineParams};
 use crate::map::{Traversability, DEFAULT_MAX_MAP_CELLS};
 use serde::Serialize;
@@ -88,15 +88,23 @@ impl PlannerConfig {
     }
 
     /// The Directional A* parameters for a map of `resolution` metres per cell (`None` when the
-    /// turning radius is 0: the any-angle path is then the trajectory).
-    pub fn refine_params(&self, resolution: f64) -> Option<RefineParams> {
-        (self.min_turning_radius > 0.0).then(|| RefineParams {
-            heading_bins: if self.heading_bins == 16 { HeadingBins::Sixteen } else { HeadingBins::Eight },
-            repair_neighbourhood: match self.neighbourhood {
-                8 => Neighbourhood::Directional8,
-                48 => Neighbourhood::Directional48,
-                _ => Neighbourhood::Directional24,
-            },
+    /// turning radius is 0: the any-angle path is then the trajectory). Fails with
+    /// `INVALID_INPUT` when `heading_bins` or `neighbourhood` names no lattice (as
+    /// [`PlannerConfig::validate`] would), never falling back to another.
+    pub fn refine_params(&self, resolution: f64) -> Result<Option<RefineParams>, PlanError> {
+        if self.min_turning_radius <= 0.0 {
+            return Ok(None);
+        }
+        let invalid = |name: &str, allowed: &str, value: usize| {
+            PlanError::new(StatusCode::InvalidInput, format!("{name} must be one of {allowed}, got {value}"))
+        };
+        let heading_bins = HeadingBins::with_count(self.heading_bins)
+            .ok_or_else(|| invalid("heading_bins", "8, 16", self.heading_bins))?;
+        let repair_neighbourhood = Neighbourhood::with_size(self.neighbourhood)
+            .ok_or_else(|| invalid("neighbourhood", "8, 24, 48", self.neighbourhood))?;
+        Ok(Some(RefineParams {
+            heading_bins,
+            repair_neighbourhood,
             // Per radian turned: metres of penalty become cells of penalty.
             turn_penalty: self.turn_penalty / resolution,
             motion_model: self.motion_model,
@@ -104,7 +112,7 @@ impl PlannerConfig {
             change_penalty: self.change_penalty / resolution,
             footprint_side: self.robot_side / resolution,
             ..RefineParams::from_metres(self.robot_radius, self.min_turning_radius, resolution)
-        })
+        }))
     }
 
     /// Radius (m) of the largest disk the footprint covers in every heading: the circle itself,
@@ -141,5 +149,25 @@ impl PlannerConfig {
     /// The rule turning occupancy values into blocked cells.
     pub fn traversability(&self) -> Traversability {
         Traversability { occupied_threshold: self.occupied_threshold, allow_unknown: self.allow_unknown }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lattice_that_does_not_exist_is_refused_not_replaced() {
+        let good = PlannerConfig { heading_bins: 16, neighbourhood: 48, ..PlannerConfig::default() };
+        let p = good.refine_params(0.05).unwrap().unwrap();
+        assert_eq!((p.heading_bins, p.repair_neighbourhood), (HeadingBins::Sixteen, Neighbourhood::Directional48));
+        // Unvalidated configurations reach `refine_params` from library users: no silent 24.
+        let e = PlannerConfig { neighbourhood: 25, ..good.clone() }.refine_params(0.05).unwrap_err();
+        assert_eq!(e.code, StatusCode::InvalidInput);
+        assert!(e.message.contains("neighbourhood must be one of 8, 24, 48, got 25"), "{}", e.message);
+        let e = PlannerConfig { heading_bins: 12, ..good.clone() }.refine_params(0.05).unwrap_err();
+        assert!(e.message.contains("heading_bins must be one of 8, 16, got 12"), "{}", e.message);
+        // Without a turning radius there is no lattice to name.
+        assert_eq!(PlannerConfig { min_turning_radius: 0.0, ..good }.refine_params(0.05).unwrap(), None);
     }
 }

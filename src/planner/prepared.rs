@@ -122,7 +122,7 @@ impl PreparedMap {
             return Ok(MapUpdate { changed: changed.cells, rebuilt: true, costs_changed: changed.cells });
         }
         if let Some(rect) = changed.cells {
-            self.collision.update_rect(&obstacles, rect).map_err(invalid)?;
+            self.collision.update_rect(&obstacles, rect).map_err(|e| invalid(e.to_string()))?;
         }
         let costs_changed = match (self.collision.costs_mut(), values) {
             (Some(costs), Some(rect)) => Some(costs.update(&self.map, rect)),

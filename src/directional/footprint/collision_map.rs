@@ -5,6 +5,7 @@ use super::sampling::{ceil_index, sample_count, SamplePoints};
 use super::{disk_runs, sampled_radius, square_runs, Shape, Span, COARSE_STRIDE, SEARCH_MARGIN};
 use crate::clearance::distance::DistanceField;
 use crate::costs::CostField;
+use crate::error::GridError;
 use crate::geometry::Point2;
 use crate::grid::Grid;
 use crate::trajectory::Segment;
@@ -188,15 +189,16 @@ impl CollisionMap {
     /// Brings the map up to date after the cells of `rect` changed in `grid` (same size as the
     /// grid this map was built from): the prefix counts of the rows of `rect`, and the "fits
     /// anywhere" shortcut of every cell whose test disk can reach `rect`. The result equals a
-    /// fresh build on `grid`. Fails, changing nothing, when the sizes differ or `rect` leaves the
-    /// grid.
-    pub fn update_rect(&mut self, grid: &Grid, rect: crate::grid::CellRect) -> Result<(), String> {
+    /// fresh build on `grid`. Fails, changing nothing, with [`GridError::SizeMismatch`] or
+    /// [`GridError::RectOutside`].
+    pub fn update_rect(&mut self, grid: &Grid, rect: crate::grid::CellRect) -> Result<(), GridError> {
         let (w, h) = (self.width, self.height);
         if grid.width() != w || grid.height() != h {
-            return Err(format!("grid is {}x{}, the collision map {w}x{h}", grid.width(), grid.height()));
+            let (width, height) = (grid.width(), grid.height());
+            return Err(GridError::SizeMismatch { width, height, expected_width: w, expected_height: h });
         }
         if rect.x + rect.width > w || rect.y + rect.height > h {
-            return Err(format!("rectangle {rect:?} leaves the {w}x{h} grid"));
+            return Err(GridError::RectOutside { rect, width: w, height: h });
         }
         if rect.is_empty() {
             return Ok(());

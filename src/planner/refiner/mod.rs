@@ -113,12 +113,12 @@ pub(super) fn for_config(
     resolution: f64,
     previous: Option<&dyn Refine>,
 ) -> Result<Arc<dyn Refine>, PlanError> {
-    Ok(match config.refine_params(resolution) {
+    Ok(match config.refine_params(resolution)? {
         None => Arc::new(OnTheSpot { radius: config.mask_radius() / resolution }),
         Some(params) => match previous.and_then(|p| p.directional()) {
             Some(d) if *d.params() == params => Arc::new(Curves(d.clone())),
             _ => Arc::new(Curves(Arc::new(
-                Directional::new(params).map_err(|m| PlanError::new(StatusCode::InvalidInput, m))?,
+                Directional::new(params).map_err(|e| PlanError::new(StatusCode::InvalidInput, e.to_string()))?,
             ))),
         },
     })
