@@ -173,8 +173,8 @@ impl CostField {
     pub fn extra_along(&self, segments: &[Segment]) -> f64 {
         let mut sum = 0.0;
         for s in segments {
-            let point = s.point_along();
-            sum += sample_mid(s.length, |t| self.cost_at(point(t)));
+            let points = s.points_along();
+            sum += sample_mid(s.length, |t| self.cost_at(points.at(t)));
         }
         self.rule.cost_penalty * sum
     }

@@ -116,22 +116,11 @@ impl Segment {
         })
     }
 
-    /// The point after travelling `s` along the segment, as a closure that computes the start
-    /// heading's sine and cosine once: for sampling many points of one segment. Each point
-    /// equals `self.pose_at(s).point()` bit for bit (`s` clamped to `0..=length` likewise).
-    pub fn point_along(&self) -> impl Fn(f64) -> Point2 {
-        let Pose2 { x, y, yaw } = self.start;
-        let (sin0, cos0) = yaw.sin_cos();
-        let (k, sign, length) = (self.curvature, if self.reverse { -1.0 } else { 1.0 }, self.length);
-        move |s| {
-            let t = sign * s.clamp(0.0, length);
-            if k == 0.0 {
-                Point2::new(x + t * cos0, y + t * sin0)
-            } else {
-                let (sin2, cos2) = (yaw + k * t).sin_cos();
-                Point2::new(x + (sin2 - sin0) / k, y - (cos2 - cos0) / k)
-            }
-        }
+    /// The points along the segment, with the start heading's sine and cosine computed once: for
+    /// sampling many points of one segment (cost integrals, sweeps).
+    pub fn points_along(&self) -> PointsAlong {
+        let (sin0, cos0) = self.start.yaw.sin_cos();
+        PointsAlong { seg: *self, sin0, cos0 }
     }
 
     /// Pose after travelling `s` (clamped to `0..=length`) along the segment (Pinter's
@@ -156,6 +145,44 @@ impl Segment {
             return Pose2::new(self.start.x, self.start.y, normalize_angle(self.start.yaw + self.rotation));
         }
         self.pose_at(self.length)
+    }
+}
+
+/// The points of one [`Segment`] ([`Segment::points_along`]); each equals the point of
+/// [`Segment::pose_at`] bit for bit, by the same arithmetic.
+#[derive(Debug, Clone, Copy)]
+pub struct PointsAlong {
+    seg: Segment,
+    /// Sine and cosine of the start heading.
+    sin0: f64,
+    cos0: f64,
+}
+
+impl PointsAlong {
+    /// Signed arc length after travelling `s` (clamped to `0..=length`; negative when
+    /// reversing), as `pose_at` clamps and signs it.
+    #[inline]
+    pub fn signed(&self, s: f64) -> f64 {
+        let s = s.clamp(0.0, self.seg.length);
+        if self.seg.reverse {
+            -s
+        } else {
+            s
+        }
+    }
+
+    /// The point after travelling `s` (clamped to `0..=length`).
+    #[inline]
+    pub fn at(&self, s: f64) -> Point2 {
+        let t = self.signed(s);
+        let Pose2 { x, y, yaw } = self.seg.start;
+        let k = self.seg.curvature;
+        if k == 0.0 {
+            Point2::new(x + t * self.cos0, y + t * self.sin0)
+        } else {
+            let (s2, c2) = (yaw + k * t).sin_cos();
+            Point2::new(x + (s2 - self.sin0) / k, y - (c2 - self.cos0) / k)
+        }
     }
 }
 
@@ -317,7 +344,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn point_along_equals_pose_at_bit_for_bit() {
+    fn points_along_equal_pose_at_bit_for_bit() {
         let mut seed = 11u64;
         let mut next = || {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -327,10 +354,10 @@ mod tests {
             let start = Pose2::new(next() * 100.0, next() * 100.0, (next() - 0.5) * 8.0);
             let curvature = [0.0, next() * 2.0, -next() * 2.0][(next() * 3.0) as usize % 3];
             let seg = Segment { start, length: next() * 20.0, curvature, reverse: next() < 0.5, rotation: 0.0 };
-            let point = seg.point_along();
+            let points = seg.points_along();
             for k in 0..=20 {
                 let s = seg.length * k as f64 / 20.0;
-                let (a, b) = (point(s), seg.pose_at(s).point());
+                let (a, b) = (points.at(s), seg.pose_at(s).point());
                 assert_eq!((a.x.to_bits(), a.y.to_bits()), (b.x.to_bits(), b.y.to_bits()), "{seg:?} at {s}");
             }
         }

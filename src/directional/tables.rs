@@ -57,9 +57,9 @@ fn centre_cells(segments: &[crate::trajectory::Segment]) -> Vec<CentreCell> {
     for s in segments.iter().filter(|s| s.length > 0.0) {
         let n = (s.length / crate::costs::COST_STEP).ceil().max(1.0);
         let ds = s.length / n;
-        let point = s.point_along();
+        let points = s.points_along();
         for k in 0..n as usize {
-            let p = point((k as f64 + 0.5) * ds);
+            let p = points.at((k as f64 + 0.5) * ds);
             let (dx, dy) = (p.x.floor() as i32, p.y.floor() as i32);
             match out.iter_mut().find(|c| c.dx == dx && c.dy == dy) {
                 Some(c) => c.length += ds as f32,

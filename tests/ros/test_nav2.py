@@ -643,8 +643,10 @@ def test_configure_while_a_map_is_being_prepared_is_not_undone_by_it():
 
 
 def test_the_nav2_benchmark_protocol_on_a_map_server_map():
-    """scripts/nav2_bench.py (Nav2's planner-benchmark protocol) on a small run: every answer
-    arrives, and every returned path is drivable (checked by the script, independently)."""
+    """scripts/nav2_bench.py (Nav2's planner-benchmark protocol) on a small run, once at
+    `cost_penalty` 0 and once at the node's default: every answer arrives, every returned path is
+    drivable (checked by the script, independently), and the costs the script measures from the
+    map alone (Nav2's inflation formula) fall with the default's costs on."""
     import argparse
     import sys
 
@@ -654,10 +656,20 @@ def test_the_nav2_benchmark_protocol_on_a_map_server_map():
     import nav2_bench
 
     args = argparse.Namespace(map=ROOT / "tests" / "data" / "ros_maps" / "depot.yaml", pairs=12,
-                              robot_radius=0.15, min_turning_radius=0.3, seed=3, timeout=5.0)
-    rows = nav2_bench.run(args)
-    r = nav2_bench.report(rows, args)
-    assert r["pairs"] == 12 and r["illegal"] == [], r
-    # Pairs the disc cannot connect must fail; those it can are mostly planned.
-    assert all(row["code"] != 0 for row in rows if not row["connected"]), rows
-    assert r["success"] > 0, r
+                              robot_radius=0.15, min_turning_radius=0.3, seed=3, timeout=5.0,
+                              inflation_radius=0.55, cost_scaling_factor=3.0)
+    reports = {}
+    for penalty in (0.0, None):
+        rows = nav2_bench.run(args, penalty)
+        r = nav2_bench.report(rows, args)
+        assert r["pairs"] == 12 and r["illegal"] == [], r
+        # Pairs the disc cannot connect must fail; those it can are mostly planned.
+        assert all(row["code"] != 0 for row in rows if not row["connected"]), rows
+        assert r["success"] > 0, r
+        # A drivable path's disc is free: no sample's cell is an obstacle.
+        assert 0 <= r["median_mean_cost"] < 254 and r["clearance_min_m"] > 0, r
+        reports[penalty] = r
+    shortest, costed = reports[0.0], reports[None]
+    assert costed["success"] == shortest["success"], (costed, shortest)
+    assert costed["median_mean_cost"] < shortest["median_mean_cost"], (costed, shortest)
+    assert costed["clearance_median_m"] > shortest["clearance_median_m"], (costed, shortest)

@@ -1,66 +1,44 @@
 //! Samples along a segment at the spacing of the sweep rule, and the cells a sweep covers.
 
 use super::{disk_runs, sampled_radius, square_runs, Shape, Span, SAMPLE_SPACING};
-use crate::geometry::{Point2, Pose2};
-use crate::trajectory::Segment;
+use crate::geometry::Point2;
+use crate::trajectory::{PointsAlong, Segment};
 
-/// `x.ceil()` as an index, for finite `x >= 0` (a float-to-integer conversion instead of a
-/// call to `ceil`, which the baseline x86-64 target does not inline).
+/// `x.ceil()` as an index, for finite `x >= 0` (see [`crate::geometry::ceil_i64`]).
 #[inline]
 pub(super) fn ceil_index(x: f64) -> usize {
-    let i = x as usize;
-    if (i as f64) < x {
-        i + 1
-    } else {
-        i
-    }
+    crate::geometry::ceil_i64(x).max(0) as usize
 }
 
 /// The sample points of one segment, `0..=n`, computed as [`Segment::pose_at`] computes them
-/// (same arithmetic, so the same points) but with the trigonometry of the segment's start done
-/// once instead of once per sample, and the heading only when asked for: a sweep evaluates many
+/// (by [`Segment::points_along`]: the same points, the trigonometry of the segment's start done
+/// once instead of once per sample), and the heading only when asked for: a sweep evaluates many
 /// samples of one segment, and a disk needs no heading.
 pub(super) struct SamplePoints {
+    points: PointsAlong,
     seg: Segment,
     n: f64,
-    /// Sine and cosine of the start heading.
-    sin0: f64,
-    cos0: f64,
 }
 
 impl SamplePoints {
     pub(super) fn new(seg: &Segment, n: usize) -> Self {
-        let (sin0, cos0) = seg.start.yaw.sin_cos();
-        Self { seg: *seg, n: n as f64, sin0, cos0 }
+        Self { points: seg.points_along(), seg: *seg, n: n as f64 }
     }
 
-    /// Signed arc length of sample `i` (negative when reversing), as `pose_at` clamps and signs it.
+    /// Arc length of sample `i`.
     #[inline]
-    fn t(&self, i: usize) -> f64 {
-        let s = (self.seg.length * i as f64 / self.n).clamp(0.0, self.seg.length);
-        if self.seg.reverse {
-            -s
-        } else {
-            s
-        }
+    fn s(&self, i: usize) -> f64 {
+        self.seg.length * i as f64 / self.n
     }
 
     #[inline]
     pub(super) fn point(&self, i: usize) -> Point2 {
-        let t = self.t(i);
-        let Pose2 { x, y, yaw } = self.seg.start;
-        let k = self.seg.curvature;
-        if k == 0.0 {
-            Point2::new(x + t * self.cos0, y + t * self.sin0)
-        } else {
-            let (s2, c2) = (yaw + k * t).sin_cos();
-            Point2::new(x + (s2 - self.sin0) / k, y - (c2 - self.cos0) / k)
-        }
+        self.points.at(self.s(i))
     }
 
     #[inline]
     pub(super) fn yaw(&self, i: usize) -> f64 {
-        crate::geometry::normalize_angle(self.seg.start.yaw + self.seg.curvature * self.t(i))
+        crate::geometry::normalize_angle(self.seg.start.yaw + self.seg.curvature * self.points.signed(self.s(i)))
     }
 }
 
