@@ -24,6 +24,7 @@ pub mod map;
 pub mod map_diff;
 pub mod map_io;
 pub mod memory;
+pub mod param_table;
 pub mod params;
 pub mod planner;
 pub mod render;

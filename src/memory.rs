@@ -1,7 +1,7 @@
 //! Memory readings: the heap a program holds and the process's resident set.
 //!
 //! The heap figures come from [`stats_alloc`]'s counting wrapper of the system allocator, which a
-//! binary installs as its global allocator with [`install_counting_allocator!`] (`blockstar`,
+//! binary installs as its global allocator with [`install_counting_allocator!`](crate::install_counting_allocator) (`blockstar`,
 //! `planner_node` and the memory tests do). A library does not choose its users' allocator, so
 //! this crate never installs one itself: in a program that did not install it, [`heap`] returns
 //! `None`. The resident set is read from `/proc/self/status` (Linux; `None` elsewhere).
@@ -16,7 +16,7 @@ use std::alloc::System;
 /// The type of [`COUNTING_ALLOCATOR`]: the system allocator, counted.
 pub type CountingAllocator = StatsAlloc<System>;
 
-/// The counting allocator a binary installs (see [`install_counting_allocator!`]).
+/// The counting allocator a binary installs (see [`install_counting_allocator!`](crate::install_counting_allocator)).
 pub static COUNTING_ALLOCATOR: &CountingAllocator = &INSTRUMENTED_SYSTEM;
 
 /// Installs [`COUNTING_ALLOCATOR`] as the calling crate's global allocator (once per program):

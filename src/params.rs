@@ -1,23 +1,9 @@
 //! The node's parameters: fixed names (tools outside the package rely on them), typed lookup with
 //! defaults, and range checks. ROS-free apart from the value type, so it can be unit-tested.
 
-use crate::directional::MotionModel;
+use crate::param_table::{check_all, field, ParamSpec};
+pub use crate::param_table::{Field, ParamValue, Range};
 use crate::planner::{PlanError, PlannerConfig, StatusCode};
-
-/// A parameter value as the ROS parameter file provides it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ParamValue {
-    /// `true` / `false`.
-    Bool(bool),
-    /// An integer.
-    Integer(i64),
-    /// A floating-point number.
-    Double(f64),
-    /// A string.
-    String(String),
-    /// Any other type (arrays); always rejected.
-    Other(&'static str),
-}
 
 /// Everything the node is configured with.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,115 +65,9 @@ impl Default for NodeParams {
     }
 }
 
-/// Where a parameter lives in [`NodeParams`], and so its type: a reader and a writer of the
-/// field.
-#[derive(Clone, Copy)]
-pub enum Field {
-    /// A floating-point number (an integer is accepted and converted: `robot_radius: 1`).
-    Double(fn(&NodeParams) -> &f64, fn(&mut NodeParams) -> &mut f64),
-    /// A positive integer.
-    Count(fn(&NodeParams) -> &usize, fn(&mut NodeParams) -> &mut usize),
-    /// An integer occupancy value, 0 to 100.
-    Occupancy(fn(&NodeParams) -> &i8, fn(&mut NodeParams) -> &mut i8),
-    /// `true` or `false`.
-    Flag(fn(&NodeParams) -> &bool, fn(&mut NodeParams) -> &mut bool),
-    /// A string.
-    Text(fn(&NodeParams) -> &String, fn(&mut NodeParams) -> &mut String),
-    /// A motion model, by name (`forward` or `reeds_shepp`).
-    Model(fn(&NodeParams) -> &MotionModel, fn(&mut NodeParams) -> &mut MotionModel),
-}
-
-/// The values a parameter may take, beyond its type.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Range {
-    /// Any value of the type.
-    Any,
-    /// A finite number at least this.
-    AtLeast(f64),
-    /// A finite number above this.
-    Above(f64),
-    /// A finite number in this closed interval.
-    Within(f64, f64),
-    /// One of these integers.
-    OneOf(&'static [i64]),
-    /// A string that is not empty.
-    NotEmpty,
-}
-
-/// One parameter of the node: the single description that the parameters file, `ros2 param
-/// set`/`get`/`describe`, the defaults test and the CLI's `--set` all read (see [`PARAMS`]).
-#[derive(Clone, Copy)]
-pub struct ParamSpec {
-    /// The ROS parameter name (fixed: tools outside the package rely on it).
-    pub name: &'static str,
-    /// Its field and type.
-    pub field: Field,
-    /// Its allowed values.
-    pub range: Range,
-    /// Its unit in messages (`m`, `s`, ...; empty for none).
-    pub unit: &'static str,
-    /// Whether `ros2 param set` may change it while the node runs. The others (frames, topics,
-    /// map file, map size cap, clearance display, lifecycle start) shape the node's topics or
-    /// inputs and need a restart.
-    pub runtime: bool,
-    /// One line for `ros2 param describe`.
-    pub description: &'static str,
-}
-
-impl std::fmt::Debug for ParamSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ParamSpec").field("name", &self.name).field("runtime", &self.runtime).finish()
-    }
-}
-
-macro_rules! field {
-    ($kind:ident, $($path:ident).+) => {
-        Field::$kind(|p| &p.$($path).+, |p| &mut p.$($path).+)
-    };
-}
-
-/// Every parameter of the node, in the order of `config/planner.yaml`.
-pub const PARAMS: [ParamSpec; 27] = [
-    ParamSpec {
-        name: "robot_radius",
-        field: field!(Double, planner.robot_radius),
-        range: Range::AtLeast(0.0),
-        unit: "m",
-        runtime: true,
-        description: "Radius of the vehicle's circular footprint (m).",
-    },
-    ParamSpec {
-        name: "robot_side",
-        field: field!(Double, planner.robot_side),
-        range: Range::AtLeast(0.0),
-        unit: "m",
-        runtime: true,
-        description: "Side of a square footprint turning with the vehicle (m); 0 = the circle of robot_radius.",
-    },
-    ParamSpec {
-        name: "min_turning_radius",
-        field: field!(Double, planner.min_turning_radius),
-        range: Range::AtLeast(0.0),
-        unit: "m",
-        runtime: true,
-        description: "Minimum turning radius (m); 0 = turn on the spot.",
-    },
-    ParamSpec {
-        name: "allow_unknown",
-        field: field!(Flag, planner.allow_unknown),
-        range: Range::Any,
-        unit: "",
-        runtime: true,
-        description: "Whether unknown (-1) cells may be driven through.",
-    },
-    ParamSpec {
-        name: "occupied_threshold",
-        field: field!(Occupancy, planner.occupied_threshold),
-        range: Range::Within(0.0, 100.0),
-        unit: "",
-        runtime: true,
-        description: "Occupancy (0-100) at or above which a cell is an obstacle.",
-    },
+/// The node's own parameters (frames, topics, replanning, tolerance, lifecycle); the planner's
+/// are [`PlannerConfig::PARAMS`].
+pub const NODE_PARAMS: [ParamSpec<NodeParams>; 11] = [
     ParamSpec {
         name: "global_frame",
         field: field!(Text, global_frame),
@@ -237,100 +117,12 @@ pub const PARAMS: [ParamSpec; 27] = [
         description: "Configure and activate at start-up (false: wait for a lifecycle manager).",
     },
     ParamSpec {
-        name: "path_spacing",
-        field: field!(Double, planner.path_spacing),
-        range: Range::Above(0.0),
-        unit: "m",
-        runtime: true,
-        description: "Spacing of the poses in /plan (m).",
-    },
-    ParamSpec {
-        name: "max_planning_time",
-        field: field!(Double, planner.max_planning_time),
-        range: Range::Above(0.0),
-        unit: "s",
-        runtime: true,
-        description: "Time budget for one plan (s).",
-    },
-    ParamSpec {
-        name: "max_map_cells",
-        field: field!(Count, planner.max_map_cells),
-        range: Range::AtLeast(1.0),
-        unit: "cells",
-        runtime: false,
-        description: "Largest map accepted (cells).",
-    },
-    ParamSpec {
         name: "map_file",
         field: field!(Text, map_file),
         range: Range::Any,
         unit: "",
         runtime: false,
         description: "A map file loaded at start-up; empty for none.",
-    },
-    ParamSpec {
-        name: "heading_bins",
-        field: field!(Count, planner.heading_bins),
-        range: Range::OneOf(&[8, 16]),
-        unit: "",
-        runtime: true,
-        description: "Directional A* heading bins (8 or 16).",
-    },
-    ParamSpec {
-        name: "neighbourhood",
-        field: field!(Count, planner.neighbourhood),
-        range: Range::OneOf(&[8, 24, 48]),
-        unit: "",
-        runtime: true,
-        description: "Directional A* window-repair neighbourhood (8, 24 or 48).",
-    },
-    ParamSpec {
-        name: "turn_penalty",
-        field: field!(Double, planner.turn_penalty),
-        range: Range::AtLeast(0.0),
-        unit: "m per radian",
-        runtime: true,
-        description: "Extra cost per radian turned (m); 0 = shortest.",
-    },
-    ParamSpec {
-        name: "motion_model",
-        field: field!(Model, planner.motion_model),
-        range: Range::Any,
-        unit: "",
-        runtime: true,
-        description: "forward (forwards only, Dubins) or reeds_shepp (forwards and backwards).",
-    },
-    ParamSpec {
-        name: "reverse_penalty",
-        field: field!(Double, planner.reverse_penalty),
-        range: Range::AtLeast(1.0),
-        unit: "",
-        runtime: true,
-        description: "With reeds_shepp: factor (>= 1) on the length driven backwards.",
-    },
-    ParamSpec {
-        name: "change_penalty",
-        field: field!(Double, planner.change_penalty),
-        range: Range::AtLeast(0.0),
-        unit: "m",
-        runtime: true,
-        description: "With reeds_shepp: cost (m) added per change of gear (cusp).",
-    },
-    ParamSpec {
-        name: "cost_penalty",
-        field: field!(Double, planner.cost_penalty),
-        range: Range::AtLeast(0.0),
-        unit: "",
-        runtime: true,
-        description: "Weight of the traversal cost: a path costs its length times (1 + cost_penalty x cost), cost 0..1 from the map's grades and the clearance; 0 = shortest.",
-    },
-    ParamSpec {
-        name: "preferred_clearance",
-        field: field!(Double, planner.preferred_clearance),
-        range: Range::AtLeast(0.0),
-        unit: "m",
-        runtime: true,
-        description: "Gap (m) to obstacles below which a cell's cost rises from 0 to 1 at the footprint; 0 = the map's grades alone.",
     },
     ParamSpec {
         name: "replan_period",
@@ -366,128 +158,109 @@ pub const PARAMS: [ParamSpec; 27] = [
     },
 ];
 
-/// The parameter called `name`.
-pub fn param_spec(name: &str) -> Option<&'static ParamSpec> {
-    PARAMS.iter().find(|p| p.name == name)
-}
-
-/// The names of the parameters `ros2 param set` may change while the node runs.
-pub fn runtime_params() -> impl Iterator<Item = &'static ParamSpec> {
-    PARAMS.iter().filter(|p| p.runtime)
-}
-
 fn invalid(message: String) -> PlanError {
     PlanError::new(StatusCode::InvalidInput, message)
 }
 
-fn wrong(name: &str, expected: &str, got: &ParamValue) -> PlanError {
-    invalid(format!("parameter {name} must be {expected}, got {got:?}"))
+/// One parameter of the node: the planner's (held in [`NodeParams::planner`]) or the node's own.
+#[derive(Debug, Clone, Copy)]
+pub enum Param {
+    /// An entry of [`PlannerConfig::PARAMS`].
+    Planner(&'static ParamSpec<PlannerConfig>),
+    /// An entry of [`NODE_PARAMS`].
+    Node(&'static ParamSpec<NodeParams>),
 }
 
-impl ParamSpec {
-    /// The value held in `params`.
+/// Applies the same expression to the spec of either kind, with the configuration it reads.
+macro_rules! either {
+    ($param:expr, $spec:ident => $e:expr) => {
+        match $param {
+            Param::Planner($spec) => $e,
+            Param::Node($spec) => $e,
+        }
+    };
+}
+
+impl Param {
+    /// The ROS parameter name.
+    pub fn name(&self) -> &'static str {
+        either!(self, s => s.name)
+    }
+
+    /// Whether `ros2 param set` may change it while the node runs ([`ParamSpec::runtime`]).
+    pub fn runtime(&self) -> bool {
+        either!(self, s => s.runtime)
+    }
+
+    /// One line for `ros2 param describe`.
+    pub fn description(&self) -> &'static str {
+        either!(self, s => s.description)
+    }
+
+    /// Its allowed values.
+    pub fn range(&self) -> Range {
+        either!(self, s => s.range)
+    }
+
+    /// True for a motion model (a string that names one).
+    pub fn is_motion_model(&self) -> bool {
+        either!(self, s => matches!(s.field, Field::Model(..)))
+    }
+
+    /// The value held in `params` ([`ParamSpec::read`]).
     pub fn read(&self, params: &NodeParams) -> ParamValue {
-        match self.field {
-            Field::Double(get, _) => ParamValue::Double(*get(params)),
-            Field::Count(get, _) => ParamValue::Integer(*get(params) as i64),
-            Field::Occupancy(get, _) => ParamValue::Integer(i64::from(*get(params))),
-            Field::Flag(get, _) => ParamValue::Bool(*get(params)),
-            Field::Text(get, _) => ParamValue::String(get(params).clone()),
-            Field::Model(get, _) => ParamValue::String(get(params).name().to_string()),
+        match self {
+            Param::Planner(s) => s.read(&params.planner),
+            Param::Node(s) => s.read(params),
         }
     }
 
-    /// Writes `value` into `params` when its type fits (an integer for a number is converted);
-    /// the range is checked by [`ParamSpec::check`]. Fails with `INVALID_INPUT` naming the
-    /// parameter and the type it takes.
+    /// Writes `value` into `params` ([`ParamSpec::write`]: the type, not the range).
     pub fn write(&self, params: &mut NodeParams, value: &ParamValue) -> Result<(), PlanError> {
-        match (self.field, value) {
-            (Field::Double(_, set), ParamValue::Double(v)) => *set(params) = *v,
-            (Field::Double(_, set), ParamValue::Integer(v)) => *set(params) = *v as f64,
-            (Field::Double(..), other) => return Err(wrong(self.name, "a number", other)),
-            (Field::Count(_, set), ParamValue::Integer(v)) if *v > 0 => *set(params) = *v as usize,
-            (Field::Count(..), other) => return Err(wrong(self.name, "a positive integer", other)),
-            (Field::Occupancy(_, set), ParamValue::Integer(v)) if (0..=100).contains(v) => *set(params) = *v as i8,
-            (Field::Occupancy(..), other) => return Err(wrong(self.name, "an integer in 0..=100", other)),
-            (Field::Flag(_, set), ParamValue::Bool(b)) => *set(params) = *b,
-            (Field::Flag(..), other) => return Err(wrong(self.name, "a bool", other)),
-            (Field::Text(_, set), ParamValue::String(s)) => *set(params) = s.clone(),
-            (Field::Text(..), other) => return Err(wrong(self.name, "a string", other)),
-            (Field::Model(_, set), ParamValue::String(s)) if MotionModel::parse(s).is_some() => {
-                *set(params) = MotionModel::parse(s).expect("just parsed")
-            }
-            (Field::Model(..), other) => {
-                let names: Vec<&str> = MotionModel::ALL.iter().map(|m| m.name()).collect();
-                return Err(wrong(self.name, &format!("one of {}", names.join(", ")), other));
-            }
+        match self {
+            Param::Planner(s) => s.write(&mut params.planner, value),
+            Param::Node(s) => s.write(params, value),
         }
-        Ok(())
     }
 
-    /// Parses `text` as a value of this parameter's type (as a command line gives it: `0.3`,
-    /// `16`, `true`, `map`); the range is not checked.
+    /// Parses a command line's text as a value of this parameter's type ([`ParamSpec::parse`]).
     pub fn parse(&self, text: &str) -> Result<ParamValue, PlanError> {
-        let bad = |what: &str| invalid(format!("parameter {} must be {what}, got {text:?}", self.name));
-        match self.field {
-            Field::Double(..) => text.trim().parse().map(ParamValue::Double).map_err(|_| bad("a number")),
-            Field::Count(..) | Field::Occupancy(..) => {
-                text.trim().parse().map(ParamValue::Integer).map_err(|_| bad("an integer"))
-            }
-            Field::Flag(..) => match text.trim() {
-                "true" => Ok(ParamValue::Bool(true)),
-                "false" => Ok(ParamValue::Bool(false)),
-                _ => Err(bad("true or false")),
-            },
-            Field::Text(..) => Ok(ParamValue::String(text.to_string())),
-            Field::Model(..) => Ok(ParamValue::String(text.trim().to_string())),
-        }
+        either!(self, s => s.parse(text))
     }
 
-    /// Checks the value in `params` against the range. Fails with `INVALID_INPUT`: the message
-    /// names the parameter, the range and the value, in the parameter's unit.
+    /// Checks the value in `params` against the range ([`ParamSpec::check`]).
     pub fn check(&self, params: &NodeParams) -> Result<(), PlanError> {
-        let unit = if self.unit.is_empty() { String::new() } else { format!(" {}", self.unit) };
-        let number = match self.read(params) {
-            ParamValue::Double(v) => v,
-            ParamValue::Integer(v) => v as f64,
-            ParamValue::String(s) => {
-                return if self.range == Range::NotEmpty && s.is_empty() {
-                    Err(invalid(format!("parameter {} must not be empty", self.name)))
-                } else {
-                    Ok(())
-                };
-            }
-            _ => return Ok(()),
-        };
-        let (fits, wanted) = match self.range {
-            Range::AtLeast(lo) => (number.is_finite() && number >= lo, format!(">= {lo}{unit}")),
-            Range::Above(lo) => (number.is_finite() && number > lo, format!("> {lo}{unit}")),
-            Range::Within(lo, hi) => {
-                (number.is_finite() && (lo..=hi).contains(&number), format!("in {lo}..={hi}{unit}"))
-            }
-            Range::OneOf(values) => {
-                let list: Vec<String> = values.iter().map(i64::to_string).collect();
-                (values.iter().any(|&v| v as f64 == number), format!("one of {}", list.join(", ")))
-            }
-            Range::Any | Range::NotEmpty => (true, String::new()),
-        };
-        if fits {
-            Ok(())
-        } else {
-            Err(invalid(format!("{} must be {wanted}, got {number}{unit}", self.name)))
+        match self {
+            Param::Planner(s) => s.check(&params.planner),
+            Param::Node(s) => s.check(params),
         }
     }
+}
+
+/// Every parameter of the node: the planner's, then the node's own.
+pub fn all_params() -> impl Iterator<Item = Param> {
+    PlannerConfig::PARAMS.iter().map(Param::Planner).chain(NODE_PARAMS.iter().map(Param::Node))
+}
+
+/// The parameter called `name`.
+pub fn param_spec(name: &str) -> Option<Param> {
+    all_params().find(|p| p.name() == name)
+}
+
+/// The parameters `ros2 param set` may change while the node runs.
+pub fn runtime_params() -> impl Iterator<Item = Param> {
+    all_params().filter(Param::runtime)
 }
 
 impl NodeParams {
-    /// Reads every parameter of [`PARAMS`] through `lookup` (None = not set: the default stays),
+    /// Reads every parameter of [`all_params`] through `lookup` (None = not set: the default stays),
     /// then checks ranges.
     ///
     /// Fails with `INVALID_INPUT` naming the parameter on a wrong type or an out-of-range value.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<ParamValue>) -> Result<Self, PlanError> {
         let mut p = NodeParams::default();
-        for spec in &PARAMS {
-            if let Some(value) = lookup(spec.name) {
+        for spec in all_params() {
+            if let Some(value) = lookup(spec.name()) {
                 spec.write(&mut p, &value)?;
             }
         }
@@ -495,9 +268,11 @@ impl NodeParams {
         Ok(p)
     }
 
-    /// Checks every parameter's range ([`ParamSpec::check`]).
+    /// Checks every parameter's range: the planner's ([`PlannerConfig::validate`]) and the
+    /// node's own ([`ParamSpec::check`]).
     pub fn validate(&self) -> Result<(), PlanError> {
-        PARAMS.iter().try_for_each(|spec| spec.check(self))
+        self.planner.validate()?;
+        check_all(&NODE_PARAMS, self)
     }
 
     /// These parameters with `name` set to `value`, whether or not it may change at run time (a
@@ -517,7 +292,7 @@ impl NodeParams {
     /// time ([`ParamSpec::runtime`]), the value has the wrong type, or the result is out of range;
     /// `self` is never changed.
     pub fn with_change(&self, name: &str, value: &ParamValue) -> Result<NodeParams, PlanError> {
-        if !param_spec(name).is_some_and(|s| s.runtime) {
+        if !param_spec(name).is_some_and(|s| s.runtime()) {
             return Err(invalid(format!("parameter {name} cannot be changed at run time (restart the node with it)")));
         }
         self.with_value(name, value)
@@ -525,7 +300,7 @@ impl NodeParams {
 
     /// The current value of a run-time parameter (None for other names).
     pub fn runtime_value(&self, name: &str) -> Option<ParamValue> {
-        param_spec(name).filter(|s| s.runtime).map(|s| s.read(self))
+        param_spec(name).filter(Param::runtime).map(|s| s.read(self))
     }
 }
 
@@ -758,10 +533,11 @@ mod runtime_tests {
 #[cfg(test)]
 mod table_tests {
     use super::*;
+    use crate::directional::MotionModel;
 
     /// A value of `spec`'s type other than the default, within its range.
-    fn another_value(spec: &ParamSpec, current: &ParamValue) -> ParamValue {
-        match (current, spec.range) {
+    fn another_value(spec: Param, current: &ParamValue) -> ParamValue {
+        match (current, spec.range()) {
             (ParamValue::Double(v), Range::Within(lo, hi)) => ParamValue::Double(if *v == hi { lo } else { hi }),
             (ParamValue::Double(v), _) => ParamValue::Double(v + 0.25),
             (ParamValue::Integer(v), Range::OneOf(values)) => {
@@ -769,7 +545,7 @@ mod table_tests {
             }
             (ParamValue::Integer(v), _) => ParamValue::Integer(if *v == 100 { 40 } else { (v + 1).min(100) }),
             (ParamValue::Bool(b), _) => ParamValue::Bool(!b),
-            (ParamValue::String(_), _) if matches!(spec.field, Field::Model(..)) => {
+            (ParamValue::String(_), _) if spec.is_motion_model() => {
                 ParamValue::String(MotionModel::ReedsShepp.name().into())
             }
             (ParamValue::String(s), _) => ParamValue::String(format!("{s}x")),
@@ -779,11 +555,11 @@ mod table_tests {
 
     #[test]
     fn names_are_unique_and_described() {
-        let mut names: Vec<&str> = PARAMS.iter().map(|p| p.name).collect();
+        let mut names: Vec<&str> = all_params().map(|p| p.name()).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), PARAMS.len());
-        assert!(PARAMS.iter().all(|p| !p.description.is_empty()));
+        assert_eq!(names.len(), all_params().count());
+        assert!(all_params().all(|p| !p.description().is_empty()));
         assert!(NodeParams::default().validate().is_ok());
     }
 
@@ -793,12 +569,13 @@ mod table_tests {
     #[test]
     fn every_parameter_writes_only_its_own_field() {
         let defaults = NodeParams::default();
-        for spec in &PARAMS {
+        for spec in all_params() {
             let value = another_value(spec, &spec.read(&defaults));
-            let next = defaults.with_value(spec.name, &value).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
-            assert_eq!(spec.read(&next), value, "{}", spec.name);
-            for other in PARAMS.iter().filter(|o| o.name != spec.name) {
-                assert_eq!(other.read(&next), other.read(&defaults), "setting {} changed {}", spec.name, other.name);
+            let next = defaults.with_value(spec.name(), &value).unwrap_or_else(|e| panic!("{}: {e}", spec.name()));
+            assert_eq!(spec.read(&next), value, "{}", spec.name());
+            for other in all_params().filter(|o| o.name() != spec.name()) {
+                let (name, other_name) = (spec.name(), other.name());
+                assert_eq!(other.read(&next), other.read(&defaults), "setting {name} changed {other_name}");
             }
             let printed = match &value {
                 ParamValue::Double(v) => v.to_string(),
@@ -807,9 +584,9 @@ mod table_tests {
                 ParamValue::String(s) => s.clone(),
                 ParamValue::Other(_) => unreachable!(),
             };
-            assert_eq!(spec.parse(&printed).unwrap(), value, "{}", spec.name);
+            assert_eq!(spec.parse(&printed).unwrap(), value, "{}", spec.name());
             // Run-time parameters change through with_change too; the others are refused there.
-            assert_eq!(defaults.with_change(spec.name, &value).is_ok(), spec.runtime, "{}", spec.name);
+            assert_eq!(defaults.with_change(spec.name(), &value).is_ok(), spec.runtime(), "{}", spec.name());
         }
         assert!(defaults
             .with_value("no_such_parameter", &ParamValue::Bool(true))

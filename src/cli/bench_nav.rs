@@ -324,7 +324,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         preferred_clearance,
         ..PlannerConfig::default()
     };
-    // The planner's own ranges (one owner: `crate::params::PARAMS`), whatever the algorithms.
+    // The planner's own ranges (one owner: `PlannerConfig::PARAMS`), whatever the algorithms.
     config.validate()?;
     let grid = map.to_grid(config.traversability());
     let fp = args.robot_radius / res;

@@ -134,7 +134,7 @@ pub fn with_assignment(params: &NodeParams, assignment: &str) -> Result<NodePara
         assignment.split_once('=').ok_or_else(|| CliError(format!("--set takes NAME=VALUE, got {assignment:?}")))?;
     let spec = param_spec(name.trim()).ok_or_else(|| CliError(format!("--set: there is no parameter {name:?}")))?;
     let value = spec.parse(value).map_err(|e| CliError(format!("--set: {}", e.message)))?;
-    params.with_value(spec.name, &value).map_err(|e| CliError(format!("--set: {}", e.message)))
+    params.with_value(spec.name(), &value).map_err(|e| CliError(format!("--set: {}", e.message)))
 }
 
 /// Runs `blockstar plan`. On success the plan goes to stdout; a failed plan is returned (and so

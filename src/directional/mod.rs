@@ -12,7 +12,7 @@
 //!    tables, rebuilt by [`Directional::set_params`] only when a value they depend on changes.
 //! 2. Once per map: [`CollisionMap::with_footprint`] on the obstacle grid (not inflated); its
 //!    [`CollisionMap::centre_mask`] is the traversability mask to run the any-angle planner on.
-//! 3. Per request: [`refine`] with the any-angle waypoints (cell units), the exact start pose,
+//! 3. Per request: [`refine`](fn@refine) with the any-angle waypoints (cell units), the exact start pose,
 //!    the goal pose (heading free or not) and a stop callback (deadline or cancellation). The
 //!    result is verified; [`full_search`] runs the plain Directional-8/-24/-48 instead.
 

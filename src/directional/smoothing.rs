@@ -1,4 +1,4 @@
-//! Smoothing (steps 2 and 3 of the pipeline, see [`super::pipeline`]): the guide path walked
+//! Smoothing (steps 2 and 3 of the pipeline, see [`super::refine`](mod@super::refine)): the guide path walked
 //! into path points, and the dynamic programme over (path point, heading) states that links them
 //! with collision-free curves, forward from the start or backward from the goal.
 

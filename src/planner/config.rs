@@ -3,6 +3,7 @@
 use super::{PlanError, StatusCode};
 use crate::directional::{HeadingBins, MotionModel, Neighbourhood, RefineParams};
 use crate::map::{Traversability, DEFAULT_MAX_MAP_CELLS};
+use crate::param_table::{check_all, field, ParamSpec, Range};
 use serde::Serialize;
 
 /// Planner parameters. Names match the ROS parameters of `config/planner.yaml`, and the defaults
@@ -80,11 +81,144 @@ impl Default for PlannerConfig {
 }
 
 impl PlannerConfig {
-    /// Checks every field's range, by the node's parameter table ([`crate::params::PARAMS`]: one
-    /// set of ranges for the library, the CLI and the node); the message names the offending
-    /// parameter, its range and its value.
+    /// Every parameter of the planner: its name (the node's ROS parameter and the parameters
+    /// file's key), field, range and unit. The one owner of these ranges: the node's table adds
+    /// its own parameters to these (`crate::params`), the CLI sets these by name.
+    pub const PARAMS: [ParamSpec<PlannerConfig>; 16] = [
+        ParamSpec {
+            name: "robot_radius",
+            field: field!(Double, robot_radius),
+            range: Range::AtLeast(0.0),
+            unit: "m",
+            runtime: true,
+            description: "Radius of the vehicle's circular footprint (m).",
+        },
+        ParamSpec {
+            name: "robot_side",
+            field: field!(Double, robot_side),
+            range: Range::AtLeast(0.0),
+            unit: "m",
+            runtime: true,
+            description: "Side of a square footprint turning with the vehicle (m); 0 = the circle of robot_radius.",
+        },
+        ParamSpec {
+            name: "min_turning_radius",
+            field: field!(Double, min_turning_radius),
+            range: Range::AtLeast(0.0),
+            unit: "m",
+            runtime: true,
+            description: "Minimum turning radius (m); 0 = turn on the spot.",
+        },
+        ParamSpec {
+            name: "allow_unknown",
+            field: field!(Flag, allow_unknown),
+            range: Range::Any,
+            unit: "",
+            runtime: true,
+            description: "Whether unknown (-1) cells may be driven through.",
+        },
+        ParamSpec {
+            name: "occupied_threshold",
+            field: field!(Occupancy, occupied_threshold),
+            range: Range::Within(0.0, 100.0),
+            unit: "",
+            runtime: true,
+            description: "Occupancy (0-100) at or above which a cell is an obstacle.",
+        },
+        ParamSpec {
+            name: "path_spacing",
+            field: field!(Double, path_spacing),
+            range: Range::Above(0.0),
+            unit: "m",
+            runtime: true,
+            description: "Spacing of the poses in /plan (m).",
+        },
+        ParamSpec {
+            name: "max_planning_time",
+            field: field!(Double, max_planning_time),
+            range: Range::Above(0.0),
+            unit: "s",
+            runtime: true,
+            description: "Time budget for one plan (s).",
+        },
+        ParamSpec {
+            name: "max_map_cells",
+            field: field!(Count, max_map_cells),
+            range: Range::AtLeast(1.0),
+            unit: "cells",
+            runtime: false,
+            description: "Largest map accepted (cells).",
+        },
+        ParamSpec {
+            name: "heading_bins",
+            field: field!(Count, heading_bins),
+            range: Range::OneOf(&[8, 16]),
+            unit: "",
+            runtime: true,
+            description: "Directional A* heading bins (8 or 16).",
+        },
+        ParamSpec {
+            name: "neighbourhood",
+            field: field!(Count, neighbourhood),
+            range: Range::OneOf(&[8, 24, 48]),
+            unit: "",
+            runtime: true,
+            description: "Directional A* window-repair neighbourhood (8, 24 or 48).",
+        },
+        ParamSpec {
+            name: "turn_penalty",
+            field: field!(Double, turn_penalty),
+            range: Range::AtLeast(0.0),
+            unit: "m per radian",
+            runtime: true,
+            description: "Extra cost per radian turned (m); 0 = shortest.",
+        },
+        ParamSpec {
+            name: "motion_model",
+            field: field!(Model, motion_model),
+            range: Range::Any,
+            unit: "",
+            runtime: true,
+            description: "forward (forwards only, Dubins) or reeds_shepp (forwards and backwards).",
+        },
+        ParamSpec {
+            name: "reverse_penalty",
+            field: field!(Double, reverse_penalty),
+            range: Range::AtLeast(1.0),
+            unit: "",
+            runtime: true,
+            description: "With reeds_shepp: factor (>= 1) on the length driven backwards.",
+        },
+        ParamSpec {
+            name: "change_penalty",
+            field: field!(Double, change_penalty),
+            range: Range::AtLeast(0.0),
+            unit: "m",
+            runtime: true,
+            description: "With reeds_shepp: cost (m) added per change of gear (cusp).",
+        },
+        ParamSpec {
+            name: "cost_penalty",
+            field: field!(Double, cost_penalty),
+            range: Range::AtLeast(0.0),
+            unit: "",
+            runtime: true,
+            description: "Weight of the traversal cost: a path costs its length times (1 + cost_penalty x cost), cost 0..1 from the map's grades and the clearance; 0 = shortest.",
+        },
+        ParamSpec {
+            name: "preferred_clearance",
+            field: field!(Double, preferred_clearance),
+            range: Range::AtLeast(0.0),
+            unit: "m",
+            runtime: true,
+            description: "Gap (m) to obstacles below which a cell's cost rises from 0 to 1 at the footprint; 0 = the map's grades alone.",
+        },
+    ];
+
+    /// Checks every field's range ([`PlannerConfig::PARAMS`]); the message names the offending
+    /// parameter, its range and its value, in the parameter's unit. Fails with `INVALID_INPUT`.
     pub fn validate(&self) -> Result<(), PlanError> {
-        crate::params::NodeParams { planner: self.clone(), ..Default::default() }.validate()
+        check_all(&Self::PARAMS, self)
     }
 
     /// The Directional A* parameters for a map of `resolution` metres per cell (`None` when the
@@ -155,6 +289,28 @@ impl PlannerConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_planner_checks_its_own_ranges_by_its_own_table() {
+        assert!(PlannerConfig::default().validate().is_ok());
+        let cases = [
+            (PlannerConfig { robot_radius: -0.1, ..Default::default() }, "robot_radius must be >= 0 m, got -0.1 m"),
+            (PlannerConfig { reverse_penalty: 0.5, ..Default::default() }, "reverse_penalty must be >= 1, got 0.5"),
+            (PlannerConfig { cost_penalty: f64::NAN, ..Default::default() }, "cost_penalty must be >= 0, got NaN"),
+            (PlannerConfig { heading_bins: 12, ..Default::default() }, "heading_bins must be one of 8, 16, got 12"),
+            (PlannerConfig { occupied_threshold: 101, ..Default::default() }, "occupied_threshold must be in 0..=100"),
+        ];
+        for (config, message) in cases {
+            let e = config.validate().unwrap_err();
+            assert_eq!(e.code, StatusCode::InvalidInput);
+            assert!(e.message.starts_with(message), "{}", e.message);
+        }
+        // One entry per field of the configuration, each name once.
+        let mut names: Vec<&str> = PlannerConfig::PARAMS.iter().map(|p| p.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), PlannerConfig::PARAMS.len());
+    }
 
     #[test]
     fn a_lattice_that_does_not_exist_is_refused_not_replaced() {

@@ -57,8 +57,8 @@ impl r2r::RosParams for LiveParams {
         // the run-time parameters with the values in force so `ros2 param get` shows them.
         // Each with its description from the parameter table, for `ros2 param describe`.
         for spec in runtime_params() {
-            let parameter = r2r::Parameter { value: to_r2r(spec.read(&self.params)), description: spec.description };
-            params.insert(spec.name.to_string(), parameter);
+            let parameter = r2r::Parameter { value: to_r2r(spec.read(&self.params)), description: spec.description() };
+            params.insert(spec.name().to_string(), parameter);
         }
         Ok(())
     }

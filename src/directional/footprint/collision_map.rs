@@ -289,7 +289,7 @@ impl CollisionMap {
     /// True when the footprint `shape` (cells; a plain radius means a disk) swept along
     /// `segments` touches no blocked cell, with the sampling rule of this module plus `margin`.
     ///
-    /// Same answer as testing every sample of [`sample_segment`] with [`CollisionMap::disk_free`]
+    /// Same answer as testing every sample of `sample_segment` with [`CollisionMap::disk_free`]
     /// (or [`CollisionMap::square_free`]); samples that the clearance bound proves free are skipped
     /// without being computed.
     pub fn sweep_free(&self, segments: &[Segment], shape: impl Into<Shape>, margin: f64) -> bool {

@@ -2,12 +2,12 @@
 //! own, run in order by [`refine`] (all of them) or [`refine_guided`] (steps 1-6, for a caller
 //! that ran step 0 and the trapped-ends proof itself, as the planner does).
 //!
-//! 0. [`direct`]: beyond Pinter, when the shortest curve from the start to the goal is
+//! 0. `direct`: beyond Pinter, when the shortest curve from the start to the goal is
 //!    collision-free it is the answer (no legal curve is shorter), found with one sweep.
-//! 1. [`guide`]: the any-angle path (input) is walked into "path points": the centres of the
+//! 1. `guide`: the any-angle path (input) is walked into "path points": the centres of the
 //!    grid cells it crosses every `lattice_spacing` cells (Pinter's path cells, on the path itself
 //!    so they keep its clearance).
-//! 2. [`smoothing_pass`]: a directional search restricted to the path points, hopping one to
+//! 2. `smoothing_pass`: a directional search restricted to the path points, hopping one to
 //!    `hops` points ahead (Pinter's Smoothing-48 hops up to three cells). Because hops only go
 //!    forward the search space is a DAG, so it runs as an exact dynamic programme over (path
 //!    point, heading); the start may link to every point within reach of a loop, and every point
@@ -19,10 +19,10 @@
 //!    the work), and over the dense points only when that fails.
 //! 3. On failure the same programme runs from the goal backwards; the furthest forward state and
 //!    the earliest backward state bound a failure window.
-//! 4. [`window_repair`]: Directional A* (Directional-24 by default) inside the window, from the
+//! 4. `window_repair`: Directional A* (Directional-24 by default) inside the window, from the
 //!    best forward states at the failure to the best backward states (whose costs to go are
 //!    known), spliced into the chain; the window is doubled when that fails.
-//!    Beyond Pinter ([`loop_repair`]): on a short guide (at most 20 turning radii), when
+//!    Beyond Pinter (`loop_repair`): on a short guide (at most 20 turning radii), when
 //!    smoothing fails or its cost shows a loop (more than half a turning circle over the larger
 //!    of the guide's length and the free-space Dubins length, typically a start or goal heading
 //!    against the guide), one windowed Directional A* from the exact start to the exact goal

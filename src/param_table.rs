@@ -1,0 +1,214 @@
+//! Parameter tables: a configuration's parameters described once (name, field, type, range,
+//! unit), so reading a parameters file, setting a value at run time, the CLI's `--set` and the
+//! configuration's own validation share one owner per range. The planner's table is
+//! [`crate::planner::PlannerConfig::PARAMS`]; the node adds its own (`crate::params`).
+
+use crate::directional::MotionModel;
+use crate::planner::{PlanError, StatusCode};
+
+/// A parameter value as the ROS parameter file provides it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParamValue {
+    /// `true` / `false`.
+    Bool(bool),
+    /// An integer.
+    Integer(i64),
+    /// A floating-point number.
+    Double(f64),
+    /// A string.
+    String(String),
+    /// Any other type (arrays); always rejected.
+    Other(&'static str),
+}
+
+/// Where a parameter lives in a configuration `T`, and so its type: a reader and a writer of
+/// the field.
+pub enum Field<T> {
+    /// A floating-point number (an integer is accepted and converted: `robot_radius: 1`).
+    Double(fn(&T) -> &f64, fn(&mut T) -> &mut f64),
+    /// A positive integer.
+    Count(fn(&T) -> &usize, fn(&mut T) -> &mut usize),
+    /// An integer occupancy value, 0 to 100.
+    Occupancy(fn(&T) -> &i8, fn(&mut T) -> &mut i8),
+    /// `true` or `false`.
+    Flag(fn(&T) -> &bool, fn(&mut T) -> &mut bool),
+    /// A string.
+    Text(fn(&T) -> &String, fn(&mut T) -> &mut String),
+    /// A motion model, by name (`forward` or `reeds_shepp`).
+    Model(fn(&T) -> &MotionModel, fn(&mut T) -> &mut MotionModel),
+}
+
+/// The values a parameter may take, beyond its type.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Range {
+    /// Any value of the type.
+    Any,
+    /// A finite number at least this.
+    AtLeast(f64),
+    /// A finite number above this.
+    Above(f64),
+    /// A finite number in this closed interval.
+    Within(f64, f64),
+    /// One of these integers.
+    OneOf(&'static [i64]),
+    /// A string that is not empty.
+    NotEmpty,
+}
+
+/// One parameter of a configuration `T`: the single description that the parameters file, `ros2
+/// param set`/`get`/`describe`, the defaults test, the CLI's `--set` and `T`'s own validation all
+/// read.
+pub struct ParamSpec<T: 'static> {
+    /// The ROS parameter name (fixed: tools outside the package rely on it).
+    pub name: &'static str,
+    /// Its field and type.
+    pub field: Field<T>,
+    /// Its allowed values.
+    pub range: Range,
+    /// Its unit in messages (`m`, `s`, ...; empty for none).
+    pub unit: &'static str,
+    /// Whether `ros2 param set` may change it while the node runs. The others (frames, topics,
+    /// map file, map size cap, clearance display, lifecycle start) shape the node's topics or
+    /// inputs and need a restart.
+    pub runtime: bool,
+    /// One line for `ros2 param describe`.
+    pub description: &'static str,
+}
+
+impl<T> std::fmt::Debug for ParamSpec<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParamSpec").field("name", &self.name).field("runtime", &self.runtime).finish()
+    }
+}
+
+impl<T> Clone for Field<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Field<T> {}
+
+impl<T> Clone for ParamSpec<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for ParamSpec<T> {}
+
+/// `Field::Kind(getter, setter)` of a field path of the configuration: `field!(Double, a.b)`.
+macro_rules! field {
+    ($kind:ident, $($path:ident).+) => {
+        $crate::param_table::Field::$kind(|p| &p.$($path).+, |p| &mut p.$($path).+)
+    };
+}
+pub(crate) use field;
+
+/// Checks every value of `config` against `specs` ([`ParamSpec::check`]): the first failure.
+pub fn check_all<T>(specs: &[ParamSpec<T>], config: &T) -> Result<(), PlanError> {
+    specs.iter().try_for_each(|spec| spec.check(config))
+}
+
+fn invalid(message: String) -> PlanError {
+    PlanError::new(StatusCode::InvalidInput, message)
+}
+
+fn wrong(name: &str, expected: &str, got: &ParamValue) -> PlanError {
+    invalid(format!("parameter {name} must be {expected}, got {got:?}"))
+}
+
+impl<T> ParamSpec<T> {
+    /// The value held in `config`.
+    pub fn read(&self, config: &T) -> ParamValue {
+        match self.field {
+            Field::Double(get, _) => ParamValue::Double(*get(config)),
+            Field::Count(get, _) => ParamValue::Integer(*get(config) as i64),
+            Field::Occupancy(get, _) => ParamValue::Integer(i64::from(*get(config))),
+            Field::Flag(get, _) => ParamValue::Bool(*get(config)),
+            Field::Text(get, _) => ParamValue::String(get(config).clone()),
+            Field::Model(get, _) => ParamValue::String(get(config).name().to_string()),
+        }
+    }
+
+    /// Writes `value` into `config` when its type fits (an integer for a number is converted);
+    /// the range is checked by [`ParamSpec::check`]. Fails with `INVALID_INPUT` naming the
+    /// parameter and the type it takes.
+    pub fn write(&self, config: &mut T, value: &ParamValue) -> Result<(), PlanError> {
+        match (self.field, value) {
+            (Field::Double(_, set), ParamValue::Double(v)) => *set(config) = *v,
+            (Field::Double(_, set), ParamValue::Integer(v)) => *set(config) = *v as f64,
+            (Field::Double(..), other) => return Err(wrong(self.name, "a number", other)),
+            (Field::Count(_, set), ParamValue::Integer(v)) if *v > 0 => *set(config) = *v as usize,
+            (Field::Count(..), other) => return Err(wrong(self.name, "a positive integer", other)),
+            (Field::Occupancy(_, set), ParamValue::Integer(v)) if (0..=100).contains(v) => *set(config) = *v as i8,
+            (Field::Occupancy(..), other) => return Err(wrong(self.name, "an integer in 0..=100", other)),
+            (Field::Flag(_, set), ParamValue::Bool(b)) => *set(config) = *b,
+            (Field::Flag(..), other) => return Err(wrong(self.name, "a bool", other)),
+            (Field::Text(_, set), ParamValue::String(s)) => *set(config) = s.clone(),
+            (Field::Text(..), other) => return Err(wrong(self.name, "a string", other)),
+            (Field::Model(_, set), ParamValue::String(s)) if MotionModel::parse(s).is_some() => {
+                *set(config) = MotionModel::parse(s).expect("just parsed")
+            }
+            (Field::Model(..), other) => {
+                let names: Vec<&str> = MotionModel::ALL.iter().map(|m| m.name()).collect();
+                return Err(wrong(self.name, &format!("one of {}", names.join(", ")), other));
+            }
+        }
+        Ok(())
+    }
+
+    /// Parses `text` as a value of this parameter's type (as a command line gives it: `0.3`,
+    /// `16`, `true`, `map`); the range is not checked.
+    pub fn parse(&self, text: &str) -> Result<ParamValue, PlanError> {
+        let bad = |what: &str| invalid(format!("parameter {} must be {what}, got {text:?}", self.name));
+        match self.field {
+            Field::Double(..) => text.trim().parse().map(ParamValue::Double).map_err(|_| bad("a number")),
+            Field::Count(..) | Field::Occupancy(..) => {
+                text.trim().parse().map(ParamValue::Integer).map_err(|_| bad("an integer"))
+            }
+            Field::Flag(..) => match text.trim() {
+                "true" => Ok(ParamValue::Bool(true)),
+                "false" => Ok(ParamValue::Bool(false)),
+                _ => Err(bad("true or false")),
+            },
+            Field::Text(..) => Ok(ParamValue::String(text.to_string())),
+            Field::Model(..) => Ok(ParamValue::String(text.trim().to_string())),
+        }
+    }
+
+    /// Checks the value in `config` against the range. Fails with `INVALID_INPUT`: the message
+    /// names the parameter, the range and the value, in the parameter's unit.
+    pub fn check(&self, config: &T) -> Result<(), PlanError> {
+        let unit = if self.unit.is_empty() { String::new() } else { format!(" {}", self.unit) };
+        let number = match self.read(config) {
+            ParamValue::Double(v) => v,
+            ParamValue::Integer(v) => v as f64,
+            ParamValue::String(s) => {
+                return if self.range == Range::NotEmpty && s.is_empty() {
+                    Err(invalid(format!("parameter {} must not be empty", self.name)))
+                } else {
+                    Ok(())
+                };
+            }
+            _ => return Ok(()),
+        };
+        let (fits, wanted) = match self.range {
+            Range::AtLeast(lo) => (number.is_finite() && number >= lo, format!(">= {lo}{unit}")),
+            Range::Above(lo) => (number.is_finite() && number > lo, format!("> {lo}{unit}")),
+            Range::Within(lo, hi) => {
+                (number.is_finite() && (lo..=hi).contains(&number), format!("in {lo}..={hi}{unit}"))
+            }
+            Range::OneOf(values) => {
+                let list: Vec<String> = values.iter().map(i64::to_string).collect();
+                (values.iter().any(|&v| v as f64 == number), format!("one of {}", list.join(", ")))
+            }
+            Range::Any | Range::NotEmpty => (true, String::new()),
+        };
+        if fits {
+            Ok(())
+        } else {
+            Err(invalid(format!("{} must be {wanted}, got {number}{unit}", self.name)))
+        }
+    }
+}
