@@ -9,6 +9,7 @@
 //! draw through [`scene::render_scene`].
 
 pub mod draw;
+pub mod nearest;
 pub mod scene;
 
 use crate::geometry::Point2;

@@ -7,7 +7,8 @@
 //!  │ the map, north up,        │  `scale` pixels per cell
 //!  │ with paths and marks      │
 //!  └──────────────────────────┘
-//!  legend: obstacle, unknown, footprint reach, guide, trajectory, start, goal, scale bar
+//!  legend: obstacle, unknown, footprint reach, cost, guide, trajectory, nearest obstacle,
+//!          start, goal, scale bar
 //! ```
 //!
 //! Text is the 8 x 8 bitmap font at [`TEXT_SIZE`] times (16 pixels high), lines are several
@@ -39,6 +40,8 @@ pub const TRAJECTORY: Rgb = [210, 20, 30];
 pub const START: Rgb = [0, 150, 60];
 /// The goal pose's footprint and arrow.
 pub const GOAL: Rgb = [150, 40, 200];
+/// Where the trajectory comes nearest an obstacle: a ring, and a line to the obstacle.
+pub const NEAREST: Rgb = [235, 110, 0];
 /// Text and the scale bar.
 pub const INK: Rgb = [0, 0, 0];
 /// Background outside the map.
@@ -288,6 +291,12 @@ pub fn render_scene(scene: &Scene, scale: u32) -> Picture {
             label: format!("trajectory {}", metres(length(scene.trajectory))),
         });
     }
+    // Measured on the whole map, so an obstacle beyond a cropped window still counts.
+    let nearest = super::nearest::nearest_obstacle(full, rule, scene.trajectory);
+    if let Some(n) = nearest {
+        let label = format!("nearest obstacle {:.3} m", n.distance);
+        items.push(Item { swatch: Swatch::Line(NEAREST, 3.0, false), label });
+    }
     if scene.start.is_some() {
         items.push(Item { swatch: Swatch::Mark(START), label: "start".into() });
     }
@@ -350,6 +359,11 @@ pub fn render_scene(scene: &Scene, scale: u32) -> Picture {
     draw::polyline(img, &guide, GUIDE_WIDTH, GUIDE, Some(GUIDE_DASH));
     let traj: Vec<Px> = scene.trajectory.iter().map(|&p| to_px(p)).collect();
     draw::polyline(img, &traj, TRAJECTORY_WIDTH, TRAJECTORY, None);
+    if let Some(n) = nearest {
+        let (at, obstacle) = (to_px(n.at), to_px(n.obstacle));
+        draw::polyline(img, &[at, obstacle], 3.0, NEAREST, None);
+        draw::ring(img, at, 7.0, 2.5, NEAREST);
+    }
 
     // Start and goal: footprint (filled lightly, outlined) and heading arrow.
     let px_per_m = f64::from(scale) / res;
@@ -559,12 +573,18 @@ mod tests {
         let legend_top = pic.map_top + 20 * 8 + MARGIN;
         assert!(ink_rows(legend_top..img.height) > 500, "legend labels");
         // The word "trajectory" is written where the legend puts it: its glyphs match the font.
-        let legend = legend_items_text(img, legend_top);
+        let legend = legend_items_text(img, legend_top, "trajectory");
         assert!(legend.contains("trajectory"), "{legend}");
+        // The trajectory comes nearest the map's upper edge at its last point, (8, 5) m: cell
+        // (28, 16), whose centre lies 4 cells (1 m) from the centres of the cells beyond row 19
+        // (the cells beyond the map count as obstacles). The legend says so; the mark is drawn.
+        let legend = legend_items_text(img, legend_top, "nearest obstacle");
+        assert!(legend.contains("nearest obstacle 1.000 m"), "{legend}");
+        assert!(count(img, NEAREST) > 50, "the nearest obstacle's mark");
     }
 
     /// Reads the legend back: every 16-pixel glyph cell whose ink matches a font glyph.
-    fn legend_items_text(img: &Image, top: u32) -> String {
+    fn legend_items_text(img: &Image, top: u32, word: &str) -> String {
         for y in top..img.height.saturating_sub(16) {
             for x0 in 0..16 {
                 let mut line = String::new();
@@ -581,7 +601,7 @@ mod tests {
                     line.push(ch.map_or('~', char::from));
                     x += 16;
                 }
-                if line.contains("trajectory") {
+                if line.contains(word) {
                     return line;
                 }
             }
