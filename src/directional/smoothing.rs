@@ -140,8 +140,11 @@ struct Scratch {
     cands: Vec<(f64, f64, usize, usize)>,
     /// Candidates with exact costs, cheapest first.
     ranked: BinaryHeap<Reverse<(OrdF64, usize)>>,
-    /// The Dubins candidate of each ranked link, by candidate index.
-    curves: Vec<Option<Ranked>>,
+    /// The Dubins candidate of each ranked link and its cost without traversal costs, by
+    /// candidate index.
+    curves: Vec<(Option<Ranked>, f64)>,
+    /// Whether each candidate's rank includes its traversal cost.
+    priced: Vec<bool>,
 }
 
 impl<'a> PathDp<'a> {
@@ -235,38 +238,37 @@ impl<'a> PathDp<'a> {
         }
     }
 
-    /// The cost of the link from `a` to `b` (the model's curve, as [`super::Motion::price`]),
-    /// with the Dubins candidate it was computed from (forwards and not to a point; the memo
-    /// answers the repeated relative problems of lattice-like points).
-    ///
-    /// With costs on the map, the traversal cost along the curve is added: a link that cuts a
-    /// corner closer to a wall then wins only when it is cheaper all told.
+    /// The cost of the link from `a` to `b` along the model's curve (as
+    /// [`super::Motion::price`]), without the traversal costs, with the Dubins candidate it was
+    /// computed from (forwards and not to a point; the memo answers the repeated relative
+    /// problems of lattice-like points).
     fn link_estimate(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<(f64, Option<Ranked>)> {
         let p = self.ctx.params();
-        let (cost, ranked) = if to_point {
-            (p.motion().price(a, b, to_point)?.cost, None)
-        } else {
-            match p.motion_model {
-                MotionModel::Forward => {
-                    let c = dubins_candidate_memo(a, b, p.turning_radius)?;
-                    (c.length() + p.turn_penalty * c.turning(), Some(Ranked::Dubins(c)))
-                }
-                MotionModel::ReedsShepp => {
-                    let motion = p.motion();
-                    let c = motion.cheapest_reeds_shepp(a, b)?;
-                    (motion.reeds_shepp_cost(&c), Some(Ranked::ReedsShepp(c)))
-                }
-            }
-        };
-        if self.map.costs().is_none() {
-            return Some((cost, ranked));
+        if to_point {
+            return Some((p.motion().price(a, b, to_point)?.cost, None));
         }
-        let extra = match ranked {
+        match p.motion_model {
+            MotionModel::Forward => {
+                let c = dubins_candidate_memo(a, b, p.turning_radius)?;
+                Some((c.length() + p.turn_penalty * c.turning(), Some(Ranked::Dubins(c))))
+            }
+            MotionModel::ReedsShepp => {
+                let motion = p.motion();
+                let c = motion.cheapest_reeds_shepp(a, b)?;
+                Some((motion.reeds_shepp_cost(&c), Some(Ranked::ReedsShepp(c))))
+            }
+        }
+    }
+
+    /// The traversal cost of that link above its length (`curve` as [`Self::link_estimate`]
+    /// returned it): a link that cuts a corner closer to a wall wins only when it is cheaper all
+    /// told. `None` when the curve does not reach `b` (the link is dropped).
+    fn link_extra(&self, a: Pose2, b: Pose2, to_point: bool, curve: Option<Ranked>) -> Option<f64> {
+        Some(match curve {
             Some(Ranked::Dubins(c)) => self.map.extra_cost(c.checked_pieces(b)?.as_slice()),
             Some(Ranked::ReedsShepp(c)) => self.map.extra_cost(&c.segments()),
-            None => self.map.extra_cost(&p.motion().link(a, b, to_point)?),
-        };
-        Some((cost + extra, ranked))
+            None => self.map.extra_cost(&self.ctx.params().motion().link(a, b, to_point)?),
+        })
     }
 
     /// A lower bound on [`Self::link_estimate`] from `a` to `b`, `d` apart, cheaper than solving
@@ -290,15 +292,17 @@ impl<'a> PathDp<'a> {
     }
 
     /// Picks the cheapest candidate whose link is collision-free. Candidates are `(lower bound,
-    /// cost so far, t, h)`; exact curve costs are computed in lower-bound order only while they
-    /// can still win, and links are swept in exact-cost order, so a state usually costs a few
-    /// curve evaluations and one sweep.
+    /// cost so far, t, h)`; costs are computed lazily in three levels, each only while the
+    /// candidate can still win: the lower bound (straight distance and heading change), then the
+    /// curve's exact cost, then (with traversal costs on the map) its cost integral, the dearest
+    /// part to compute. Links are swept in exact-cost order, so a state usually costs a few curve
+    /// evaluations and one sweep.
     fn cheapest_free(
         &self,
         scratch: &mut Scratch,
         ends: impl Fn(usize, usize) -> (Pose2, Pose2, bool),
     ) -> Option<(f64, usize, usize)> {
-        let Scratch { cands, ranked, curves } = scratch;
+        let Scratch { cands, ranked, curves, priced } = scratch;
         // Rank by cost so far plus a lower bound on the link (straight distance and heading
         // change).
         for c in cands.iter_mut() {
@@ -309,7 +313,11 @@ impl<'a> PathDp<'a> {
         cands.sort_by(|a, b| a.0.total_cmp(&b.0));
         ranked.clear();
         curves.clear();
-        curves.resize(cands.len(), None);
+        curves.resize(cands.len(), (None, 0.0));
+        // Without traversal costs a curve's cost is exact at once.
+        let no_costs = self.map.costs().is_none();
+        priced.clear();
+        priced.resize(cands.len(), no_costs);
         let mut next = 0;
         loop {
             let top = ranked.peek().map(|Reverse((c, _))| c.get());
@@ -317,16 +325,24 @@ impl<'a> PathDp<'a> {
                 let (_, g, t, h) = cands[next];
                 let (a, b, to_point) = ends(t, h);
                 if let Some((c, curve)) = self.link_estimate(a, b, to_point) {
-                    curves[next] = curve;
+                    curves[next] = (curve, c);
                     ranked.push(Reverse((OrdF64::new(g + c), next)));
                 }
                 next += 1;
                 continue;
             }
             let Reverse((c, i)) = ranked.pop()?;
-            let (_, _, t, h) = cands[i];
+            let (_, g, t, h) = cands[i];
             let (a, b, to_point) = ends(t, h);
-            if self.link_free(a, b, to_point, curves[i]) {
+            let (curve, curve_cost) = curves[i];
+            if !priced[i] {
+                priced[i] = true;
+                if let Some(extra) = self.link_extra(a, b, to_point, curve) {
+                    ranked.push(Reverse((OrdF64::new(g + (curve_cost + extra)), i)));
+                }
+                continue;
+            }
+            if self.link_free(a, b, to_point, curve) {
                 return Some((c.get(), t, h));
             }
         }

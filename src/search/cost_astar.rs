@@ -290,13 +290,25 @@ pub fn pull_strings(
         p.distance(q) + extra(p, q)
     };
     let mut out = vec![cells[0]];
+    // The price from the anchor to `here`, carried from the step before (either the straight
+    // line just taken or the segment just kept), so each step prices one long line, not two.
+    let mut to_here = price(cells[0], cells[1]);
     for i in 1..cells.len() - 1 {
         let anchor = *out.last().unwrap_or(&cells[0]);
         let (here, next) = (cells[i], cells[i + 1]);
-        let through = price(anchor, here) + price(here, next);
-        let straight_ok = mask.los_doubled(rule, doubled(anchor), doubled(next));
-        if !(straight_ok && price(anchor, next) <= through + 1e-9) {
-            out.push(here);
+        let onwards = price(here, next);
+        let through = to_here + onwards;
+        let straight = if mask.los_doubled(rule, doubled(anchor), doubled(next)) {
+            Some(price(anchor, next)).filter(|&p| p <= through + 1e-9)
+        } else {
+            None
+        };
+        match straight {
+            Some(p) => to_here = p,
+            None => {
+                out.push(here);
+                to_here = onwards;
+            }
         }
     }
     out.push(cells[cells.len() - 1]);
