@@ -152,7 +152,18 @@ impl CostField {
     /// The normalised cost at point `p` (cell units): that of the cell holding it.
     #[inline]
     pub fn cost_at(&self, p: Point2) -> f64 {
-        self.cost(crate::geometry::floor_i64(p.x), crate::geometry::floor_i64(p.y))
+        f64::from(self.byte_at(p)) / 255.0
+    }
+
+    /// The cost at point `p` (cell units) as stored, `0..=255` for `0..=1` (255 outside the
+    /// map): the line integrals sum these as integers and scale once.
+    #[inline]
+    fn byte_at(&self, p: Point2) -> u8 {
+        let (x, y) = (crate::geometry::floor_i64(p.x), crate::geometry::floor_i64(p.y));
+        if x < 0 || y < 0 || x >= self.width as i64 || y >= self.height as i64 {
+            return u8::MAX;
+        }
+        self.cost[y as usize * self.width + x as usize]
     }
 
     /// `cost_penalty * c` of the cell at index `y * width + x` (the weight above 1 per cell
@@ -174,9 +185,9 @@ impl CostField {
         let mut sum = 0.0;
         for s in segments {
             let points = s.points_along();
-            sum += sample_mid(s.length, |t| self.cost_at(points.at(t)));
+            sum += sample_mid(s.length, |t| self.byte_at(points.at(t)));
         }
-        self.rule.cost_penalty * sum
+        self.rule.cost_penalty * sum / 255.0
     }
 
     /// The cost above their length of `cells` (each a cell offset and the length in it) placed
@@ -191,11 +202,16 @@ impl CostField {
     pub fn extra_line(&self, a: Point2, b: Point2) -> f64 {
         let (dx, dy) = (b.x - a.x, b.y - a.y);
         let len = (dx * dx + dy * dy).sqrt();
-        let sum = sample_mid(len, |s| {
-            let t = s / len;
-            self.cost_at(Point2::new(a.x + t * dx, a.y + t * dy))
-        });
-        self.rule.cost_penalty * sum
+        if len <= 0.0 {
+            return 0.0;
+        }
+        let n = (len / COST_STEP).ceil().max(1.0);
+        let mut sum = 0u64;
+        for k in 0..n as usize {
+            let t = (k as f64 + 0.5) / n;
+            sum += u64::from(self.byte_at(Point2::new(a.x + t * dx, a.y + t * dy)));
+        }
+        self.rule.cost_penalty * sum as f64 / 255.0 * (len / n)
     }
 
     /// Bytes held (costs, distance field, table).
@@ -204,19 +220,20 @@ impl CostField {
     }
 }
 
-/// `∫ f ds` over `0..len`, by the midpoints of `ceil(len / COST_STEP)` equal steps.
+/// `∫ f ds` over `0..len`, by the midpoints of `ceil(len / COST_STEP)` equal steps, for `f`
+/// an integer-valued function (the stored costs): summed exactly, scaled once.
 #[inline]
-fn sample_mid(len: f64, mut f: impl FnMut(f64) -> f64) -> f64 {
+fn sample_mid(len: f64, mut f: impl FnMut(f64) -> u8) -> f64 {
     if len <= 0.0 {
         return 0.0;
     }
     let n = (len / COST_STEP).ceil().max(1.0);
     let ds = len / n;
-    let mut sum = 0.0;
+    let mut sum = 0u64;
     for k in 0..n as usize {
-        sum += f((k as f64 + 0.5) * ds);
+        sum += u64::from(f((k as f64 + 0.5) * ds));
     }
-    sum * ds
+    sum as f64 * ds
 }
 
 #[cfg(test)]

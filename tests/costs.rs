@@ -186,7 +186,13 @@ fn the_cost_guide_is_never_dearer_than_the_16_connected_optimum() {
                 "round {round}: {} vs {optimum}",
                 found.cost
             );
-            let pulled = pull_strings(&mask, LosRule::Conservative, &found.cells, |a, b| field.extra_line(a, b));
+            let pulled = pull_strings(
+                &mask,
+                LosRule::Conservative,
+                &found.cells,
+                |a, b| field.extra_line(a, b),
+                |x, y| field.cost(x, y) == 0.0,
+            );
             let centre = |c: (u32, u32)| Point2::new(f64::from(c.0) + 0.5, f64::from(c.1) + 0.5);
             let guide_cost: f64 = pulled
                 .windows(2)

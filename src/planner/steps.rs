@@ -341,7 +341,13 @@ impl<'a> Request<'a> {
             Err(SearchFailure::Stopped) => return Err(self.budget.stop_error()),
             Err(e) => return Ok(GuideOutcome::None(format!("no path on the vehicle mask ({e})"))),
         };
-        let cells = pull_strings(mask, LosRule::Conservative, &path.cells, |a, b| costs.extra_line(a, b));
+        let cells = pull_strings(
+            mask,
+            LosRule::Conservative,
+            &path.cells,
+            |a, b| costs.extra_line(a, b),
+            |x, y| costs.cost(x, y) == 0.0,
+        );
         self.clock.mark(Stage::CostGuide);
         let mut guide: Vec<Point2> = Vec::with_capacity(cells.len() + 2);
         guide.push(ends.start.point());

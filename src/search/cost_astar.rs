@@ -320,16 +320,21 @@ const DIAGONAL_LEN: f64 = std::f64::consts::SQRT_2;
 /// Cost-aware string pulling of a polyline of cell centres (`cells`), the classic linear pass:
 /// a waypoint is dropped where the last kept waypoint sees the next one under `rule` and the
 /// straight line to it costs no more than the way through the waypoint (prices by `extra`, the
-/// weighted part of a segment's cost). Never raises the polyline's price; every segment of the
-/// result has line of sight when every segment of the input had.
+/// weighted part of a segment's cost). `cost_free(x, y)` says that cell `(x, y)` adds no cost
+/// (`extra` of a segment touching only such cells is 0): the cells inside straight runs of one
+/// of the 16 moves over such ground are passed over first ([`merge_free_runs`]), which leaves
+/// the polyline and its price as they are. Never raises the polyline's price; every segment of
+/// the result has line of sight when every segment of the input had.
 pub fn pull_strings(
     mask: &CellMask,
     rule: LosRule,
     cells: &[(u32, u32)],
     extra: impl Fn(Point2, Point2) -> f64,
+    cost_free: impl Fn(i64, i64) -> bool,
 ) -> Vec<(u32, u32)> {
+    let cells = merge_free_runs(cells, cost_free);
     if cells.len() < 3 {
-        return cells.to_vec();
+        return cells;
     }
     let centre = |c: (u32, u32)| Point2::new(f64::from(c.0) + 0.5, f64::from(c.1) + 0.5);
     let doubled = |c: (u32, u32)| (2 * i64::from(c.0) + 1, 2 * i64::from(c.1) + 1);
@@ -360,6 +365,32 @@ pub fn pull_strings(
         }
     }
     out.push(cells[cells.len() - 1]);
+    out
+}
+
+/// `cells` without the cells inside straight runs of one move over cost-free ground: a cell
+/// goes when the move into it and the move out of it are the same one of the 16 moves and every
+/// cell either move touches (its start and the cells of [`touched_cells`]) is `cost_free`. The
+/// merged segment is the same line, touching the same cells, so it has line of sight exactly
+/// when the moves had, and costs their length and nothing more, as they did. A path of the
+/// search runs in long such runs on open ground (its tie-break keeps a direction), so string
+/// pulling then weighs a few cells instead of hundreds.
+fn merge_free_runs(cells: &[(u32, u32)], cost_free: impl Fn(i64, i64) -> bool) -> Vec<(u32, u32)> {
+    let step = |a: (u32, u32), b: (u32, u32)| (i64::from(b.0) - i64::from(a.0), i64::from(b.1) - i64::from(a.1));
+    let free_move = |a: (u32, u32), d: (i64, i64)| {
+        let (x, y) = (i64::from(a.0), i64::from(a.1));
+        MOVES.contains(&d) && cost_free(x, y) && touched_cells(d).iter().all(|&(ox, oy)| cost_free(x + ox, y + oy))
+    };
+    let mut out: Vec<(u32, u32)> = Vec::with_capacity(cells.len());
+    for (i, &c) in cells.iter().enumerate() {
+        let interior = i > 0 && i + 1 < cells.len() && {
+            let (d_in, d_out) = (step(cells[i - 1], c), step(c, cells[i + 1]));
+            d_in == d_out && free_move(cells[i - 1], d_in) && free_move(c, d_out)
+        };
+        if !interior {
+            out.push(c);
+        }
+    }
     out
 }
 
@@ -442,6 +473,23 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn free_runs_merge_and_costed_or_bent_ones_stay() {
+        // A straight run east, a knight's run, then a run whose middle cell costs.
+        let cells: Vec<(u32, u32)> =
+            vec![(0, 0), (1, 0), (2, 0), (3, 0), (5, 1), (7, 2), (9, 3), (10, 3), (11, 3), (12, 3)];
+        let costed = |x: i64, y: i64| (x, y) == (11, 3);
+        let merged = merge_free_runs(&cells, |x, y| !costed(x, y));
+        // (1,0), (2,0) inside the east run; (5,1) and (7,2) inside the knight's run; (10,3)'s
+        // move out touches (11,3), which costs, and (11,3) itself costs: both stay.
+        assert_eq!(merged, vec![(0, 0), (3, 0), (9, 3), (10, 3), (11, 3), (12, 3)]);
+        // A knight's move touches the cells beside the edge it crosses: a cost there keeps it.
+        let merged = merge_free_runs(&cells, |x, y| (x, y) != (6, 2));
+        assert!(merged.contains(&(5, 1)) && merged.contains(&(7, 2)), "{merged:?}");
+        // Not one of the 16 moves (a caller's own polyline): kept as given.
+        assert_eq!(merge_free_runs(&[(0, 0), (3, 0), (6, 0)], |_, _| true), vec![(0, 0), (3, 0), (6, 0)]);
     }
 
     #[test]
