@@ -418,6 +418,11 @@ def _run(node, bench, duration, goal_rate, fault_interval, log):
         if not node.alive():
             break
         bench.spin(0.002)
+    # Goals whose time came while the last fault was being injected (a restart can take a few
+    # hundred milliseconds): the schedule is goal_rate x duration goals, sent in full.
+    while node.alive() and n_sent < int(round(duration * goal_rate)):
+        bench.send_random()
+        n_sent += 1
     load_end = time.monotonic() - t0
     drain_end = time.monotonic() + DRAIN
     while time.monotonic() < drain_end and any(g.answers == 0 for g in bench.goals):

@@ -233,6 +233,11 @@ pub fn run() -> Result<(), String> {
         // Capped, so the per-thread working memory of the planner (the Dubins memo, search
         // scratch) is held by a bounded number of threads.
         .max_blocking_threads(4)
+        // And kept: by default an idle blocking thread exits after 10 s and the next busy moment
+        // starts a new one, which builds its working memory again (a few MB on a small map).
+        // The heap would then rise and fall with the load instead of settling once the threads
+        // are in place.
+        .thread_keep_alive(std::time::Duration::from_secs(24 * 3600))
         .enable_all()
         .build()
         .map_err(|err| format!("cannot start the async runtime: {err}"))?;
