@@ -140,11 +140,17 @@ pub fn polyline(img: &mut Image, pts: &[Px], width: f64, c: Rgb, dash: Option<(f
 }
 
 /// The parameter range `t0..=t1` (within 0..=1) of the segment `a`-`b` that lies within `width`
-/// pixels of the image (Liang-Barsky clipping); `None` when it misses.
+/// pixels of the image; `None` when it misses.
 fn clip(a: Px, b: Px, width: f64, img: &Image) -> Option<(f64, f64)> {
     let (lo, hi) = (-width - 1.0, (f64::from(img.width) + width + 1.0, f64::from(img.height) + width + 1.0));
+    clip_to_rect(a, b, (lo, lo), hi)
+}
+
+/// The parameter range `t0..=t1` (within 0..=1) of the segment `a`-`b` that lies in the closed
+/// rectangle `min`..`max` (Liang-Barsky clipping); `None` when it misses.
+pub(super) fn clip_to_rect(a: Px, b: Px, min: Px, max: Px) -> Option<(f64, f64)> {
     let (mut t0, mut t1) = (0.0f64, 1.0f64);
-    for (p, d, min, max) in [(a.0, b.0 - a.0, lo, hi.0), (a.1, b.1 - a.1, lo, hi.1)] {
+    for (p, d, min, max) in [(a.0, b.0 - a.0, min.0, max.0), (a.1, b.1 - a.1, min.1, max.1)] {
         if d == 0.0 {
             if p < min || p > max {
                 return None;

@@ -78,29 +78,13 @@ pub fn nearest_obstacle(map: &OccupancyMap, rule: Traversability, path: &[Point2
 }
 
 /// The parameters `t0 <= t1` of the part of segment `a`-`b` inside `[0, w] x [0, h]`
-/// (Liang-Barsky), so a far-off point costs no samples; `None` when no part is, or an end is not
-/// finite.
+/// (Liang-Barsky, the drawing's own clip), so a far-off point costs no samples; `None` when no
+/// part is, or an end is not finite.
 fn clip_to(a: Point2, b: Point2, w: f64, h: f64) -> Option<(f64, f64)> {
     if ![a.x, a.y, b.x, b.y].iter().all(|v| v.is_finite()) {
         return None;
     }
-    let (dx, dy) = (b.x - a.x, b.y - a.y);
-    let (mut t0, mut t1) = (0.0f64, 1.0f64);
-    for (p, q) in [(-dx, a.x), (dx, w - a.x), (-dy, a.y), (dy, h - a.y)] {
-        if p == 0.0 {
-            if q < 0.0 {
-                return None;
-            }
-        } else {
-            let r = q / p;
-            if p < 0.0 {
-                t0 = t0.max(r);
-            } else {
-                t1 = t1.min(r);
-            }
-        }
-    }
-    (t0 <= t1).then_some((t0, t1))
+    super::draw::clip_to_rect((a.x, a.y), (b.x, b.y), (0.0, 0.0), (w, h))
 }
 
 #[cfg(test)]
