@@ -143,10 +143,7 @@ impl CostField {
     /// The normalised cost (`0..=1`) of cell `(x, y)`; 1 outside the map.
     #[inline]
     pub fn cost(&self, x: i64, y: i64) -> f64 {
-        if x < 0 || y < 0 || x >= self.width as i64 || y >= self.height as i64 {
-            return 1.0;
-        }
-        f64::from(self.cost[y as usize * self.width + x as usize]) / 255.0
+        f64::from(self.byte(x, y)) / 255.0
     }
 
     /// The normalised cost at point `p` (cell units): that of the cell holding it.
@@ -159,7 +156,12 @@ impl CostField {
     /// map): the line integrals sum these as integers and scale once.
     #[inline]
     fn byte_at(&self, p: Point2) -> u8 {
-        let (x, y) = (crate::geometry::floor_i64(p.x), crate::geometry::floor_i64(p.y));
+        self.byte(crate::geometry::floor_i64(p.x), crate::geometry::floor_i64(p.y))
+    }
+
+    /// The stored cost of cell `(x, y)`, `u8::MAX` (cost 1) outside the map.
+    #[inline]
+    fn byte(&self, x: i64, y: i64) -> u8 {
         if x < 0 || y < 0 || x >= self.width as i64 || y >= self.height as i64 {
             return u8::MAX;
         }
