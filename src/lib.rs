@@ -27,6 +27,7 @@ pub mod memory;
 pub mod param_table;
 pub mod params;
 pub mod planner;
+pub mod polygon;
 pub mod render;
 pub mod replan;
 #[cfg(feature = "ros")]

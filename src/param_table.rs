@@ -5,6 +5,7 @@
 
 use crate::directional::MotionModel;
 use crate::planner::{PlanError, StatusCode};
+use crate::polygon::Polygon;
 
 /// A parameter value as the ROS parameter file provides it.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +37,8 @@ pub enum Field<T> {
     Text(fn(&T) -> &String, fn(&mut T) -> &mut String),
     /// A motion model, by name (`forward` or `reeds_shepp`).
     Model(fn(&T) -> &MotionModel, fn(&mut T) -> &mut MotionModel),
+    /// A polygon or none, in Nav2's footprint string form (`[[x, y], ...]`; `[]`: none).
+    Polygon(fn(&T) -> &Option<Polygon>, fn(&mut T) -> &mut Option<Polygon>),
 }
 
 /// The values a parameter may take, beyond its type.
@@ -128,6 +131,7 @@ impl<T> ParamSpec<T> {
             Field::Flag(get, _) => ParamValue::Bool(*get(config)),
             Field::Text(get, _) => ParamValue::String(get(config).clone()),
             Field::Model(get, _) => ParamValue::String(get(config).name().to_string()),
+            Field::Polygon(get, _) => ParamValue::String(Polygon::to_nav2(get(config).as_ref())),
         }
     }
 
@@ -154,6 +158,17 @@ impl<T> ParamSpec<T> {
                 let names: Vec<&str> = MotionModel::ALL.iter().map(|m| m.name()).collect();
                 return Err(wrong(self.name, &format!("one of {}", names.join(", ")), other));
             }
+            (Field::Polygon(_, set), ParamValue::String(s)) => match Polygon::parse_nav2(s) {
+                Ok(polygon) => *set(config) = polygon,
+                Err(e) => return Err(invalid(format!("parameter {} is not a usable footprint: {e}", self.name))),
+            },
+            (Field::Polygon(..), other) => {
+                return Err(wrong(
+                    self.name,
+                    "a footprint string such as \"[[0.5, 0.3], [0.5, -0.3], [-0.2, -0.3], [-0.2, 0.3]]\"",
+                    other,
+                ))
+            }
         }
         Ok(())
     }
@@ -173,7 +188,7 @@ impl<T> ParamSpec<T> {
                 _ => Err(bad("true or false")),
             },
             Field::Text(..) => Ok(ParamValue::String(text.to_string())),
-            Field::Model(..) => Ok(ParamValue::String(text.trim().to_string())),
+            Field::Model(..) | Field::Polygon(..) => Ok(ParamValue::String(text.trim().to_string())),
         }
     }
 

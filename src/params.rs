@@ -464,6 +464,8 @@ mod runtime_tests {
         let changes = [
             ("robot_radius", ParamValue::Double(0.3)),
             ("robot_side", ParamValue::Double(0.4)),
+            ("footprint", ParamValue::String("[[0.5, 0.2], [0.5, -0.2], [-0.1, -0.2], [-0.1, 0.2]]".into())),
+            ("footprint_padding", ParamValue::Double(0.02)),
             ("min_turning_radius", ParamValue::Integer(1)),
             ("neighbourhood", ParamValue::Integer(48)),
             ("heading_bins", ParamValue::Integer(16)),
@@ -547,6 +549,9 @@ mod table_tests {
             (ParamValue::Bool(b), _) => ParamValue::Bool(!b),
             (ParamValue::String(_), _) if spec.is_motion_model() => {
                 ParamValue::String(MotionModel::ReedsShepp.name().into())
+            }
+            (ParamValue::String(_), _) if spec.name() == "footprint" => {
+                ParamValue::String("[[0.7, 0.25], [0.7, -0.25], [-0.2, -0.25], [-0.2, 0.25]]".into())
             }
             (ParamValue::String(s), _) => ParamValue::String(format!("{s}x")),
             (ParamValue::Other(_), _) => unreachable!(),

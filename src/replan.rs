@@ -73,7 +73,7 @@ pub fn check_remaining(
         let allowed = o.depth / info.resolution + 1e-9;
         let left = remaining(&stretch, s).to_cells(info);
         if let Some(deeper) =
-            left.sample(0.25).into_iter().find(|p| prepared.collision.overlap_depth(*p, shape) > allowed)
+            left.sample(0.25).into_iter().find(|p| prepared.collision.overlap_depth(*p, &shape) > allowed)
         {
             let w = info.cell_to_world(deeper.point());
             return Err(PlanError::new(
@@ -86,7 +86,7 @@ pub fn check_remaining(
         }
     }
     let rest = remaining(&after, s - stretch.length()).to_cells(info);
-    if rest.segments.is_empty() || prepared.collision.sweep_free(&rest.segments, shape, 0.0) {
+    if rest.segments.is_empty() || prepared.collision.sweep_free(&rest.segments, &shape, 0.0) {
         return Ok(());
     }
     let hit = prepared.collision.first_blocked(&rest.segments, shape, 0.0).unwrap_or(rest.segments[0].start.point());
@@ -125,12 +125,12 @@ pub fn invalid_poses(planner: &Planner, poses: &[Pose2]) -> Result<Vec<usize>, P
     for (i, &pose) in poses.iter().enumerate() {
         let cell = info.world_pose_to_cell(pose);
         let on_map = pose.is_finite() && info.cell_of(cell.point()).is_some();
-        let at_rest = on_map && prepared.collision.pose_free(cell, shape, 0.0);
+        let at_rest = on_map && prepared.collision.pose_free(cell, &shape, 0.0);
         let swept = match previous {
             Some(a) if on_map && a.point().distance(cell.point()) * info.resolution >= 1e-9 => {
                 let yaw = (cell.y - a.y).atan2(cell.x - a.x);
                 let seg = Segment::line(Pose2::new(a.x, a.y, yaw), a.point().distance(cell.point()));
-                prepared.collision.sweep_free(&[seg], shape, 0.0)
+                prepared.collision.sweep_free(&[seg], &shape, 0.0)
             }
             _ => true,
         };

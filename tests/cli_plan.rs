@@ -303,3 +303,26 @@ fn a_start_a_little_inside_a_wall_is_driven_out_of_and_a_deeper_one_refused_with
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("--start-overlap"), "{}", text(&out.stderr));
 }
+
+/// `--footprint` takes Nav2's string: a rear-axle rectangle plans, its picture is written, and a
+/// polygon that crosses itself is refused naming the flag and the reason.
+#[test]
+fn footprint_takes_nav2_polygons() {
+    let rect = "[[0.3, 0.12], [0.3, -0.12], [-0.08, -0.12], [-0.08, 0.12]]";
+    let dir = scratch_dir("footprint");
+    let png = dir.join("rect.png");
+    let request = ["--start", "-1.5,0.5,0", "--goal", "0.5,1.5", "--json", "--footprint", rect];
+    let out = plan(&[&request[..], &["--png", png.to_str().unwrap()]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object on stdout");
+    assert_eq!(v["status"], "SUCCESS");
+    assert!(std::fs::metadata(&png).map(|m| m.len() > 1000).unwrap_or(false), "picture written");
+    // The rectangle reaches 0.32 m from base_link; the default disk is 0.15 m: a different plan.
+    let disk = plan(&request[..5]);
+    let d: serde_json::Value = serde_json::from_slice(&disk.stdout).unwrap();
+    assert_ne!(v["trajectory"], d["trajectory"]);
+    let bad = plan(&["--start", "-1.5,0.5,0", "--goal", "0.5,1.5", "--footprint", "[[0,0],[1,1],[1,0],[0,1]]"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let said = text(&bad.stderr);
+    assert!(said.contains("--footprint") && said.contains("not a simple polygon"), "{said}");
+}

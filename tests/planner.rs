@@ -714,7 +714,7 @@ fn the_planner_solves_every_pair_directional_24_solves_among_tight_gaps() {
             let g = Pose2::new(rnd() * w as f64 * RES, rnd() * h as f64 * RES, (rnd() * 2.0 - 1.0) * PI);
             let (sc, gc) = (map.info.world_pose_to_cell(s), map.info.world_pose_to_cell(g));
             let shape = ctx.params().shape();
-            if !prepared.collision.stands_free(sc, shape) || !prepared.collision.stands_free(gc, shape) {
+            if !prepared.collision.stands_free(sc, &shape) || !prepared.collision.stands_free(gc, &shape) {
                 continue;
             }
             pairs += 1;

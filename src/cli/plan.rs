@@ -34,6 +34,15 @@ pub struct PlanArgs {
     /// robot radius).
     #[arg(long, allow_negative_numbers = true)]
     pub robot_side: Option<f64>,
+    /// The vehicle's polygon in its own frame (map units; origin at base_link, x forward), Nav2's
+    /// form: `"[[0.7, 0.25], [0.7, -0.25], [-0.2, -0.25], [-0.2, 0.25]]"` (`footprint`; wins
+    /// over the radius and the side; `"[]"`: none).
+    #[arg(long, allow_hyphen_values = true)]
+    pub footprint: Option<String>,
+    /// Padding added outwards to every vertex of the footprint (map units, >= 0;
+    /// `footprint_padding`).
+    #[arg(long, allow_negative_numbers = true)]
+    pub footprint_padding: Option<f64>,
     /// Minimum turning radius (map units).
     #[arg(long, allow_negative_numbers = true)]
     pub min_turning_radius: Option<f64>,
@@ -150,6 +159,8 @@ pub fn run(args: &PlanArgs) -> CliResult {
     }
     // Flags named after parameters go through the same table, checks and messages.
     let flags = [
+        ("footprint", args.footprint.clone().map(ParamValue::String)),
+        ("footprint_padding", args.footprint_padding.map(ParamValue::Double)),
         ("motion_model", args.motion_model.clone().map(ParamValue::String)),
         ("reverse_penalty", args.reverse_penalty.map(ParamValue::Double)),
         ("change_penalty", args.change_penalty.map(ParamValue::Double)),

@@ -30,6 +30,10 @@ pub struct RefineParams {
     /// centred on the reference point and turning with the heading.
     #[serde(default)]
     pub footprint_side: f64,
+    /// The vehicle's polygon (cells, vehicle frame: origin at the reference point, x forward);
+    /// when set it wins over `footprint_side` and `footprint_radius`.
+    #[serde(default)]
+    pub footprint_polygon: Option<std::sync::Arc<crate::polygon::Polygon>>,
     /// Lattice cell side (cells, >= 1); `None` picks half the turning radius, so a quarter turn
     /// joins two Directional-24 neighbours exactly.
     pub lattice_spacing: Option<i64>,
@@ -72,6 +76,7 @@ impl Default for RefineParams {
             turning_radius: 10.0,
             footprint_radius: 4.0,
             footprint_side: 0.0,
+            footprint_polygon: None,
             lattice_spacing: None,
             heading_bins: HeadingBins::Eight,
             smoothing_hops: None,
@@ -96,6 +101,7 @@ impl RefineParams {
             turning_radius: min_turning_radius / resolution,
             footprint_radius: robot_radius / resolution,
             footprint_side: 0.0,
+            footprint_polygon: None,
             ..Self::default()
         }
     }
@@ -139,9 +145,12 @@ impl RefineParams {
         Ok(())
     }
 
-    /// The footprint in force: the square when `footprint_side > 0`, else the disk.
+    /// The footprint in force: the polygon when set, else the square when `footprint_side > 0`,
+    /// else the disk.
     pub fn shape(&self) -> Shape {
-        if self.footprint_side > 0.0 {
+        if let Some(p) = &self.footprint_polygon {
+            Shape::Polygon(p.clone())
+        } else if self.footprint_side > 0.0 {
             Shape::Square(self.footprint_side)
         } else {
             Shape::Disk(self.footprint_radius)
@@ -212,7 +221,7 @@ impl Directional {
     pub fn new(params: RefineParams) -> Result<Self, InvalidParam> {
         params.validate()?;
         let key = params.table_key();
-        let edges = EdgeTable::new(key, Neighbourhood::Directional48.reach(), params.motion_model);
+        let edges = EdgeTable::new(key.clone(), Neighbourhood::Directional48.reach(), params.motion_model);
         let heuristic = HeuristicTable::new(
             key.turning_radius,
             key.spacing,

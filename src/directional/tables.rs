@@ -71,7 +71,7 @@ fn centre_cells(segments: &[crate::trajectory::Segment]) -> Vec<CentreCell> {
 }
 
 /// The parameters a table depends on; a change of any of them needs new tables.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TableKey {
     /// Minimum turning radius (cells).
     pub turning_radius: f64,
@@ -117,8 +117,8 @@ impl EdgeTable {
     }
 
     /// What the table was built for.
-    pub fn key(&self) -> TableKey {
-        self.key
+    pub fn key(&self) -> &TableKey {
+        &self.key
     }
 
     /// Largest |dx|, |dy| covered.
@@ -152,7 +152,7 @@ impl EdgeTable {
     }
 
     fn compute(&self, gear: Gear, h0: usize, h1: usize, dx: i64, dy: i64) -> Edge {
-        let k = self.key;
+        let k = &self.key;
         let l = Lattice { spacing: k.spacing, cols: 0, rows: 0 };
         let (a, b) = (l.pose(0, 0, k.bins, h0), l.pose(dx, dy, k.bins, h1));
         // Some Dubins word always exists for a positive radius and finite poses.
@@ -160,7 +160,7 @@ impl EdgeTable {
         Edge {
             length: curve.length(),
             turning: curve.turning(),
-            spans: swept_spans(&segments, k.footprint, SEARCH_MARGIN).into_boxed_slice(),
+            spans: swept_spans(&segments, &k.footprint, SEARCH_MARGIN).into_boxed_slice(),
             centre: centre_cells(&segments).into_boxed_slice(),
         }
     }
@@ -196,7 +196,7 @@ impl EdgeTable {
     /// ([`single_gear_curve`], as the chain builds it).
     #[allow(clippy::too_many_arguments)]
     pub fn segments_at(&self, gear: Gear, i: i64, j: i64, h0: usize, h1: usize, dx: i64, dy: i64) -> Vec<Segment> {
-        let k = self.key;
+        let k = &self.key;
         let l = Lattice { spacing: k.spacing, cols: 0, rows: 0 };
         let (a, b) = (l.pose(i, j, k.bins, h0), l.pose(i + dx, j + dy, k.bins, h1));
         single_gear_curve(a, b, k.turning_radius, gear).map(|(_, segments)| segments).unwrap_or_default()
@@ -314,7 +314,7 @@ mod tests {
         };
         let field = CostField::new(&map, rule);
         let key = TableKey { turning_radius: 6.0, footprint: Shape::Disk(2.0), spacing: 3, bins: HeadingBins::Eight };
-        let table = EdgeTable::new(key, 3, MotionModel::ReedsShepp);
+        let table = EdgeTable::new(key.clone(), 3, MotionModel::ReedsShepp);
         let l = Lattice { spacing: 3, cols: 0, rows: 0 };
         let mut compared = 0;
         for gear in [Gear::Forward, Gear::Reverse] {

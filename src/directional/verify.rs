@@ -12,7 +12,7 @@ pub const CURVATURE_TOLERANCE: f64 = 1e-9;
 pub const JOINT_TOLERANCE: f64 = 1e-6;
 
 /// What the vehicle can do, as verification checks it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Vehicle {
     /// Its footprint (cells; a plain radius means a disk, a square turns with the heading).
     pub footprint: Shape,
@@ -87,7 +87,8 @@ pub fn verify_trajectory(
     goal: Pose2,
     goal_heading_free: bool,
 ) -> Result<(), VerifyError> {
-    let Vehicle { footprint, min_turning_radius, may_reverse } = *vehicle;
+    let Vehicle { footprint, min_turning_radius, may_reverse } = vehicle;
+    let (min_turning_radius, may_reverse) = (*min_turning_radius, *may_reverse);
     let segs = &traj.segments;
     let (Some(first), Some(last)) = (segs.first(), segs.last()) else { return Err(VerifyError::Empty) };
     let limit = if min_turning_radius > 0.0 { 1.0 / min_turning_radius } else { f64::INFINITY };
@@ -205,7 +206,7 @@ mod tests {
         let end = ahead.end();
         assert_eq!(end.x, 23.5);
         let forward = Vehicle::forward(1.0, 4.0);
-        let reversing = Vehicle { may_reverse: true, ..forward };
+        let reversing = Vehicle { may_reverse: true, ..forward.clone() };
         assert_eq!(verify_trajectory(&m, &t, &forward, a, end, false), Err(VerifyError::Reverse(0)));
         assert_eq!(verify_trajectory(&m, &t, &reversing, a, end, false), Ok(()));
         // The same geometry with a wrong gear on either segment does not join or end at the goal.

@@ -23,6 +23,21 @@ pub struct PlannerConfig {
     /// square that never turns. The trajectory itself (hit-check tables,
     /// searches, verification) is checked with the turning square.
     pub robot_side: f64,
+    /// The vehicle's polygon (m, vehicle frame: origin at the reference point `base_link`, x
+    /// forward, y left; any simple polygon), Nav2's `footprint`; `None` (`"[]"`): the circle or
+    /// square above. When set it wins over `robot_radius` and `robot_side`.
+    ///
+    /// Clearance rule: the vehicle mask, regions, reachability proofs and any-angle guide use the
+    /// polygon's inscribed disk about the reference point ([`PlannerConfig::inradius`]): wherever
+    /// the vehicle fits in some heading, that disk fits, so nothing reachable is refused; what the
+    /// disk lets by that the polygon does not, refinement (which checks the polygon swept along
+    /// every arc and line) goes around, or refuses. At `min_turning_radius` 0 the vehicle turns on
+    /// the spot about its reference point, sweeping the polygon's circumscribed disk; there every
+    /// check uses that disk.
+    pub footprint: Option<crate::polygon::Polygon>,
+    /// Nav2's `footprint_padding` (m, >= 0): every vertex of `footprint` moved this far outwards
+    /// along x and along y.
+    pub footprint_padding: f64,
     /// Minimum turning radius (m, >= 0; 0 allows turning on the spot).
     pub min_turning_radius: f64,
     /// Whether unknown cells may be driven through.
@@ -62,6 +77,8 @@ impl Default for PlannerConfig {
         Self {
             robot_radius: 0.15,
             robot_side: 0.0,
+            footprint: None,
+            footprint_padding: 0.0,
             min_turning_radius: 0.3,
             allow_unknown: false,
             occupied_threshold: 65,
@@ -84,7 +101,7 @@ impl PlannerConfig {
     /// Every parameter of the planner: its name (the node's ROS parameter and the parameters
     /// file's key), field, range and unit. The one owner of these ranges: the node's table adds
     /// its own parameters to these (`crate::params`), the CLI sets these by name.
-    pub const PARAMS: [ParamSpec<PlannerConfig>; 16] = [
+    pub const PARAMS: [ParamSpec<PlannerConfig>; 18] = [
         ParamSpec {
             name: "robot_radius",
             field: field!(Double, robot_radius),
@@ -100,6 +117,22 @@ impl PlannerConfig {
             unit: "m",
             runtime: true,
             description: "Side of a square footprint turning with the vehicle (m); 0 = the circle of robot_radius.",
+        },
+        ParamSpec {
+            name: "footprint",
+            field: field!(Polygon, footprint),
+            range: Range::Any,
+            unit: "m",
+            runtime: true,
+            description: "The vehicle's polygon in base_link (m), Nav2's form: \"[[x, y], [x, y], ...]\"; \"[]\" = robot_side or robot_radius. Wins over both when set.",
+        },
+        ParamSpec {
+            name: "footprint_padding",
+            field: field!(Double, footprint_padding),
+            range: Range::AtLeast(0.0),
+            unit: "m",
+            runtime: true,
+            description: "Padding added outwards to every vertex of footprint (m), as Nav2 pads it.",
         },
         ParamSpec {
             name: "min_turning_radius",
@@ -218,7 +251,29 @@ impl PlannerConfig {
     /// Checks every field's range ([`PlannerConfig::PARAMS`]); the message names the offending
     /// parameter, its range and its value, in the parameter's unit. Fails with `INVALID_INPUT`.
     pub fn validate(&self) -> Result<(), PlanError> {
-        check_all(&Self::PARAMS, self)
+        check_all(&Self::PARAMS, self)?;
+        self.padded_footprint().map(|_| ())
+    }
+
+    /// `footprint` grown by `footprint_padding` (m), the polygon every check uses; `None` without
+    /// one. Fails with `INVALID_INPUT` when the padding makes it cross itself.
+    pub fn padded_footprint(&self) -> Result<Option<crate::polygon::Polygon>, PlanError> {
+        self.footprint
+            .as_ref()
+            .map(|p| {
+                p.padded(self.footprint_padding).map_err(|e| {
+                    PlanError::new(
+                        StatusCode::InvalidInput,
+                        format!("footprint_padding {} m makes the footprint unusable: {e}", self.footprint_padding),
+                    )
+                })
+            })
+            .transpose()
+    }
+
+    /// The padded polygon, when it is usable (see [`PlannerConfig::padded_footprint`]).
+    fn polygon(&self) -> Option<crate::polygon::Polygon> {
+        self.padded_footprint().ok().flatten()
     }
 
     /// The Directional A* parameters for a map of `resolution` metres per cell (`None` when the
@@ -245,14 +300,18 @@ impl PlannerConfig {
             reverse_penalty: self.reverse_penalty,
             change_penalty: self.change_penalty / resolution,
             footprint_side: self.robot_side / resolution,
+            footprint_polygon: self.polygon().map(|p| std::sync::Arc::new(p.scaled(1.0 / resolution))),
             ..RefineParams::from_metres(self.robot_radius, self.min_turning_radius, resolution)
         }))
     }
 
-    /// Radius (m) of the largest disk the footprint covers in every heading: the circle itself,
-    /// or half the square's side.
+    /// Radius (m) of the largest disk about the reference point the footprint covers in every
+    /// heading: the circle itself, half the square's side, or the polygon's distance from the
+    /// reference point to its nearest edge (0 when the point lies outside it).
     pub fn inradius(&self) -> f64 {
-        if self.robot_side > 0.0 {
+        if let Some(p) = self.polygon() {
+            p.inradius()
+        } else if self.robot_side > 0.0 {
             self.robot_side / 2.0
         } else {
             self.robot_radius
@@ -260,12 +319,41 @@ impl PlannerConfig {
     }
 
     /// Radius (m) of the disk the vehicle mask, regions and start/goal placement use: the circle
-    /// itself, or the square's circumscribed circle (see `robot_side`).
+    /// itself, the square's circumscribed circle (see `robot_side`), or the polygon's inscribed
+    /// one (see `footprint`).
     pub fn mask_radius(&self) -> f64 {
-        if self.robot_side > 0.0 {
+        if let Some(p) = self.polygon() {
+            p.inradius()
+        } else if self.robot_side > 0.0 {
             self.robot_side * std::f64::consts::FRAC_1_SQRT_2
         } else {
             self.robot_radius
+        }
+    }
+
+    /// Radius (m) of the smallest disk about the reference point holding the footprint in every
+    /// heading: what a turn on the spot sweeps (the circle, the square's circumscribed circle, the
+    /// polygon's farthest vertex).
+    pub fn circumradius(&self) -> f64 {
+        if let Some(p) = self.polygon() {
+            p.circumradius()
+        } else if self.robot_side > 0.0 {
+            self.robot_side * std::f64::consts::FRAC_1_SQRT_2
+        } else {
+            self.robot_radius
+        }
+    }
+
+    /// The footprint in words, for messages, lengths in `unit` (the configuration's metres, or
+    /// cells on a Moving AI map): `radius 0.15 m`, `square of side 0.4 m`, `polygon of 4
+    /// vertices reaching 0.743 m from base_link`.
+    pub fn footprint_words(&self, unit: &str) -> String {
+        if let Some(p) = self.polygon() {
+            format!("polygon of {} vertices reaching {:.3} {unit} from base_link", p.vertices().len(), p.circumradius())
+        } else if self.robot_side > 0.0 {
+            format!("square of side {} {unit}", self.robot_side)
+        } else {
+            format!("radius {} {unit}", self.robot_radius)
         }
     }
 

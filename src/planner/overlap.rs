@@ -83,7 +83,7 @@ impl Planner {
         let at = info.world_pose_to_cell(start);
         let inside = at.x >= 0.0 && at.y >= 0.0 && at.x < info.width as f64 && at.y < info.height as f64;
         let vehicle = prepared.verified_vehicle();
-        let depth = if inside { prepared.collision.overlap_depth(at, vehicle.footprint) } else { 0.0 };
+        let depth = if inside { prepared.collision.overlap_depth(at, &vehicle.footprint) } else { 0.0 };
         (depth > 0.0).then_some(depth)
     }
 
@@ -226,7 +226,7 @@ fn joined(out: Trajectory, mut rest: Plan, depth: f64, start: Pose2, symbol: &st
 /// to its first free pose (ties in the order tried): no pose along it is deeper than the one
 /// before (`depth` at the start), and from its first free pose on every pose stands free.
 fn ways_out(collision: &CollisionMap, start: Pose2, vehicle: &Vehicle, reverse_penalty: f64, depth: f64) -> Vec<Way> {
-    let shape = vehicle.footprint;
+    let shape = &vehicle.footprint;
     // Crossing its own footprint frees any vehicle that can be freed by going straight on.
     let reach = 2.0 * shape.circumradius() + 2.0;
     let step = SAMPLE_SPACING / 2.0;
@@ -288,7 +288,7 @@ fn ways_out(collision: &CollisionMap, start: Pose2, vehicle: &Vehicle, reverse_p
 /// Turning on the spot at `start` by `turn` never takes the footprint deeper than `depth` (nor
 /// deeper than it was a step before): the disk does not change; the square is checked at steps
 /// that move its corners at most half the sample spacing.
-fn turn_never_deeper(collision: &CollisionMap, start: Pose2, turn: f64, shape: Shape, depth: f64) -> bool {
+fn turn_never_deeper(collision: &CollisionMap, start: Pose2, turn: f64, shape: &Shape, depth: f64) -> bool {
     if matches!(shape, Shape::Disk(_)) {
         return true;
     }

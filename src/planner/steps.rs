@@ -482,7 +482,8 @@ impl Planner {
         } else {
             let near = if rule.allow_unknown { "obstacles" } else { "obstacles or unknown space" };
             format!(
-                "the vehicle (radius {} {u}) does not fit at {at} ({near} within its radius)",
+                "the vehicle ({}) does not fit at {at} ({near} within its radius {} {u})",
+                self.config.footprint_words(self.units.symbol()),
                 self.config.mask_radius(),
                 u = self.units.symbol()
             )

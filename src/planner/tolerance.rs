@@ -103,7 +103,7 @@ impl Planner {
                 let centre = Point2::new(x as f64 + 0.5, y as f64 + 0.5);
                 let d = centre.distance(g);
                 let pose = Pose2::new(centre.x, centre.y, goal.yaw);
-                if d <= r && prepared.collision.stands_free(pose, shape) && !separated((x as usize, y as usize)) {
+                if d <= r && prepared.collision.stands_free(pose, &shape) && !separated((x as usize, y as usize)) {
                     found.push((d, info.cell_to_world(centre)));
                 }
             }

@@ -265,7 +265,9 @@ pub fn render_scene(scene: &Scene, scale: u32) -> Picture {
         let verdict = if rule.allow_unknown { "unknown (drivable)" } else { "unknown (obstacle)" };
         items.push(Item { swatch: Swatch::Cell(UNKNOWN), label: verdict.into() });
     }
-    let reach_label = if scene.robot.robot_side > 0.0 {
+    let reach_label = if scene.robot.footprint.is_some() {
+        format!("footprint reach ({}, inscribed in the polygon)", metres(reach_radius))
+    } else if scene.robot.robot_side > 0.0 {
         format!("footprint reach ({}, square {})", metres(reach_radius), metres(scene.robot.robot_side))
     } else {
         format!("footprint reach (radius {})", metres(reach_radius))
@@ -373,7 +375,20 @@ pub fn render_scene(scene: &Scene, scale: u32) -> Picture {
         let centre = to_px(mark.at);
         // Headings on the picture are relative to the map's axes.
         let yaw = mark.yaw.map(|y| y - map.info.origin.yaw);
-        let size = if robot.robot_side > 0.0 {
+        let size = if let Ok(Some(polygon)) = robot.padded_footprint() {
+            // Vehicle frame to pixels: x along the heading, y to its left (pixel rows grow
+            // downwards, so left of (ux, uy) is (uy, -ux)).
+            let (ux, uy) = draw::heading_vector(yaw.unwrap_or(0.0));
+            let mut corners: Vec<Px> = polygon
+                .vertices()
+                .iter()
+                .map(|v| (centre.0 + px_per_m * (v.x * ux + v.y * uy), centre.1 + px_per_m * (v.x * uy - v.y * ux)))
+                .collect();
+            corners.push(corners[0]);
+            draw::fill_polygon(img, &corners, colour, 0.3);
+            draw::polyline(img, &corners, 2.0, colour, None);
+            polygon.circumradius() * px_per_m
+        } else if robot.robot_side > 0.0 {
             let half = robot.robot_side / 2.0 * px_per_m;
             let (ux, uy) = draw::heading_vector(yaw.unwrap_or(0.0));
             let (nx, ny) = (-uy, ux);

@@ -31,6 +31,50 @@ pub fn circle_points(centre: Point2, radius: f64, sides: usize) -> Vec<Point2> {
         .collect()
 }
 
+/// The vehicle's outline as the markers draw it (m, vehicle frame: origin `base_link`, x
+/// forward).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outline {
+    /// A disk of this radius (m); 0 draws nothing.
+    Disk(f64),
+    /// A polygon's vertices (the square's corners, or Nav2's `footprint` padded).
+    Polygon(Vec<Point2>),
+}
+
+impl Outline {
+    /// The footprint `config` plans with: its polygon, else its square, else its disk.
+    pub fn of(config: &crate::planner::PlannerConfig) -> Self {
+        if let Ok(Some(p)) = config.padded_footprint() {
+            Outline::Polygon(p.vertices().to_vec())
+        } else if config.robot_side > 0.0 {
+            let h = config.robot_side / 2.0;
+            Outline::Polygon([(h, h), (-h, h), (-h, -h), (h, -h)].iter().map(|&(x, y)| Point2::new(x, y)).collect())
+        } else {
+            Outline::Disk(config.robot_radius)
+        }
+    }
+
+    /// The outline placed at `pose` as a closed line strip, then a line from `base_link` to the
+    /// front (the farthest point ahead) showing the heading. Empty for a disk of radius 0.
+    pub fn at(&self, pose: Pose2) -> Vec<Point2> {
+        let (c, s) = (pose.yaw.cos(), pose.yaw.sin());
+        let place = |v: Point2| Point2::new(pose.x + c * v.x - s * v.y, pose.y + s * v.x + c * v.y);
+        let (mut points, reach) = match self {
+            Outline::Disk(r) if *r > 0.0 => (circle_points(pose.point(), *r, 24), *r),
+            Outline::Disk(_) => return Vec::new(),
+            Outline::Polygon(vs) if !vs.is_empty() => {
+                let mut ring: Vec<Point2> = vs.iter().map(|&v| place(v)).collect();
+                ring.push(ring[0]);
+                (ring, vs.iter().map(|v| v.x).fold(0.0, f64::max))
+            }
+            Outline::Polygon(_) => return Vec::new(),
+        };
+        points.push(pose.point());
+        points.push(place(Point2::new(reach, 0.0)));
+        points
+    }
+}
+
 /// Poses every `spacing` along `traj` from its start, plus its end pose (empty for an empty
 /// trajectory; a non-positive spacing gives the two ends).
 pub fn footprint_poses(traj: &Trajectory, spacing: f64) -> Vec<Pose2> {
@@ -82,11 +126,11 @@ pub const NAMESPACES: [&str; 6] =
 /// The markers of `plan` (map frame of `header`): first a DELETEALL (so markers of an older plan
 /// vanish), then one line strip per trajectory segment (`trajectory_lines` green,
 /// `trajectory_arcs` blue, and either driven backwards `trajectory_reverse` magenta), the any-angle path as a line strip plus its waypoints as spheres
-/// (`any_angle`, orange), and circles of `robot_radius` at poses every `footprint_spacing`
-/// metres (`footprint`, grey), and each window the Directional A* window repair searched as a
+/// (`any_angle`, orange), and the vehicle's `outline` (disk, square or polygon) at poses every
+/// `footprint_spacing` metres (`footprint`, grey), and each window the Directional A* window repair searched as a
 /// closed rectangle (`repair_window`, red; none when the repair did not run). With `plan` None
 /// only the DELETEALL is sent (no path any more).
-pub fn plan_markers(plan: Option<&Plan>, robot_radius: f64, footprint_spacing: f64, header: &Header) -> MarkerArray {
+pub fn plan_markers(plan: Option<&Plan>, outline: &Outline, footprint_spacing: f64, header: &Header) -> MarkerArray {
     let mut markers = vec![Marker { header: header.clone(), action: Marker::DELETEALL as i32, ..Default::default() }];
     let Some(plan) = plan else { return MarkerArray { markers } };
     let line_strip = Marker::LINE_STRIP as i32;
@@ -104,14 +148,11 @@ pub fn plan_markers(plan: Option<&Plan>, robot_radius: f64, footprint_spacing: f
     let orange = color(1.0, 0.55, 0.0, 0.9);
     markers.push(marker(header, NAMESPACES[2], 0, line_strip, 0.015, orange.clone(), plan.any_angle.clone()));
     markers.push(marker(header, NAMESPACES[2], 1, Marker::SPHERE_LIST as i32, 0.06, orange, plan.any_angle.clone()));
-    if robot_radius > 0.0 {
-        let grey = color(0.5, 0.5, 0.5, 0.6);
-        for (i, p) in footprint_poses(&plan.trajectory, footprint_spacing).into_iter().enumerate() {
-            let mut outline = circle_points(p.point(), robot_radius, 24);
-            // A radius towards the heading shows which way the vehicle faces.
-            outline.push(p.point());
-            outline.push(Point2::new(p.x + robot_radius * p.yaw.cos(), p.y + robot_radius * p.yaw.sin()));
-            markers.push(marker(header, NAMESPACES[3], i as i32, line_strip, 0.01, grey.clone(), outline));
+    let grey = color(0.5, 0.5, 0.5, 0.6);
+    for (i, p) in footprint_poses(&plan.trajectory, footprint_spacing).into_iter().enumerate() {
+        let placed = outline.at(p);
+        if !placed.is_empty() {
+            markers.push(marker(header, NAMESPACES[3], i as i32, line_strip, 0.01, grey.clone(), placed));
         }
     }
     let red = color(0.9, 0.1, 0.1, 0.8);
@@ -177,6 +218,27 @@ mod tests {
         assert_eq!(footprint_poses(&t, 0.0).len(), 2);
     }
 
+    /// A rear-axle rectangle is drawn with its corners where the vehicle's are: 0.7 m ahead of
+    /// base_link and 0.2 m behind, turned with the heading, closed, then the heading line.
+    #[test]
+    fn polygon_outlines_turn_with_the_vehicle() {
+        let config = crate::planner::PlannerConfig {
+            footprint: crate::polygon::Polygon::parse_nav2("[[0.7, 0.25], [0.7, -0.25], [-0.2, -0.25], [-0.2, 0.25]]")
+                .unwrap(),
+            ..Default::default()
+        };
+        let outline = Outline::of(&config);
+        let pts = outline.at(Pose2::new(1.0, 2.0, std::f64::consts::FRAC_PI_2));
+        let close = |p: Point2, x: f64, y: f64| (p.x - x).abs() < 1e-12 && (p.y - y).abs() < 1e-12;
+        assert_eq!(pts.len(), 7);
+        assert!(close(pts[0], 0.75, 2.7) && close(pts[1], 1.25, 2.7) && close(pts[2], 1.25, 1.8), "{pts:?}");
+        assert!(close(pts[4], 0.75, 2.7), "closed");
+        assert!(close(pts[5], 1.0, 2.0) && close(pts[6], 1.0, 2.7), "heading line");
+        let square = Outline::of(&crate::planner::PlannerConfig { robot_side: 0.4, ..Default::default() });
+        assert_eq!(square.at(Pose2::new(0.0, 0.0, 0.0)).len(), 7);
+        assert!(Outline::Disk(0.0).at(Pose2::new(0.0, 0.0, 0.0)).is_empty());
+    }
+
     #[test]
     fn plan_markers_hold_every_part() {
         let t = arc_and_line();
@@ -195,7 +257,7 @@ mod tests {
             },
         };
         let header = Header { frame_id: "map".into(), ..Default::default() };
-        let m = plan_markers(Some(&plan), 0.2, 0.5, &header).markers;
+        let m = plan_markers(Some(&plan), &Outline::Disk(0.2), 0.5, &header).markers;
         assert_eq!(m[0].action, Marker::DELETEALL as i32);
         let count = |ns: &str| m.iter().filter(|x| x.ns == ns).count();
         assert_eq!((count("trajectory_arcs"), count("trajectory_lines"), count("any_angle")), (1, 1, 2));
@@ -208,7 +270,7 @@ mod tests {
         let waypoints = m.iter().find(|x| x.type_ == Marker::SPHERE_LIST as i32).unwrap();
         assert_eq!(waypoints.points.len(), 3);
         assert!(m.iter().all(|x| x.header.frame_id == "map"));
-        assert_eq!(plan_markers(None, 0.2, 0.5, &header).markers.len(), 1);
+        assert_eq!(plan_markers(None, &Outline::Disk(0.2), 0.5, &header).markers.len(), 1);
     }
 
     #[test]
@@ -218,7 +280,7 @@ mod tests {
         t.segments[1].start.yaw += std::f64::consts::PI;
         let plan = Plan { any_angle: vec![], poses: t.sample(0.05), trajectory: t, stats: PlanStats::default() };
         let header = Header { frame_id: "map".into(), ..Default::default() };
-        let m = plan_markers(Some(&plan), 0.0, 0.5, &header).markers;
+        let m = plan_markers(Some(&plan), &Outline::Disk(0.0), 0.5, &header).markers;
         let ns: Vec<&str> =
             m.iter().skip(1).filter(|x| x.ns.starts_with("trajectory")).map(|x| x.ns.as_str()).collect();
         assert_eq!(ns, ["trajectory_arcs", "trajectory_reverse"]);

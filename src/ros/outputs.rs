@@ -3,7 +3,7 @@
 //! clearance display. Nothing is published while the node is not active (lifecycle).
 
 use super::convert::{any_angle_to_msg, map_to_msg, path_to_msg, status_to_msg, trajectory_to_msg, StatusEvent};
-use super::markers::plan_markers;
+use super::markers::{plan_markers, Outline};
 use crate::clearance::display::Annotation;
 use crate::planner::{Plan, PlanError, Planner};
 use r2r::blockstar_planner_msgs::msg as bs;
@@ -87,7 +87,7 @@ impl Outputs {
     /// Publishes a plan on `/plan`, `~/trajectory`, `~/any_angle_plan` and `~/markers`, all with
     /// one header, which it returns: the status answering the plan carries the same stamp (see
     /// [`Outputs::status`]), so a client can pair a status with its `/plan`.
-    pub fn plan(&mut self, plan: &Plan, robot_radius: f64) -> Header {
+    pub fn plan(&mut self, plan: &Plan, outline: &Outline) -> Header {
         let header = self.header();
         self.publish(&self.path, &path_to_msg(plan, &header), "/plan");
         self.publish(
@@ -96,7 +96,7 @@ impl Outputs {
             "trajectory",
         );
         self.publish(&self.any_angle, &any_angle_to_msg(&plan.any_angle, &header), "any_angle_plan");
-        let markers = plan_markers(Some(plan), robot_radius, FOOTPRINT_SPACING, &header);
+        let markers = plan_markers(Some(plan), outline, FOOTPRINT_SPACING, &header);
         self.publish(&self.markers, &markers, "markers");
         header
     }
@@ -110,7 +110,7 @@ impl Outputs {
         self.publish(&self.any_angle, &empty, "any_angle_plan");
         let traj = bs::Trajectory { header: header.clone(), ..Default::default() };
         self.publish(&self.trajectory, &traj, "trajectory");
-        self.publish(&self.markers, &plan_markers(None, 0.0, FOOTPRINT_SPACING, &header), "markers");
+        self.publish(&self.markers, &plan_markers(None, &Outline::Disk(0.0), FOOTPRINT_SPACING, &header), "markers");
     }
 
     /// Publishes the status for `event` about `goal`; `prefix` (when not empty) starts its

@@ -13,6 +13,7 @@ use super::action_server::GoalRequest;
 use super::convert::{map_from_msg, StatusEvent};
 use super::frames::{stamp_of, Frames};
 use super::live_params::{from_r2r, LiveParams};
+use super::markers::Outline;
 use super::outputs::Outputs;
 use super::reply::Reply;
 #[cfg(ros_map_msgs)]
@@ -491,7 +492,7 @@ impl NodeState {
         let echo = req.echo();
         self.out.log_answer(&echo, &result, req.reply.name());
         let header = match &result {
-            Ok(plan) => Some(self.out.plan(plan, self.planner.config().robot_radius)),
+            Ok(plan) => Some(self.out.plan(plan, &Outline::of(self.planner.config()))),
             Err(_) => None,
         };
         self.out.status(StatusEvent::Goal, &echo, &result, "", header);
@@ -760,7 +761,7 @@ impl NodeState {
                 self.out.log_answer(&current.goal_msg, &result, "replanned, goal");
                 let mut header = None;
                 if let Ok(plan) = &result {
-                    header = Some(self.out.plan(plan, self.planner.config().robot_radius));
+                    header = Some(self.out.plan(plan, &Outline::of(self.planner.config())));
                     self.adopt(current.goal_msg.clone(), current.goal, plan, map_version);
                 }
                 self.out.status(StatusEvent::Replan, &current.goal_msg, &result, &prefix, header);

@@ -2,7 +2,7 @@
 //! locally when the map changes.
 
 use super::sampling::{ceil_index, sample_count, SamplePoints};
-use super::{disk_runs, sampled_radius, square_runs, Shape, Span, COARSE_STRIDE, SEARCH_MARGIN};
+use super::{disk_runs, polygon_runs, sampled_radius, square_runs, Shape, Span, COARSE_STRIDE, SEARCH_MARGIN};
 use crate::clearance::distance::DistanceField;
 use crate::costs::CostField;
 use crate::error::GridError;
@@ -249,11 +249,23 @@ impl CollisionMap {
     /// True when the footprint `shape` at `pose` passes the test a sweep applies to one sample
     /// (sampling allowance and [`SEARCH_MARGIN`] included): the start and goal check of the
     /// searches.
-    pub fn stands_free(&self, pose: crate::geometry::Pose2, shape: Shape) -> bool {
+    pub fn stands_free(&self, pose: crate::geometry::Pose2, shape: &Shape) -> bool {
         match shape {
-            Shape::Disk(r) => self.disk_free(pose.point(), sampled_radius(r) + SEARCH_MARGIN),
+            Shape::Disk(r) => self.disk_free(pose.point(), sampled_radius(*r) + SEARCH_MARGIN),
             Shape::Square(_) => self.square_free(pose.point(), pose.yaw, shape.sampled_half_side(0.0) + SEARCH_MARGIN),
+            Shape::Polygon(p) => self.polygon_free(p, pose, shape.sampled_growth(0.0) + SEARCH_MARGIN),
         }
+    }
+
+    /// True when `polygon` (cells, vehicle frame) standing at `pose`, grown by `grow` (see
+    /// [`polygon_runs`]), touches no blocked cell.
+    pub fn polygon_free(&self, polygon: &crate::polygon::Polygon, pose: crate::geometry::Pose2, grow: f64) -> bool {
+        let mut ok = true;
+        polygon_runs(polygon, pose, grow, |y, x0, x1| {
+            ok = ok && self.run_free(y, x0, x1);
+            ok
+        });
+        ok
     }
 
     /// How far (cells) the blocked cells and the outside of the map reach into the footprint
@@ -261,8 +273,10 @@ impl CollisionMap {
     /// blocked point inside the footprint to the footprint's outline (for a disk, its radius less
     /// the distance to the nearest blocked point; for the turning square, half its side less that
     /// point's distance from the centre in the square's own max-norm). 0 when the footprint only
-    /// touches obstacles or is free; at most the footprint's inradius (the centre is blocked).
-    pub fn overlap_depth(&self, pose: crate::geometry::Pose2, shape: Shape) -> f64 {
+    /// touches obstacles or is free; for the disk and the square at most the inradius (the centre
+    /// is blocked); for a polygon (see [`Shape::depth_of_cell`]) at most the radius of the
+    /// largest disk inside it.
+    pub fn overlap_depth(&self, pose: crate::geometry::Pose2, shape: &Shape) -> f64 {
         let reach = shape.circumradius();
         let (x0, x1) = ((pose.x - reach).floor() as i64 - 1, (pose.x + reach).ceil() as i64);
         let (y0, y1) = ((pose.y - reach).floor() as i64 - 1, (pose.y + reach).ceil() as i64);
@@ -283,6 +297,7 @@ impl CollisionMap {
         match shape.into() {
             Shape::Disk(r) => self.disk_free(pose.point(), r + margin),
             Shape::Square(a) => self.square_free(pose.point(), pose.yaw, a / 2.0 + margin),
+            Shape::Polygon(p) => self.polygon_free(&p, pose, margin),
         }
     }
 
@@ -303,7 +318,7 @@ impl CollisionMap {
         for (k, seg) in segments.iter().enumerate() {
             let mut none = Proven::default();
             let proof = proofs.get_mut(k).unwrap_or(&mut none);
-            if !self.segment_coarse_free(seg, shape, margin, proof) {
+            if !self.segment_coarse_free(seg, &shape, margin, proof) {
                 return false;
             }
         }
@@ -311,7 +326,7 @@ impl CollisionMap {
         segments
             .iter()
             .enumerate()
-            .all(|(k, seg)| self.segment_free(seg, shape, margin, proofs.get(k).unwrap_or(&none)))
+            .all(|(k, seg)| self.segment_free(seg, &shape, margin, proofs.get(k).unwrap_or(&none)))
     }
 
     /// False when one of every [`COARSE_STRIDE`]-th sample of `seg` (the samples of
@@ -321,12 +336,12 @@ impl CollisionMap {
     /// Coarse samples that the clearance bound of an earlier coarse sample already proves free
     /// are skipped, as the sequential pass skips them: on a free curve through open space the
     /// first look then costs a few samples instead of one in every `COARSE_STRIDE`.
-    fn segment_coarse_free(&self, seg: &Segment, shape: Shape, margin: f64, proof: &mut Proven) -> bool {
+    fn segment_coarse_free(&self, seg: &Segment, shape: &Shape, margin: f64, proof: &mut Proven) -> bool {
         if seg.rotation != 0.0 {
             return self.turn_free(seg, shape, margin);
         }
-        let half = shape.sampled_half_side(seg.curvature) + margin;
-        let rho = shape.sampled_circumradius(seg.curvature) + margin;
+        let test = SampleTest::new(shape, seg.curvature, margin);
+        let rho = test.rho;
         let n = sample_count(seg);
         let step = seg.length / n as f64;
         let at = SamplePoints::new(seg, n);
@@ -344,7 +359,7 @@ impl CollisionMap {
                 i = first + (next.saturating_sub(first)).div_ceil(COARSE_STRIDE) * COARSE_STRIDE;
                 continue;
             }
-            if !self.sample_free(shape, p, at.yaw(i), rho, half) {
+            if !self.sample_free(shape, p, at.yaw(i), &test) {
                 return false;
             }
             proof.add(i, i);
@@ -355,17 +370,19 @@ impl CollisionMap {
 
     /// A turn on the spot (`seg.rotation`): the footprint turning about its reference point stays
     /// within its circumscribed disk, tested grown like any sample (for a disk, just the disk).
-    fn turn_free(&self, seg: &Segment, shape: Shape, margin: f64) -> bool {
+    fn turn_free(&self, seg: &Segment, shape: &Shape, margin: f64) -> bool {
         self.disk_free(seg.start.point(), shape.sampled_circumradius(0.0) + margin)
     }
 
-    /// The footprint test of one sweep sample at `p` heading `yaw`: a disk of radius `rho`, or a
-    /// square of half side `half` (both already grown by the sampling allowance and margin).
+    /// The footprint test of one sweep sample at `p` heading `yaw`, grown as `test` says.
     #[inline(always)]
-    fn sample_free(&self, shape: Shape, p: Point2, yaw: f64, rho: f64, half: f64) -> bool {
+    fn sample_free(&self, shape: &Shape, p: Point2, yaw: f64, test: &SampleTest) -> bool {
         match shape {
-            Shape::Disk(_) => self.disk_free(p, rho),
-            Shape::Square(_) => self.square_free(p, yaw, half),
+            Shape::Disk(_) => self.disk_free(p, test.rho),
+            Shape::Square(_) => self.square_free(p, yaw, test.half),
+            Shape::Polygon(polygon) => {
+                self.polygon_free(polygon, crate::geometry::Pose2::new(p.x, p.y, yaw), test.grow)
+            }
         }
     }
 
@@ -379,25 +396,24 @@ impl CollisionMap {
         let shape = shape.into();
         segments.iter().find_map(|seg| {
             if seg.rotation != 0.0 {
-                return (!self.turn_free(seg, shape, margin)).then_some(seg.start.point());
+                return (!self.turn_free(seg, &shape, margin)).then_some(seg.start.point());
             }
-            let half = shape.sampled_half_side(seg.curvature) + margin;
-            let rho = shape.sampled_circumradius(seg.curvature) + margin;
+            let test = SampleTest::new(&shape, seg.curvature, margin);
             let n = sample_count(seg);
             let at = SamplePoints::new(seg, n);
             (0..=n)
                 .map(|i| (at.point(i), at.yaw(i)))
-                .find(|&(p, yaw)| !self.sample_free(shape, p, yaw, rho, half))
+                .find(|&(p, yaw)| !self.sample_free(&shape, p, yaw, &test))
                 .map(|(p, _)| p)
         })
     }
 
-    fn segment_free(&self, seg: &Segment, shape: Shape, margin: f64, proven: &Proven) -> bool {
+    fn segment_free(&self, seg: &Segment, shape: &Shape, margin: f64, proven: &Proven) -> bool {
         if seg.rotation != 0.0 {
             return self.turn_free(seg, shape, margin);
         }
-        let half = shape.sampled_half_side(seg.curvature) + margin;
-        let rho = shape.sampled_circumradius(seg.curvature) + margin;
+        let test = SampleTest::new(shape, seg.curvature, margin);
+        let rho = test.rho;
         let n = sample_count(seg);
         let step = seg.length / n as f64;
         let at = SamplePoints::new(seg, n);
@@ -419,12 +435,34 @@ impl CollisionMap {
                 i += if step > 0.0 { ceil_index(slack / step).max(1) } else { n + 1 };
                 continue;
             }
-            if !self.sample_free(shape, p, at.yaw(i), rho, half) {
+            if !self.sample_free(shape, p, at.yaw(i), &test) {
                 return false;
             }
             i += 1;
         }
         true
+    }
+}
+
+/// The grown footprint tested at each sample of one segment (curvature and margin included).
+struct SampleTest {
+    /// Radius of a disk about the sample holding the grown footprint: the disk's own test, and
+    /// the clearance bound that skips samples.
+    rho: f64,
+    /// The grown square's half side.
+    half: f64,
+    /// The polygon's growth ([`polygon_runs`]).
+    grow: f64,
+}
+
+impl SampleTest {
+    #[inline]
+    fn new(shape: &Shape, curvature: f64, margin: f64) -> Self {
+        Self {
+            rho: shape.sampled_circumradius(curvature) + margin,
+            half: shape.sampled_half_side(curvature) + margin,
+            grow: shape.sampled_growth(curvature) + margin,
+        }
     }
 }
 

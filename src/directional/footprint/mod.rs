@@ -1,4 +1,4 @@
-//! The vehicle's footprint (a disk, or a square turning with the vehicle) swept along curves,
+//! The vehicle's footprint (a disk, or a square or polygon turning with the vehicle) swept along curves,
 //! and the map it is checked against. One job per file: [`shape`] (the footprint and the cells it
 //! covers at one pose), [`sampling`] (samples along a segment, and the cells a sweep covers) and
 //! [`collision_map`] (the blocked cells, the exact and the fast sweep tests, local updates).
@@ -18,7 +18,7 @@ pub mod shape;
 
 pub use collision_map::CollisionMap;
 pub use sampling::{sample_segment, swept_spans};
-pub use shape::{disk_runs, square_runs, Shape};
+pub use shape::{disk_runs, polygon_runs, square_runs, Shape, POLYGON_GROWTH_REACH};
 
 /// Largest distance (cells) between consecutive footprint samples along a segment.
 pub const SAMPLE_SPACING: f64 = 0.25;

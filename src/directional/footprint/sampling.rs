@@ -1,6 +1,6 @@
 //! Samples along a segment at the spacing of the sweep rule, and the cells a sweep covers.
 
-use super::{disk_runs, sampled_radius, square_runs, Shape, Span, SAMPLE_SPACING};
+use super::{disk_runs, polygon_runs, sampled_radius, square_runs, Shape, Span, SAMPLE_SPACING};
 use crate::geometry::Point2;
 use crate::trajectory::{PointsAlong, Segment};
 
@@ -78,12 +78,13 @@ pub fn swept_spans(segments: &[Segment], shape: impl Into<Shape>, margin: f64) -
         let n = sample_count(seg);
         for i in 0..=n {
             let pose = seg.pose_at(seg.length * i as f64 / n as f64);
-            match shape {
-                Shape::Disk(r) => disk_runs(pose.point(), sampled_radius(r) + margin, &mut push),
+            match &shape {
+                Shape::Disk(r) => disk_runs(pose.point(), sampled_radius(*r) + margin, &mut push),
                 Shape::Square(_) => {
                     let half = shape.sampled_half_side(seg.curvature) + margin;
                     square_runs(pose.x, pose.y, pose.yaw, half, &mut push)
                 }
+                Shape::Polygon(p) => polygon_runs(p, pose, shape.sampled_growth(seg.curvature) + margin, &mut push),
             }
         }
     }

@@ -328,7 +328,7 @@ fn a_square_turning_in_a_tight_gap_is_caught_where_its_inscribed_disk_is_not() {
 /// Brute force of [`CollisionMap::overlap_depth`]: points of every blocked cell (and of the
 /// outside) on a fine lattice, each inside the footprint counted by its distance to the outline
 /// (Euclidean for the disk; for the square, the distance to its nearest side).
-fn depth_by_points(blocked: &dyn Fn(i64, i64) -> bool, pose: Pose2, shape: Shape) -> f64 {
+fn depth_by_points(blocked: &dyn Fn(i64, i64) -> bool, pose: Pose2, shape: &Shape) -> f64 {
     const N: usize = 60;
     let reach = shape.circumradius() + 1.0;
     let (c, s) = (pose.yaw.cos(), pose.yaw.sin());
@@ -341,11 +341,17 @@ fn depth_by_points(blocked: &dyn Fn(i64, i64) -> bool, pose: Pose2, shape: Shape
             for j in 0..=N {
                 for i in 0..=N {
                     let (px, py) = (x as f64 + i as f64 / N as f64 - pose.x, y as f64 + j as f64 / N as f64 - pose.y);
+                    let (u, v) = (px * c + py * s, -px * s + py * c);
                     let inside = match shape {
                         Shape::Disk(r) => r - px.hypot(py),
-                        Shape::Square(a) => {
-                            let (u, v) = (px * c + py * s, -px * s + py * c);
-                            a / 2.0 - u.abs().max(v.abs())
+                        Shape::Square(a) => a / 2.0 - u.abs().max(v.abs()),
+                        Shape::Polygon(p) => {
+                            let q = Point2::new(u, v);
+                            if p.contains(q) {
+                                p.distance_to_boundary(q)
+                            } else {
+                                0.0
+                            }
                         }
                     };
                     depth = depth.max(inside);
@@ -357,7 +363,7 @@ fn depth_by_points(blocked: &dyn Fn(i64, i64) -> bool, pose: Pose2, shape: Shape
 }
 
 #[test]
-fn overlap_depth_matches_brute_force_for_disks_and_turning_squares() {
+fn overlap_depth_matches_brute_force_for_disks_turning_squares_and_polygons() {
     // A 30 x 20 map: its border outside, a wall at x = 12, a block at (20..23, 5..9).
     let (w, h) = (30usize, 20usize);
     let inside = |x: i64, y: i64| x >= 0 && y >= 0 && x < w as i64 && y < h as i64;
@@ -374,14 +380,44 @@ fn overlap_depth_matches_brute_force_for_disks_and_turning_squares() {
     let mut overlapping = 0;
     for k in 0..300 {
         let pose = Pose2::new(next() * 34.0 - 2.0, next() * 24.0 - 2.0, next() * 6.4 - 3.2);
-        let shape = if k % 2 == 0 { Shape::Disk(0.5 + next() * 3.0) } else { Shape::Square(1.0 + next() * 5.0) };
-        let got = map.overlap_depth(pose, shape);
-        let want = depth_by_points(&blocked, pose, shape);
+        let shape = match k % 3 {
+            0 => Shape::Disk(0.5 + next() * 3.0),
+            1 => Shape::Square(1.0 + next() * 5.0),
+            _ => Shape::Polygon(std::sync::Arc::new(random_polygon(&mut next))),
+        };
+        let got = map.overlap_depth(pose, &shape);
+        let want = depth_by_points(&blocked, pose, &shape);
         // The lattice's points lie within 1/120 cell of every point of a cell (half a spacing
-        // diagonally), so the brute force may fall short of the exact depth by that much.
-        assert!(got >= want - 1e-9 && got <= want + 0.012, "{pose:?} {shape:?}: {got} vs {want}");
-        assert!(got <= shape.inradius() + 1e-12);
+        // diagonally), so the brute force may fall short of the exact depth by that much; the
+        // polygon's own lattice is 17 x 17 a cell (within 0.045 cells).
+        let below = if matches!(shape, Shape::Polygon(_)) { 0.045 } else { 1e-9 };
+        assert!(got >= want - below && got <= want + 0.012, "{pose:?} {shape:?}: {got} vs {want}");
+        if !matches!(shape, Shape::Polygon(_)) {
+            assert!(got <= shape.inradius() + 1e-12);
+        }
         overlapping += usize::from(got > 0.0);
     }
     assert!(overlapping > 50, "the random poses overlap obstacles often enough: {overlapping}");
+}
+
+/// A random vehicle polygon (cells): a rectangle with its reference point anywhere along its
+/// length, or an L shape, turned and stretched at random.
+pub(super) fn random_polygon(next: &mut impl FnMut() -> f64) -> crate::polygon::Polygon {
+    let (length, width) = (2.0 + next() * 6.0, 1.0 + next() * 3.0);
+    let rear = -next() * length;
+    let corners: Vec<(f64, f64)> = if next() < 0.5 {
+        vec![(rear, -width / 2.0), (rear + length, -width / 2.0), (rear + length, width / 2.0), (rear, width / 2.0)]
+    } else {
+        // An L: the full width at the rear, half of it at the front.
+        let notch = rear + length * (0.3 + 0.4 * next());
+        vec![
+            (rear, -width / 2.0),
+            (rear + length, -width / 2.0),
+            (rear + length, 0.0),
+            (notch, 0.0),
+            (notch, width / 2.0),
+            (rear, width / 2.0),
+        ]
+    };
+    crate::polygon::Polygon::new(corners.into_iter().map(|(x, y)| Point2::new(x, y)).collect()).unwrap()
 }

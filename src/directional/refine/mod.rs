@@ -252,11 +252,11 @@ fn check_ends_free(
     goal_heading_free: bool,
 ) -> Result<(), RefineError> {
     let shape = ctx.params().shape();
-    if !map.stands_free(start, shape) {
+    if !map.stands_free(start, &shape) {
         return Err(RefineError::StartBlocked);
     }
     let goal_shape = if goal_heading_free { Shape::Disk(shape.circumradius()) } else { shape };
-    if !map.stands_free(goal, goal_shape) {
+    if !map.stands_free(goal, &goal_shape) {
         return Err(RefineError::GoalBlocked);
     }
     Ok(())

@@ -44,7 +44,7 @@ impl Refine for Curves {
     fn stands_exactly(&self, job: &Job, p: Pose2, free_heading: bool) -> bool {
         let shape = self.0.params().shape();
         let shape = if free_heading { Shape::Disk(shape.circumradius()) } else { shape };
-        job.prepared.collision.stands_free(p, shape)
+        job.prepared.collision.stands_free(p, &shape)
     }
 
     /// A proof, not a guess (see `directional::escape`), so no pair a full search could solve

@@ -114,7 +114,7 @@ pub(super) fn for_config(
     previous: Option<&dyn Refine>,
 ) -> Result<Arc<dyn Refine>, PlanError> {
     Ok(match config.refine_params(resolution)? {
-        None => Arc::new(OnTheSpot { radius: config.mask_radius() / resolution }),
+        None => Arc::new(OnTheSpot { radius: config.circumradius() / resolution }),
         Some(params) => match previous.and_then(|p| p.directional()) {
             Some(d) if *d.params() == params => Arc::new(Curves(d.clone())),
             _ => Arc::new(Curves(Arc::new(

@@ -11,8 +11,8 @@ use crate::planner::{PlanError, StatusCode};
 use crate::stages::{SolvedBy, Stage};
 use crate::trajectory::Trajectory;
 
-/// Lines and turns on the spot, the footprint's disk (the square's circumscribed one: the vehicle
-/// turns in place at corners) swept along them.
+/// Lines and turns on the spot, the footprint's disk (the square's or the polygon's circumscribed
+/// one about the reference point: the vehicle turns in place at corners) swept along them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OnTheSpot {
     /// The disk's radius (cells).
@@ -69,8 +69,8 @@ impl Refine for OnTheSpot {
                 return Err(PlanError::new(
                     StatusCode::NoValidPath,
                     format!(
-                    "no path: {why}, and no chain of cell centres on the exact map holds the vehicle (radius {} {})",
-                    job.planner.config.mask_radius(),
+                    "no path: {why}, and no chain of cell centres on the exact map holds the vehicle turning on the spot (radius {} {})",
+                    job.planner.config.circumradius(),
                     job.planner.units.symbol()
                 ),
                 ))
