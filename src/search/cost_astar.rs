@@ -322,7 +322,7 @@ const DIAGONAL_LEN: f64 = std::f64::consts::SQRT_2;
 /// straight line to it costs no more than the way through the waypoint (prices by `extra`, the
 /// weighted part of a segment's cost). `cost_free(x, y)` says that cell `(x, y)` adds no cost
 /// (`extra` of a segment touching only such cells is 0): the cells inside straight runs of one
-/// of the 16 moves over such ground are passed over first ([`merge_free_runs`]), which leaves
+/// of the 16 moves over such ground are passed over first (`merge_free_runs`), which leaves
 /// the polyline and its price as they are. Never raises the polyline's price; every segment of
 /// the result has line of sight when every segment of the input had.
 pub fn pull_strings(
