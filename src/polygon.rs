@@ -180,6 +180,20 @@ impl Polygon {
         self.vertices.iter().map(|v| v.x.hypot(v.y)).fold(0.0, f64::max)
     }
 
+    /// A disk holding the polygon: centred on the middle of its bounding box (vehicle frame), and
+    /// its radius to the farthest vertex. Tighter than [`Polygon::circumradius`] for a vehicle
+    /// whose reference point is far from its middle (a rear axle).
+    pub fn bounding_disk(&self) -> ((f64, f64), f64) {
+        let (mut lo, mut hi) = ((f64::INFINITY, f64::INFINITY), (f64::NEG_INFINITY, f64::NEG_INFINITY));
+        for v in &self.vertices {
+            lo = (lo.0.min(v.x), lo.1.min(v.y));
+            hi = (hi.0.max(v.x), hi.1.max(v.y));
+        }
+        let c = ((lo.0 + hi.0) / 2.0, (lo.1 + hi.1) / 2.0);
+        let r = self.vertices.iter().map(|v| (v.x - c.0).hypot(v.y - c.1)).fold(0.0, f64::max);
+        (c, r)
+    }
+
     /// Radius of the largest disk about the reference point inside the polygon in every heading:
     /// the distance to the nearest edge when the reference point is inside, else 0.
     pub fn inradius(&self) -> f64 {

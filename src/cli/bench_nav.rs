@@ -4,6 +4,7 @@
 
 use super::nav2_cost::{Inflation, Nav2Cost, PathCost};
 use super::{CliError, CliResult};
+use crate::directional::footprint::Shape;
 use crate::directional::refine::full_search;
 use crate::directional::{
     verify_trajectory, CollisionMap, Directional, MotionModel, Neighbourhood, RefineError, Vehicle,
@@ -13,6 +14,7 @@ use crate::grid::Grid;
 use crate::map::DEFAULT_MAX_MAP_CELLS;
 use crate::map_io::load_map_file;
 use crate::planner::{Budget, PlanStats, Planner, PlannerConfig};
+use crate::polygon::Polygon;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -35,9 +37,14 @@ pub struct BenchNavArgs {
     /// directional-48, each forwards only, or with reversing (Reeds-Shepp) with the suffix `-rs`:
     /// pipeline-rs, directional-24-rs, ... `pipeline` plans with the traversal costs of
     /// `--cost-penalty`, `pipeline-shortest` at cost penalty 0 (the shortest legal path); the
-    /// full Directional A* searches price the same costs as `pipeline`.
+    /// full Directional A* searches price the same costs as `pipeline`. `pipeline-polygon`,
+    /// `pipeline-shortest-polygon` (and their `-rs`) plan with the polygon of `--footprint`.
     #[arg(long, default_value = "pipeline,directional-24")]
     pub algo: String,
+    /// Nav2's footprint string (map units, base_link frame) for the `-polygon` algorithms; the
+    /// pairs are then drawn where both the disk of `--robot-radius` and this polygon stand free.
+    #[arg(long, allow_hyphen_values = true)]
+    pub footprint: Option<String>,
     /// For the `-rs` algorithms: factor (>= 1) on the length driven backwards.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1.0)]
     pub reverse_penalty: f64,
@@ -76,9 +83,11 @@ pub struct BenchNavArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Method {
-    /// The planner, with traversal costs when `costs`.
+    /// The planner, with traversal costs when `costs`, with the polygon of `--footprint` when
+    /// `polygon` (else the disk of `--robot-radius`).
     Pipeline {
         costs: bool,
+        polygon: bool,
     },
     Full(Neighbourhood),
 }
@@ -97,9 +106,13 @@ impl Algo {
             Some(base) => (base, MotionModel::ReedsShepp),
             None => (s, MotionModel::Forward),
         };
+        let (base, polygon) = match base.strip_suffix("-polygon") {
+            Some(base) if base.starts_with("pipeline") => (base, true),
+            _ => (base, false),
+        };
         let method = match base {
-            "pipeline" => Method::Pipeline { costs: true },
-            "pipeline-shortest" => Method::Pipeline { costs: false },
+            "pipeline" => Method::Pipeline { costs: true, polygon },
+            "pipeline-shortest" => Method::Pipeline { costs: false, polygon },
             "directional-8" => Method::Full(Neighbourhood::Directional8),
             "directional-24" => Method::Full(Neighbourhood::Directional24),
             "directional-48" => Method::Full(Neighbourhood::Directional48),
@@ -107,7 +120,7 @@ impl Algo {
                 return Err(CliError(format!(
                     "unknown algorithm {s:?} (expected pipeline, pipeline-shortest, directional-8, directional-24, \
                      directional-48, \
-                     each with or without the suffix -rs)"
+                     each with or without the suffix -rs; the pipelines also with -polygon before it)"
                 )))
             }
         };
@@ -116,8 +129,10 @@ impl Algo {
 
     fn name(self) -> String {
         let base = match self.method {
-            Method::Pipeline { costs: true } => "pipeline",
-            Method::Pipeline { costs: false } => "pipeline-shortest",
+            Method::Pipeline { costs: true, polygon: false } => "pipeline",
+            Method::Pipeline { costs: false, polygon: false } => "pipeline-shortest",
+            Method::Pipeline { costs: true, polygon: true } => "pipeline-polygon",
+            Method::Pipeline { costs: false, polygon: true } => "pipeline-shortest-polygon",
             Method::Full(n) => n.name(),
         };
         match self.model {
@@ -127,10 +142,12 @@ impl Algo {
     }
 }
 
-/// A planner and a Directional A* context for one motion model, with or without costs.
+/// A planner and a Directional A* context for one motion model, with or without costs, with the
+/// disk or the polygon.
 struct Engine {
     model: MotionModel,
     costs: bool,
+    polygon: bool,
     planner: Planner,
     ctx: Option<Directional>,
 }
@@ -332,13 +349,37 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
     let t_prep = Instant::now();
     // One planner and one Directional A* context per motion model the algorithms use.
     let mut engines = Vec::new();
-    let uses = |model: MotionModel, costs: bool| {
-        algos.iter().any(|a| a.model == model && (costs || a.method == Method::Pipeline { costs: false }))
+    let polygon = match &args.footprint {
+        Some(text) => Some(
+            Polygon::parse_nav2(text)
+                .map_err(|e| CliError(format!("--footprint: {e}")))?
+                .ok_or_else(|| CliError("--footprint \"[]\" names no polygon".into()))?,
+        ),
+        None => None,
     };
-    let kinds = MotionModel::ALL.into_iter().flat_map(|m| [(m, true), (m, false)]).filter(|&(m, c)| uses(m, c));
-    for (model, costs) in kinds {
+    let wants_polygon = algos.iter().any(|a| matches!(a.method, Method::Pipeline { polygon: true, .. }));
+    if wants_polygon != polygon.is_some() {
+        return Err(CliError("the -polygon algorithms and --footprint go together".into()));
+    }
+    let pipeline_kind = |a: &Algo| match a.method {
+        Method::Pipeline { costs, polygon } => Some((a.model, costs, polygon)),
+        Method::Full(_) => None,
+    };
+    let mut kinds: Vec<(MotionModel, bool, bool)> = MotionModel::ALL
+        .into_iter()
+        .flat_map(|m| [(m, true, false), (m, false, false), (m, true, true), (m, false, true)])
+        .filter(|&(m, c, p)| algos.iter().any(|a| pipeline_kind(a) == Some((m, c, p))))
+        .collect();
+    // The full searches take their Directional A* context from the disk's costed engine.
+    for a in algos.iter().filter(|a| matches!(a.method, Method::Full(_))) {
+        if !kinds.contains(&(a.model, true, false)) {
+            kinds.push((a.model, true, false));
+        }
+    }
+    for (model, costs, with_polygon) in kinds {
         let cost_penalty = if costs { config.cost_penalty } else { 0.0 };
-        let config = PlannerConfig { motion_model: model, cost_penalty, ..config.clone() };
+        let footprint = if with_polygon { polygon.clone() } else { None };
+        let config = PlannerConfig { motion_model: model, cost_penalty, footprint, ..config.clone() };
         let mut planner = Planner::new(config.clone())?;
         planner.set_units(u);
         planner.set_map(map.clone())?;
@@ -352,7 +393,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         if let Some(d) = planner.map().and_then(|m| m.directional()) {
             d.edges().fill_all();
         }
-        engines.push(Engine { model, costs, planner, ctx });
+        engines.push(Engine { model, costs, polygon: with_polygon, planner, ctx });
     }
     let cmap = CollisionMap::with_footprint(&grid, fp);
     // The full searches price the costs the pipeline does (the same field); verification reads
@@ -363,6 +404,24 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
     let prep_ms = t_prep.elapsed().as_secs_f64() * 1e3;
     let rho = crate::directional::footprint::sampled_radius(fp) + 1e-6;
     let pairs = random_pairs(&cmap, &mask, rho, args.pairs, args.seed, args.min_separation / res)?;
+    // With a polygon: pairs where it stands free too, drawn from a longer list of the same seed.
+    let polygon_cells = polygon.as_ref().map(|p| Shape::Polygon(std::sync::Arc::new(p.scaled(1.0 / res))));
+    let pairs = match &polygon_cells {
+        None => pairs,
+        Some(shape) => {
+            let fits = |(s, g): &(Pose2, Pose2)| cmap.stands_free(*s, shape) && cmap.stands_free(*g, shape);
+            let many = random_pairs(&cmap, &mask, rho, args.pairs * 20, args.seed, args.min_separation / res)?;
+            let kept: Vec<(Pose2, Pose2)> = many.into_iter().filter(fits).take(args.pairs).collect();
+            if kept.len() < args.pairs {
+                return Err(CliError(format!(
+                    "only {} of {} pairs let the footprint stand at both ends",
+                    kept.len(),
+                    args.pairs
+                )));
+            }
+            kept
+        }
+    };
     // Pairs a disc robot that turns on the spot can join, decided here independently of the
     // planner's mask and searches (and finer than its fallback's half-cell lattice): a flood fill
     // over a quarter-cell lattice of the points where the disc fits.
@@ -394,9 +453,14 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
     let mut memory = Vec::new();
     for (done, &(s, g)) in pairs.iter().enumerate() {
         for (a, row) in algos.iter().zip(rows.iter_mut()) {
-            let costs = a.method != Method::Pipeline { costs: false };
-            let engine =
-                engines.iter_mut().find(|e| e.model == a.model && e.costs == costs).expect("one engine per kind");
+            let (costs, with_polygon) = match a.method {
+                Method::Pipeline { costs, polygon } => (costs, polygon),
+                Method::Full(_) => (true, false),
+            };
+            let engine = engines
+                .iter_mut()
+                .find(|e| e.model == a.model && e.costs == costs && e.polygon == with_polygon)
+                .expect("one engine per kind");
             let t0 = Instant::now();
             let deadline = t0 + budget;
             let mut stop = || Instant::now() >= deadline;
@@ -441,8 +505,14 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             match result {
                 Ok((t, _)) => {
                     // Independent re-verification of what the algorithm returned.
-                    let vehicle =
-                        Vehicle { may_reverse: a.model == MotionModel::ReedsShepp, ..Vehicle::forward(fp, radius) };
+                    let footprint = match (&polygon_cells, a.method) {
+                        (Some(shape), Method::Pipeline { polygon: true, .. }) => shape.clone(),
+                        _ => Shape::Disk(fp),
+                    };
+                    let vehicle = Vehicle {
+                        may_reverse: a.model == MotionModel::ReedsShepp,
+                        ..Vehicle::forward(footprint, radius)
+                    };
                     if verify_trajectory(&cmap, &t, &vehicle, s, g, false).is_ok() {
                         row.verified += 1;
                     }
@@ -511,6 +581,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                 "seed": args.seed,
                 "min_separation": args.min_separation,
                 "robot_radius": args.robot_radius,
+                "footprint": args.footprint,
                 "min_turning_radius": args.min_turning_radius,
                 "reverse_penalty": args.reverse_penalty,
                 "change_penalty": args.change_penalty,
@@ -655,6 +726,7 @@ mod tests {
             seed: 33,
             min_separation: 3.0,
             algo: algo.into(),
+            footprint: None,
             robot_radius: 0.2,
             min_turning_radius: 0.5,
             max_planning_time: 5.0,
@@ -687,6 +759,11 @@ mod tests {
         bad.change_penalty = -1.0;
         assert!(run(&bad).is_err());
         assert!(run(&args("pipeline,astar")).is_err());
+        // The polygon algorithms need --footprint, and --footprint needs them.
+        assert!(run(&args("pipeline-polygon")).is_err());
+        let rect = Some("[[0.3, 0.12], [0.3, -0.12], [-0.08, -0.12], [-0.08, 0.12]]".to_string());
+        assert!(run(&BenchNavArgs { footprint: rect.clone(), ..args("pipeline") }).is_err());
+        assert!(run(&BenchNavArgs { footprint: rect, ..args("pipeline,pipeline-shortest-polygon-rs") }).is_ok());
         assert!(run(&args(" , ")).is_err());
         // Radius 0 is the pipeline's alone (turning on the spot); Directional A* needs a radius.
         let mut spot = args("pipeline");

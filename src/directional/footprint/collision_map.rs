@@ -341,7 +341,6 @@ impl CollisionMap {
             return self.turn_free(seg, shape, margin);
         }
         let test = SampleTest::new(shape, seg.curvature, margin);
-        let rho = test.rho;
         let n = sample_count(seg);
         let step = seg.length / n as f64;
         let at = SamplePoints::new(seg, n);
@@ -349,11 +348,11 @@ impl CollisionMap {
         let mut i = first;
         while i < n {
             let p = at.point(i);
-            let slack = self.clearance_at(p) - rho;
+            let slack = self.clearance_at(test.bound_centre(p, &at, i)) - test.bound;
             if slack > 0.0 {
                 // Samples within `slack` of p along the curve (on either side) are free, as in
                 // `segment_free`: the next one to look at is the first coarse sample beyond them.
-                let reach = if step > 0.0 { ceil_index(slack / step).max(1) } else { n + 1 };
+                let reach = if step > 0.0 { ceil_index(slack / (step * test.speed)).max(1) } else { n + 1 };
                 proof.add(i.saturating_sub(reach - 1), i + (reach - 1));
                 let next = i + reach;
                 i = first + (next.saturating_sub(first)).div_ceil(COARSE_STRIDE) * COARSE_STRIDE;
@@ -413,7 +412,6 @@ impl CollisionMap {
             return self.turn_free(seg, shape, margin);
         }
         let test = SampleTest::new(shape, seg.curvature, margin);
-        let rho = test.rho;
         let n = sample_count(seg);
         let step = seg.length / n as f64;
         let at = SamplePoints::new(seg, n);
@@ -428,11 +426,11 @@ impl CollisionMap {
                 }
             }
             let p = at.point(i);
-            let slack = self.clearance_at(p) - rho;
+            let slack = self.clearance_at(test.bound_centre(p, &at, i)) - test.bound;
             if slack > 0.0 {
-                // Sample j lies within (j - i) * step of p along the curve, hence in straight
-                // distance: its disk is free while (j - i) * step < slack.
-                i += if step > 0.0 { ceil_index(slack / step).max(1) } else { n + 1 };
+                // Sample j's bounding disk lies within (j - i) * step * speed of this one's
+                // (arc length bounds the straight distance): it is free while that is < slack.
+                i += if step > 0.0 { ceil_index(slack / (step * test.speed)).max(1) } else { n + 1 };
                 continue;
             }
             if !self.sample_free(shape, p, at.yaw(i), &test) {
@@ -453,16 +451,40 @@ struct SampleTest {
     half: f64,
     /// The polygon's growth ([`polygon_runs`]).
     grow: f64,
+    /// The centre (vehicle frame, cells) of a disk holding the grown footprint, and its radius:
+    /// the clearance bound that skips samples. The reference point and `rho` for the disk and the
+    /// square; for a polygon the middle of its bounding box, so a long vehicle on its rear axle
+    /// is bounded by a disk about its middle, not by one about its rear axle twice as wide.
+    centre: (f64, f64),
+    bound: f64,
+    /// How far that centre moves per unit of the reference point's arc length, at most:
+    /// `1 + |curvature| |centre|`.
+    speed: f64,
 }
 
 impl SampleTest {
     #[inline]
     fn new(shape: &Shape, curvature: f64, margin: f64) -> Self {
-        Self {
-            rho: shape.sampled_circumradius(curvature) + margin,
-            half: shape.sampled_half_side(curvature) + margin,
-            grow: shape.sampled_growth(curvature) + margin,
+        let rho = shape.sampled_circumradius(curvature) + margin;
+        let grow = shape.sampled_growth(curvature) + margin;
+        let (centre, bound, speed) = match shape {
+            Shape::Polygon(p) => {
+                let (c, r) = p.bounding_disk();
+                (c, r + super::POLYGON_GROWTH_REACH * grow, 1.0 + curvature.abs() * c.0.hypot(c.1))
+            }
+            _ => ((0.0, 0.0), rho, 1.0),
+        };
+        Self { rho, half: shape.sampled_half_side(curvature) + margin, grow, centre, bound, speed }
+    }
+
+    /// The centre of the bounding disk at sample `i` (at `p`) of `at`.
+    #[inline(always)]
+    fn bound_centre(&self, p: Point2, at: &SamplePoints, i: usize) -> Point2 {
+        if self.centre == (0.0, 0.0) {
+            return p;
         }
+        let (s, c) = at.yaw(i).sin_cos();
+        Point2::new(p.x + c * self.centre.0 - s * self.centre.1, p.y + s * self.centre.0 + c * self.centre.1)
     }
 }
 
