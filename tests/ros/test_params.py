@@ -3,6 +3,8 @@ GetParameters service clients: invalid values and parameters that need a restart
 a reason and the old value kept; valid changes reach the next plan; a plan in progress finishes
 with the values it started with."""
 
+import math
+
 import pytest
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParameters
@@ -129,6 +131,61 @@ def test_valid_changes_reach_the_next_plan(setup):
     assert status.code == S.SUCCESS, status.message
     assert_legal(path, MapModel(grid), 0.2 * 2 ** 0.5 / 2)
     set_and_wait(node, peer, robot_side=0.0)
+
+
+def polygon_hits(path, model, polygon, step=0.01):
+    """Occupied cells of `model` under the outline of `polygon` (vehicle frame, metres) at every
+    pose of `path` and every quarter cell between them (positions and headings interpolated),
+    the outline sampled every `step` metres: a check independent of the node's rasteriser."""
+    def yaw(p):
+        q = p.pose.orientation
+        return 2.0 * math.atan2(q.z, q.w)
+
+    outline = []
+    for (ax, ay), (bx, by) in zip(polygon, polygon[1:] + polygon[:1]):
+        n = max(1, math.ceil(math.hypot(bx - ax, by - ay) / step))
+        outline += [(ax + (bx - ax) * i / n, ay + (by - ay) * i / n) for i in range(n)]
+    hits = []
+    poses = path.poses
+    for a, b in zip(poses, poses[1:]):
+        pa, pb = a.pose.position, b.pose.position
+        ya, turn = yaw(a), math.remainder(yaw(b) - yaw(a), 2 * math.pi)
+        n = max(1, math.ceil(math.hypot(pb.x - pa.x, pb.y - pa.y) / (model.res / 4)))
+        for i in range(n + 1):
+            t = i / n
+            x, y, th = pa.x + (pb.x - pa.x) * t, pa.y + (pb.y - pa.y) * t, ya + turn * t
+            c, s = math.cos(th), math.sin(th)
+            for u, v in outline:
+                px, py = x + c * u - s * v, y + s * u + c * v
+                cell = (math.floor((px - model.ox) / model.res), math.floor((py - model.oy) / model.res))
+                if model.occupied(*cell):
+                    hits.append((round(x, 3), round(y, 3), cell))
+    return hits
+
+
+def test_a_polygon_footprint_reaches_the_next_plan(setup):
+    """Nav2's `footprint` string set at run time: read back as written, a rear-axle rectangle
+    plans a path whose outline touches nothing (checked here with plane geometry), one wider than
+    both doors gets no path, and "[]" brings the disk back."""
+    node, peer, grid = setup
+    rect = [[0.5, 0.15], [0.5, -0.15], [-0.1, -0.15], [-0.1, 0.15]]
+    text = "[[0.5, 0.15], [0.5, -0.15], [-0.1, -0.15], [-0.1, 0.15]]"
+    set_and_wait(node, peer, footprint=text, min_turning_radius=0.4)
+    assert peer.get("footprint") == [text]
+    status, path = peer.plan(*GOAL)
+    assert status.code == S.SUCCESS, status.message
+    assert polygon_hits(path, MapModel(grid), rect) == []
+    wide = "[[0.5, 0.45], [0.5, -0.45], [-0.1, -0.45], [-0.1, 0.45]]"
+    set_and_wait(node, peer, footprint=wide)
+    status, _ = peer.plan(*GOAL)
+    assert status.code == S.NO_VALID_PATH, status.message
+    (bad,) = peer.set(footprint="[[0, 0], [1, 1], [1, 0], [0, 1]]")
+    assert not bad.successful and "footprint" in bad.reason and "simple polygon" in bad.reason, bad.reason
+    assert peer.get("footprint") == [wide]
+    set_and_wait(node, peer, footprint="[]", min_turning_radius=0.2)
+    status, path = peer.plan(*GOAL)
+    assert status.code == S.SUCCESS, status.message
+    assert_legal(path, MapModel(grid), 0.1)
 
 
 # FAR on the serpentine of helpers: planning it takes seconds.
