@@ -376,3 +376,56 @@ fn the_footprint_parameter_takes_nav2_strings() {
     spec.write(&mut config, &ParamValue::String("[]".into())).unwrap();
     assert_eq!(config.footprint, None);
 }
+
+/// The shared Navigation2 maps (`../shared/data/ros_maps`, beside the checkout in CI), the
+/// issue's vehicle: a 0.9 m x 0.5 m rectangle with base_link 0.2 m from its rear, turning radius
+/// 0.8 m, forwards and with reversing. Every plan passes the independent sweep. Skipped (saying
+/// so) where the shared data is not beside the checkout.
+#[test]
+fn shared_maps_plans_of_a_rear_axle_rectangle_pass_the_independent_sweep() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/ros_maps");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!("skipped: no shared maps at {}", dir.display());
+        return;
+    };
+    let mut maps: Vec<_> =
+        entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "yaml")).collect();
+    maps.sort();
+    assert!(!maps.is_empty(), "no map in {}", dir.display());
+    let footprint = "[[0.7, 0.25], [0.7, -0.25], [-0.2, -0.25], [-0.2, 0.25]]";
+    let mut next = rng(0x5ca1e);
+    let mut solved = 0;
+    for path in &maps {
+        let map = blockstar_planner::map_io::load_map_file(path, "map", usize::MAX).unwrap();
+        let res = map.info.resolution;
+        let cells_polygon = Polygon::parse_nav2(footprint).unwrap().unwrap().scaled(1.0 / res);
+        let (w, h) = (map.info.width as f64 * res, map.info.height as f64 * res);
+        let (ox, oy) = (map.info.origin.x, map.info.origin.y);
+        for model in ["forward", "reeds_shepp"] {
+            let p = polygon_planner(&map, footprint, model);
+            let mut stands = || loop {
+                let pose = Pose2::new(ox + next() * w, oy + next() * h, (next() * 2.0 - 1.0) * PI);
+                let probe = Trajectory { segments: vec![Segment::line(pose, 0.0)], min_turning_radius: 0.0 };
+                if independent_sweep(&map, &cells_polygon, &probe).is_none() {
+                    return pose;
+                }
+            };
+            for _ in 0..3 {
+                let s = stands();
+                let g = loop {
+                    let g = stands();
+                    if g.point().distance(s.point()) >= 3.0 {
+                        break g;
+                    }
+                };
+                if let Ok(plan) = plan(&p, s, g) {
+                    solved += 1;
+                    let at = independent_sweep(&map, &cells_polygon, &plan.trajectory);
+                    assert_eq!(at, None, "{} {model}: {s:?} -> {g:?}", path.display());
+                }
+            }
+        }
+    }
+    eprintln!("{solved} plans on {} maps pass the independent sweep", maps.len());
+    assert!(solved >= maps.len() * 2, "only {solved} plans to check");
+}
