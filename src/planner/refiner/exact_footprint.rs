@@ -10,6 +10,12 @@
 //! through the lattice's points (resolution-complete: a passage whose free band for the
 //! footprint's centre is narrower than half a cell may hold no lattice point), within the
 //! caller's budget.
+//!
+//! With traversal costs on the map ([`CollisionMap::costs`]) every line is priced as every other
+//! stage prices a curve, its length plus its cost integral above it ([`CollisionMap::extra_cost`]):
+//! the search finds the cheapest chain, the straight line from start to goal is taken at once only
+//! over cost-free ground, and string pulling drops a point only where the line that skips it
+//! costs no more than the chain it replaces. Without costs the prices are the lengths.
 
 use crate::directional::footprint::{CollisionMap, SEARCH_MARGIN};
 use crate::geometry::{Point2, Pose2};
@@ -36,12 +42,29 @@ pub enum ExactFailure {
     Stopped,
 }
 
+/// The line from `a` to `b` as a segment.
+fn line(a: Point2, b: Point2) -> Segment {
+    let yaw = (b.y - a.y).atan2(b.x - a.x);
+    Segment::line(Pose2::new(a.x, a.y, yaw), a.distance(b))
+}
+
 /// True when the disk of `radius` cells swept along the line from `a` to `b` touches no blocked
 /// cell of `map` (with the search margin the verification allows for).
 fn line_free(map: &CollisionMap, a: Point2, b: Point2, radius: f64) -> bool {
-    let yaw = (b.y - a.y).atan2(b.x - a.x);
-    let segment = Segment::line(Pose2::new(a.x, a.y, yaw), a.distance(b));
-    map.sweep_free(&[segment], radius, SEARCH_MARGIN)
+    map.sweep_free(&[line(a, b)], radius, SEARCH_MARGIN)
+}
+
+/// The price of the line from `a` to `b` when the disk swept along it is free: its length plus
+/// its traversal cost above it (see the module doc; just the length without costs).
+fn free_line_price(map: &CollisionMap, a: Point2, b: Point2, radius: f64) -> Option<f64> {
+    let segment = line(a, b);
+    if !map.sweep_free(std::slice::from_ref(&segment), radius, SEARCH_MARGIN) {
+        return None;
+    }
+    Some(match map.costs() {
+        Some(_) => a.distance(b) + map.extra_cost(&[segment]),
+        None => a.distance(b),
+    })
 }
 
 /// Spacing of the lattice (cells).
@@ -69,7 +92,8 @@ pub fn exact_footprint_path(
     // Points on the map's border or beyond could never hold a footprint.
     let inside = |c: (i64, i64)| c.0 > 0 && c.1 > 0 && (c.0 as f64) * STEP < w as f64 && (c.1 as f64) * STEP < h as f64;
     let around = |c: (i64, i64)| (-1..=1).flat_map(move |dy| (-1..=1).map(move |dx| (c.0 + dx, c.1 + dy)));
-    if line_free(map, start, goal, radius) {
+    // A free line over cost-free ground is the cheapest path there is.
+    if line_free(map, start, goal, radius) && map.extra_cost(&[line(start, goal)]) == 0.0 {
         return Ok(ExactPath { points: vec![start, goal], expansions: 0 });
     }
     // The search runs from a virtual node (None: the start point itself) to the lattice points
@@ -85,9 +109,8 @@ pub fn exact_footprint_path(
                 Some(c) => around(*c).filter(|n| n != c).collect(),
             };
             for n in neighbours.into_iter().filter(|n| inside(*n)) {
-                let to = centre(n);
-                if line_free(map, from, to, radius) {
-                    out.push((Some(n), from.distance(to)));
+                if let Some(price) = free_line_price(map, from, centre(n), radius) {
+                    out.push((Some(n), price));
                 }
             }
         },
@@ -115,15 +138,32 @@ pub fn exact_footprint_path(
 
 /// Drops every point whose neighbours a free line joins: from each kept point, the furthest
 /// point in order that a free line reaches directly is kept next. Lines only get shorter (the
-/// triangle inequality), and each kept line passed the sweep test.
+/// triangle inequality), and each kept line passed the sweep test. With costs a line must also
+/// cost no more than the stretch of the chain it replaces, so pulling never makes a path dearer.
 fn pull_string(map: &CollisionMap, points: &[Point2], radius: f64) -> Vec<Point2> {
     let Some(&first) = points.first() else { return Vec::new() };
+    // The chain's price from its first point to each point (only needed with costs).
+    let chain: Vec<f64> = match map.costs() {
+        None => Vec::new(),
+        Some(_) => std::iter::once(0.0)
+            .chain(points.windows(2).scan(0.0, |sum, w| {
+                *sum += w[0].distance(w[1]) + map.extra_cost(&[line(w[0], w[1])]);
+                Some(*sum)
+            }))
+            .collect(),
+    };
+    let skips = |a: usize, k: usize| match map.costs() {
+        None => line_free(map, points[a], points[k], radius),
+        Some(_) => {
+            free_line_price(map, points[a], points[k], radius).is_some_and(|price| price <= chain[k] - chain[a] + 1e-9)
+        }
+    };
     let mut out = vec![first];
     let mut anchor = 0;
     while anchor + 1 < points.len() {
         let mut next = anchor + 1;
         for k in (anchor + 2..points.len()).rev() {
-            if line_free(map, points[anchor], points[k], radius) {
+            if skips(anchor, k) {
                 next = k;
                 break;
             }
@@ -187,6 +227,55 @@ mod tests {
         let big = map(400, 400, |x, y| x == 200 && y != 399);
         let r = exact_footprint_path(&big, Point2::new(5.5, 5.5), Point2::new(390.5, 5.5), 0.4, || true);
         assert_eq!(r, Err(ExactFailure::Stopped));
+    }
+
+    /// A band of graded cells (occupancy 60: cost 0.6) across the straight line: with costs the
+    /// search goes around it when that is cheaper, and its chain costs less than the straight
+    /// line; without costs it is the straight line. The prices are checked here by sampling.
+    #[test]
+    fn with_costs_the_cheapest_chain_goes_around_a_costly_band() {
+        use crate::costs::{CostField, CostRule};
+        use crate::map::{MapInfo, OccupancyMap, Traversability};
+        let (w, h) = (40usize, 30usize);
+        let graded = |x: usize, y: usize| (18..22).contains(&x) && (8..22).contains(&y);
+        let data: Vec<i8> = (0..w * h).map(|k| if graded(k % w, k / w) { 60 } else { 0 }).collect();
+        let info =
+            MapInfo { width: w, height: h, resolution: 1.0, origin: Pose2::new(0.0, 0.0, 0.0), frame_id: "map".into() };
+        let occupancy = OccupancyMap::new(info, data, usize::MAX).unwrap();
+        let traversability = Traversability { occupied_threshold: 65, allow_unknown: false };
+        let rule = CostRule { cost_penalty: 3.0, preferred_clearance: 0.0, inscribed: 1.0, traversability };
+        let plain = map(w, h, |_, _| false);
+        let mut priced = plain.clone();
+        priced.set_costs(Some(CostField::new(&occupancy, rule)));
+        let (s, g) = (Point2::new(5.5, 15.5), Point2::new(34.5, 15.5));
+        let straight = exact_footprint_path(&plain, s, g, 1.0, || false).unwrap();
+        assert_eq!(straight.points, vec![s, g]);
+        let around = exact_footprint_path(&priced, s, g, 1.0, || false).unwrap();
+        // Price by sampling every 0.01 cells: 1 + 3 x 0.6 inside the band, 1 elsewhere.
+        let price = |points: &[Point2]| -> f64 {
+            points
+                .windows(2)
+                .map(|p| {
+                    let n = (p[0].distance(p[1]) / 0.01).ceil() as usize;
+                    let ds = p[0].distance(p[1]) / n as f64;
+                    (0..n)
+                        .map(|i| {
+                            let t = (i as f64 + 0.5) / n as f64;
+                            let (x, y) = (p[0].x + t * (p[1].x - p[0].x), p[0].y + t * (p[1].y - p[0].y));
+                            ds * if graded(x as usize, y as usize) { 1.0 + 3.0 * 0.6 } else { 1.0 }
+                        })
+                        .sum::<f64>()
+                })
+                .sum()
+        };
+        assert!(around.points.len() > 2, "goes around: {:?}", around.points);
+        assert!(
+            price(&around.points) < price(&straight.points) - 1.0,
+            "{} vs {}",
+            price(&around.points),
+            price(&straight.points)
+        );
+        assert!(around.points.iter().all(|p| !graded(p.x as usize, p.y as usize)), "{:?}", around.points);
     }
 
     #[test]
