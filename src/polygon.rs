@@ -47,6 +47,10 @@ pub enum PolygonError {
     /// Two edges that are not neighbours meet.
     #[error("the footprint's edges {0} and {1} cross or touch: it is not a simple polygon")]
     SelfIntersecting(usize, usize),
+    /// Nav2's padding (each coordinate moved away from 0) would leave part of the vehicle outside
+    /// the padded polygon (a notch, or a reference point outside the polygon or on its outline).
+    #[error("padding this footprint as Nav2 does would leave part of the vehicle outside it")]
+    PaddingExposes,
 }
 
 impl TryFrom<Vec<Point2>> for Polygon {
@@ -155,7 +159,10 @@ impl Polygon {
 
     /// Nav2's `footprint_padding` (`padFootprint`): every vertex moved `padding` away from the
     /// reference point along x and along y (by the sign of each coordinate; a coordinate of 0 is
-    /// kept). Fails if the padded vertices no longer form a simple polygon.
+    /// kept). That is not an offset of the outline: it fails with
+    /// [`PolygonError::PaddingExposes`] where the padded polygon would not hold the vehicle (a
+    /// notch it widens, a reference point outside), and like [`Polygon::new`] where the padded
+    /// vertices no longer form a simple polygon.
     pub fn padded(&self, padding: f64) -> Result<Self, PolygonError> {
         if padding == 0.0 {
             return Ok(self.clone());
@@ -169,9 +176,19 @@ impl Polygon {
                 0.0
             }
         };
-        Self::new(
+        let padded = Self::new(
             self.vertices.iter().map(|v| Point2::new(v.x + sign(v.x) * padding, v.y + sign(v.y) * padding)).collect(),
-        )
+        )?;
+        // The original lies within the padded polygon when all its vertices do and no edge of one
+        // crosses an edge of the other.
+        let crosses = |(a, b): (Point2, Point2), (c, d): (Point2, Point2)| {
+            cross(a, b, c) * cross(a, b, d) < 0.0 && cross(c, d, a) * cross(c, d, b) < 0.0
+        };
+        let crossing = self.edges().any(|e| padded.edges().any(|f| crosses(e, f)));
+        if crossing || !self.vertices.iter().all(|&v| padded.contains(v)) {
+            return Err(PolygonError::PaddingExposes);
+        }
+        Ok(padded)
     }
 
     /// Radius of the smallest disk about the reference point holding the polygon in every heading:
@@ -314,6 +331,29 @@ mod tests {
         let cw = Polygon::new(pts(&[(1.0, 1.0), (1.0, -1.0), (-1.0, -1.0), (-1.0, 1.0)])).unwrap();
         assert_eq!(cw.vertices()[1], Point2::new(1.0, -1.0));
         assert_eq!(cw.area(), 4.0);
+    }
+
+    #[test]
+    fn padding_that_would_expose_the_vehicle_is_refused() {
+        // A square with a notch in its top: Nav2's rule widens the notch over the vehicle.
+        let notched = Polygon::new(pts(&[
+            (1.0, 1.0),
+            (0.2, 1.0),
+            (0.2, 0.5),
+            (-0.2, 0.5),
+            (-0.2, 1.0),
+            (-1.0, 1.0),
+            (-1.0, -1.0),
+            (1.0, -1.0),
+        ]))
+        .unwrap();
+        assert_eq!(notched.padded(0.1), Err(PolygonError::PaddingExposes));
+        // Reference point outside: the near edge moves towards the vehicle.
+        let outside = Polygon::new(pts(&[(0.05, -0.2), (0.9, -0.2), (0.9, 0.2), (0.05, 0.2)])).unwrap();
+        assert_eq!(outside.padded(0.1), Err(PolygonError::PaddingExposes));
+        // A rectangle about its reference point pads fine.
+        let rect = Polygon::new(pts(&[(0.7, 0.25), (-0.2, 0.25), (-0.2, -0.25), (0.7, -0.25)])).unwrap();
+        assert!(rect.padded(0.1).is_ok());
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! is driving still legal from where the vehicle is now, and if not, a new plan to the same goal.
 //! ROS-free (the node calls it on a worker thread with a clone of its [`Planner`]).
 
-use crate::geometry::{Point2, Pose2};
+use crate::directional::footprint::Shape;
+use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::planner::{Budget, Leeway, Plan, PlanError, Planner, StartOverlap, StatusCode};
 use crate::trajectory::{Segment, Trajectory};
 
@@ -97,19 +98,24 @@ pub fn check_remaining(
 /// Indices (ascending, each once) of the poses of a path (map frame, metres and radians) that
 /// are not valid on the map `planner` holds now: what Nav2's `IsPathValid` asks.
 ///
-/// The footprint is the one the planner verifies trajectories with: the square of `robot_side`
-/// turned by the pose's yaw, or the disk of `robot_radius` (with `min_turning_radius` 0, the disk
-/// of the footprint's circumscribed radius, since the vehicle turns on the spot at corners).
+/// The footprint is the one the planner verifies trajectories with: the polygon of `footprint` or
+/// the square of `robot_side` turned by the pose's yaw, or the disk of `robot_radius` (with
+/// `min_turning_radius` 0, the disk of the footprint's circumscribed radius, since the vehicle
+/// turns on the spot at corners).
 /// Pose `i` is listed when
 /// - it is not finite or lies off the map, or
 /// - its footprint at rest (no sampling allowance) touches a blocked cell (the planner's
 ///   traversability rule: occupied at or above `occupied_threshold`, unknown unless
 ///   `allow_unknown`) or reaches past the map's edge, or
-/// - the footprint swept along the straight segment from pose `i - 1` to pose `i` (heading along
-///   the segment, the planner's sweep with its sampling allowance of at most
-///   `SAMPLE_SPACING / 2` cells) touches one. Only segments between two poses valid at rest are
-///   swept (an invalid pose already marks the path there), and none shorter than a nanometre.
-///   The later pose is named: the path is invalid from there on.
+/// - the footprint swept along the straight segment from pose `i - 1` to pose `i` touches one: the
+///   planner's sweep with its sampling allowance of at most `SAMPLE_SPACING / 2` cells, the
+///   footprint facing along the segment, or against it (driven backwards) when pose `i - 1`
+///   faces away from pose `i` (a path's orientations are the vehicle's headings, so a footprint
+///   that is not symmetric, a polygon on its rear axle, is swept the way the vehicle faces); two
+///   poses at one place with different headings are a turn on the spot, swept as one (the
+///   circumscribed disk; nothing for a disk). Only segments between two poses valid at rest are
+///   swept (an invalid pose already marks the path there). The later pose is named: the path is
+///   invalid from there on.
 ///
 /// The poses of a trajectory this planner produced on the same map come out valid in practice:
 /// the straight segment between two samples `path_spacing` apart leaves the verified curve by at
@@ -128,9 +134,21 @@ pub fn invalid_poses(planner: &Planner, poses: &[Pose2]) -> Result<Vec<usize>, P
         let at_rest = on_map && prepared.collision.pose_free(cell, &shape, 0.0);
         let swept = match previous {
             Some(a) if on_map && a.point().distance(cell.point()) * info.resolution >= 1e-9 => {
-                let yaw = (cell.y - a.y).atan2(cell.x - a.x);
-                let seg = Segment::line(Pose2::new(a.x, a.y, yaw), a.point().distance(cell.point()));
+                let travel = (cell.y - a.y).atan2(cell.x - a.x);
+                let length = a.point().distance(cell.point());
+                let backwards = normalize_angle(travel - a.yaw).abs() > std::f64::consts::FRAC_PI_2;
+                let seg = if backwards {
+                    // Facing against the travel, moving backwards along that heading.
+                    let heading = normalize_angle(travel + std::f64::consts::PI);
+                    Segment { reverse: true, ..Segment::line(Pose2::new(a.x, a.y, heading), length) }
+                } else {
+                    Segment::line(Pose2::new(a.x, a.y, travel), length)
+                };
                 prepared.collision.sweep_free(&[seg], &shape, 0.0)
+            }
+            Some(a) if on_map && !matches!(shape, Shape::Disk(_)) => {
+                let turn = normalize_angle(cell.yaw - a.yaw);
+                turn.abs() < 1e-9 || prepared.collision.sweep_free(&[Segment::rotate(a, turn)], &shape, 0.0)
             }
             _ => true,
         };
@@ -477,7 +495,7 @@ mod invalid_poses_tests {
     use crate::directional::footprint::Shape;
     use crate::map::{MapInfo, OccupancyMap};
     use crate::planner::PlannerConfig;
-    use std::f64::consts::{FRAC_PI_2, FRAC_PI_4};
+    use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI};
 
     const W: usize = 70;
     const H: usize = 40;
@@ -520,6 +538,33 @@ mod invalid_poses_tests {
                 Pose2::new(a.x + t * (b.x - a.x), a.y + t * (b.y - a.y), yaw)
             })
             .collect()
+    }
+
+    /// A rectangle on its rear axle (0.9 m x 0.5 m, base_link 0.2 m from the rear) backing up
+    /// towards the room's right wall, facing away from it: its rear stops 0.25 m short of the wall
+    /// (valid), though the same poses swept facing the travel would put its 0.7 m nose through
+    /// the wall; backed on until its rear passes the wall's face, it is not.
+    #[test]
+    fn a_polygon_is_swept_the_way_the_vehicle_faces() {
+        let rect =
+            crate::polygon::Polygon::parse_nav2("[[0.7, 0.25], [0.7, -0.25], [-0.2, -0.25], [-0.2, 0.25]]").unwrap();
+        let p = planner(PlannerConfig { footprint: rect, min_turning_radius: 0.8, ..PlannerConfig::default() });
+        // The inner face of the right wall is at x = 6.9 m; backing from x 5.0 to 6.45 m.
+        let backing: Vec<Pose2> =
+            line(Point2::new(5.0, 0.8), Point2::new(6.45, 0.8)).into_iter().map(|q| Pose2 { yaw: PI, ..q }).collect();
+        assert_eq!(invalid_poses(&p, &backing).unwrap(), Vec::<usize>::new());
+        let too_far: Vec<Pose2> =
+            line(Point2::new(5.0, 0.8), Point2::new(6.8, 0.8)).into_iter().map(|q| Pose2 { yaw: PI, ..q }).collect();
+        let bad = invalid_poses(&p, &too_far).unwrap();
+        // The rear (0.2 m behind base_link) reaches the wall's face at 6.9 m past x = 6.7 m.
+        assert!(!bad.is_empty() && bad.iter().all(|&i| too_far[i].x > 6.6), "{bad:?}");
+        // Two poses free at rest, at one place: the turn between them sweeps the circumscribed
+        // disk (0.74 m), which reaches the block's corner (3.0, 1.5) m 0.5 m away.
+        let at = Pose2::new(2.6, 1.2, -FRAC_PI_2);
+        let turned = Pose2 { yaw: PI, ..at };
+        assert_eq!(invalid_poses(&p, &[at]).unwrap(), Vec::<usize>::new());
+        assert_eq!(invalid_poses(&p, &[turned]).unwrap(), Vec::<usize>::new());
+        assert_eq!(invalid_poses(&p, &[at, turned]).unwrap(), vec![1]);
     }
 
     #[test]

@@ -429,3 +429,34 @@ fn shared_maps_plans_of_a_rear_axle_rectangle_pass_the_independent_sweep() {
     eprintln!("{solved} plans on {} maps pass the independent sweep", maps.len());
     assert!(solved >= maps.len() * 2, "only {solved} plans to check");
 }
+
+/// A goal whose heading is free is reached where the rectangle fits in some heading, not only
+/// where its circumscribed disk (0.74 m about base_link) does: a corridor 1.2 m wide. A polygon
+/// reaching farther than the annotations resolve is refused at once, in metres.
+#[test]
+fn free_heading_goals_need_some_heading_and_huge_polygons_are_refused() {
+    let (w, h) = (160usize, 40usize);
+    // A corridor along x, 1.2 m wide (rows 8..32), walls above and below.
+    let data: Vec<i8> =
+        (0..w * h).map(|k| if (8..32).contains(&(k / w)) && (1..w - 1).contains(&(k % w)) { 0 } else { 100 }).collect();
+    let info =
+        MapInfo { width: w, height: h, resolution: RES, origin: Pose2::new(0.0, 0.0, 0.0), frame_id: "map".into() };
+    let map = OccupancyMap::new(info, data, usize::MAX).unwrap();
+    let p = polygon_planner(&map, "[[0.7, 0.25], [0.7, -0.25], [-0.2, -0.25], [-0.2, 0.25]]", "forward");
+    let (s, g) = (Pose2::new(1.0, 1.0, 0.0), Pose2::new(6.0, 1.0, f64::NAN));
+    let plan = p.plan(s, g, true, &Budget::new(5.0, None)).expect("the goal fits lengthwise");
+    let cells_polygon = Polygon::parse_nav2("[[0.7, 0.25], [0.7, -0.25], [-0.2, -0.25], [-0.2, 0.25]]")
+        .unwrap()
+        .unwrap()
+        .scaled(1.0 / RES);
+    assert_eq!(independent_sweep(&map, &cells_polygon, &plan.trajectory), None);
+    // 20 m long at 5 cm: 400 cells from base_link.
+    let config = PlannerConfig {
+        footprint: Polygon::parse_nav2("[[20, 0.25], [20, -0.25], [-0.2, -0.25], [-0.2, 0.25]]").unwrap(),
+        ..PlannerConfig::default()
+    };
+    let mut huge = Planner::new(config).unwrap();
+    let e = huge.set_map(map).unwrap_err();
+    assert_eq!(e.code, StatusCode::InvalidInput);
+    assert!(e.message.contains("reaches 20.002 m"), "{}", e.message);
+}

@@ -62,6 +62,10 @@ fn mask_margin() -> f64 {
         + 2.0 * directional::footprint::SEARCH_MARGIN
 }
 
+/// Farthest a footprint may reach from its reference point (cells), as the clearance annotations
+/// bound a disk's radius.
+pub const MAX_FOOTPRINT_REACH: u16 = 125;
+
 impl PreparedMap {
     /// Derives everything from `map` under `config`, reusing `previous` tables when they still
     /// apply. Fails with `INVALID_INPUT` when the footprint does not suit the map (for example a
@@ -75,6 +79,16 @@ impl PreparedMap {
         let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
         let res = map.info.resolution;
         let capability = Capability::from_traversability(config.traversability());
+        // A polygon's mask is its inscribed disk, so the clearance cap below does not bound how
+        // far it reaches; every sweep rasterises it whole, so bound that here.
+        let reach = config.circumradius() / res;
+        if reach > f64::from(MAX_FOOTPRINT_REACH) {
+            return Err(invalid(format!(
+                "the footprint reaches {:.3} m from base_link: more than {MAX_FOOTPRINT_REACH} cells of this map ({} m per cell)",
+                config.circumradius(),
+                res
+            )));
+        }
         let radius_cells = config.mask_radius() / res + mask_margin();
         let cap = (radius_cells.floor() as u16 + 2).max(crate::clearance::DEFAULT_CAP);
         // The annotations' obstacles are the planner's: at another occupied_threshold than the

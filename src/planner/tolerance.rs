@@ -39,7 +39,7 @@ impl Planner {
             other => return other,
         };
         let symbol = self.units.symbol();
-        for place in self.goal_candidates(start, goal, tolerance).into_iter().take(MAX_GOAL_TRIES) {
+        for place in self.goal_candidates(start, goal, goal_heading_free, tolerance).into_iter().take(MAX_GOAL_TRIES) {
             if budget.should_stop() {
                 return Err(budget.stop_error());
             }
@@ -76,11 +76,12 @@ impl Planner {
     }
 
     /// The centres (world) of the cells within `tolerance` of `goal` where the vehicle's
-    /// footprint stands free (at rest, with the sweep's sampling allowance: where a trajectory
+    /// footprint stands free in the goal's heading, or in some heading when that is free (at rest,
+    /// with the sweep's sampling allowance: where a trajectory
     /// may end), nearest to the goal first; those whose cell is on the vehicle mask only when in
     /// the start's region (when the start is on the mask too: a proof they cannot be reached).
     /// Empty without a map.
-    fn goal_candidates(&self, start: Pose2, goal: Pose2, tolerance: f64) -> Vec<Point2> {
+    fn goal_candidates(&self, start: Pose2, goal: Pose2, goal_heading_free: bool, tolerance: f64) -> Vec<Point2> {
         let Some(prepared) = self.map() else { return Vec::new() };
         let info = &prepared.map.info;
         let mask = prepared.vehicle_mask();
@@ -103,7 +104,11 @@ impl Planner {
                 let centre = Point2::new(x as f64 + 0.5, y as f64 + 0.5);
                 let d = centre.distance(g);
                 let pose = Pose2::new(centre.x, centre.y, goal.yaw);
-                if d <= r && prepared.collision.stands_free(pose, &shape) && !separated((x as usize, y as usize)) {
+                let stands = match goal_heading_free {
+                    true => prepared.collision.stands_free_in_some_heading(centre, &shape),
+                    false => prepared.collision.stands_free(pose, &shape),
+                };
+                if d <= r && stands && !separated((x as usize, y as usize)) {
                     found.push((d, info.cell_to_world(centre)));
                 }
             }

@@ -236,8 +236,11 @@ impl CollisionMap {
     }
 
     /// True when the square of half side `half` centred at `p` with heading `yaw` touches no
-    /// blocked cell.
+    /// blocked cell; false for a position or heading that is not finite.
     pub fn square_free(&self, p: Point2, yaw: f64, half: f64) -> bool {
+        if !(p.x.is_finite() && p.y.is_finite() && yaw.is_finite()) {
+            return false;
+        }
         let mut ok = true;
         square_runs(p.x, p.y, yaw, half, |y, x0, x1| {
             ok = ok && self.run_free(y, x0, x1);
@@ -257,9 +260,30 @@ impl CollisionMap {
         }
     }
 
+    /// True when the footprint stands free (as [`CollisionMap::stands_free`]) at `p` in some
+    /// heading: where a goal whose heading is free may be reached. The disk in any heading; a
+    /// square or polygon when its circumscribed disk is free (free in every heading), else when
+    /// it stands free in one of 64 headings. A point that is not finite stands nowhere.
+    pub fn stands_free_in_some_heading(&self, p: Point2, shape: &Shape) -> bool {
+        if !(p.x.is_finite() && p.y.is_finite()) {
+            return false;
+        }
+        let at = |yaw: f64| crate::geometry::Pose2::new(p.x, p.y, yaw);
+        match shape {
+            Shape::Disk(_) => self.stands_free(at(0.0), shape),
+            _ => {
+                self.stands_free(at(0.0), &Shape::Disk(shape.circumradius()))
+                    || (0..64).any(|k| self.stands_free(at(std::f64::consts::TAU * k as f64 / 64.0), shape))
+            }
+        }
+    }
+
     /// True when `polygon` (cells, vehicle frame) standing at `pose`, grown by `grow` (see
-    /// [`polygon_runs`]), touches no blocked cell.
+    /// [`polygon_runs`]), touches no blocked cell; false for a pose that is not finite.
     pub fn polygon_free(&self, polygon: &crate::polygon::Polygon, pose: crate::geometry::Pose2, grow: f64) -> bool {
+        if !pose.is_finite() {
+            return false;
+        }
         let mut ok = true;
         polygon_runs(polygon, pose, grow, |y, x0, x1| {
             ok = ok && self.run_free(y, x0, x1);

@@ -109,12 +109,25 @@ impl Shape {
     /// own axes, so the square grown by that distance just touches the cell). 0 when the cell is
     /// outside or only touches the outline.
     ///
-    /// For the polygon: the largest distance to its outline of a point of the cell inside it,
-    /// over a 17 x 17 lattice of the cell's points (within 0.045 cells of the exact value).
+    /// For the polygon, an upper bound within [`POLYGON_DEPTH_SLACK`] of the largest distance to
+    /// its outline of a point of the cell inside it: 0 when the cell does not meet the polygon
+    /// (closed sets), else the largest such distance over a 17 x 17 lattice of the cell's points
+    /// plus that slack (the distance to the outline changes by at most the lattice's half
+    /// diagonal between a point and its nearest lattice point), so a corner just poking into a
+    /// cell never reads as no overlap.
     pub fn depth_of_cell(&self, pose: Pose2, (x, y): (i64, i64)) -> f64 {
+        let cell = (x, y);
         let (x, y) = (x as f64, y as f64);
         match self {
             Shape::Polygon(p) => {
+                let mut meets = false;
+                polygon_runs(p, pose, 0.0, |row, x0, x1| {
+                    meets = row == cell.1 && (x0..=x1).contains(&cell.0);
+                    !meets
+                });
+                if !meets {
+                    return 0.0;
+                }
                 let (c, s) = (pose.yaw.cos(), pose.yaw.sin());
                 let mut depth: f64 = 0.0;
                 for i in 0..=16 {
@@ -126,7 +139,7 @@ impl Shape {
                         }
                     }
                 }
-                depth
+                depth + POLYGON_DEPTH_SLACK
             }
             &Shape::Disk(r) => {
                 let dx = (x - pose.x).max(pose.x - (x + 1.0)).max(0.0);
@@ -232,6 +245,10 @@ pub fn disk_runs(p: Point2, rho: f64, mut f: impl FnMut(i64, i64, i64) -> bool) 
         }
     }
 }
+
+/// How far [`Shape::depth_of_cell`] may overstate a polygon's depth (cells): half the diagonal of
+/// its 1/16-cell lattice.
+pub const POLYGON_DEPTH_SLACK: f64 = std::f64::consts::SQRT_2 / 32.0;
 
 /// How far beyond the polygon, as a multiple of the growth, [`polygon_runs`] may mark a cell: a
 /// grown edge is marked row by row over its extent in the row grown by the growth in x and y.

@@ -51,7 +51,7 @@ pub use final_smoothing::{cheapest_subchain, final_smoothing};
 pub use full_search::full_search;
 
 use super::escape::trapped_ends;
-use super::footprint::{CollisionMap, Shape};
+use super::footprint::CollisionMap;
 use super::motion::Gear;
 use super::params::Directional;
 use super::verify::VerifyError;
@@ -255,8 +255,12 @@ fn check_ends_free(
     if !map.stands_free(start, &shape) {
         return Err(RefineError::StartBlocked);
     }
-    let goal_shape = if goal_heading_free { Shape::Disk(shape.circumradius()) } else { shape };
-    if !map.stands_free(goal, &goal_shape) {
+    let goal_stands = if goal_heading_free {
+        map.stands_free_in_some_heading(goal.point(), &shape)
+    } else {
+        map.stands_free(goal, &shape)
+    };
+    if !goal_stands {
         return Err(RefineError::GoalBlocked);
     }
     Ok(())

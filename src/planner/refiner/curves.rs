@@ -1,7 +1,6 @@
 //! The refiner of a vehicle with a turning radius: Directional A* (Pinter 2001) over the guide.
 
 use super::{Job, Refine};
-use crate::directional::footprint::Shape;
 use crate::directional::verify::Vehicle;
 use crate::directional::{self, Directional, RefineError, Refined};
 use crate::geometry::{Point2, Pose2};
@@ -40,11 +39,13 @@ impl Refine for Curves {
         false
     }
 
-    /// The footprint in `p`'s heading (any heading: its circumscribed disk).
+    /// The footprint in `p`'s heading (free heading: in some heading).
     fn stands_exactly(&self, job: &Job, p: Pose2, free_heading: bool) -> bool {
         let shape = self.0.params().shape();
-        let shape = if free_heading { Shape::Disk(shape.circumradius()) } else { shape };
-        job.prepared.collision.stands_free(p, &shape)
+        match free_heading {
+            true => job.prepared.collision.stands_free_in_some_heading(p.point(), &shape),
+            false => job.prepared.collision.stands_free(p, &shape),
+        }
     }
 
     /// A proof, not a guess (see `directional::escape`), so no pair a full search could solve
