@@ -305,43 +305,37 @@ impl PlannerConfig {
         }))
     }
 
+    /// A radius (m) of the footprint in force: `of_polygon` of the polygon, `square` times the
+    /// square's side, or the circle's radius.
+    fn footprint_radius(&self, of_polygon: fn(&crate::polygon::Polygon) -> f64, square: f64) -> f64 {
+        if let Some(p) = self.polygon() {
+            of_polygon(&p)
+        } else if self.robot_side > 0.0 {
+            self.robot_side * square
+        } else {
+            self.robot_radius
+        }
+    }
+
     /// Radius (m) of the largest disk about the reference point the footprint covers in every
     /// heading: the circle itself, half the square's side, or the polygon's distance from the
     /// reference point to its nearest edge (0 when the point lies outside it).
     pub fn inradius(&self) -> f64 {
-        if let Some(p) = self.polygon() {
-            p.inradius()
-        } else if self.robot_side > 0.0 {
-            self.robot_side / 2.0
-        } else {
-            self.robot_radius
-        }
+        self.footprint_radius(crate::polygon::Polygon::inradius, 0.5)
     }
 
     /// Radius (m) of the disk the vehicle mask, regions and start/goal placement use: the circle
     /// itself, the square's circumscribed circle (see `robot_side`), or the polygon's inscribed
     /// one (see `footprint`).
     pub fn mask_radius(&self) -> f64 {
-        if let Some(p) = self.polygon() {
-            p.inradius()
-        } else if self.robot_side > 0.0 {
-            self.robot_side * std::f64::consts::FRAC_1_SQRT_2
-        } else {
-            self.robot_radius
-        }
+        self.footprint_radius(crate::polygon::Polygon::inradius, std::f64::consts::FRAC_1_SQRT_2)
     }
 
     /// Radius (m) of the smallest disk about the reference point holding the footprint in every
     /// heading: what a turn on the spot sweeps (the circle, the square's circumscribed circle, the
     /// polygon's farthest vertex).
     pub fn circumradius(&self) -> f64 {
-        if let Some(p) = self.polygon() {
-            p.circumradius()
-        } else if self.robot_side > 0.0 {
-            self.robot_side * std::f64::consts::FRAC_1_SQRT_2
-        } else {
-            self.robot_radius
-        }
+        self.footprint_radius(crate::polygon::Polygon::circumradius, std::f64::consts::FRAC_1_SQRT_2)
     }
 
     /// The footprint in words, for messages, lengths in `unit` (the configuration's metres, or
