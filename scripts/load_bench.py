@@ -248,7 +248,7 @@ class Client:
         self.path_arrivals = {}  # (stamp sec, nanosec) -> arrival time
         self.recent_paths = collections.OrderedDict()  # (stamp sec, nanosec) -> path, the newest
         self.sent = {}  # goal id -> send time
-        self.heap = []  # (monotonic time, heap bytes) from the node's /diagnostics
+        self.heap = []  # (monotonic time, heap bytes, per-thread store bytes) from the node's /diagnostics
         n.create_subscription(PlannerStatus, f"/{NODE_NAME}/status", self._on_status, RELIABLE_DEEP)
         n.create_subscription(Path, f"{PREFIX}/plan", self._on_path, RELIABLE_DEEP)
         n.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, RELIABLE_DEEP)
@@ -275,7 +275,11 @@ class Client:
             if status.name == f"{NODE_NAME}: memory":
                 values = {kv.key: kv.value for kv in status.values}
                 if "heap_bytes" in values:
-                    self.heap.append((time.monotonic(), int(values["heap_bytes"])))
+                    # The heap less the planning threads' own stores (search scratch, curve memos:
+                    # bounded, allocated at once by a thread's first plan, whenever that comes):
+                    # what a soak judges.
+                    scratch = int(values.get("thread_stores_bytes", 0))
+                    self.heap.append((time.monotonic(), int(values["heap_bytes"]), scratch))
 
     def spin_until(self, predicate, timeout, what):
         end = time.monotonic() + timeout
@@ -450,7 +454,8 @@ def _run(node, client, duration, goal_rate, map_rate, seed, drain, log, warmup):
     sends = [client.sent[g] for g in range(1, stream_goals + 1)]
     max_send_gap = max((b - a for a, b in zip(sends, sends[1:])), default=0.0)
     rss_values = [(t, v) for t, v in rss if v is not None]
-    heap_values = [(t - t0, v) for t, v in client.heap if t >= t0]
+    heap_values = [(t - t0, v) for t, v, _ in client.heap if t >= t0]
+    heap_less_threads = [(t - t0, v - s) for t, v, s in client.heap if t >= t0]
     return {
         "duration_s": duration,
         "goal_rate": goal_rate,
@@ -483,6 +488,7 @@ def _run(node, client, duration, goal_rate, map_rate, seed, drain, log, warmup):
         "warmup_s": warmup,
         "rss_kib": memory_summary(rss_values, load_end, warmup, goal_rate),
         "heap_bytes": memory_summary(heap_values, load_end, warmup, goal_rate),
+        "heap_less_thread_stores_bytes": memory_summary(heap_less_threads, load_end, warmup, goal_rate),
         "last_goal": {
             "status": last_status.code_name if last_status else None,
             "legal_on_final_map": legal,

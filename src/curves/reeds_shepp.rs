@@ -492,6 +492,12 @@ thread_local! {
         const { std::cell::RefCell::new(super::memo::Memo::new(MEMO_SETS)) };
 }
 
+/// Bytes the calling thread's Reeds-Shepp memo holds now (0 before its first call,
+/// [`MEMO_BYTES`] after).
+pub fn memo_bytes() -> usize {
+    MEMO.with(|m| m.borrow().bytes())
+}
+
 /// [`reeds_shepp_cheapest`] remembered per thread, by the exact offset `goal - start`, the two
 /// headings, the radius and `prices`: the caller's `cost` must be a function of a curve's pieces
 /// and these three prices alone (it is computed once per key). A planner that links cell centres

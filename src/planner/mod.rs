@@ -34,6 +34,7 @@ pub use leeway::{Leeway, DEFAULT_START_OVERLAP};
 pub use prepared::{MapUpdate, PreparedMap};
 pub use stats::{Plan, PlanStats, StageTime, StartOverlap};
 pub use status::{PlanError, StatusCode};
+pub use steps::thread_stores_bytes;
 
 use crate::clearance::PatchRect;
 use crate::geometry::Pose2;
@@ -209,6 +210,20 @@ impl Planner {
     /// too close to one), `NO_VALID_PATH` (unreachable, or no trajectory passed verification),
     /// `TIMEOUT`, `SUPERSEDED`.
     pub fn plan(&self, start: Pose2, goal: Pose2, goal_heading_free: bool, budget: &Budget) -> Result<Plan, PlanError> {
+        let result = self.plan_steps(start, goal, goal_heading_free, budget);
+        // What this thread's stores hold now (a first plan allocates them: /diagnostics says so).
+        steps::account_thread_stores();
+        result
+    }
+
+    /// The steps of [`Planner::plan`], in order.
+    fn plan_steps(
+        &self,
+        start: Pose2,
+        goal: Pose2,
+        goal_heading_free: bool,
+        budget: &Budget,
+    ) -> Result<Plan, PlanError> {
         // 0. The request, validated once: a map, finite poses, the goal's heading normalised.
         let mut request = Request::new(self, start, goal, goal_heading_free, budget)?;
         // 1. Where the vehicle stands for start and goal (cells), or why it cannot.

@@ -34,6 +34,52 @@ thread_local! {
     /// One cost-weighted searcher per thread, likewise (about 16 bytes per cell of the largest
     /// map searched with costs on the thread).
     static COST_SEARCH: std::cell::RefCell<CostAStar> = std::cell::RefCell::new(CostAStar::new());
+    /// What this thread's stores add to [`THREAD_STORES_BYTES`]; taken back when the thread
+    /// ends.
+    static SCRATCH_SHARE: ScratchShare = const { ScratchShare(std::cell::Cell::new(0)) };
+}
+
+/// Bytes the per-thread stores hold, over every thread (see [`thread_stores_bytes`]).
+static THREAD_STORES_BYTES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The bytes the per-thread stores of planning hold now, summed over every thread that planned
+/// and is still alive: the guide searchers' scratch (sized by the largest map a thread searched,
+/// about 33 bytes per cell) and the Dubins and Reeds-Shepp memos (fixed tables, each within 3 MiB
+/// per thread). Bounded, but allocated at once by a thread's first plan, which a soak must not
+/// read as growth. Brought up to date at the end of every plan; the node reports it in
+/// `/diagnostics` (`thread_stores_bytes`).
+pub fn thread_stores_bytes() -> usize {
+    THREAD_STORES_BYTES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// One thread's share of [`THREAD_STORES_BYTES`].
+struct ScratchShare(std::cell::Cell<usize>);
+
+impl ScratchShare {
+    /// Brings this thread's share up to `bytes`.
+    fn set(&self, bytes: usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let before = self.0.replace(bytes);
+        if bytes >= before {
+            THREAD_STORES_BYTES.fetch_add(bytes - before, Relaxed);
+        } else {
+            THREAD_STORES_BYTES.fetch_sub(before - bytes, Relaxed);
+        }
+    }
+}
+
+impl Drop for ScratchShare {
+    fn drop(&mut self) {
+        THREAD_STORES_BYTES.fetch_sub(self.0.get(), std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Records what this thread's stores hold (called at the end of every plan).
+pub(super) fn account_thread_stores() {
+    let block = BLOCK_SEARCH.try_with(|s| s.borrow().scratch_bytes()).unwrap_or(0);
+    let cost = COST_SEARCH.try_with(|s| s.borrow().scratch_bytes()).unwrap_or(0);
+    let memos = crate::curves::memo::memo_bytes() + crate::curves::reeds_shepp::memo_bytes();
+    let _ = SCRATCH_SHARE.try_with(|share| share.set(block + cost + memos));
 }
 
 /// One plan request, validated, with what the steps record on the way.

@@ -40,6 +40,9 @@ pub fn memory_diagnostics(node_name: &str, header: Header, holdings: &Holdings) 
         add("peak_resident_kib", r.peak_kib);
         message.push(format!("resident {:.1} MiB", r.kib as f64 / 1024.0));
     }
+    // Bounded, but allocated at once by a planning thread's first plan: a soak reads heap growth
+    // less this.
+    add("thread_stores_bytes", crate::planner::thread_stores_bytes() as u64);
     add("tf_entries", holdings.tf_entries as u64);
     add("tf_frames", holdings.tf_frames as u64);
     add("queued_map_updates", holdings.queued_updates as u64);

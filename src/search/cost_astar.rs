@@ -157,6 +157,14 @@ impl Default for CostAStar {
 }
 
 impl CostAStar {
+    /// Bytes of scratch held (sized by the largest map searched): node records, open list and
+    /// the moves laid out for the last width.
+    pub fn scratch_bytes(&self) -> usize {
+        self.scratch.bytes()
+            + self.open.capacity() * std::mem::size_of::<OpenEntry>()
+            + self.flat.capacity() * std::mem::size_of::<FlatMove>()
+    }
+
     /// An empty searcher (memory is sized on the first query).
     pub fn new() -> Self {
         let moves: Vec<Move> = MOVES

@@ -31,6 +31,12 @@ struct NodeRecord {
 const STALE: NodeRecord = NodeRecord { g: f64::INFINITY, parent: NO_PARENT, stamp: 0 };
 
 impl NodeScratch {
+    /// Bytes held (records and open list), at their capacity.
+    pub fn bytes(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<NodeRecord>()
+            + self.heap.capacity() * std::mem::size_of::<(Reverse<u64>, u32)>()
+    }
+
     /// Prepares for a query over `nodes` nodes: forgets every value of the previous query.
     pub fn begin(&mut self, nodes: usize) {
         if self.nodes.len() != nodes {
