@@ -403,15 +403,16 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
     let mask = cmap.centre_mask(fp, 0.0);
     let prep_ms = t_prep.elapsed().as_secs_f64() * 1e3;
     let rho = crate::directional::footprint::sampled_radius(fp) + 1e-6;
-    let pairs = random_pairs(&cmap, &mask, rho, args.pairs, args.seed, args.min_separation / res)?;
-    // With a polygon: pairs where it stands free too, drawn from a longer list of the same seed.
+    // With a polygon: pairs where it stands free too, drawn from a longer list of the same seed
+    // (whose first pairs are those of the disk alone).
     let polygon_cells = polygon.as_ref().map(|p| Shape::Polygon(std::sync::Arc::new(p.scaled(1.0 / res))));
+    let drawn = if polygon_cells.is_some() { args.pairs * 20 } else { args.pairs };
+    let pairs = random_pairs(&cmap, &mask, rho, drawn, args.seed, args.min_separation / res)?;
     let pairs = match &polygon_cells {
         None => pairs,
         Some(shape) => {
             let fits = |(s, g): &(Pose2, Pose2)| cmap.stands_free(*s, shape) && cmap.stands_free(*g, shape);
-            let many = random_pairs(&cmap, &mask, rho, args.pairs * 20, args.seed, args.min_separation / res)?;
-            let kept: Vec<(Pose2, Pose2)> = many.into_iter().filter(fits).take(args.pairs).collect();
+            let kept: Vec<(Pose2, Pose2)> = pairs.into_iter().filter(fits).take(args.pairs).collect();
             if kept.len() < args.pairs {
                 return Err(CliError(format!(
                     "only {} of {} pairs let the footprint stand at both ends",

@@ -89,17 +89,6 @@ impl Shape {
             Shape::Polygon(p) => p.circumradius() + self.sampled_growth(curvature),
         }
     }
-
-    /// Calls `f(y, x0, x1)` for every row run of cells the footprint at `pose`, grown by `grow`
-    /// cells, touches (the disk of radius + `grow`, the square of half side + `grow`, the polygon
-    /// by [`polygon_runs`]); stops early when `f` returns false.
-    pub fn runs(&self, pose: Pose2, grow: f64, f: impl FnMut(i64, i64, i64) -> bool) {
-        match self {
-            Shape::Disk(r) => disk_runs(pose.point(), r + grow, f),
-            Shape::Square(a) => square_runs(pose.x, pose.y, pose.yaw, a / 2.0 + grow, f),
-            Shape::Polygon(p) => polygon_runs(p, pose, grow, f),
-        }
-    }
 }
 
 impl Shape {
