@@ -180,6 +180,16 @@ impl ClearanceMap {
         self.layers.iter().find(|l| l.capability() == capability)
     }
 
+    /// The capabilities annotated, in the order they were added.
+    pub fn capabilities(&self) -> Vec<Capability> {
+        self.layers.iter().map(|l| l.capability()).collect()
+    }
+
+    /// The vehicles tracked, in the order they were added.
+    pub fn tracked_vehicles(&self) -> Vec<Vehicle> {
+        self.vehicles.iter().map(|v| v.vehicle).collect()
+    }
+
     /// Starts keeping a traversability mask and regions for `vehicle` (no-op when tracked).
     ///
     /// Fails with [`ClearanceError::BadFootprint`] when the footprint exceeds the caps (a circle

@@ -18,7 +18,9 @@
 pub mod budget;
 pub mod config;
 mod figures;
+mod fleet;
 mod leeway;
+mod maps;
 mod overlap;
 pub mod prepared;
 mod refiner;
@@ -30,15 +32,15 @@ mod tolerance;
 pub use budget::Budget;
 pub use config::PlannerConfig;
 pub use figures::PathFigures;
+pub use fleet::Fleet;
 pub use leeway::{Leeway, DEFAULT_START_OVERLAP};
-pub use prepared::{MapUpdate, PreparedMap};
+pub use prepared::{MapUpdate, PreparedMap, SiteMap};
 pub use stats::{Plan, PlanStats, StageTime, StartOverlap};
 pub use status::{PlanError, StatusCode};
 pub use steps::thread_stores_bytes;
 
 use crate::clearance::PatchRect;
 use crate::geometry::Pose2;
-use crate::grid::CellRect;
 use crate::lddb::Lddb;
 use crate::map::{MapUnits, OccupancyMap};
 use std::sync::Arc;
@@ -102,16 +104,7 @@ impl Planner {
     /// footprint the map cannot annotate) the previous map is kept and an `INVALID_INPUT` error
     /// says why.
     pub fn set_map(&mut self, map: OccupancyMap) -> Result<(), PlanError> {
-        map.info.validate(self.config.max_map_cells)?;
-        if map.data.len() != map.info.width * map.info.height {
-            return Err(PlanError::new(
-                StatusCode::InvalidInput,
-                format!("map data has {} cells but the map is {}x{}", map.data.len(), map.info.width, map.info.height),
-            ));
-        }
-        let prepared = PreparedMap::new(map, &self.config, &self.lddb, self.map.as_deref())?;
-        self.map = Some(Arc::new(prepared));
-        Ok(())
+        maps::set_map(&mut [self], map)
     }
 
     /// Applies a rectangular patch of occupancy values (`data` row-major, `width * height`
@@ -127,59 +120,16 @@ impl Planner {
         height: i64,
         data: &[i8],
     ) -> Result<MapUpdate, PlanError> {
-        let held = self.map.as_mut().ok_or_else(|| PlanError::new(StatusCode::NoMap, "no map to patch"))?;
-        let rect = PatchRect { x, y, width, height };
-        // Validate against the shared copy first, so a bad patch never triggers a copy.
-        let (w, h) = (held.map.info.width as i64, held.map.info.height as i64);
-        let fits = x >= 0
-            && y >= 0
-            && width > 0
-            && height > 0
-            && x.checked_add(width).is_some_and(|e| e <= w)
-            && y.checked_add(height).is_some_and(|e| e <= h);
-        if !fits || data.len() as i64 != width.saturating_mul(height) {
-            return Err(PlanError::new(
-                StatusCode::InvalidInput,
-                format!("patch {width}x{height} at ({x}, {y}) with {} values does not fit the {w}x{h} map", data.len()),
-            ));
-        }
-        let next = Arc::make_mut(held);
-        let changed = next
-            .clearance
-            .apply_patch(rect, data)
-            .map_err(|e| PlanError::new(StatusCode::InvalidInput, format!("patch rejected: {e}")))?;
-        let mw = next.map.info.width;
-        for (row, chunk) in data.chunks(width as usize).enumerate() {
-            let start = (y as usize + row) * mw + x as usize;
-            next.map.data[start..start + chunk.len()].copy_from_slice(chunk);
-        }
-        let values = CellRect { x: x as usize, y: y as usize, width: width as usize, height: height as usize };
-        next.follow(&changed, Some(values), &self.config, &self.lddb)
+        let mut updates = maps::apply_patch(&mut [self], PatchRect { x, y, width, height }, data)?;
+        Ok(updates.remove(0))
     }
 
     /// Replaces the held map with `map`. With the same geometry, only what differs is updated
     /// (SLAM nodes republish the whole grid); otherwise, or with no map held, everything is
     /// derived anew as by [`Planner::set_map`]. On error nothing changes.
     pub fn update_map(&mut self, map: OccupancyMap) -> Result<MapUpdate, PlanError> {
-        let same_geometry =
-            self.map.as_ref().is_some_and(|m| m.map.info == map.info && m.map.data.len() == map.data.len());
-        if !same_geometry || map.data.len() != map.info.width * map.info.height {
-            let changed = Some(CellRect { x: 0, y: 0, width: map.info.width, height: map.info.height });
-            self.set_map(map)?;
-            return Ok(MapUpdate { changed, rebuilt: true, costs_changed: changed });
-        }
-        let held = self.map.as_mut().expect("same geometry implies a held map");
-        if held.map.data == map.data {
-            return Ok(MapUpdate { changed: None, rebuilt: false, costs_changed: None });
-        }
-        let values = changed_values(&held.map, &map);
-        let next = Arc::make_mut(held);
-        let changed = next
-            .clearance
-            .replace_map(&map)
-            .map_err(|e| PlanError::new(StatusCode::InvalidInput, format!("map rejected: {e}")))?;
-        next.map = map;
-        next.follow(&changed, values, &self.config, &self.lddb)
+        let mut updates = maps::update_map(&mut [self], map)?;
+        Ok(updates.remove(0))
     }
 
     /// The cost and clearance figures of `trajectory` (map frame) on the held map; all zero
@@ -188,16 +138,10 @@ impl Planner {
         self.map.as_deref().map_or_else(PathFigures::default, |m| PathFigures::measure(m, trajectory))
     }
 
-    /// Replaces the parameters and re-derives the held map under them. On error nothing changes.
+    /// Replaces the parameters and re-derives the held map under them (its annotations kept
+    /// when the vehicle's size and the map's threshold are unchanged). On error nothing changes.
     pub fn set_config(&mut self, config: PlannerConfig) -> Result<(), PlanError> {
-        config.validate()?;
-        let map = match &self.map {
-            Some(m) => Some(Arc::new(PreparedMap::new(m.map.clone(), &config, &self.lddb, Some(m))?)),
-            None => None,
-        };
-        self.config = config;
-        self.map = map;
-        Ok(())
+        maps::set_config(&mut [self], 0, config)
     }
 
     /// Plans from `start` to `goal` (map frame, metres and radians). `goal.yaw` is the requested
@@ -251,16 +195,4 @@ impl Planner {
         // 5. In metres, sampled, with the figures.
         Ok(request.assemble(&ends, solution))
     }
-}
-
-/// The bounding box of the cells whose values differ between two maps of the same geometry
-/// (`None`: none).
-fn changed_values(old: &OccupancyMap, new: &OccupancyMap) -> Option<CellRect> {
-    let w = old.info.width;
-    let (mut x0, mut y0, mut x1, mut y1) = (usize::MAX, usize::MAX, 0, 0);
-    for (k, _) in old.data.iter().zip(&new.data).enumerate().filter(|(_, (a, b))| a != b) {
-        let (x, y) = (k % w, k / w);
-        (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
-    }
-    (x0 != usize::MAX).then(|| CellRect { x: x0, y: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 })
 }

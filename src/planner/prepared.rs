@@ -12,15 +12,26 @@ use crate::lddb::Lddb;
 use crate::map::OccupancyMap;
 use std::sync::Arc;
 
-/// The map and what is derived from it. Plans in flight hold an `Arc` of it; updates copy it
-/// first when it is shared (copy-on-write), so a plan always sees one consistent map.
+/// The map and what every vehicle profile shares of it: the occupancy values as received and
+/// the clearance annotations (obstacle distance, true clearance per capability, and the mask and
+/// regions of every vehicle it tracks). One site serves one [`PreparedMap`] per vehicle profile
+/// ([`crate::planner::Fleet`]); a single [`crate::planner::Planner`] is a fleet of one.
 #[derive(Debug, Clone)]
-pub struct PreparedMap {
+pub struct SiteMap {
     /// The occupancy map as received.
     pub map: OccupancyMap,
-    /// Obstacle distance, true clearance, regions and the vehicle mask, kept current.
+    /// Obstacle distance, true clearance, regions and the vehicle masks, kept current.
     pub clearance: ClearanceMap,
-    /// The vehicle the clearance map tracks (capability and footprint in cells).
+}
+
+/// The map and what is derived from it for one vehicle. Plans in flight hold an `Arc` of it;
+/// updates copy it first when it is shared (copy-on-write), so a plan always sees one consistent
+/// map.
+#[derive(Debug, Clone)]
+pub struct PreparedMap {
+    /// The map and its clearance annotations, shared with every other profile on the same map.
+    pub site: Arc<SiteMap>,
+    /// The vehicle the clearance map tracks for this profile (capability and footprint in cells).
     pub vehicle: Vehicle,
     /// Cells the vehicle's footprint may not touch (what the capability may not enter), and the
     /// traversal costs when `cost_penalty` > 0 ([`crate::costs`]), kept current with the map.
@@ -66,53 +77,156 @@ fn mask_margin() -> f64 {
 /// bound a disk's radius.
 pub const MAX_FOOTPRINT_REACH: u16 = 125;
 
+/// What one profile asks of the site it plans on.
+struct SiteNeeds {
+    /// The classifier's threshold (the annotations' obstacles are the planner's).
+    occupied_threshold: i8,
+    /// The distance cap (cells) the profile's mask needs.
+    distance_cap: u16,
+    /// The vehicle whose mask and regions the site keeps for the profile.
+    vehicle: Vehicle,
+}
+
+impl SiteNeeds {
+    /// What `config` needs of a site at `resolution` (m per cell). Fails with `INVALID_INPUT`
+    /// when the footprint does not suit the map (reaching beyond [`MAX_FOOTPRINT_REACH`] cells, or
+    /// a radius that is not a finite number).
+    fn of(config: &PlannerConfig, resolution: f64) -> Result<Self, PlanError> {
+        let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
+        // A polygon's mask is its inscribed disk, so the clearance cap below does not bound how
+        // far it reaches; every sweep rasterises it whole, so bound that here.
+        let reach = config.circumradius() / resolution;
+        if reach > f64::from(MAX_FOOTPRINT_REACH) {
+            return Err(invalid(format!(
+                "the footprint reaches {:.3} m from base_link: more than {MAX_FOOTPRINT_REACH} cells of this map ({} m per cell)",
+                config.circumradius(),
+                resolution
+            )));
+        }
+        let radius_cells = config.mask_radius() / resolution + mask_margin();
+        let distance_cap = (radius_cells.floor() as u16 + 2).clamp(crate::clearance::DEFAULT_CAP, 127);
+        let capability = Capability::from_traversability(config.traversability());
+        let footprint = Footprint::circle(radius_cells).map_err(|e| invalid(format!("robot_radius: {e}")))?;
+        // The annotations' obstacles are the planner's: at another occupied_threshold than the
+        // classifier's default (65), a mask built at 65 closed gaps the collision map left open
+        // (a Nav2 costmap read at 100) or opened ones it closed. The classifier needs 1..=100; at
+        // 0 (every known cell blocked) the collision map still refuses what the mask lets by.
+        let occupied_threshold = config.occupied_threshold.max(1);
+        Ok(Self { occupied_threshold, distance_cap, vehicle: Vehicle { capability, footprint } })
+    }
+}
+
+/// What [`SiteMap::new`] builds for a group of profiles: the annotations' configuration, one
+/// capability layer per distinct traversability, one tracked vehicle per distinct vehicle.
+struct SitePlan {
+    config: ClearanceConfig,
+    capabilities: Vec<Capability>,
+    vehicles: Vec<Vehicle>,
+    /// The mask radius (m) of each of `vehicles`, for messages.
+    radii: Vec<f64>,
+}
+
+impl SitePlan {
+    /// The site `configs` (at least one) need at `resolution`. Fails with `INVALID_INPUT` as
+    /// [`SiteMap::new`].
+    fn of(configs: &[&PlannerConfig], resolution: f64) -> Result<Self, PlanError> {
+        let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
+        let needs = configs.iter().map(|c| SiteNeeds::of(c, resolution)).collect::<Result<Vec<_>, _>>()?;
+        let first = needs.first().ok_or_else(|| invalid("a map needs at least one vehicle profile".into()))?;
+        if let Some(other) = needs.iter().find(|n| n.occupied_threshold != first.occupied_threshold) {
+            return Err(invalid(format!(
+                "the vehicle profiles read the map with occupied_threshold {} and {}: it is the map's, one for all",
+                first.occupied_threshold, other.occupied_threshold
+            )));
+        }
+        let classifier = Classifier { occupied_threshold: first.occupied_threshold, cost_bands: Vec::new() };
+        let distance_cap = needs.iter().map(|n| n.distance_cap).max().unwrap_or(first.distance_cap);
+        let config = ClearanceConfig { classifier, distance_cap, ..ClearanceConfig::default() };
+        let (mut capabilities, mut vehicles, mut radii) = (Vec::new(), Vec::<Vehicle>::new(), Vec::new());
+        for (n, c) in needs.iter().zip(configs) {
+            if !capabilities.contains(&n.vehicle.capability) {
+                capabilities.push(n.vehicle.capability);
+            }
+            if !vehicles.contains(&n.vehicle) {
+                vehicles.push(n.vehicle);
+                radii.push(c.mask_radius());
+            }
+        }
+        Ok(Self { config, capabilities, vehicles, radii })
+    }
+}
+
+impl SiteMap {
+    /// Annotates `map` for every profile in `configs` (at least one): one capability layer per
+    /// distinct traversability, one mask and region set per distinct vehicle, the distance cap
+    /// the largest of them needs. Fails with `INVALID_INPUT` when a footprint does not suit the
+    /// map, or when the profiles read the map with different `occupied_threshold`s (the
+    /// annotations' obstacles are shared: the threshold is the map's, not a vehicle's).
+    pub fn new(map: OccupancyMap, configs: &[&PlannerConfig]) -> Result<Self, PlanError> {
+        let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
+        let plan = SitePlan::of(configs, map.info.resolution)?;
+        let mut clearance = ClearanceMap::new(&map, plan.config, &plan.capabilities)
+            .map_err(|e| invalid(format!("map rejected: {e}")))?;
+        for (vehicle, radius) in plan.vehicles.into_iter().zip(plan.radii) {
+            clearance.track_vehicle(vehicle).map_err(|e| invalid(format!("footprint radius {radius} m: {e}")))?;
+        }
+        Ok(Self { map, clearance })
+    }
+
+    /// True when this site is exactly what [`SiteMap::new`] would build for `configs`: the same
+    /// annotations, layers and tracked vehicles, so the profiles can plan on it as it is.
+    pub fn fits(&self, configs: &[&PlannerConfig]) -> bool {
+        SitePlan::of(configs, self.map.info.resolution).is_ok_and(|plan| {
+            plan.config == *self.clearance.config()
+                && plan.capabilities == self.clearance.capabilities()
+                && plan.vehicles == self.clearance.tracked_vehicles()
+        })
+    }
+}
+
 impl PreparedMap {
-    /// Derives everything from `map` under `config`, reusing `previous` tables when they still
-    /// apply. Fails with `INVALID_INPUT` when the footprint does not suit the map (for example a
-    /// robot radius beyond the clearance cap at this resolution).
+    /// Derives everything from `map` under `config` (a site of its own), reusing `previous`
+    /// tables when they still apply. Fails with `INVALID_INPUT` when the footprint does not suit
+    /// the map (for example a robot radius beyond the clearance cap at this resolution).
     pub fn new(
         map: OccupancyMap,
         config: &PlannerConfig,
         lddb: &Lddb,
         previous: Option<&PreparedMap>,
     ) -> Result<Self, PlanError> {
+        let site = Arc::new(SiteMap::new(map, &[config])?);
+        Self::on_site(site, config, lddb, previous)
+    }
+
+    /// Derives what `config`'s vehicle needs from `site`, which must serve it
+    /// ([`SiteMap::serves`]), reusing `previous` tables when they still apply. Fails with
+    /// `INVALID_INPUT` when it does not.
+    pub fn on_site(
+        site: Arc<SiteMap>,
+        config: &PlannerConfig,
+        lddb: &Lddb,
+        previous: Option<&PreparedMap>,
+    ) -> Result<Self, PlanError> {
         let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
-        let res = map.info.resolution;
-        let capability = Capability::from_traversability(config.traversability());
-        // A polygon's mask is its inscribed disk, so the clearance cap below does not bound how
-        // far it reaches; every sweep rasterises it whole, so bound that here.
-        let reach = config.circumradius() / res;
-        if reach > f64::from(MAX_FOOTPRINT_REACH) {
-            return Err(invalid(format!(
-                "the footprint reaches {:.3} m from base_link: more than {MAX_FOOTPRINT_REACH} cells of this map ({} m per cell)",
-                config.circumradius(),
-                res
-            )));
-        }
-        let radius_cells = config.mask_radius() / res + mask_margin();
-        let cap = (radius_cells.floor() as u16 + 2).max(crate::clearance::DEFAULT_CAP);
-        // The annotations' obstacles are the planner's: at another occupied_threshold than the
-        // classifier's default (65), a mask built at 65 closed gaps the collision map left open
-        // (a Nav2 costmap read at 100) or opened ones it closed. The classifier needs 1..=100; at
-        // 0 (every known cell blocked) the collision map still refuses what the mask lets by.
-        let classifier = Classifier { occupied_threshold: config.occupied_threshold.max(1), cost_bands: Vec::new() };
-        let clearance_config = ClearanceConfig { classifier, distance_cap: cap.min(127), ..ClearanceConfig::default() };
-        let mut clearance = ClearanceMap::new(&map, clearance_config, &[capability])
-            .map_err(|e| invalid(format!("map rejected: {e}")))?;
-        let vehicle = Vehicle {
-            capability,
-            footprint: Footprint::circle(radius_cells).map_err(|e| invalid(format!("robot_radius: {e}")))?,
-        };
-        clearance
-            .track_vehicle(vehicle)
-            .map_err(|e| invalid(format!("footprint radius {} m: {e}", config.mask_radius())))?;
-        let obstacles = map.to_grid(config.traversability());
-        let mut collision = CollisionMap::with_footprint(&obstacles, config.mask_radius() / res);
-        collision.set_costs(config.cost_rule(res).map(|rule| CostField::new(&map, rule)));
-        let mask = clearance.vehicle_mask(&vehicle).map_err(|e| invalid(e.to_string()))?;
+        let res = site.map.info.resolution;
+        let vehicle = SiteNeeds::of(config, res)?.vehicle;
+        let mask = site
+            .clearance
+            .vehicle_mask(&vehicle)
+            .map_err(|e| invalid(format!("the map's annotations do not serve this vehicle: {e}")))?;
         let blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
+        let obstacles = site.map.to_grid(config.traversability());
+        let mut collision = CollisionMap::with_footprint(&obstacles, config.mask_radius() / res);
+        collision.set_costs(config.cost_rule(res).map(|rule| CostField::new(&site.map, rule)));
         let refiner = refiner::for_config(config, res, previous.map(|p| p.refiner.as_ref()))?;
-        Ok(Self { map, clearance, vehicle, collision, blocks, refiner })
+        Ok(Self { site, vehicle, collision, blocks, refiner })
+    }
+
+    /// Splits off the site, so a group of profiles can hand theirs back and have it edited in
+    /// place (see `planner::maps`).
+    pub(super) fn detach(self) -> (Arc<SiteMap>, Detached) {
+        let Self { site, vehicle, collision, blocks, refiner } = self;
+        (site, Detached { vehicle, collision, blocks, refiner })
     }
 
     /// Brings the data derived from the clearance map (Block A* pattern codes, collision map)
@@ -126,12 +240,12 @@ impl PreparedMap {
         lddb: &Lddb,
     ) -> Result<MapUpdate, PlanError> {
         let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
-        let obstacles = self.map.to_grid(config.traversability());
-        let res = self.map.info.resolution;
+        let obstacles = self.site.map.to_grid(config.traversability());
+        let res = self.site.map.info.resolution;
         if changed.rebuilt {
             self.collision = CollisionMap::with_footprint(&obstacles, config.mask_radius() / res);
-            self.collision.set_costs(config.cost_rule(res).map(|rule| CostField::new(&self.map, rule)));
-            let mask = self.clearance.vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
+            self.collision.set_costs(config.cost_rule(res).map(|rule| CostField::new(&self.site.map, rule)));
+            let mask = self.site.clearance.vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
             self.blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
             return Ok(MapUpdate { changed: changed.cells, rebuilt: true, costs_changed: changed.cells });
         }
@@ -139,10 +253,10 @@ impl PreparedMap {
             self.collision.update_rect(&obstacles, rect).map_err(|e| invalid(e.to_string()))?;
         }
         let costs_changed = match (self.collision.costs_mut(), values) {
-            (Some(costs), Some(rect)) => Some(costs.update(&self.map, rect)),
+            (Some(costs), Some(rect)) => Some(costs.update(&self.site.map, rect)),
             _ => None,
         };
-        let mask = self.clearance.vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
+        let mask = self.site.clearance.vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
         for m in changed.masks.iter().filter(|m| m.vehicle == self.vehicle) {
             self.blocks.update_rect(mask, m.rect).map_err(|e| invalid(e.to_string()))?;
         }
@@ -165,6 +279,22 @@ impl PreparedMap {
     /// The grid the any-angle search runs on: free where the vehicle fits.
     pub fn vehicle_mask(&self) -> &Grid {
         // The vehicle was tracked when this map was prepared.
-        self.clearance.vehicle_mask(&self.vehicle).expect("vehicle tracked at construction")
+        self.site.clearance.vehicle_mask(&self.vehicle).expect("vehicle tracked at construction")
+    }
+}
+
+/// A [`PreparedMap`] without its site, while the site is edited (see [`PreparedMap::detach`]).
+pub(super) struct Detached {
+    vehicle: Vehicle,
+    collision: CollisionMap,
+    blocks: BlockGrid,
+    refiner: Arc<dyn Refine>,
+}
+
+impl Detached {
+    /// The prepared map again, on `site`.
+    pub(super) fn attach(self, site: Arc<SiteMap>) -> PreparedMap {
+        let Self { vehicle, collision, blocks, refiner } = self;
+        PreparedMap { site, vehicle, collision, blocks, refiner }
     }
 }

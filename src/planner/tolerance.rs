@@ -83,7 +83,7 @@ impl Planner {
     /// Empty without a map.
     fn goal_candidates(&self, start: Pose2, goal: Pose2, goal_heading_free: bool, tolerance: f64) -> Vec<Point2> {
         let Some(prepared) = self.map() else { return Vec::new() };
-        let info = &prepared.map.info;
+        let info = &prepared.site.map.info;
         let mask = prepared.vehicle_mask();
         let shape = prepared.verified_vehicle().footprint;
         let g = info.world_to_cell(goal.point());
@@ -92,7 +92,7 @@ impl Planner {
         let from = info.cell_of(start.point()).filter(|&(x, y)| on_mask(x, y));
         let separated = |cell: (usize, usize)| {
             from.is_some_and(|a| {
-                on_mask(cell.0, cell.1) && !prepared.clearance.same_region(&prepared.vehicle, a, cell).unwrap_or(true)
+                on_mask(cell.0, cell.1) && !prepared.site.clearance.same_region(&prepared.vehicle, a, cell).unwrap_or(true)
             })
         };
         let (w, h) = (info.width as i64, info.height as i64);

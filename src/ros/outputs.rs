@@ -75,7 +75,7 @@ impl Outputs {
         }
         let stamp = self.header().stamp;
         let (Some(publisher), Some(m)) = (&self.clearance, planner.map()) else { return };
-        match crate::clearance::display::to_occupancy(&m.clearance, m.vehicle.capability, Annotation::Distance) {
+        match crate::clearance::display::to_occupancy(&m.site.clearance, m.vehicle.capability, Annotation::Distance) {
             Ok(mut grid) => {
                 grid.info.frame_id = self.frame.clone();
                 self.publish(publisher, &map_to_msg(&grid, stamp), "clearance");

@@ -1,0 +1,207 @@
+//! The map held by a group of planners that share one site: the profiles of a
+//! [`Fleet`](super::Fleet), or a lone [`Planner`] (a group of one).
+//!
+//! Every change to the map reaches the shared annotations once ([`SiteMap`]: occupancy values,
+//! obstacle distance, clearance, every vehicle's mask and regions), then each profile follows
+//! what changed in its own layers (collision map, costs, Block A* pattern codes). A plan in
+//! flight keeps the maps it started with: what it still holds is copied before it is changed
+//! (copy-on-write), and nothing else is.
+
+use super::prepared::{Detached, MapUpdate, PreparedMap, SiteMap};
+use super::{PlanError, Planner, PlannerConfig, StatusCode};
+use crate::clearance::{ChangedRegion, PatchRect};
+use crate::grid::CellRect;
+use crate::map::OccupancyMap;
+use std::sync::Arc;
+
+/// Replaces the group's map: annotated once for every profile, then each profile's layers
+/// derived on it (reusing its tables where they still apply). On error nothing changes.
+pub(super) fn set_map(group: &mut [&mut Planner], map: OccupancyMap) -> Result<(), PlanError> {
+    let max_cells = group.iter().map(|p| p.config.max_map_cells).min().unwrap_or(0);
+    map.info.validate(max_cells)?;
+    if map.data.len() != map.info.width * map.info.height {
+        return Err(PlanError::new(
+            StatusCode::InvalidInput,
+            format!("map data has {} cells but the map is {}x{}", map.data.len(), map.info.width, map.info.height),
+        ));
+    }
+    let configs = configs_of(group);
+    let site = Arc::new(SiteMap::new(map, &configs.iter().collect::<Vec<_>>())?);
+    derive_all(group, site, &configs)
+}
+
+/// Applies a rectangular patch of occupancy values (`data` row-major, `width * height` values) to
+/// the group's map. Fails with `NO_MAP` when no map is held, or `INVALID_INPUT` when the patch
+/// leaves the map or `data` has the wrong length; nothing changes then. One update per profile,
+/// in the group's order.
+pub(super) fn apply_patch(
+    group: &mut [&mut Planner],
+    rect: PatchRect,
+    data: &[i8],
+) -> Result<Vec<MapUpdate>, PlanError> {
+    let held = group.first().and_then(|p| p.map.as_ref());
+    let held = held.ok_or_else(|| PlanError::new(StatusCode::NoMap, "no map to patch"))?;
+    let PatchRect { x, y, width, height } = rect;
+    // Validated against the shared copy first, so a bad patch never triggers a copy.
+    let (w, h) = (held.site.map.info.width as i64, held.site.map.info.height as i64);
+    let fits = x >= 0
+        && y >= 0
+        && width > 0
+        && height > 0
+        && x.checked_add(width).is_some_and(|e| e <= w)
+        && y.checked_add(height).is_some_and(|e| e <= h);
+    if !fits || data.len() as i64 != width.saturating_mul(height) {
+        return Err(PlanError::new(
+            StatusCode::InvalidInput,
+            format!("patch {width}x{height} at ({x}, {y}) with {} values does not fit the {w}x{h} map", data.len()),
+        ));
+    }
+    edit_site(group, |site| {
+        let changed = site
+            .clearance
+            .apply_patch(rect, data)
+            .map_err(|e| PlanError::new(StatusCode::InvalidInput, format!("patch rejected: {e}")))?;
+        let mw = site.map.info.width;
+        for (row, chunk) in data.chunks(width as usize).enumerate() {
+            let start = (y as usize + row) * mw + x as usize;
+            site.map.data[start..start + chunk.len()].copy_from_slice(chunk);
+        }
+        let values = CellRect { x: x as usize, y: y as usize, width: width as usize, height: height as usize };
+        Ok((changed, Some(values)))
+    })
+}
+
+/// Replaces the group's map with `map`: with the same geometry only what differs is updated;
+/// otherwise, or with no map held, everything is derived anew as by [`set_map`]. On error nothing
+/// changes. One update per profile, in the group's order.
+pub(super) fn update_map(group: &mut [&mut Planner], map: OccupancyMap) -> Result<Vec<MapUpdate>, PlanError> {
+    let held = group.first().and_then(|p| p.map.as_ref());
+    let same_geometry =
+        held.is_some_and(|m| m.site.map.info == map.info && m.site.map.data.len() == map.data.len());
+    let n = group.len();
+    if !same_geometry || map.data.len() != map.info.width * map.info.height {
+        let changed = Some(CellRect { x: 0, y: 0, width: map.info.width, height: map.info.height });
+        set_map(group, map)?;
+        return Ok(vec![MapUpdate { changed, rebuilt: true, costs_changed: changed }; n]);
+    }
+    let held = &held.expect("same geometry implies a held map").site.map;
+    if held.data == map.data {
+        return Ok(vec![MapUpdate { changed: None, rebuilt: false, costs_changed: None }; n]);
+    }
+    let values = changed_values(held, &map);
+    edit_site(group, |site| {
+        let changed = site
+            .clearance
+            .replace_map(&map)
+            .map_err(|e| PlanError::new(StatusCode::InvalidInput, format!("map rejected: {e}")))?;
+        site.map = map;
+        Ok((changed, values))
+    })
+}
+
+/// Gives profile `index` of the group the parameters `config`. The map's annotations are kept
+/// when they are exactly what the group needs under the new parameters (the vehicle's size and
+/// the map's threshold unchanged); otherwise they are made anew for the whole group. On error
+/// nothing changes.
+pub(super) fn set_config(group: &mut [&mut Planner], index: usize, config: PlannerConfig) -> Result<(), PlanError> {
+    config.validate()?;
+    let mut configs = configs_of(group);
+    configs[index] = config;
+    let site = match group.first().and_then(|p| p.map.as_ref()) {
+        None => None,
+        Some(held) => {
+            let wanted: Vec<&PlannerConfig> = configs.iter().collect();
+            if held.site.fits(&wanted) {
+                Some(held.site.clone())
+            } else {
+                Some(Arc::new(SiteMap::new(held.site.map.clone(), &wanted)?))
+            }
+        }
+    };
+    if let Some(site) = site {
+        derive_all(group, site, &configs)?;
+    }
+    for (p, c) in group.iter_mut().zip(configs) {
+        p.config = c;
+    }
+    Ok(())
+}
+
+fn configs_of(group: &[&mut Planner]) -> Vec<PlannerConfig> {
+    group.iter().map(|p| p.config.clone()).collect()
+}
+
+/// Derives every profile's layers on `site` under `configs` (one per profile), reusing each
+/// profile's tables where they apply; all or nothing. A profile whose map already stands on
+/// `site` under the same parameters keeps it.
+fn derive_all(group: &mut [&mut Planner], site: Arc<SiteMap>, configs: &[PlannerConfig]) -> Result<(), PlanError> {
+    let mut derived = Vec::with_capacity(group.len());
+    for (p, config) in group.iter().zip(configs) {
+        let unchanged = p.map.as_ref().filter(|m| Arc::ptr_eq(&m.site, &site) && p.config == *config);
+        derived.push(match unchanged {
+            Some(m) => m.clone(),
+            None => Arc::new(PreparedMap::on_site(site.clone(), config, &p.lddb, p.map.as_deref())?),
+        });
+    }
+    for (p, m) in group.iter_mut().zip(derived) {
+        p.map = Some(m);
+    }
+    Ok(())
+}
+
+/// Runs `edit` on the group's site, then has each profile follow what it changed. Returns one
+/// update per profile. When `edit` fails (it must fail before changing anything) every profile
+/// keeps its map.
+fn edit_site(
+    group: &mut [&mut Planner],
+    edit: impl FnOnce(&mut SiteMap) -> Result<(ChangedRegion, Option<CellRect>), PlanError>,
+) -> Result<Vec<MapUpdate>, PlanError> {
+    // 1. Every profile hands its site back, so the site is held once (plus by plans in flight).
+    let mut site = None;
+    let mut detached: Vec<Detached> = Vec::with_capacity(group.len());
+    for p in group.iter_mut() {
+        let held = p.map.take().expect("the group holds a map (checked by the caller)");
+        let (s, d) = Arc::try_unwrap(held).unwrap_or_else(|shared| (*shared).clone()).detach();
+        debug_assert!(site.as_ref().is_none_or(|first| Arc::ptr_eq(first, &s)), "a group shares one site");
+        site = Some(s);
+        detached.push(d);
+    }
+    let mut site = site.expect("a group has at least one profile");
+    // 2. Edited once, in place (copied only when a plan in flight still holds it).
+    let edited = edit(Arc::make_mut(&mut site));
+    // 3. Every profile back on it, following what changed.
+    let (changed, values) = match edited {
+        Ok(x) => x,
+        Err(e) => {
+            for (p, d) in group.iter_mut().zip(detached) {
+                p.map = Some(Arc::new(d.attach(site.clone())));
+            }
+            return Err(e);
+        }
+    };
+    let mut updates = Vec::with_capacity(group.len());
+    let mut failed = None;
+    for (p, d) in group.iter_mut().zip(detached) {
+        let mut prepared = d.attach(site.clone());
+        match prepared.follow(&changed, values, &p.config, &p.lddb) {
+            Ok(update) => updates.push(update),
+            Err(e) => {
+                failed.get_or_insert(e);
+            }
+        }
+        p.map = Some(Arc::new(prepared));
+    }
+    failed.map_or(Ok(updates), Err)
+}
+
+/// The bounding box of the cells whose values differ between two maps of the same geometry
+/// (`None`: none).
+fn changed_values(old: &OccupancyMap, new: &OccupancyMap) -> Option<CellRect> {
+    let w = old.info.width;
+    let (mut x0, mut y0, mut x1, mut y1) = (usize::MAX, usize::MAX, 0, 0);
+    for (k, _) in old.data.iter().zip(&new.data).enumerate().filter(|(_, (a, b))| a != b) {
+        let (x, y) = (k % w, k / w);
+        (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
+    }
+    (x0 != usize::MAX).then(|| CellRect { x: x0, y: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 })
+}
