@@ -192,3 +192,33 @@ fn bench_nav_at_radius_zero_solves_every_disc_reachable_pair() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("or 0 with --algo pipeline alone"));
 }
+
+/// `blockstar bench-fleet` on depot with two profiles: the fleet holds less than one planner per
+/// vehicle and more than its first profile alone, and a patch reaches both; an assignment to a
+/// profile not in `--profiles` is refused naming it.
+#[test]
+fn bench_fleet_reports_what_a_second_profile_costs() {
+    let depot = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/ros_maps/depot.yaml");
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_blockstar"))
+            .args(["bench-fleet", "--map"])
+            .arg(&depot)
+            .args(["--profiles", "amr,tugger", "--set", "robot_radius=0.22", "--patches", "20", "--rounds", "1"])
+            .args(extra)
+            .output()
+            .expect("run blockstar")
+    };
+    let out = run(&["--set", "tugger.robot_radius=0.45", "--set", "tugger.min_turning_radius=0.8"]);
+    assert!(out.status.success(), "bench-fleet failed: {}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object on stdout");
+    let f = |k: &str| v[k].as_f64().unwrap_or_else(|| panic!("{k} missing in {v}"));
+    assert!(f("heap_one_profile_bytes_per_cell") > 1.0);
+    assert!(f("heap_fleet_bytes_per_cell") > f("heap_one_profile_bytes_per_cell"));
+    assert!(f("heap_fleet_bytes_per_cell") < f("heap_one_planner_per_vehicle_bytes_per_cell"));
+    assert!(f("heap_per_extra_profile_bytes_per_cell") > 0.0);
+    assert!(f("patch_fleet_ms") > 0.0 && f("patch_one_profile_ms") > 0.0);
+    let out = run(&["--set", "forklift.robot_radius=0.45"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("forklift"), "{err}");
+}

@@ -4,10 +4,10 @@
 //! tracked once), a parameter change touches its own profile only, and an unknown profile is
 //! refused naming the ones served.
 
+use blockstar_planner::directional::MotionModel;
 use blockstar_planner::geometry::Pose2;
 use blockstar_planner::map::{MapInfo, OccupancyMap};
 use blockstar_planner::map_io::load_map_file;
-use blockstar_planner::directional::MotionModel;
 use blockstar_planner::planner::{Budget, Fleet, Plan, PlanError, Planner, PlannerConfig, StatusCode};
 use blockstar_planner::polygon::Polygon;
 use std::f64::consts::PI;

@@ -39,9 +39,14 @@ pub struct BenchClearanceArgs {
 }
 
 /// A small xorshift generator: the benchmark needs reproducible, not strong, randomness.
-struct Xorshift(u64);
+pub(super) struct Xorshift(u64);
 
 impl Xorshift {
+    /// A generator from any seed (never the all-zero state).
+    pub(super) fn seeded(seed: u64) -> Self {
+        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
     fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
@@ -49,12 +54,12 @@ impl Xorshift {
         self.0
     }
 
-    fn below(&mut self, n: usize) -> usize {
+    pub(super) fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
 }
 
-fn median(v: Vec<f64>) -> f64 {
+pub(super) fn median(v: Vec<f64>) -> f64 {
     quantile(v, 0.5)
 }
 
@@ -71,7 +76,7 @@ fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
 /// (`CLOCK_THREAD_CPUTIME_ID`, unaffected by other processes sharing the cores), else wall-clock
 /// time.
 #[derive(Clone, Copy)]
-enum Stamp {
+pub(super) enum Stamp {
     Cpu(u64),
     Wall(Instant),
 }
@@ -84,13 +89,13 @@ fn cpu_time_ns() -> Option<u64> {
 }
 
 impl Stamp {
-    fn now() -> Self {
+    pub(super) fn now() -> Self {
         cpu_time_ns().map_or_else(|| Stamp::Wall(Instant::now()), Stamp::Cpu)
     }
 }
 
 /// Milliseconds since `t` on the same clock.
-fn ms_since(t: Stamp) -> f64 {
+pub(super) fn ms_since(t: Stamp) -> f64 {
     match t {
         Stamp::Cpu(ns) => cpu_time_ns().map_or(f64::NAN, |now| now.saturating_sub(ns) as f64 / 1e6),
         Stamp::Wall(i) => i.elapsed().as_secs_f64() * 1e3,
@@ -102,7 +107,7 @@ fn ms_since(t: Stamp) -> f64 {
 fn time_patches(map: &mut ClearanceMap, size: usize, patches: usize, seed: u64) -> Result<Vec<f64>, CliError> {
     let (w, h) = (map.info().width, map.info().height);
     let (pw, ph) = (size.min(w), size.min(h));
-    let mut rng = Xorshift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rng = Xorshift::seeded(seed);
     let mut times = Vec::with_capacity(patches);
     let mut data = vec![0i8; pw * ph];
     for _ in 0..patches {

@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 pub mod bench;
 pub mod bench_clearance;
+pub mod bench_fleet;
 pub mod bench_nav;
 pub mod clearance;
 pub mod curve;
@@ -63,6 +64,8 @@ pub enum Command {
     BenchNav(bench_nav::BenchNavArgs),
     /// Time full clearance annotation against random patch updates.
     BenchClearance(bench_clearance::BenchClearanceArgs),
+    /// What each vehicle profile beyond the first costs on one map: heap per cell, patch time.
+    BenchFleet(bench_fleet::BenchFleetArgs),
     /// The shortest curve between two poses with a minimum turning radius (no map): Dubins or
     /// Reeds-Shepp.
     Curve(curve::CurveArgs),
@@ -84,6 +87,7 @@ pub fn run(cli: Cli) -> CliResult {
         Command::Plan(a) => plan::run(&a),
         Command::BenchNav(a) => bench_nav::run(&a),
         Command::BenchClearance(a) => bench_clearance::run(&a),
+        Command::BenchFleet(a) => bench_fleet::run(&a),
         Command::Clearance(a) => clearance::run(&a),
         Command::Curve(a) => curve::run(&a),
         Command::Bench(a) => bench::run(&a),

@@ -76,8 +76,7 @@ pub(super) fn apply_patch(
 /// changes. One update per profile, in the group's order.
 pub(super) fn update_map(group: &mut [&mut Planner], map: OccupancyMap) -> Result<Vec<MapUpdate>, PlanError> {
     let held = group.first().and_then(|p| p.map.as_ref());
-    let same_geometry =
-        held.is_some_and(|m| m.site.map.info == map.info && m.site.map.data.len() == map.data.len());
+    let same_geometry = held.is_some_and(|m| m.site.map.info == map.info && m.site.map.data.len() == map.data.len());
     let n = group.len();
     if !same_geometry || map.data.len() != map.info.width * map.info.height {
         let changed = Some(CellRect { x: 0, y: 0, width: map.info.width, height: map.info.height });

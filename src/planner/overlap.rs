@@ -123,8 +123,9 @@ impl Planner {
             );
             // A start whose own cell is an obstacle or unknown space says so first, as plan does.
             let rule = self.config.traversability();
-            let centre =
-                info.cell_of(at.point()).filter(|c| prepared.site.map.value(c.0, c.1).is_none_or(|v| rule.is_blocked(v)));
+            let centre = info
+                .cell_of(at.point())
+                .filter(|c| prepared.site.map.value(c.0, c.1).is_none_or(|v| rule.is_blocked(v)));
             return Err(match centre {
                 Some(cell) => {
                     let e = self.no_standing_place(prepared, start, cell, End::Start);

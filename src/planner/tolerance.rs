@@ -92,7 +92,8 @@ impl Planner {
         let from = info.cell_of(start.point()).filter(|&(x, y)| on_mask(x, y));
         let separated = |cell: (usize, usize)| {
             from.is_some_and(|a| {
-                on_mask(cell.0, cell.1) && !prepared.site.clearance.same_region(&prepared.vehicle, a, cell).unwrap_or(true)
+                on_mask(cell.0, cell.1)
+                    && !prepared.site.clearance.same_region(&prepared.vehicle, a, cell).unwrap_or(true)
             })
         };
         let (w, h) = (info.width as i64, info.height as i64);
