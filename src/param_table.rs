@@ -18,7 +18,9 @@ pub enum ParamValue {
     Double(f64),
     /// A string.
     String(String),
-    /// Any other type (arrays); always rejected.
+    /// A list of strings (`planner_plugins`).
+    Strings(Vec<String>),
+    /// Any other type (other arrays, mappings); always rejected.
     Other(&'static str),
 }
 

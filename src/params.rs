@@ -44,7 +44,20 @@ pub struct NodeParams {
     /// `map_topic`: the occupancy grid topic (default `map`, relative to the node's namespace);
     /// its updates are taken on `<map_topic>_updates`, costmap_2d's convention.
     pub map_topic: String,
+    /// `planner_plugins` (Nav2's name): the vehicle profiles served, by the names Nav2's actions'
+    /// `planner_id` asks for (default `["GridBased"]`). The first is the default and its
+    /// parameters are the unprefixed ones; `planner_id` is its name (a parameters file that sets
+    /// only `planner_id` serves one profile of that name).
+    pub planner_plugins: Vec<String>,
+    /// The parameters of each profile after the first, in `planner_plugins` order: read from
+    /// `<profile>.<parameter>`, each defaulting at start-up to the unprefixed value. The
+    /// map-level ones ([`MAP_LEVEL_PARAMS`]) are the default profile's for all.
+    pub profiles: Vec<PlannerConfig>,
 }
+
+/// Planner parameters that describe the map, not a vehicle: one value for every profile, set
+/// without a prefix (the clearance annotations are shared, so every profile reads the map alike).
+pub const MAP_LEVEL_PARAMS: [&str; 2] = ["occupied_threshold", "max_map_cells"];
 
 impl Default for NodeParams {
     fn default() -> Self {
@@ -61,6 +74,8 @@ impl Default for NodeParams {
             planner_id: "GridBased".into(),
             autostart: true,
             map_topic: "map".into(),
+            planner_plugins: vec!["GridBased".into()],
+            profiles: Vec::new(),
         }
     }
 }
@@ -223,6 +238,14 @@ impl Param {
         }
     }
 
+    /// Writes `value` into a profile's planner parameters (nothing for a node parameter).
+    fn write_planner(&self, config: &mut PlannerConfig, value: &ParamValue) -> Result<(), PlanError> {
+        match self {
+            Param::Planner(s) => s.write(config, value),
+            Param::Node(_) => Ok(()),
+        }
+    }
+
     /// Parses a command line's text as a value of this parameter's type ([`ParamSpec::parse`]).
     pub fn parse(&self, text: &str) -> Result<ParamValue, PlanError> {
         either!(self, s => s.parse(text))
@@ -254,7 +277,7 @@ pub fn runtime_params() -> impl Iterator<Item = Param> {
 
 impl NodeParams {
     /// Reads every parameter of [`all_params`] through `lookup` (None = not set: the default stays),
-    /// then checks ranges.
+    /// then `planner_plugins` and each extra profile's `<profile>.<parameter>`, then checks ranges.
     ///
     /// Fails with `INVALID_INPUT` naming the parameter on a wrong type or an out-of-range value.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<ParamValue>) -> Result<Self, PlanError> {
@@ -264,26 +287,148 @@ impl NodeParams {
                 spec.write(&mut p, &value)?;
             }
         }
+        match lookup(PLANNER_PLUGINS) {
+            None => p.planner_plugins = vec![p.planner_id.clone()],
+            Some(ParamValue::Strings(names)) => {
+                p.planner_id = names.first().cloned().unwrap_or_default();
+                p.planner_plugins = names;
+            }
+            Some(other) => {
+                return Err(invalid(format!("parameter {PLANNER_PLUGINS} must be a list of names, got {other:?}")))
+            }
+        }
+        p.check_profile_names()?;
+        for name in p.planner_plugins.iter().skip(1) {
+            let mut config = p.planner.clone();
+            for spec in profile_params() {
+                if let Some(value) = lookup(&format!("{name}.{}", spec.name)) {
+                    spec.write(&mut config, &value).map_err(|e| in_profile(name, e))?;
+                }
+            }
+            p.profiles.push(config);
+        }
         p.validate()?;
         Ok(p)
     }
 
     /// Checks every parameter's range: the planner's ([`PlannerConfig::validate`]) and the
-    /// node's own ([`ParamSpec::check`]).
+    /// node's own ([`ParamSpec::check`]), each profile's, and the profiles' names.
     pub fn validate(&self) -> Result<(), PlanError> {
         self.planner.validate()?;
-        check_all(&NODE_PARAMS, self)
+        check_all(&NODE_PARAMS, self)?;
+        self.check_profile_names()?;
+        if self.profiles.len() + 1 != self.profile_names().len() {
+            return Err(invalid(format!(
+                "{} profiles named but {} configured",
+                self.profile_names().len(),
+                self.profiles.len() + 1
+            )));
+        }
+        for (name, config) in self.planner_plugins.iter().skip(1).zip(&self.profiles) {
+            config.validate().map_err(|e| in_profile(name, e))?;
+            for level in MAP_LEVEL_PARAMS {
+                let spec = PlannerConfig::PARAMS.iter().find(|s| s.name == level).expect("a planner parameter");
+                if spec.read(config) != spec.read(&self.planner) {
+                    return Err(invalid(format!("{name}.{level} differs from {level}: it is the map's, one for all")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_profile_names(&self) -> Result<(), PlanError> {
+        let names = &self.planner_plugins;
+        if names.first() != Some(&self.planner_id) {
+            return Err(invalid(format!(
+                "{PLANNER_PLUGINS} {names:?} must start with planner_id {:?} (the default profile)",
+                self.planner_id
+            )));
+        }
+        if names.len() > crate::planner::fleet::MAX_PROFILES {
+            let max = crate::planner::fleet::MAX_PROFILES;
+            return Err(invalid(format!("{PLANNER_PLUGINS} names {} profiles; at most {max} are served", names.len())));
+        }
+        for (i, name) in names.iter().enumerate() {
+            let ok = !name.is_empty() && !name.contains(['.', '/', ' ']) && !names[..i].contains(name);
+            if !ok {
+                return Err(invalid(format!(
+                    "{PLANNER_PLUGINS}: {name:?} is empty, repeated, or holds '.', '/' or a space"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The profiles' names, the default first (`planner_plugins`).
+    pub fn profile_names(&self) -> Vec<String> {
+        self.planner_plugins.clone()
+    }
+
+    /// Every profile: its name and parameters, the default first.
+    pub fn profile_configs(&self) -> Vec<(String, PlannerConfig)> {
+        let configs = std::iter::once(&self.planner).chain(&self.profiles);
+        self.profile_names().into_iter().zip(configs.cloned()).collect()
+    }
+
+    /// The run-time parameter names of the profiles after the first (`<profile>.<parameter>`),
+    /// with their descriptions.
+    pub fn profile_runtime_names(&self) -> Vec<(String, &'static str)> {
+        let mut out = Vec::new();
+        for name in self.planner_plugins.iter().skip(1) {
+            for spec in profile_params().filter(|s| s.runtime) {
+                out.push((format!("{name}.{}", spec.name), spec.description));
+            }
+        }
+        out
+    }
+
+    /// `<profile>.<parameter>` of a profile after the first: its index in [`NodeParams::profiles`]
+    /// and the parameter.
+    fn profile_param(&self, name: &str) -> Option<(usize, &'static ParamSpec<PlannerConfig>)> {
+        let (profile, param) = name.split_once('.')?;
+        let index = self.planner_plugins.iter().skip(1).position(|n| n == profile)?;
+        profile_params().find(|s| s.name == param).map(|s| (index, s))
     }
 
     /// These parameters with `name` set to `value`, whether or not it may change at run time (a
-    /// command line's `--set NAME=VALUE`). Fails with `INVALID_INPUT` naming the parameter on an
-    /// unknown name, a wrong type or an out-of-range value; `self` is never changed.
+    /// command line's `--set NAME=VALUE`): a node or default-profile parameter, or
+    /// `<profile>.<parameter>` of another profile. A map-level parameter
+    /// ([`MAP_LEVEL_PARAMS`]) changes for every profile. Fails with `INVALID_INPUT` naming the
+    /// parameter on an unknown name, a wrong type or an out-of-range value; `self` is never
+    /// changed.
     pub fn with_value(&self, name: &str, value: &ParamValue) -> Result<NodeParams, PlanError> {
-        let spec = param_spec(name).ok_or_else(|| invalid(format!("there is no parameter {name}")))?;
         let mut next = self.clone();
-        spec.write(&mut next, value)?;
+        if let Some((index, spec)) = self.profile_param(name) {
+            spec.write(&mut next.profiles[index], value)?;
+        } else {
+            let spec = param_spec(name).ok_or_else(|| invalid(self.unknown(name)))?;
+            spec.write(&mut next, value)?;
+            if name == "planner_id" {
+                // The default profile's name.
+                next.planner_plugins[0] = next.planner_id.clone();
+            }
+            if MAP_LEVEL_PARAMS.contains(&name) {
+                for config in &mut next.profiles {
+                    spec.write_planner(config, value)?;
+                }
+            }
+        }
         next.validate()?;
         Ok(next)
+    }
+
+    /// Why `name` is no parameter here.
+    fn unknown(&self, name: &str) -> String {
+        match name.split_once('.') {
+            Some((_, param)) if MAP_LEVEL_PARAMS.contains(&param) => {
+                format!("there is no parameter {name}: {param} is the map's, one for all (set it without a prefix)")
+            }
+            Some((profile, _)) if !self.planner_plugins.iter().skip(1).any(|n| n == profile) => format!(
+                "there is no parameter {name}: {profile:?} is not a profile after the first of {PLANNER_PLUGINS} {:?}",
+                self.profile_names()
+            ),
+            _ => format!("there is no parameter {name}"),
+        }
     }
 
     /// These parameters with `name` set to `value` at run time (`ros2 param set`).
@@ -292,7 +437,12 @@ impl NodeParams {
     /// time ([`ParamSpec::runtime`]), the value has the wrong type, or the result is out of range;
     /// `self` is never changed.
     pub fn with_change(&self, name: &str, value: &ParamValue) -> Result<NodeParams, PlanError> {
-        if !param_spec(name).is_some_and(|s| s.runtime()) {
+        let runtime = match (self.profile_param(name), param_spec(name)) {
+            (Some((_, spec)), _) => spec.runtime,
+            (None, Some(spec)) => spec.runtime(),
+            (None, None) => return Err(invalid(self.unknown(name))),
+        };
+        if !runtime {
             return Err(invalid(format!("parameter {name} cannot be changed at run time (restart the node with it)")));
         }
         self.with_value(name, value)
@@ -300,8 +450,24 @@ impl NodeParams {
 
     /// The current value of a run-time parameter (None for other names).
     pub fn runtime_value(&self, name: &str) -> Option<ParamValue> {
+        if let Some((index, spec)) = self.profile_param(name) {
+            return spec.runtime.then(|| spec.read(&self.profiles[index]));
+        }
         param_spec(name).filter(Param::runtime).map(|s| s.read(self))
     }
+}
+
+/// The name of the profile list parameter (Nav2's).
+pub const PLANNER_PLUGINS: &str = "planner_plugins";
+
+/// The planner parameters each profile has of its own (all but [`MAP_LEVEL_PARAMS`]).
+fn profile_params() -> impl Iterator<Item = &'static ParamSpec<PlannerConfig>> {
+    PlannerConfig::PARAMS.iter().filter(|s| !MAP_LEVEL_PARAMS.contains(&s.name))
+}
+
+/// `e` with the profile it is about in front.
+fn in_profile(name: &str, e: PlanError) -> PlanError {
+    PlanError::new(e.code, format!("profile {name}: {}", e.message))
 }
 
 impl NodeParams {
@@ -321,13 +487,24 @@ impl NodeParams {
             .and_then(|(_, v)| v.get("ros__parameters"))
             .and_then(|v| v.as_mapping())
             .ok_or_else(|| bad(format!("no `{node_name}: ros__parameters:` section")))?;
+        // Nav2 writes a profile's parameters nested (`Forklift: {footprint: ...}`); ROS flattens
+        // them to `Forklift.footprint`. Either form is read.
+        let find = |name: &str| {
+            params.get(name).or_else(|| {
+                let (profile, param) = name.split_once('.')?;
+                params.get(profile)?.as_mapping()?.get(param)
+            })
+        };
         Self::from_lookup(|name| {
-            params.get(name).map(|v| match v {
+            find(name).map(|v| match v {
                 serde_yaml::Value::Bool(b) => ParamValue::Bool(*b),
                 serde_yaml::Value::Number(n) if n.is_i64() => ParamValue::Integer(n.as_i64().unwrap_or_default()),
                 serde_yaml::Value::Number(n) => ParamValue::Double(n.as_f64().unwrap_or(f64::NAN)),
                 serde_yaml::Value::String(s) => ParamValue::String(s.clone()),
                 serde_yaml::Value::Null => ParamValue::String(String::new()),
+                serde_yaml::Value::Sequence(items) if items.iter().all(|i| i.is_string()) => {
+                    ParamValue::Strings(items.iter().filter_map(|i| i.as_str().map(String::from)).collect())
+                }
                 _ => ParamValue::Other("a list or mapping"),
             })
         })
@@ -540,6 +717,7 @@ mod table_tests {
     /// A value of `spec`'s type other than the default, within its range.
     fn another_value(spec: Param, current: &ParamValue) -> ParamValue {
         match (current, spec.range()) {
+            (ParamValue::Strings(_), _) => unreachable!("no table parameter is a list"),
             (ParamValue::Double(v), Range::Within(lo, hi)) => ParamValue::Double(if *v == hi { lo } else { hi }),
             (ParamValue::Double(v), _) => ParamValue::Double(v + 0.25),
             (ParamValue::Integer(v), Range::OneOf(values)) => {
@@ -587,7 +765,7 @@ mod table_tests {
                 ParamValue::Integer(v) => v.to_string(),
                 ParamValue::Bool(b) => b.to_string(),
                 ParamValue::String(s) => s.clone(),
-                ParamValue::Other(_) => unreachable!(),
+                ParamValue::Strings(_) | ParamValue::Other(_) => unreachable!("no table parameter is a list"),
             };
             assert_eq!(spec.parse(&printed).unwrap(), value, "{}", spec.name());
             // Run-time parameters change through with_change too; the others are refused there.
@@ -609,5 +787,93 @@ mod table_tests {
         assert_eq!(e.message, "heading_bins must be one of 8, 16, got 12");
         let e = param_spec("allow_unknown").unwrap().parse("yes").unwrap_err();
         assert!(e.message.contains("true or false"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod profile_tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn from(pairs: &[(&str, ParamValue)]) -> Result<NodeParams, PlanError> {
+        let m: HashMap<String, ParamValue> = pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        NodeParams::from_lookup(|n| m.get(n).cloned())
+    }
+
+    fn names(list: &[&str]) -> ParamValue {
+        ParamValue::Strings(list.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn profiles_inherit_the_unprefixed_values_and_override_their_own() {
+        let p = from(&[
+            (PLANNER_PLUGINS, names(&["Amr", "Forklift"])),
+            ("robot_radius", ParamValue::Double(0.2)),
+            ("path_spacing", ParamValue::Double(0.1)),
+            ("occupied_threshold", ParamValue::Integer(50)),
+            ("Forklift.robot_radius", ParamValue::Double(0.5)),
+            ("Forklift.min_turning_radius", ParamValue::Double(1.0)),
+        ])
+        .unwrap();
+        assert_eq!(p.planner_id, "Amr");
+        assert_eq!(p.profile_names(), ["Amr", "Forklift"]);
+        let configs = p.profile_configs();
+        assert_eq!((configs[0].1.robot_radius, configs[1].1.robot_radius), (0.2, 0.5));
+        assert_eq!(configs[1].1.min_turning_radius, 1.0);
+        assert_eq!(configs[1].1.path_spacing, 0.1);
+        assert_eq!(configs[1].1.occupied_threshold, 50);
+        // Without planner_plugins: one profile named planner_id.
+        let p = from(&[("planner_id", ParamValue::String("Smac".into()))]).unwrap();
+        assert_eq!(p.profile_names(), ["Smac"]);
+    }
+
+    #[test]
+    fn a_profiles_parameter_changes_that_profile_only() {
+        let p = from(&[(PLANNER_PLUGINS, names(&["GridBased", "Forklift"]))]).unwrap();
+        let next = p.with_change("Forklift.min_turning_radius", &ParamValue::Double(1.2)).unwrap();
+        assert_eq!(next.profiles[0].min_turning_radius, 1.2);
+        assert_eq!(next.planner, p.planner);
+        assert_eq!(next.runtime_value("Forklift.min_turning_radius"), Some(ParamValue::Double(1.2)));
+        assert!(next.profile_runtime_names().iter().any(|(n, _)| n == "Forklift.footprint"));
+        // The map's parameters are one for all.
+        let e = p.with_change("Forklift.occupied_threshold", &ParamValue::Integer(30)).unwrap_err();
+        assert!(e.message.contains("the map's"), "{e}");
+        let next = p.with_change("occupied_threshold", &ParamValue::Integer(30)).unwrap();
+        assert_eq!((next.planner.occupied_threshold, next.profiles[0].occupied_threshold), (30, 30));
+        // Unknown profiles and bad values are named.
+        let e = p.with_change("Tugger.robot_radius", &ParamValue::Double(0.3)).unwrap_err();
+        assert!(e.message.contains("Tugger") && e.message.contains("Forklift"), "{e}");
+        let e = p.with_change("Forklift.robot_radius", &ParamValue::Double(-1.0)).unwrap_err();
+        assert!(e.message.contains("robot_radius"), "{e}");
+    }
+
+    #[test]
+    fn bad_profile_lists_are_refused() {
+        for list in [vec![], vec!["A", "A"], vec!["A", "B.c"], vec!["", "B"]] {
+            assert!(from(&[(PLANNER_PLUGINS, names(&list))]).is_err(), "{list:?}");
+        }
+        assert!(from(&[(PLANNER_PLUGINS, ParamValue::String("A".into()))]).is_err());
+        let e = from(&[(PLANNER_PLUGINS, names(&["A", "B"])), ("B.robot_radius", ParamValue::String("x".into()))])
+            .unwrap_err();
+        assert!(e.message.contains("profile B"), "{e}");
+    }
+
+    #[test]
+    fn a_params_file_nests_a_profiles_parameters_as_nav2_does() {
+        let dir = std::env::temp_dir().join(format!("blockstar-profiles-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("p.yaml");
+        std::fs::write(
+            &f,
+            "planner_node:\n  ros__parameters:\n    planner_plugins: [\"GridBased\", \"Forklift\"]\n    \
+             robot_radius: 0.25\n    Forklift:\n      plugin: \"ignored\"\n      min_turning_radius: 1.5\n      \
+             footprint: \"[[1.0, 0.4], [1.0, -0.4], [-0.3, -0.4], [-0.3, 0.4]]\"\n",
+        )
+        .unwrap();
+        let p = NodeParams::from_yaml_file(&f, "planner_node").unwrap();
+        assert_eq!(p.profiles[0].min_turning_radius, 1.5);
+        assert!(p.profiles[0].footprint.is_some());
+        assert_eq!(p.profiles[0].robot_radius, 0.25);
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -18,7 +18,7 @@
 pub mod budget;
 pub mod config;
 mod figures;
-mod fleet;
+pub mod fleet;
 mod leeway;
 mod maps;
 mod overlap;

@@ -20,6 +20,7 @@ pub fn from_r2r(v: &r2r::ParameterValue) -> Option<ParamValue> {
         r2r::ParameterValue::Integer(i) => Some(ParamValue::Integer(*i)),
         r2r::ParameterValue::Double(d) => Some(ParamValue::Double(*d)),
         r2r::ParameterValue::String(s) => Some(ParamValue::String(s.clone())),
+        r2r::ParameterValue::StringArray(v) => Some(ParamValue::Strings(v.clone())),
         _ => Some(ParamValue::Other("an array")),
     }
 }
@@ -30,6 +31,7 @@ fn to_r2r(v: ParamValue) -> r2r::ParameterValue {
         ParamValue::Integer(i) => r2r::ParameterValue::Integer(i),
         ParamValue::Double(d) => r2r::ParameterValue::Double(d),
         ParamValue::String(s) => r2r::ParameterValue::String(s),
+        ParamValue::Strings(v) => r2r::ParameterValue::StringArray(v),
         ParamValue::Other(_) => r2r::ParameterValue::NotSet,
     }
 }
@@ -59,6 +61,12 @@ impl r2r::RosParams for LiveParams {
         for spec in runtime_params() {
             let parameter = r2r::Parameter { value: to_r2r(spec.read(&self.params)), description: spec.description() };
             params.insert(spec.name().to_string(), parameter);
+        }
+        // Each profile after the first: its own copy of every run-time planner parameter.
+        for (name, description) in self.params.profile_runtime_names() {
+            if let Some(value) = self.params.runtime_value(&name) {
+                params.insert(name, r2r::Parameter { value: to_r2r(value), description });
+            }
         }
         Ok(())
     }

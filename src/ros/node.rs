@@ -15,7 +15,7 @@ use super::spin_gate::SpinGate;
 use super::state::NodeState;
 use crate::lddb::{Lddb, LoadOutcome};
 use crate::params::NodeParams;
-use crate::planner::{PlanError, Planner, StatusCode, LDDB_BLOCK_SIDE};
+use crate::planner::{Fleet, PlanError, StatusCode, LDDB_BLOCK_SIDE};
 use futures::StreamExt;
 use r2r::blockstar_planner_msgs::action::ComputePath;
 use r2r::geometry_msgs::msg as geo;
@@ -86,17 +86,18 @@ fn spin_with_backpressure(mut node: r2r::Node, gate: SpinGate) {
     }
 }
 
-/// A planner for `params` whose LDDB comes from the cache (or is built), with what happened
-/// logged: a cache file that was corrupt and rebuilt is a warning, so it is noticed.
-fn planner_with_logged_lddb(params: &NodeParams, logger: &str) -> Result<Planner, String> {
-    params.planner.validate().map_err(|e| e.to_string())?;
+/// The vehicle profiles of `params` (`planner_plugins`), sharing an LDDB that comes from the
+/// cache (or is built), with what happened logged: a cache file that was corrupt and rebuilt is
+/// a warning, so it is noticed.
+fn fleet_with_logged_lddb(params: &NodeParams, logger: &str) -> Result<Fleet, String> {
+    params.validate().map_err(|e| e.to_string())?;
     let (lddb, report) =
         Lddb::load_or_build(None, LDDB_BLOCK_SIDE, &|_, _| {}).map_err(|e| format!("local distance database: {e}"))?;
     match report.outcome() {
         LoadOutcome::Rebuilt => r2r::log_warn!(logger, "{}", report.summary()),
         LoadOutcome::Loaded | LoadOutcome::BuiltFresh => r2r::log_info!(logger, "{}", report.summary()),
     }
-    Planner::with_lddb(params.planner.clone(), Arc::new(lddb)).map_err(|e| e.to_string())
+    Fleet::with_lddb(params.profile_configs(), Arc::new(lddb)).map_err(|e| e.to_string())
 }
 
 fn read_params(node: &r2r::Node) -> Result<NodeParams, PlanError> {
@@ -142,7 +143,7 @@ pub fn run() -> Result<(), String> {
         );
     }
     let params = read_params(&node).map_err(|e| e.to_string())?;
-    let planner = planner_with_logged_lddb(&params, &logger)?;
+    let fleet = fleet_with_logged_lddb(&params, &logger)?;
     let e = |what: &str, err: r2r::Error| format!("cannot create {what}: {err}");
     let map_topic = params.map_topic.clone();
     let mut maps = node.subscribe::<nav::OccupancyGrid>(&map_topic, map_qos()).map_err(|x| e(&map_topic, x))?;
@@ -245,7 +246,7 @@ pub fn run() -> Result<(), String> {
     let autostart = params.autostart;
     let stop_executor = gate.stopper();
     let executor = runtime.block_on(async move {
-        let mut state = NodeState::new(params, live, planner, out, done);
+        let mut state = NodeState::new(params, live, fleet, out, done);
         for task in servers.tasks {
             tokio::spawn(task);
         }

@@ -2,11 +2,12 @@
 //! maps and map updates, parameter changes, lifecycle transitions, finished jobs and the periodic
 //! tick.
 //!
-//! One job plans at a time (a goal, or a replan of the current goal) on a worker thread with a
-//! clone of the planner; a newer goal of any kind raises the running job's cancel flag
-//! (SUPERSEDED) and waits as the single pending goal. Map updates run beside it on another worker
-//! thread ([`UpdateQueue`]); a plan finishing on a map older than the current one is re-checked
-//! at once. Goals and start poses are brought into `global_frame` through TF when the job starts
+//! Each vehicle profile (`planner_plugins`) plans one job at a time (a goal, or for the default
+//! profile a replan of the current goal) on a worker thread with a clone of its planner; profiles
+//! plan side by side. A newer goal for a profile raises that profile's running job's cancel flag
+//! (SUPERSEDED) and waits as its single pending goal. Map updates run on another worker thread
+//! ([`UpdateQueue`]), between jobs; a plan finishing on a map older than the current one is
+//! re-checked at once. Goals and start poses are brought into `global_frame` through TF when the job starts
 //! ([`Frames`]).
 
 use super::action_server::GoalRequest;
@@ -22,7 +23,7 @@ use super::updates::{Applied, Kind, UpdateQueue};
 use crate::geometry::Pose2;
 use crate::map_io::load_map_file;
 use crate::params::NodeParams;
-use crate::planner::{Budget, Leeway, Plan, PlanError, Planner, StatusCode};
+use crate::planner::{Budget, Fleet, Leeway, Plan, PlanError, Planner, StatusCode};
 use crate::replan::{check_and_replan, Followed, Outcome, Trigger};
 use crate::trajectory::Trajectory;
 use r2r::blockstar_planner_msgs::action::ComputePath;
@@ -75,11 +76,13 @@ pub struct Request {
     pub received: Instant,
     /// The action client asked to cancel it.
     pub client_cancel: bool,
+    /// The vehicle profile it is for (an index into the fleet's profiles; 0: the default).
+    profile: usize,
 }
 
 impl Request {
     fn new(reply: Reply, goals: Vec<geo::PoseStamped>, start: Option<geo::PoseStamped>) -> Self {
-        Self { reply, goals, start, received: Instant::now(), client_cancel: false }
+        Self { reply, goals, start, received: Instant::now(), client_cancel: false, profile: 0 }
     }
 
     /// The goal statuses echo: the final goal as received.
@@ -115,12 +118,21 @@ struct Running {
     map_version: u64,
 }
 
+/// One profile's jobs: the one running and the newest goal waiting.
+#[derive(Default)]
+struct Slot {
+    running: Option<Running>,
+    pending: Option<Request>,
+}
+
 /// A finished background job.
 pub enum Done {
     /// The running goal's plan.
     Goal {
-        /// The plan, or why there is none.
-        result: Result<Plan, PlanError>,
+        /// The profile it was planned for.
+        profile: usize,
+        /// The plan, or why there is none (boxed: a plan is large beside the other variants).
+        result: Box<Result<Plan, PlanError>>,
         /// The cancel flag was raised (a newer goal, the action client, deactivation).
         cancelled: bool,
     },
@@ -139,13 +151,14 @@ pub enum Done {
 pub struct NodeState {
     params: NodeParams,
     live: Arc<Mutex<LiveParams>>,
-    planner: Planner,
+    /// The vehicle profiles on the shared map; the first is the default.
+    fleet: Fleet,
     frames: Frames,
     /// Lifecycle state ACTIVE: goals are planned and outputs published.
     active: bool,
-    running: Option<Running>,
-    /// The newest goal waiting for the running job or map update to finish.
-    pending: Option<Request>,
+    /// Per profile, in the fleet's order: the running job and the newest goal waiting for it or
+    /// a map update to finish. The default profile's also runs the current trajectory's replans.
+    slots: Vec<Slot>,
     updates: UpdateQueue,
     /// Bumped whenever the map or the planner's parameters change.
     map_version: u64,
@@ -178,23 +191,23 @@ fn not_active(state: &str) -> PlanError {
 }
 
 impl NodeState {
-    /// A node state holding `planner` configured by `params`, unconfigured and inactive.
+    /// A node state holding `fleet` configured by `params`, unconfigured and inactive.
     pub fn new(
         params: NodeParams,
         live: Arc<Mutex<LiveParams>>,
-        planner: Planner,
+        fleet: Fleet,
         out: Outputs,
         done: mpsc::UnboundedSender<Done>,
     ) -> Self {
         let frames = Frames::new(&params.global_frame, &params.robot_base_frame, params.transform_tolerance);
+        let slots = fleet.names().iter().map(|_| Slot::default()).collect();
         Self {
             params,
             live,
-            planner,
+            fleet,
             frames,
             active: false,
-            running: None,
-            pending: None,
+            slots,
             updates: UpdateQueue::default(),
             map_version: 0,
             current: None,
@@ -233,20 +246,22 @@ impl NodeState {
     pub fn configure(&mut self) -> Result<(), String> {
         let params = self.live.lock().map_err(|_| "parameter lock poisoned".to_string())?.params.clone();
         params.validate().map_err(|e| e.to_string())?;
-        let mut planner = self.planner.clone();
-        planner.set_config(params.planner.clone()).map_err(|e| e.to_string())?;
+        let mut fleet = self.fleet.clone();
+        for (name, config) in params.profile_configs() {
+            fleet.set_config(&name, config).map_err(|e| format!("profile {name}: {e}"))?;
+        }
         if !params.map_file.is_empty() {
             let path = std::path::Path::new(&params.map_file);
             let map = load_map_file(path, &params.global_frame, params.planner.max_map_cells)
                 .map_err(|e| format!("cannot use map_file {}: {e}", path.display()))?;
-            planner.set_map(map).map_err(|e| format!("cannot use map_file {}: {e}", path.display()))?;
+            fleet.set_map(map).map_err(|e| format!("cannot use map_file {}: {e}", path.display()))?;
             r2r::log_info!(self.logger(), "loaded map_file {}", path.display());
         }
         self.frames.configure(&params.global_frame, &params.robot_base_frame, params.transform_tolerance);
-        self.planner = planner;
+        self.fleet = fleet;
         self.params = params;
         self.map_version += 1;
-        let planner = self.planner.clone();
+        let planner = self.fleet.default_planner().clone();
         self.out.clearance(&planner);
         // A batch still running started from the planner just replaced: its result must not
         // undo this (on_applied configures again on top of it).
@@ -259,7 +274,7 @@ impl NodeState {
     pub fn activate(&mut self) {
         self.active = true;
         self.out.enabled = true;
-        let planner = self.planner.clone();
+        let planner = self.fleet.default_planner().clone();
         self.out.clearance(&planner);
         self.schedule();
     }
@@ -269,9 +284,11 @@ impl NodeState {
     pub fn deactivate(&mut self, state: &str) {
         self.active = false;
         self.out.enabled = false;
-        self.stop_running(not_active("deactivated"));
-        if let Some(req) = self.pending.take() {
-            self.finish(req, Err(not_active(state)));
+        for profile in 0..self.slots.len() {
+            self.stop_running(profile, not_active("deactivated"));
+            if let Some(req) = self.slots[profile].pending.take() {
+                self.finish(req, Err(not_active(state)));
+            }
         }
     }
 
@@ -296,8 +313,9 @@ impl NodeState {
             Ok(x) => x,
             Err(e) => return r2r::log_error!(self.logger(), "could not accept a compute_path goal: {e}"),
         };
-        let (goal, start) = (handle.goal.goal.clone(), handle.goal.use_start.then(|| handle.goal.start.clone()));
-        self.submit(Request::new(Reply::Own(Box::new(handle)), vec![goal], start));
+        let g = &handle.goal;
+        let (goal, start, planner_id) = (g.goal.clone(), g.use_start.then(|| g.start.clone()), g.planner_id.clone());
+        self.submit_for(Request::new(Reply::Own(Box::new(handle)), vec![goal], start), &planner_id);
     }
 
     /// A goal of Nav2's `compute_path_to_pose`.
@@ -333,64 +351,73 @@ impl NodeState {
         self.submit_for(req, &planner_id);
     }
 
-    /// Submits `req` when `planner_id` names this planner (empty or the `planner_id` parameter).
-    #[cfg(ros_nav2_msgs)]
-    fn submit_for(&mut self, req: Request, planner_id: &str) {
-        if !planner_id.is_empty() && planner_id != self.params.planner_id {
-            let e = PlanError::new(
-                StatusCode::InvalidPlanner,
-                format!("planner_id {planner_id:?} is not served here (this planner is {:?})", self.params.planner_id),
-            );
-            return self.finish(req, Err(e));
-        }
+    /// Submits `req` for the profile `planner_id` names (empty: the default); an unknown name
+    /// is answered INVALID_PLANNER with the names served.
+    fn submit_for(&mut self, mut req: Request, planner_id: &str) {
+        let found = self.fleet.names().iter().position(|n| n == planner_id);
+        req.profile = match (planner_id.is_empty(), found) {
+            (true, _) => 0,
+            (false, Some(i)) => i,
+            (false, None) => {
+                let e = PlanError::new(
+                    StatusCode::InvalidPlanner,
+                    format!("planner_id {planner_id:?} is not served here; this node serves {:?}", self.fleet.names()),
+                );
+                return self.finish(req, Err(e));
+            }
+        };
         self.submit(req);
     }
 
     /// The action client asked to cancel goal `uuid`.
     pub fn on_cancel(&mut self, uuid: Uuid) {
         let is = |r: &Request| r.reply.uuid() == Some(uuid);
-        if self.pending.as_ref().is_some_and(is) {
-            let mut req = self.pending.take().expect("checked");
-            req.client_cancel = true;
-            return self.finish(req, Err(cancelled_by_client()));
-        }
-        if let Some(Running { work: Work::Goal(req, ..), cancel, stop, .. }) = &mut self.running {
-            if is(req) {
-                // The client's own cancel is its answer whatever stopped the goal before.
+        for profile in 0..self.slots.len() {
+            if self.slots[profile].pending.as_ref().is_some_and(is) {
+                let mut req = self.slots[profile].pending.take().expect("checked");
                 req.client_cancel = true;
-                *stop = Some(cancelled_by_client());
-                cancel.store(true, Ordering::Relaxed);
+                return self.finish(req, Err(cancelled_by_client()));
+            }
+            if let Some(Running { work: Work::Goal(req, ..), cancel, stop, .. }) = &mut self.slots[profile].running {
+                if is(req) {
+                    // The client's own cancel is its answer whatever stopped the goal before.
+                    req.client_cancel = true;
+                    *stop = Some(cancelled_by_client());
+                    cancel.store(true, Ordering::Relaxed);
+                }
             }
         }
     }
 
-    /// Stops the running job, if any: raises its cancel flag; a goal stopped so is answered
-    /// `why`, unless something stopped it before (the first reason stands).
-    fn stop_running(&mut self, why: PlanError) {
-        if let Some(r) = &mut self.running {
+    /// Stops `profile`'s running job, if any: raises its cancel flag; a goal stopped so is
+    /// answered `why`, unless something stopped it before (the first reason stands).
+    fn stop_running(&mut self, profile: usize, why: PlanError) {
+        if let Some(r) = &mut self.slots[profile].running {
             r.stop.get_or_insert(why);
             r.cancel.store(true, Ordering::Relaxed);
         }
     }
 
-    /// A new goal supersedes the running one and any pending one.
+    /// A new goal supersedes its profile's running one and pending one (other profiles' goals
+    /// plan on).
     fn submit(&mut self, req: Request) {
         if !self.active {
             return self.finish(req, Err(not_active("not active")));
         }
-        self.stop_running(superseded());
-        if let Some(old) = self.pending.take() {
+        let profile = req.profile;
+        self.stop_running(profile, superseded());
+        if let Some(old) = self.slots[profile].pending.take() {
             self.finish(old, Err(superseded()));
         }
         req.reply.feedback("queued", 0.0);
-        self.pending = Some(req);
+        self.slots[profile].pending = Some(req);
         self.schedule();
     }
 
     /// Starts what can start: the waiting updates, then the pending goal, else a check of the
     /// current trajectory after a map change, else a periodic replan.
     fn schedule(&mut self) {
-        if let Some(batch) = self.updates.start(&self.planner) {
+        if let Some(batch) = self.updates.start(&self.fleet) {
             if let Some(line) = batch.maps_to_prepare() {
                 r2r::log_info!(self.logger(), "{line}");
             }
@@ -399,11 +426,19 @@ impl NodeState {
                 let _ = done.send(Done::Update(batch.apply()));
             });
         }
-        if self.running.is_some() || self.updates.busy() || !self.active {
+        if self.updates.busy() || !self.active {
             return;
         }
-        if let Some(req) = self.pending.take() {
-            return self.start_goal(req);
+        for profile in 0..self.slots.len() {
+            if self.slots[profile].running.is_some() {
+                continue;
+            }
+            if let Some(req) = self.slots[profile].pending.take() {
+                self.start_goal(req);
+            }
+        }
+        if self.slots[0].running.is_some() {
+            return;
         }
         let Some(current) = self.current.clone() else { return };
         let period = self.params.replan_period;
@@ -442,7 +477,8 @@ impl NodeState {
     }
 
     fn start_goal(&mut self, req: Request) {
-        if self.planner.map().is_none() {
+        let profile = req.profile;
+        if self.fleet.default_planner().map().is_none() {
             let e = PlanError::new(StatusCode::NoMap, "no map has been received or loaded");
             return self.finish(req, Err(e));
         }
@@ -452,18 +488,20 @@ impl NodeState {
         };
         req.reply.feedback("planning", req.received.elapsed().as_secs_f64());
         let cancel = Arc::new(AtomicBool::new(false));
-        let (planner, done, flag) = (self.planner.clone(), self.done.clone(), cancel.clone());
+        let planner = self.profile_planner(profile).clone();
+        let (done, flag) = (self.done.clone(), cancel.clone());
         let leeway = Leeway { tolerance: self.params.tolerance, start_overlap: self.params.start_overlap };
         let (echo, last) = (req.echo(), *goals.last().expect("a request has goals"));
         let work = Work::Goal(Box::new(req), echo, last);
-        self.running = Some(Running { work, cancel, stop: None, map_version: self.map_version });
+        self.slots[profile].running = Some(Running { work, cancel, stop: None, map_version: self.map_version });
         tokio::task::spawn_blocking(move || {
             let budget = Budget::new(planner.config().max_planning_time, Some(flag.clone()));
             let result = match goals.as_slice() {
                 [goal] => planner.plan_near(start, *goal, false, leeway, &budget),
                 _ => crate::waypoints::plan_through(&planner, start, &goals, &budget).map_err(PlanError::from),
             };
-            let _ = done.send(Done::Goal { result, cancelled: flag.load(Ordering::Relaxed) });
+            let result = Box::new(result);
+            let _ = done.send(Done::Goal { profile, result, cancelled: flag.load(Ordering::Relaxed) });
         });
     }
 
@@ -473,11 +511,11 @@ impl NodeState {
         let Some(pose) = self.frames.robot_pose(now).ok().or_else(|| current.trajectory.pose_at(0.0)) else { return };
         self.last_replan = Instant::now();
         let cancel = Arc::new(AtomicBool::new(false));
-        let (planner, done, flag) = (self.planner.clone(), self.done.clone(), cancel.clone());
+        let (planner, done, flag) = (self.fleet.default_planner().clone(), self.done.clone(), cancel.clone());
         let (trajectory, goal, overlap) = (current.trajectory.clone(), current.goal, current.start_overlap);
         let leeway = Leeway { tolerance: self.params.tolerance, start_overlap: self.params.start_overlap };
-        self.running =
-            Some(Running { work: Work::Replan(current, trigger), cancel, stop: None, map_version: self.map_version });
+        let work = Work::Replan(current, trigger);
+        self.slots[0].running = Some(Running { work, cancel, stop: None, map_version: self.map_version });
         tokio::task::spawn_blocking(move || {
             let budget = Budget::new(planner.config().max_planning_time, Some(flag.clone()));
             let followed = Followed { trajectory: &trajectory, start_overlap: overlap.as_ref() };
@@ -491,8 +529,9 @@ impl NodeState {
     fn finish(&mut self, req: Request, result: Result<Plan, PlanError>) {
         let echo = req.echo();
         self.out.log_answer(&echo, &result, req.reply.name());
+        let outline = Outline::of(self.profile_planner(req.profile).config());
         let header = match &result {
-            Ok(plan) => Some(self.out.plan(plan, &Outline::of(self.planner.config()))),
+            Ok(plan) => Some(self.out.plan(plan, &outline)),
             Err(_) => None,
         };
         self.out.status(StatusEvent::Goal, &echo, &result, "", header);
@@ -573,7 +612,7 @@ impl NodeState {
                 }
             }
         }
-        let mut invalid = crate::replan::invalid_poses(&self.planner, &poses)?;
+        let mut invalid = crate::replan::invalid_poses(self.fleet.default_planner(), &poses)?;
         invalid.extend(untransformable);
         let now = self.now();
         if let Ok(robot) = self.frames.robot_pose(now) {
@@ -623,8 +662,9 @@ impl NodeState {
         self.params.replan_period = wanted.replan_period;
         self.params.tolerance = wanted.tolerance;
         self.params.start_overlap = wanted.start_overlap;
-        if wanted.planner != *self.planner.config() {
-            self.updates.push_config(wanted.planner);
+        let configs: Vec<_> = wanted.profile_configs().into_iter().map(|(_, c)| c).collect();
+        if configs.iter().zip(self.fleet.profiles()).any(|(c, (_, p))| c != p.config()) {
+            self.updates.push_config(configs);
         }
         self.schedule();
     }
@@ -632,7 +672,7 @@ impl NodeState {
     /// A batch was applied: the planner holding it takes over; refusals get a status.
     fn on_applied(&mut self, applied: Applied) {
         self.updates.finished();
-        self.planner = applied.planner;
+        self.fleet = applied.fleet;
         let mut changed = false;
         for report in applied.reports {
             match report.result {
@@ -643,18 +683,21 @@ impl NodeState {
                 Err(e) => self.refuse(report.kind, e),
             }
         }
-        // The parameters in force are the planner's (a refused change is undone), unless a newer
+        // The parameters in force are the profiles' (a refused change is undone), unless a newer
         // change still waits.
-        self.params.planner = self.planner.config().clone();
+        let mut configs = self.fleet.profiles().map(|(_, p)| p.config().clone());
+        self.params.planner = configs.next().expect("a fleet has a profile");
+        self.params.profiles = configs.collect();
         if !self.updates.config_waiting() {
             if let Ok(mut live) = self.live.lock() {
-                live.params.planner = self.planner.config().clone();
+                live.params.planner = self.params.planner.clone();
+                live.params.profiles = self.params.profiles.clone();
             }
         }
         if changed {
             self.map_version += 1;
             self.recheck = true;
-            let planner = self.planner.clone();
+            let planner = self.fleet.default_planner().clone();
             self.out.clearance(&planner);
         }
         if std::mem::take(&mut self.configure_after_batch) {
@@ -679,10 +722,17 @@ impl NodeState {
 
     // --- Jobs --------------------------------------------------------------------------------
 
+    /// The planner of profile `profile` (an index from [`NodeState::submit_for`]).
+    fn profile_planner(&self, profile: usize) -> &Planner {
+        self.fleet.profiles().nth(profile).map_or(self.fleet.default_planner(), |(_, p)| p)
+    }
+
     /// Every 100 ms: feedback for a running action goal, and periodic replanning.
     pub fn on_tick(&mut self) {
-        if let Some(Running { work: Work::Goal(req, ..), .. }) = &self.running {
-            req.reply.feedback("planning", req.received.elapsed().as_secs_f64());
+        for slot in &self.slots {
+            if let Some(Running { work: Work::Goal(req, ..), .. }) = &slot.running {
+                req.reply.feedback("planning", req.received.elapsed().as_secs_f64());
+            }
         }
         self.schedule();
     }
@@ -702,21 +752,22 @@ impl NodeState {
     /// A background job finished.
     pub fn on_done(&mut self, done: Done) {
         match done {
-            Done::Goal { result, cancelled } => {
-                let Some(Running { work: Work::Goal(req, echo, goal), map_version, stop, .. }) = self.running.take()
-                else {
+            Done::Goal { profile, result, cancelled } => {
+                let running = self.slots.get_mut(profile).and_then(|s| s.running.take());
+                let Some(Running { work: Work::Goal(req, echo, goal), map_version, stop, .. }) = running else {
                     return r2r::log_error!(self.logger(), "a plan finished but none was running");
                 };
                 // A stopped plan is answered why it was stopped, whatever its result (stale once
                 // a newer goal came).
                 let result = match (cancelled, stop) {
                     (true, Some(why)) => Err(why),
-                    _ => result,
+                    _ => *result,
                 };
                 // Nav2's goals are one-off answers (its behaviour tree replans by asking again): only
                 // a goal of the topic or the node's own action becomes the trajectory the node keeps
                 // legal and replans.
-                let kept = matches!(req.reply, Reply::Topic | Reply::Own(..));
+                // The default profile's only: the vehicle this node follows with replans.
+                let kept = matches!(req.reply, Reply::Topic | Reply::Own(..)) && profile == 0;
                 if let (Ok(plan), true) = (&result, kept) {
                     self.adopt(echo, goal, plan, map_version);
                 } else if !cancelled && kept {
@@ -726,7 +777,8 @@ impl NodeState {
                 self.finish(*req, result);
             }
             Done::Replan { outcome, cancelled } => {
-                let Some(Running { work: Work::Replan(current, trigger), map_version, .. }) = self.running.take()
+                let Some(Running { work: Work::Replan(current, trigger), map_version, .. }) =
+                    self.slots[0].running.take()
                 else {
                     return r2r::log_error!(self.logger(), "a replan finished but none was running");
                 };
@@ -761,7 +813,7 @@ impl NodeState {
                 self.out.log_answer(&current.goal_msg, &result, "replanned, goal");
                 let mut header = None;
                 if let Ok(plan) = &result {
-                    header = Some(self.out.plan(plan, &Outline::of(self.planner.config())));
+                    header = Some(self.out.plan(plan, &Outline::of(self.fleet.default_planner().config())));
                     self.adopt(current.goal_msg.clone(), current.goal, plan, map_version);
                 }
                 self.out.status(StatusEvent::Replan, &current.goal_msg, &result, &prefix, header);

@@ -8,7 +8,7 @@
 //! ([`UpdateQueue::finished`]).
 
 use crate::map::OccupancyMap;
-use crate::planner::{PlanError, Planner, PlannerConfig, StatusCode};
+use crate::planner::{Fleet, MapUpdate, PlanError, PlannerConfig, StatusCode};
 
 /// Most map updates waiting while a batch is applied; beyond it updates are refused (with a
 /// status). With the cell cap below, the queue holds at most [`MAX_QUEUED_UPDATES`] updates and
@@ -37,8 +37,8 @@ pub enum Update {
     Map(OccupancyMap),
     /// A rectangular update of the held map.
     Patch(Patch),
-    /// New planner parameters.
-    Config(PlannerConfig),
+    /// New planner parameters: one set per profile, in the fleet's order.
+    Config(Vec<PlannerConfig>),
 }
 
 /// What kind of input an update (or its refusal) was.
@@ -82,16 +82,16 @@ pub struct UpdateQueue {
     running: bool,
 }
 
-/// A batch taken from the queue: the updates and the planner clone they are applied to.
+/// A batch taken from the queue: the updates and the fleet clone they are applied to.
 pub struct Batch {
-    planner: Planner,
+    fleet: Fleet,
     updates: Vec<Update>,
 }
 
-/// A batch applied: the planner holding the result, and one report per update.
+/// A batch applied: the fleet holding the result, and one report per update.
 pub struct Applied {
-    /// The planner with every accepted update applied.
-    pub planner: Planner,
+    /// The fleet with every accepted update applied.
+    pub fleet: Fleet,
     /// One per update, in order.
     pub reports: Vec<Report>,
 }
@@ -146,10 +146,11 @@ impl UpdateQueue {
         Ok(())
     }
 
-    /// Queues a parameter set; an older one still waiting is moot (a set is a full snapshot).
-    pub fn push_config(&mut self, config: PlannerConfig) {
+    /// Queues a parameter set (one per profile, in the fleet's order); an older one still
+    /// waiting is moot (a set is a full snapshot).
+    pub fn push_config(&mut self, configs: Vec<PlannerConfig>) {
         self.queued.retain(|u| !matches!(u, Update::Config(_)));
-        self.queued.push(Update::Config(config));
+        self.queued.push(Update::Config(configs));
     }
 
     /// Drops the map updates and parameter sets waiting (lifecycle cleanup); a whole map waiting
@@ -159,15 +160,15 @@ impl UpdateQueue {
         self.queued_cells = 0;
     }
 
-    /// Takes the waiting updates as a batch on a clone of `planner`, or None when a batch is
+    /// Takes the waiting updates as a batch on a clone of `fleet`, or None when a batch is
     /// running or nothing waits. Until [`UpdateQueue::finished`], [`UpdateQueue::busy`] is true.
-    pub fn start(&mut self, planner: &Planner) -> Option<Batch> {
+    pub fn start(&mut self, fleet: &Fleet) -> Option<Batch> {
         if self.running || self.queued.is_empty() {
             return None;
         }
         self.running = true;
         self.queued_cells = 0;
-        Some(Batch { planner: planner.clone(), updates: std::mem::take(&mut self.queued) })
+        Some(Batch { fleet: fleet.clone(), updates: std::mem::take(&mut self.queued) })
     }
 
     /// The running batch is done.
@@ -195,41 +196,61 @@ impl Batch {
     /// Applies every update in order (meant for a worker thread); a refused update changes
     /// nothing and is reported.
     pub fn apply(self) -> Applied {
-        let mut planner = self.planner;
-        let reports = self.updates.into_iter().map(|u| apply(&mut planner, u)).collect();
-        Applied { planner, reports }
+        let mut fleet = self.fleet;
+        let reports = self.updates.into_iter().map(|u| apply(&mut fleet, u)).collect();
+        Applied { fleet, reports }
     }
 }
 
-fn apply(planner: &mut Planner, update: Update) -> Report {
+/// True when any profile's plans may differ after `updates`.
+fn any_changed(updates: &Result<Vec<MapUpdate>, PlanError>) -> bool {
+    updates.as_ref().is_ok_and(|u| u.iter().any(MapUpdate::changed_anything))
+}
+
+fn apply(fleet: &mut Fleet, update: Update) -> Report {
     match update {
         Update::Map(map) => {
             let (w, h, r) = (map.info.width, map.info.height, map.info.resolution);
             // Same geometry as the held map (SLAM or a costmap republishing the whole grid): only
             // the changed area is re-derived; otherwise everything is built anew.
-            let result = planner.update_map(map);
-            let changed = result.as_ref().is_ok_and(|u| u.changed_anything());
+            let result = fleet.update_map(map);
+            let changed = any_changed(&result);
             Report { kind: Kind::Map, result: result.map(|_| format!("map {w}x{h} at {r} m/cell in use")), changed }
         }
         Update::Patch(p) => {
-            let result = planner.apply_patch(p.x, p.y, p.width, p.height, &p.data);
-            let changed = result.as_ref().is_ok_and(|u| u.changed_anything());
+            let result = fleet.apply_patch(p.x, p.y, p.width, p.height, &p.data);
+            let changed = any_changed(&result);
             let text = format!("map update {}x{} at ({}, {}) applied", p.width, p.height, p.x, p.y);
             Report { kind: Kind::Patch, result: result.map(|_| text), changed }
         }
-        Update::Config(config) => {
-            let text = format!(
-                "parameters in use: robot_radius {} m, min_turning_radius {} m, heading_bins {}, neighbourhood {}, \
-                 path_spacing {} m, turn_penalty {}",
-                config.robot_radius,
-                config.min_turning_radius,
-                config.heading_bins,
-                config.neighbourhood,
-                config.path_spacing,
-                config.turn_penalty
-            );
-            let result = planner.set_config(config);
-            Report { kind: Kind::Config, changed: result.is_ok(), result: result.map(|_| text) }
+        Update::Config(configs) => {
+            // Each profile whose parameters changed, alone; the first refusal stops the batch's
+            // set there (the profiles before it keep their new parameters, and say so).
+            let names: Vec<String> = fleet.names().to_vec();
+            let mut lines = Vec::new();
+            for (name, config) in names.iter().zip(configs) {
+                if fleet.planner(name).is_ok_and(|p| *p.config() == config) {
+                    continue;
+                }
+                let line = format!(
+                    "{name}: robot_radius {} m, footprint {}, min_turning_radius {} m, motion_model {}, heading_bins {}",
+                    config.robot_radius,
+                    crate::polygon::Polygon::to_nav2(config.footprint.as_ref()),
+                    config.min_turning_radius,
+                    config.motion_model.name(),
+                    config.heading_bins,
+                );
+                if let Err(e) = fleet.set_config(name, config) {
+                    let applied =
+                        if lines.is_empty() { String::new() } else { format!(" (applied: {})", lines.join("; ")) };
+                    let e = PlanError::new(e.code, format!("{}{applied}", e.message));
+                    return Report { kind: Kind::Config, changed: !lines.is_empty(), result: Err(e) };
+                }
+                lines.push(line);
+            }
+            let changed = !lines.is_empty();
+            let text = format!("parameters in use: {}", if changed { lines.join("; ") } else { "unchanged".into() });
+            Report { kind: Kind::Config, changed, result: Ok(text) }
         }
     }
 }
@@ -275,21 +296,21 @@ mod tests {
     fn a_whole_map_makes_earlier_maps_and_updates_moot_but_keeps_parameters() {
         let mut q = UpdateQueue::default();
         q.push_patch(patch(5), 100).unwrap();
-        q.push_config(PlannerConfig::default());
+        q.push_config(vec![PlannerConfig::default()]);
         q.push_map(map());
         q.push_map(map());
         assert_eq!(q.queued.len(), 2);
         assert!(q.config_waiting());
         assert_eq!(q.queued_cells, 0);
         // A newer parameter set replaces the older one.
-        q.push_config(PlannerConfig::default());
+        q.push_config(vec![PlannerConfig::default()]);
         assert_eq!(q.queued.iter().filter(|u| matches!(u, Update::Config(_))).count(), 1);
     }
 
     #[test]
     fn batches_run_one_at_a_time_and_report_each_update() {
         let mut q = UpdateQueue::default();
-        let planner = Planner::new(PlannerConfig::default()).unwrap();
+        let planner = Fleet::new(vec![("GridBased".into(), PlannerConfig::default())]).unwrap();
         assert!(q.start(&planner).is_none(), "nothing waits");
         q.push_map(map());
         q.push_patch(Patch { x: 1, y: 1, width: 1, height: 1, data: vec![100] }, 100).unwrap();
@@ -304,7 +325,7 @@ mod tests {
         let applied = batch.apply();
         let kinds: Vec<_> = applied.reports.iter().map(|r| (r.kind, r.result.is_ok())).collect();
         assert_eq!(kinds, [(Kind::Map, true), (Kind::Patch, true), (Kind::Patch, false)]);
-        assert_eq!(applied.planner.map().unwrap().site.map.data[4 + 1], 100);
+        assert_eq!(applied.fleet.default_planner().map().unwrap().site.map.data[4 + 1], 100);
         q.finished();
         let patches_only = q.start(&planner).expect("the patch that waited");
         assert_eq!(patches_only.maps_to_prepare(), None);

@@ -123,12 +123,21 @@ def start_node(tmp_dir, name, params=None, remap_prefix=None, extra_args=(), env
     tmp_dir = pathlib.Path(tmp_dir)
     params_file = tmp_dir / f"{name}.yaml"
     lines = ["/**:", "  ros__parameters:"]
-    for k, v in (params or {}).items():
-        if isinstance(v, bool):
-            v = "true" if v else "false"
-        elif isinstance(v, str):
-            v = f'"{v}"'
-        lines.append(f"    {k}: {v}")
+
+    def add(items, indent):
+        # A dict value is a nested section, as Nav2 writes a plugin's parameters.
+        for k, v in items:
+            if isinstance(v, dict):
+                lines.append(f"{indent}{k}:")
+                add(v.items(), indent + "  ")
+                continue
+            if isinstance(v, bool):
+                v = "true" if v else "false"
+            elif isinstance(v, str):
+                v = f'"{v}"'
+            lines.append(f"{indent}{k}: {v}")
+
+    add((params or {}).items(), "    ")
     params_file.write_text("\n".join(lines) + "\n")
     cmd = [NODE_BIN, "--ros-args", "-r", f"__node:={name}", "--params-file", params_file]
     if remap_prefix:

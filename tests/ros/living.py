@@ -122,3 +122,33 @@ def wall_crossings(path):
 def through(path, door):
     ys = wall_crossings(path)
     return bool(ys) and all(door[0] * RES <= y <= (door[-1] + 1) * RES for y in ys)
+
+
+def polygon_hits(path, model, polygon, step=0.01):
+    """Occupied cells of `model` under the outline of `polygon` (vehicle frame, metres) at every
+    pose of `path` and every quarter cell between them (positions and headings interpolated),
+    the outline sampled every `step` metres: a check independent of the node's rasteriser."""
+    def yaw(p):
+        q = p.pose.orientation
+        return 2.0 * math.atan2(q.z, q.w)
+
+    outline = []
+    for (ax, ay), (bx, by) in zip(polygon, polygon[1:] + polygon[:1]):
+        n = max(1, math.ceil(math.hypot(bx - ax, by - ay) / step))
+        outline += [(ax + (bx - ax) * i / n, ay + (by - ay) * i / n) for i in range(n)]
+    hits = []
+    poses = path.poses
+    for a, b in zip(poses, poses[1:]):
+        pa, pb = a.pose.position, b.pose.position
+        ya, turn = yaw(a), math.remainder(yaw(b) - yaw(a), 2 * math.pi)
+        n = max(1, math.ceil(math.hypot(pb.x - pa.x, pb.y - pa.y) / (model.res / 4)))
+        for i in range(n + 1):
+            t = i / n
+            x, y, th = pa.x + (pb.x - pa.x) * t, pa.y + (pb.y - pa.y) * t, ya + turn * t
+            c, s = math.cos(th), math.sin(th)
+            for u, v in outline:
+                px, py = x + c * u - s * v, y + s * u + c * v
+                cell = (math.floor((px - model.ox) / model.res), math.floor((py - model.oy) / model.res))
+                if model.occupied(*cell):
+                    hits.append((round(x, 3), round(y, 3), cell))
+    return hits

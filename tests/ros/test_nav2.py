@@ -24,13 +24,13 @@ from map_msgs.msg import OccupancyGridUpdate  # noqa: E402
 from nav2_msgs.action import ComputePathThroughPoses, ComputePathToPose  # noqa: E402
 from nav2_msgs.srv import IsPathValid  # noqa: E402
 from rcl_interfaces.msg import Parameter, ParameterType  # noqa: E402
-from rcl_interfaces.srv import SetParameters  # noqa: E402
+from rcl_interfaces.srv import GetParameters, SetParameters  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from blockstar_planner_msgs.msg import PlannerStatus as S  # noqa: E402
 from helpers import BIG, FAR, LATCHED, Peer, big_grid, make_grid, pose_stamped, quaternion_yaw, start_node, tmpdir  # noqa: E402
 from living import (GOAL, LOWER_DOOR, PARAMS, PATCH_QOS, RES, START, UPPER_DOOR, WALL_X, MapModel,  # noqa: E402
-                    assert_legal, door_patch, two_door_grid)
+                    assert_legal, door_patch, patch_msg, polygon_hits, through, two_door_grid)
 
 R = ComputePathToPose.Result
 T = ComputePathThroughPoses.Result
@@ -430,6 +430,64 @@ def test_is_path_valid_until_a_map_update_blocks_the_path(nav2):
         assert abs(x - (WALL_X + 0.5) * RES) < PARAMS["robot_radius"] + RES, (i, x)
     peer.update_pub.publish(door_patch(LOWER_DOOR, False))
     peer.spin_until(lambda: node.count("applied") > before + 1, what="the map update")
+
+
+TUGGER = [[0.55, 0.25], [0.55, -0.25], [-0.15, -0.25], [-0.15, 0.25]]
+
+
+def test_a_fleet_of_two_profiles_through_nav2s_actions():
+    """Two vehicles on one node (Nav2's planner_plugins, a profile's parameters nested under its
+    name): each plan is legal for its own vehicle (the tugger's outline checked here with plane
+    geometry); a door narrowed to 0.4 m passes the small robot and sends the 0.5 m tugger round
+    by the other door, and with that one closed the tugger gets NO_VALID_PATH; goals of both
+    profiles sent together are both answered SUCCESS (one does not supersede the other); an
+    unknown planner_id gets INVALID_PLANNER naming the profiles; a profile's parameter changes
+    that profile only."""
+    tmp = tmpdir("blockstar-fleet-")
+    text = "[" + ", ".join(f"[{x}, {y}]" for x, y in TUGGER) + "]"
+    params = dict(NAV2_PARAMS, planner_plugins=["GridBased", "Tugger"],
+                  Tugger={"footprint": text, "min_turning_radius": 0.5, "motion_model": "reeds_shepp"})
+    node, peer = start_nav2(tmp, "fleet1", params)
+    try:
+        grid = two_door_grid()
+        model = MapModel(grid)
+        peer.publish_map(grid, node)
+        narrow = patch_msg(WALL_X, LOWER_DOOR[4], 1, len(LOWER_DOOR) - 4, 100)
+        before = node.count("applied")
+        peer.update_pub.publish(narrow)
+        peer.spin_until(lambda: node.count("applied") > before, what="the map update")
+        model.apply(narrow)
+        start, goal = pose_stamped(*START), pose_stamped(*GOAL)
+        # Both profiles at once: neither supersedes the other.
+        small = peer.to_pose_goal(goal, start, "GridBased")
+        tugger = peer.to_pose_goal(goal, start, "Tugger")
+        small, tugger = peer.result(small).result, peer.result(tugger).result
+        assert small.error_code == R.NONE, small.error_msg
+        assert tugger.error_code == R.NONE, tugger.error_msg
+        assert_legal(small.path, model, PARAMS["robot_radius"])
+        assert through(small.path, LOWER_DOOR[:4]), "the small robot does not take the narrow door"
+        assert polygon_hits(tugger.path, model, TUGGER) == []
+        assert through(tugger.path, UPPER_DOOR), "the tugger does not go round by the wide door"
+        # The wide door closed: nothing for the tugger, the small robot still passes.
+        before = node.count("applied")
+        peer.update_pub.publish(door_patch(UPPER_DOOR, True))
+        peer.spin_until(lambda: node.count("applied") > before, what="the map update")
+        r = peer.plan_to(goal, start, "Tugger").result
+        assert r.error_code == R.NO_VALID_PATH, r.error_msg
+        assert peer.plan_to(goal, start, "").result.error_code == R.NONE
+        r = peer.plan_to(goal, start, "Forklift").result
+        assert r.error_code == R.INVALID_PLANNER
+        assert "Forklift" in r.error_msg and "GridBased" in r.error_msg and "Tugger" in r.error_msg, r.error_msg
+        # A profile's own parameter: that profile only.
+        peer.set_param("Tugger.min_turning_radius", 0.7)
+        get = peer.node.create_client(GetParameters, "/fleet1/planner_node/get_parameters")
+        names = ["Tugger.min_turning_radius", "min_turning_radius", "Tugger.footprint"]
+        values = peer.call(get, GetParameters.Request(names=names)).values
+        assert (values[0].double_value, values[1].double_value) == (0.7, PARAMS["min_turning_radius"])
+        assert values[2].string_value == text
+    finally:
+        peer.close()
+        node.stop()
 
 
 @pytest.fixture(scope="module")

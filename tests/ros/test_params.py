@@ -3,8 +3,6 @@ GetParameters service clients: invalid values and parameters that need a restart
 a reason and the old value kept; valid changes reach the next plan; a plan in progress finishes
 with the values it started with."""
 
-import math
-
 import pytest
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParameters
@@ -12,7 +10,7 @@ from rcl_interfaces.srv import GetParameters, SetParameters
 from blockstar_planner_msgs.msg import PlannerStatus as S
 
 from helpers import FAR, Peer, big_grid, start_with_peer, tmpdir
-from living import GOAL, PARAMS, START, MapModel, assert_legal, two_door_grid
+from living import GOAL, PARAMS, START, MapModel, assert_legal, polygon_hits, two_door_grid
 
 
 def value(v):
@@ -131,36 +129,6 @@ def test_valid_changes_reach_the_next_plan(setup):
     assert status.code == S.SUCCESS, status.message
     assert_legal(path, MapModel(grid), 0.2 * 2 ** 0.5 / 2)
     set_and_wait(node, peer, robot_side=0.0)
-
-
-def polygon_hits(path, model, polygon, step=0.01):
-    """Occupied cells of `model` under the outline of `polygon` (vehicle frame, metres) at every
-    pose of `path` and every quarter cell between them (positions and headings interpolated),
-    the outline sampled every `step` metres: a check independent of the node's rasteriser."""
-    def yaw(p):
-        q = p.pose.orientation
-        return 2.0 * math.atan2(q.z, q.w)
-
-    outline = []
-    for (ax, ay), (bx, by) in zip(polygon, polygon[1:] + polygon[:1]):
-        n = max(1, math.ceil(math.hypot(bx - ax, by - ay) / step))
-        outline += [(ax + (bx - ax) * i / n, ay + (by - ay) * i / n) for i in range(n)]
-    hits = []
-    poses = path.poses
-    for a, b in zip(poses, poses[1:]):
-        pa, pb = a.pose.position, b.pose.position
-        ya, turn = yaw(a), math.remainder(yaw(b) - yaw(a), 2 * math.pi)
-        n = max(1, math.ceil(math.hypot(pb.x - pa.x, pb.y - pa.y) / (model.res / 4)))
-        for i in range(n + 1):
-            t = i / n
-            x, y, th = pa.x + (pb.x - pa.x) * t, pa.y + (pb.y - pa.y) * t, ya + turn * t
-            c, s = math.cos(th), math.sin(th)
-            for u, v in outline:
-                px, py = x + c * u - s * v, y + s * u + c * v
-                cell = (math.floor((px - model.ox) / model.res), math.floor((py - model.oy) / model.res))
-                if model.occupied(*cell):
-                    hits.append((round(x, 3), round(y, 3), cell))
-    return hits
 
 
 def test_a_polygon_footprint_reaches_the_next_plan(setup):
