@@ -731,3 +731,26 @@ def test_the_nav2_benchmark_protocol_on_a_map_server_map():
     assert costed["success"] == shortest["success"], (costed, shortest)
     assert costed["median_mean_cost"] < shortest["median_mean_cost"], (costed, shortest)
     assert costed["clearance_median_m"] > shortest["clearance_median_m"], (costed, shortest)
+
+
+def test_the_fleet_benchmark_on_a_small_run():
+    """scripts/fleet_bench.py on depot, a few pairs: three profiles on one node through Nav2's
+    action; every answer arrives, every path is drivable for its own vehicle (checked by the
+    script: the discs' check of nav2_bench, the tugger's outline), and each profile's answers are
+    the same whether its goals come alone or interleaved with the other profiles'."""
+    import argparse
+    import sys
+
+    from helpers import ROOT
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import fleet_bench
+
+    args = argparse.Namespace(map=ROOT / "tests" / "data" / "ros_maps" / "depot.yaml", pairs=6, seed=2,
+                              timeout=5.0)
+    grid, answers = fleet_bench.run(args)
+    rows = fleet_bench.report(grid, answers)
+    assert [r["profile"] for r in rows] == ["GridBased", "Car", "Tugger"]
+    for r in rows:
+        assert r["pairs"] == 6 and r["illegal"] == [] and r["answers_changed"] == 0, r
+    assert all(r["success"] > 0 for r in rows), rows
