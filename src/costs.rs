@@ -335,3 +335,9 @@ mod tests {
         assert_eq!(f.extra_line(Point2::new(0.5, 2.5), Point2::new(9.5, 2.5)), 0.0);
     }
 }
+
+impl crate::memory::HeapSize for CostField {
+    fn heap_bytes(&self) -> usize {
+        self.distance.heap_bytes() + self.by_distance.heap_bytes() + self.cost.heap_bytes()
+    }
+}

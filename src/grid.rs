@@ -181,3 +181,9 @@ mod tests {
         assert_eq!(g, before);
     }
 }
+
+impl crate::memory::HeapSize for Grid {
+    fn heap_bytes(&self) -> usize {
+        self.blocked.heap_bytes()
+    }
+}

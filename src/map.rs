@@ -217,3 +217,9 @@ mod tests {
         assert!(!u.is_blocked(-1));
     }
 }
+
+impl crate::memory::HeapSize for OccupancyMap {
+    fn heap_bytes(&self) -> usize {
+        self.data.heap_bytes()
+    }
+}

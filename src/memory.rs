@@ -111,3 +111,23 @@ mod tests {
         assert_eq!(heap(), None);
     }
 }
+
+/// What a value holds on the heap (bytes of the buffers it owns, by their capacity): the figure
+/// `/diagnostics` and `blockstar bench-fleet` report per component of the map's structures. It
+/// does not depend on an allocator being installed; allocator overhead is not counted.
+pub trait HeapSize {
+    /// Bytes of heap this value owns.
+    fn heap_bytes(&self) -> usize;
+}
+
+impl<T: Copy> HeapSize for Vec<T> {
+    fn heap_bytes(&self) -> usize {
+        self.capacity() * std::mem::size_of::<T>()
+    }
+}
+
+impl<T: HeapSize> HeapSize for Option<T> {
+    fn heap_bytes(&self) -> usize {
+        self.as_ref().map_or(0, HeapSize::heap_bytes)
+    }
+}

@@ -217,6 +217,17 @@ fn bench_fleet_reports_what_a_second_profile_costs() {
     assert!(f("heap_fleet_bytes_per_cell") < f("heap_one_planner_per_vehicle_bytes_per_cell"));
     assert!(f("heap_per_extra_profile_bytes_per_cell") > 0.0);
     assert!(f("patch_fleet_ms") > 0.0 && f("patch_one_profile_ms") > 0.0);
+    // The components the structures count (their buffers) add up to what the allocator counted
+    // for the fleet, less what does not grow with the map: the Directional A* tables (under
+    // 2 MB here) and allocator rounding (3%).
+    let profiles = v["profile_bytes_per_cell"].as_array().expect("profile_bytes_per_cell");
+    let counted = f("shared_bytes_per_cell") + profiles.iter().map(|p| p["total"].as_f64().unwrap()).sum::<f64>();
+    let (heap, cells) = (f("heap_fleet_bytes_per_cell"), f("cells"));
+    let unaccounted = (heap - counted) * cells;
+    assert!(
+        counted <= heap * 1.001 && unaccounted < 0.03 * heap * cells + 2e6,
+        "components {counted} vs heap {heap} bytes per cell ({unaccounted} bytes unaccounted)"
+    );
     let out = run(&["--set", "forklift.robot_radius=0.45"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);

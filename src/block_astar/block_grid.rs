@@ -201,3 +201,9 @@ mod tests {
         assert!(BlockGrid::new(&grid, 5).is_err());
     }
 }
+
+impl crate::memory::HeapSize for BlockGrid {
+    fn heap_bytes(&self) -> usize {
+        self.mask.heap_bytes() + self.patterns.heap_bytes() + self.classes.heap_bytes()
+    }
+}

@@ -180,6 +180,19 @@ impl ClearanceMap {
         self.layers.iter().find(|l| l.capability() == capability)
     }
 
+    /// Heap bytes of what every vehicle shares: the values, the cell classes and every
+    /// capability's obstacle distance and true clearance.
+    pub fn annotation_bytes(&self) -> usize {
+        use crate::memory::HeapSize;
+        self.data.heap_bytes() + self.classes.heap_bytes() + self.layers.iter().map(HeapSize::heap_bytes).sum::<usize>()
+    }
+
+    /// Heap bytes of `vehicle`'s own mask and regions (None: not tracked).
+    pub fn vehicle_bytes(&self, vehicle: &Vehicle) -> Option<usize> {
+        use crate::memory::HeapSize;
+        self.tracked(vehicle).ok().map(|v| v.mask.heap_bytes() + v.regions.heap_bytes())
+    }
+
     /// The capabilities annotated, in the order they were added.
     pub fn capabilities(&self) -> Vec<Capability> {
         self.layers.iter().map(|l| l.capability()).collect()
@@ -430,4 +443,11 @@ fn update_mask(layer: &ClearanceLayer, footprint: Footprint, mask: &mut Grid, re
         }
     }
     changed
+}
+
+impl crate::memory::HeapSize for ClearanceMap {
+    fn heap_bytes(&self) -> usize {
+        let vehicles: usize = self.vehicles.iter().filter_map(|v| self.vehicle_bytes(&v.vehicle)).sum();
+        self.annotation_bytes() + vehicles
+    }
 }

@@ -327,3 +327,9 @@ mod tests {
         }
     }
 }
+
+impl crate::memory::HeapSize for DistanceField {
+    fn heap_bytes(&self) -> usize {
+        self.vertical.heap_bytes() + self.distance_sq.heap_bytes()
+    }
+}

@@ -114,3 +114,9 @@ impl ClearanceLayer {
         Some(union_rect(Some(a), b))
     }
 }
+
+impl crate::memory::HeapSize for ClearanceLayer {
+    fn heap_bytes(&self) -> usize {
+        self.blocked.heap_bytes() + self.distance.heap_bytes() + self.clearance.heap_bytes()
+    }
+}

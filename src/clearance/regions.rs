@@ -498,3 +498,9 @@ mod tests {
         assert!(r.same_region((0, 0), (59, 59)));
     }
 }
+
+impl crate::memory::HeapSize for Regions {
+    fn heap_bytes(&self) -> usize {
+        self.labels.heap_bytes() + self.parent.heap_bytes() + self.rank.heap_bytes() + self.stack.heap_bytes()
+    }
+}

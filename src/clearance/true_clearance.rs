@@ -183,3 +183,9 @@ mod tests {
         }
     }
 }
+
+impl crate::memory::HeapSize for TrueClearance {
+    fn heap_bytes(&self) -> usize {
+        self.values.heap_bytes()
+    }
+}

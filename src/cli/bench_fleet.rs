@@ -1,6 +1,7 @@
 //! `blockstar bench-fleet`: what each vehicle profile beyond the first costs on one map, in heap
 //! bytes per cell and in patch time, measured side by side with a single profile and with one
-//! planner per vehicle (one node per footprint, Nav2's way).
+//! planner per vehicle (one node per footprint, Nav2's way), and the bytes per cell of the
+//! shared annotations and of each profile's own structures, by component.
 //!
 //! Profiles are named as Nav2's `planner_plugins` and given parameters as the node's
 //! `<profile>.<parameter>` names: `--profiles amr,tugger --set tugger.min_turning_radius=0.8`.
@@ -130,6 +131,23 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
         }
     }
     let (fleet_patch, one_patch) = (median(fleet_ms), median(one_ms));
+    // 3. By component, from the structures themselves (HeapSize: bytes of the buffers they own).
+    let site = &fleet.default_planner().map().expect("a map is held").site;
+    let per_cell = |b: usize| b as f64 / cells;
+    let components: Vec<serde_json::Value> = fleet
+        .profiles()
+        .map(|(name, p)| {
+            let own = p.map().expect("a map is held").own_bytes();
+            serde_json::json!({
+                "profile": name,
+                "mask_and_regions": per_cell(own.mask_and_regions),
+                "collision": per_cell(own.collision),
+                "costs": per_cell(own.costs),
+                "blocks": per_cell(own.blocks),
+                "total": per_cell(own.total()),
+            })
+        })
+        .collect();
     let out = serde_json::json!({
         "map": args.map.display().to_string(),
         "cells": cells,
@@ -138,6 +156,8 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
         "heap_fleet_bytes_per_cell": fleet_bytes as f64 / cells,
         "heap_per_extra_profile_bytes_per_cell": (fleet_bytes as f64 - one_bytes as f64) / extra / cells,
         "heap_one_planner_per_vehicle_bytes_per_cell": separate_bytes as f64 / cells,
+        "shared_bytes_per_cell": per_cell(site.shared_bytes()),
+        "profile_bytes_per_cell": components,
         "patch_size": side,
         "patches": args.patches,
         "rounds": args.rounds,

@@ -34,7 +34,7 @@ pub use config::PlannerConfig;
 pub use figures::PathFigures;
 pub use fleet::Fleet;
 pub use leeway::{Leeway, DEFAULT_START_OVERLAP};
-pub use prepared::{MapUpdate, PreparedMap, SiteMap};
+pub use prepared::{MapUpdate, PreparedMap, ProfileBytes, SiteMap};
 pub use stats::{Plan, PlanStats, StageTime, StartOverlap};
 pub use status::{PlanError, StatusCode};
 pub use steps::thread_stores_bytes;

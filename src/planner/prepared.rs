@@ -116,6 +116,28 @@ impl SiteNeeds {
     }
 }
 
+/// The heap one profile holds of its own, by component (bytes; see [`PreparedMap::own_bytes`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProfileBytes {
+    /// Its vehicle's mask and regions, kept in the shared annotations (shared with any profile
+    /// whose vehicle is the same).
+    pub mask_and_regions: usize,
+    /// The collision map without the costs: obstacle prefix sums, the disk-safe cells, its
+    /// obstacle distance.
+    pub collision: usize,
+    /// The traversal costs (0 at `cost_penalty` 0).
+    pub costs: usize,
+    /// Block A*'s pattern codes (and the mask they are read from).
+    pub blocks: usize,
+}
+
+impl ProfileBytes {
+    /// All of it.
+    pub fn total(&self) -> usize {
+        self.mask_and_regions + self.collision + self.costs + self.blocks
+    }
+}
+
 /// What [`SiteMap::new`] builds for a group of profiles: the annotations' configuration, one
 /// capability layer per distinct traversability, one tracked vehicle per distinct vehicle.
 struct SitePlan {
@@ -173,6 +195,13 @@ impl SiteMap {
         Ok(Self { map, clearance })
     }
 
+    /// Heap bytes every profile shares: the occupancy values and the clearance annotations (the
+    /// vehicles' masks and regions excluded: see [`ProfileBytes`]).
+    pub fn shared_bytes(&self) -> usize {
+        use crate::memory::HeapSize;
+        self.map.heap_bytes() + self.clearance.annotation_bytes()
+    }
+
     /// True when this site is exactly what [`SiteMap::new`] would build for `configs`: the same
     /// annotations, layers and tracked vehicles, so the profiles can plan on it as it is.
     pub fn fits(&self, configs: &[&PlannerConfig]) -> bool {
@@ -220,6 +249,19 @@ impl PreparedMap {
         collision.set_costs(config.cost_rule(res).map(|rule| CostField::new(&site.map, rule)));
         let refiner = refiner::for_config(config, res, previous.map(|p| p.refiner.as_ref()))?;
         Ok(Self { site, vehicle, collision, blocks, refiner })
+    }
+
+    /// The heap this profile holds of its own, by component (the Directional A* tables, which
+    /// do not grow with the map, left out).
+    pub fn own_bytes(&self) -> ProfileBytes {
+        use crate::memory::HeapSize;
+        let costs = self.collision.costs().map_or(0, HeapSize::heap_bytes);
+        ProfileBytes {
+            mask_and_regions: self.site.clearance.vehicle_bytes(&self.vehicle).unwrap_or(0),
+            collision: self.collision.heap_bytes() - costs,
+            costs,
+            blocks: self.blocks.heap_bytes(),
+        }
     }
 
     /// Splits off the site, so a group of profiles can hand theirs back and have it edited in

@@ -745,6 +745,12 @@ impl NodeState {
             tf_frames: buffer.frames(),
             queued_updates: self.updates.len(),
             action_goals: self.out.action_goals.iter().map(|count| count()).sum(),
+            map_shared_bytes: self.fleet.default_planner().map().map_or(0, |m| m.site.shared_bytes()),
+            profile_bytes: self
+                .fleet
+                .profiles()
+                .map(|(name, p)| (name.to_string(), p.map().map_or(0, |m| m.own_bytes().total())))
+                .collect(),
         };
         self.out.diagnostics(&holdings);
     }

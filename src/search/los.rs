@@ -382,3 +382,9 @@ mod tests {
         }
     }
 }
+
+impl crate::memory::HeapSize for CellMask {
+    fn heap_bytes(&self) -> usize {
+        self.cells.heap_bytes()
+    }
+}

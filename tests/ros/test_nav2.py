@@ -478,6 +478,24 @@ def test_a_fleet_of_two_profiles_through_nav2s_actions():
         r = peer.plan_to(goal, start, "Forklift").result
         assert r.error_code == R.INVALID_PLANNER
         assert "Forklift" in r.error_msg and "GridBased" in r.error_msg and "Tugger" in r.error_msg, r.error_msg
+        # /diagnostics: the map's shared bytes and each profile's own, within the heap held.
+        seen = []
+
+        def on_diagnostics(msg):
+            for status in msg.status:
+                values = {kv.key: kv.value for kv in status.values}
+                if "profile_bytes.Tugger" in values:
+                    seen.append(values)
+
+        sub = peer.node.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
+        peer.spin_until(lambda: seen, 5.0, "the fleet node's diagnostics")
+        peer.node.destroy_subscription(sub)
+        d = {k: int(v) for k, v in seen[-1].items() if k in ("map_shared_bytes", "profile_bytes.GridBased",
+                                                             "profile_bytes.Tugger", "heap_bytes")}
+        cells = grid.info.width * grid.info.height
+        assert d["map_shared_bytes"] >= cells and d["profile_bytes.GridBased"] >= cells, d
+        assert d["profile_bytes.Tugger"] >= cells, d
+        assert d["map_shared_bytes"] + d["profile_bytes.GridBased"] + d["profile_bytes.Tugger"] < d["heap_bytes"], d
         # A profile's own parameter: that profile only.
         peer.set_param("Tugger.min_turning_radius", 0.7)
         get = peer.node.create_client(GetParameters, "/fleet1/planner_node/get_parameters")

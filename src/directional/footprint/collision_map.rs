@@ -547,3 +547,9 @@ impl Proven {
         &self.runs[..self.len]
     }
 }
+
+impl crate::memory::HeapSize for CollisionMap {
+    fn heap_bytes(&self) -> usize {
+        self.prefix.heap_bytes() + self.safe.heap_bytes() + self.field.heap_bytes() + self.costs.heap_bytes()
+    }
+}
