@@ -238,6 +238,12 @@ fn sample_mid(len: f64, mut f: impl FnMut(f64) -> u8) -> f64 {
     sum as f64 * ds
 }
 
+impl crate::memory::HeapSize for CostField {
+    fn heap_bytes(&self) -> usize {
+        self.distance.heap_bytes() + self.by_distance.heap_bytes() + self.cost.heap_bytes()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,11 +339,5 @@ mod tests {
         assert!((f.extra_along(&seg) - got).abs() < 1e-9);
         // The row above holds nothing.
         assert_eq!(f.extra_line(Point2::new(0.5, 2.5), Point2::new(9.5, 2.5)), 0.0);
-    }
-}
-
-impl crate::memory::HeapSize for CostField {
-    fn heap_bytes(&self) -> usize {
-        self.distance.heap_bytes() + self.by_distance.heap_bytes() + self.cost.heap_bytes()
     }
 }

@@ -151,6 +151,12 @@ impl Grid {
     }
 }
 
+impl crate::memory::HeapSize for Grid {
+    fn heap_bytes(&self) -> usize {
+        self.blocked.heap_bytes()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,11 +185,5 @@ mod tests {
         let before = g.clone();
         assert!(g.set_blocked(3, 0, true).is_err());
         assert_eq!(g, before);
-    }
-}
-
-impl crate::memory::HeapSize for Grid {
-    fn heap_bytes(&self) -> usize {
-        self.blocked.heap_bytes()
     }
 }

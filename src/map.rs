@@ -173,6 +173,12 @@ impl OccupancyMap {
     }
 }
 
+impl crate::memory::HeapSize for OccupancyMap {
+    fn heap_bytes(&self) -> usize {
+        self.data.heap_bytes()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,11 +221,5 @@ mod tests {
         assert!(!t.is_blocked(0) && !t.is_blocked(64));
         let u = Traversability { allow_unknown: true, ..t };
         assert!(!u.is_blocked(-1));
-    }
-}
-
-impl crate::memory::HeapSize for OccupancyMap {
-    fn heap_bytes(&self) -> usize {
-        self.data.heap_bytes()
     }
 }

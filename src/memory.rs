@@ -86,6 +86,26 @@ pub fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 
+/// What a value holds on the heap (bytes of the buffers it owns, by their capacity): the figure
+/// `/diagnostics` and `blockstar bench-fleet` report per component of the map's structures. It
+/// does not depend on an allocator being installed; allocator overhead is not counted.
+pub trait HeapSize {
+    /// Bytes of heap this value owns.
+    fn heap_bytes(&self) -> usize;
+}
+
+impl<T: Copy> HeapSize for Vec<T> {
+    fn heap_bytes(&self) -> usize {
+        self.capacity() * std::mem::size_of::<T>()
+    }
+}
+
+impl<T: HeapSize> HeapSize for Option<T> {
+    fn heap_bytes(&self) -> usize {
+        self.as_ref().map_or(0, HeapSize::heap_bytes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,25 +129,5 @@ mod tests {
     fn no_heap_figures_without_the_counting_allocator() {
         // The library's own test binary does not install it.
         assert_eq!(heap(), None);
-    }
-}
-
-/// What a value holds on the heap (bytes of the buffers it owns, by their capacity): the figure
-/// `/diagnostics` and `blockstar bench-fleet` report per component of the map's structures. It
-/// does not depend on an allocator being installed; allocator overhead is not counted.
-pub trait HeapSize {
-    /// Bytes of heap this value owns.
-    fn heap_bytes(&self) -> usize;
-}
-
-impl<T: Copy> HeapSize for Vec<T> {
-    fn heap_bytes(&self) -> usize {
-        self.capacity() * std::mem::size_of::<T>()
-    }
-}
-
-impl<T: HeapSize> HeapSize for Option<T> {
-    fn heap_bytes(&self) -> usize {
-        self.as_ref().map_or(0, HeapSize::heap_bytes)
     }
 }

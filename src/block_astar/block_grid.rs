@@ -171,6 +171,12 @@ impl BlockGrid {
     }
 }
 
+impl crate::memory::HeapSize for BlockGrid {
+    fn heap_bytes(&self) -> usize {
+        self.mask.heap_bytes() + self.patterns.heap_bytes() + self.classes.heap_bytes()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,11 +205,5 @@ mod tests {
         assert!(bg.update_rect(&grid, CellRect { x: 5, y: 0, width: 2, height: 1 }).is_err());
         assert_eq!(bg, before);
         assert!(BlockGrid::new(&grid, 5).is_err());
-    }
-}
-
-impl crate::memory::HeapSize for BlockGrid {
-    fn heap_bytes(&self) -> usize {
-        self.mask.heap_bytes() + self.patterns.heap_bytes() + self.classes.heap_bytes()
     }
 }

@@ -249,6 +249,12 @@ pub fn brute_force_distance_sq(width: usize, height: usize, blocked: &[bool], ca
     out
 }
 
+impl crate::memory::HeapSize for DistanceField {
+    fn heap_bytes(&self) -> usize {
+        self.vertical.heap_bytes() + self.distance_sq.heap_bytes()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,11 +331,5 @@ mod tests {
                 prop_assert_eq!(&f, &DistanceField::new(w, h, &blocked, cap));
             }
         }
-    }
-}
-
-impl crate::memory::HeapSize for DistanceField {
-    fn heap_bytes(&self) -> usize {
-        self.vertical.heap_bytes() + self.distance_sq.heap_bytes()
     }
 }

@@ -388,6 +388,12 @@ impl Regions {
     }
 }
 
+impl crate::memory::HeapSize for Regions {
+    fn heap_bytes(&self) -> usize {
+        self.labels.heap_bytes() + self.parent.heap_bytes() + self.rank.heap_bytes() + self.stack.heap_bytes()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -496,11 +502,5 @@ mod tests {
         g.set_blocked(30, 45, false).unwrap();
         r.update(&g, CellRect { x: 30, y: 45, width: 1, height: 1 });
         assert!(r.same_region((0, 0), (59, 59)));
-    }
-}
-
-impl crate::memory::HeapSize for Regions {
-    fn heap_bytes(&self) -> usize {
-        self.labels.heap_bytes() + self.parent.heap_bytes() + self.rank.heap_bytes() + self.stack.heap_bytes()
     }
 }

@@ -126,6 +126,12 @@ pub fn brute_force_clearance(width: usize, height: usize, blocked: &[bool], cap:
     out
 }
 
+impl crate::memory::HeapSize for TrueClearance {
+    fn heap_bytes(&self) -> usize {
+        self.values.heap_bytes()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,11 +187,5 @@ mod tests {
                 prop_assert_eq!(&c, &TrueClearance::new(w, h, &blocked, cap));
             }
         }
-    }
-}
-
-impl crate::memory::HeapSize for TrueClearance {
-    fn heap_bytes(&self) -> usize {
-        self.values.heap_bytes()
     }
 }

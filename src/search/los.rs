@@ -239,6 +239,12 @@ impl CellMask {
     }
 }
 
+impl crate::memory::HeapSize for CellMask {
+    fn heap_bytes(&self) -> usize {
+        self.cells.heap_bytes()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -380,11 +386,5 @@ mod tests {
                 }
             }
         }
-    }
-}
-
-impl crate::memory::HeapSize for CellMask {
-    fn heap_bytes(&self) -> usize {
-        self.cells.heap_bytes()
     }
 }
