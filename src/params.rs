@@ -290,7 +290,16 @@ impl NodeParams {
         match lookup(PLANNER_PLUGINS) {
             None => p.planner_plugins = vec![p.planner_id.clone()],
             Some(ParamValue::Strings(names)) => {
-                p.planner_id = names.first().cloned().unwrap_or_default();
+                let first = names.first().cloned().unwrap_or_default();
+                // planner_id names the default profile: set both, they must agree.
+                if lookup("planner_id").is_some() && first != p.planner_id {
+                    return Err(invalid(format!(
+                        "planner_id {:?} is not the first of {PLANNER_PLUGINS} {names:?}: the first profile is the \
+                         default one and planner_id is its name (set one of them, or both alike)",
+                        p.planner_id
+                    )));
+                }
+                p.planner_id = first;
                 p.planner_plugins = names;
             }
             Some(other) => {
@@ -298,6 +307,26 @@ impl NodeParams {
             }
         }
         p.check_profile_names()?;
+        // Names the reader would otherwise pass over without a word: the first profile's
+        // parameters under its name (Nav2's nesting; here they are the unprefixed ones), and a
+        // profile's copy of a map-level parameter.
+        for (i, name) in p.planner_plugins.iter().enumerate() {
+            for spec in PlannerConfig::PARAMS.iter() {
+                let prefixed = format!("{name}.{}", spec.name);
+                let map_level = MAP_LEVEL_PARAMS.contains(&spec.name);
+                if (i == 0 || map_level) && lookup(&prefixed).is_some() {
+                    let why = if map_level {
+                        format!("{} is the map's, one for all", spec.name)
+                    } else {
+                        format!("{name} is the default profile, whose parameters are the unprefixed ones")
+                    };
+                    return Err(invalid(format!(
+                        "parameter {prefixed} is not read: {why} (set {} without a prefix)",
+                        spec.name
+                    )));
+                }
+            }
+        }
         for name in p.planner_plugins.iter().skip(1) {
             let mut config = p.planner.clone();
             for spec in profile_params() {
@@ -558,7 +587,8 @@ mod tests {
             None
         })
         .unwrap();
-        let asked = asked.into_inner();
+        // The prefixed names asked for are the checks for parameters the reader would pass over.
+        let asked: Vec<String> = asked.into_inner().into_iter().filter(|n| !n.contains('.')).collect();
         for key in &keys {
             assert!(asked.contains(key), "config/planner.yaml sets {key}, which NodeParams does not read");
         }
@@ -853,6 +883,15 @@ mod profile_tests {
             assert!(from(&[(PLANNER_PLUGINS, names(&list))]).is_err(), "{list:?}");
         }
         assert!(from(&[(PLANNER_PLUGINS, ParamValue::String("A".into()))]).is_err());
+        // planner_id and planner_plugins disagree; names the reader would pass over.
+        let e =
+            from(&[(PLANNER_PLUGINS, names(&["A", "B"])), ("planner_id", ParamValue::String("C".into()))]).unwrap_err();
+        assert!(e.message.contains("planner_id"), "{e}");
+        assert!(from(&[(PLANNER_PLUGINS, names(&["A", "B"])), ("planner_id", ParamValue::String("A".into()))]).is_ok());
+        for name in ["A.robot_radius", "B.occupied_threshold", "B.max_map_cells"] {
+            let e = from(&[(PLANNER_PLUGINS, names(&["A", "B"])), (name, ParamValue::Integer(1))]).unwrap_err();
+            assert!(e.message.contains(name) && e.message.contains("without a prefix"), "{e}");
+        }
         let e = from(&[(PLANNER_PLUGINS, names(&["A", "B"])), ("B.robot_radius", ParamValue::String("x".into()))])
             .unwrap_err();
         assert!(e.message.contains("profile B"), "{e}");

@@ -191,6 +191,15 @@ fn a_parameter_change_touches_its_own_profile_only() {
     assert!(e.message.contains("occupied_threshold"), "{}", e.message);
     assert_eq!(fleet.planner("Car").unwrap().config().robot_radius, 0.45);
     assert!(Arc::ptr_eq(&fleet.default_planner().map().unwrap().site, &site));
+    // The map's threshold changes for every profile in one step, and the map is annotated anew.
+    let all: Vec<PlannerConfig> =
+        fleet.profiles().map(|(_, p)| PlannerConfig { occupied_threshold: 30, ..p.config().clone() }).collect();
+    fleet.set_configs(all).unwrap();
+    assert!(fleet.profiles().all(|(_, p)| p.config().occupied_threshold == 30));
+    let now = fleet.default_planner().map().unwrap().site.clone();
+    assert!(!Arc::ptr_eq(&now, &site));
+    assert_eq!(now.clearance.config().classifier.occupied_threshold, 30);
+    assert_tracks_exactly_the_profiles(&fleet);
 }
 
 #[test]

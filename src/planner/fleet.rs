@@ -145,11 +145,23 @@ impl Fleet {
     }
 
     /// Gives profile `name` (`""`: the default) new parameters; the other profiles plan as
-    /// before. The map's annotations are made anew only when the vehicle's size or the map's
-    /// threshold changed. Fails with `INVALID_PLANNER` (no such profile) or `INVALID_INPUT`;
+    /// before. Fails with `INVALID_PLANNER` (no such profile) or as [`Fleet::set_configs`];
     /// nothing changes then.
     pub fn set_config(&mut self, name: &str, config: PlannerConfig) -> Result<(), PlanError> {
         let index = self.index(name)?;
-        maps::set_config(&mut self.group(), index, config)
+        let mut configs: Vec<PlannerConfig> = self.planners.iter().map(|p| p.config().clone()).collect();
+        configs[index] = config;
+        self.set_configs(configs)
+    }
+
+    /// Gives every profile its parameters at once (`configs` in the profiles' order), so a change
+    /// that must reach all of them together (the map's `occupied_threshold`) is one step. The
+    /// map is annotated anew, once, only when the annotations the profiles need changed (a
+    /// vehicle's size or traversability, the threshold); a profile whose parameters did not
+    /// change keeps its map otherwise. Fails with `INVALID_INPUT` (a count that is not the
+    /// profiles', parameters out of range, profiles reading the map with different thresholds, a
+    /// footprint the map cannot annotate); nothing changes then.
+    pub fn set_configs(&mut self, configs: Vec<PlannerConfig>) -> Result<(), PlanError> {
+        maps::set_configs(&mut self.group(), configs)
     }
 }

@@ -98,14 +98,19 @@ pub(super) fn update_map(group: &mut [&mut Planner], map: OccupancyMap) -> Resul
     })
 }
 
-/// Gives profile `index` of the group the parameters `config`. The map's annotations are kept
-/// when they are exactly what the group needs under the new parameters (the vehicle's size and
-/// the map's threshold unchanged); otherwise they are made anew for the whole group. On error
-/// nothing changes.
-pub(super) fn set_config(group: &mut [&mut Planner], index: usize, config: PlannerConfig) -> Result<(), PlanError> {
-    config.validate()?;
-    let mut configs = configs_of(group);
-    configs[index] = config;
+/// Gives the group's profiles the parameters `configs` (one per profile, in order), all or
+/// nothing. The map's annotations are kept when they are exactly what the group needs under the
+/// new parameters (no vehicle's size, traversability or the map's threshold changed); otherwise
+/// they are made anew once for the whole group. Profiles whose parameters did not change keep
+/// their maps as they are (unless the annotations were made anew). On error nothing changes.
+pub(super) fn set_configs(group: &mut [&mut Planner], configs: Vec<PlannerConfig>) -> Result<(), PlanError> {
+    if configs.len() != group.len() {
+        let (got, want) = (configs.len(), group.len());
+        return Err(PlanError::new(StatusCode::InvalidInput, format!("{got} parameter sets for {want} profiles")));
+    }
+    for c in &configs {
+        c.validate()?;
+    }
     let site = match group.first().and_then(|p| p.map.as_ref()) {
         None => None,
         Some(held) => {
@@ -150,7 +155,8 @@ fn derive_all(group: &mut [&mut Planner], site: Arc<SiteMap>, configs: &[Planner
 
 /// Runs `edit` on the group's site, then has each profile follow what it changed. Returns one
 /// update per profile. When `edit` fails (it must fail before changing anything) every profile
-/// keeps its map.
+/// keeps its map. A profile's layers refusing to follow (not expected: they are derived from the
+/// site that was just accepted) is returned as an error after the site changed.
 fn edit_site(
     group: &mut [&mut Planner],
     edit: impl FnOnce(&mut SiteMap) -> Result<(ChangedRegion, Option<CellRect>), PlanError>,

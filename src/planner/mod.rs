@@ -141,7 +141,7 @@ impl Planner {
     /// Replaces the parameters and re-derives the held map under them (its annotations kept
     /// when the vehicle's size and the map's threshold are unchanged). On error nothing changes.
     pub fn set_config(&mut self, config: PlannerConfig) -> Result<(), PlanError> {
-        maps::set_config(&mut [self], 0, config)
+        maps::set_configs(&mut [self], vec![config])
     }
 
     /// Plans from `start` to `goal` (map frame, metres and radians). `goal.yaw` is the requested

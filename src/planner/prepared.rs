@@ -227,9 +227,9 @@ impl PreparedMap {
         Self::on_site(site, config, lddb, previous)
     }
 
-    /// Derives what `config`'s vehicle needs from `site`, which must serve it
-    /// ([`SiteMap::serves`]), reusing `previous` tables when they still apply. Fails with
-    /// `INVALID_INPUT` when it does not.
+    /// Derives what `config`'s vehicle needs from `site`, which must track its vehicle (a site
+    /// [`SiteMap::new`] built with `config` among its profiles'), reusing `previous` tables when
+    /// they still apply. Fails with `INVALID_INPUT` when it does not.
     pub fn on_site(
         site: Arc<SiteMap>,
         config: &PlannerConfig,

@@ -230,7 +230,8 @@ pub fn run() -> Result<(), String> {
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
-        // Blocking threads: rcl's executor, one plan and one batch of map updates at a time.
+        // Blocking threads: rcl's executor, and at most three at once of: plans (one per vehicle
+        // profile at a time) and batches of map updates (one at a time, between plans).
         // Capped, so the per-thread working memory of the planner (the Dubins memo, search
         // scratch) is held by a bounded number of threads.
         .max_blocking_threads(4)

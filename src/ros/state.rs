@@ -247,9 +247,7 @@ impl NodeState {
         let params = self.live.lock().map_err(|_| "parameter lock poisoned".to_string())?.params.clone();
         params.validate().map_err(|e| e.to_string())?;
         let mut fleet = self.fleet.clone();
-        for (name, config) in params.profile_configs() {
-            fleet.set_config(&name, config).map_err(|e| format!("profile {name}: {e}"))?;
-        }
+        fleet.set_configs(params.profile_configs().into_iter().map(|(_, c)| c).collect()).map_err(|e| e.to_string())?;
         if !params.map_file.is_empty() {
             let path = std::path::Path::new(&params.map_file);
             let map = load_map_file(path, &params.global_frame, params.planner.max_map_cells)

@@ -224,33 +224,28 @@ fn apply(fleet: &mut Fleet, update: Update) -> Report {
             Report { kind: Kind::Patch, result: result.map(|_| text), changed }
         }
         Update::Config(configs) => {
-            // Each profile whose parameters changed, alone; the first refusal stops the batch's
-            // set there (the profiles before it keep their new parameters, and say so).
-            let names: Vec<String> = fleet.names().to_vec();
-            let mut lines = Vec::new();
-            for (name, config) in names.iter().zip(configs) {
-                if fleet.planner(name).is_ok_and(|p| *p.config() == config) {
-                    continue;
-                }
-                let line = format!(
-                    "{name}: robot_radius {} m, footprint {}, min_turning_radius {} m, motion_model {}, heading_bins {}",
-                    config.robot_radius,
-                    crate::polygon::Polygon::to_nav2(config.footprint.as_ref()),
-                    config.min_turning_radius,
-                    config.motion_model.name(),
-                    config.heading_bins,
-                );
-                if let Err(e) = fleet.set_config(name, config) {
-                    let applied =
-                        if lines.is_empty() { String::new() } else { format!(" (applied: {})", lines.join("; ")) };
-                    let e = PlanError::new(e.code, format!("{}{applied}", e.message));
-                    return Report { kind: Kind::Config, changed: !lines.is_empty(), result: Err(e) };
-                }
-                lines.push(line);
-            }
-            let changed = !lines.is_empty();
-            let text = format!("parameters in use: {}", if changed { lines.join("; ") } else { "unchanged".into() });
-            Report { kind: Kind::Config, changed, result: Ok(text) }
+            // Every profile's parameters in one step (all or nothing), so a change that reaches
+            // every profile together (the map's threshold) is never half applied.
+            let lines: Vec<String> = fleet
+                .profiles()
+                .zip(&configs)
+                .filter(|((_, p), c)| p.config() != *c)
+                .map(|((name, _), c)| {
+                    format!(
+                        "{name}: robot_radius {} m, footprint {}, min_turning_radius {} m, motion_model {}, heading_bins {}",
+                        c.robot_radius,
+                        crate::polygon::Polygon::to_nav2(c.footprint.as_ref()),
+                        c.min_turning_radius,
+                        c.motion_model.name(),
+                        c.heading_bins,
+                    )
+                })
+                .collect();
+            let result = fleet.set_configs(configs);
+            let changed = result.is_ok() && !lines.is_empty();
+            let text =
+                format!("parameters in use: {}", if lines.is_empty() { "unchanged".into() } else { lines.join("; ") });
+            Report { kind: Kind::Config, changed, result: result.map(|_| text) }
         }
     }
 }
