@@ -27,7 +27,6 @@ import argparse
 import json
 import pathlib
 import sys
-import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "ros"))
@@ -39,7 +38,7 @@ from nav2_msgs.action import ComputePathToPose  # noqa: E402
 
 from helpers import exit_on_sigterm, load_map_server_yaml, pose_stamped, start_node, tmpdir  # noqa: E402
 from living import MapModel, polygon_hits  # noqa: E402
-from nav2_bench import DiscMap, check_path, draw_pairs, percentile  # noqa: E402
+from nav2_bench import DiscMap, check_path, draw_pairs, percentile, wait_for  # noqa: E402
 
 TUGGER = [[0.7, 0.2], [0.7, -0.2], [-0.15, -0.2], [-0.15, 0.2]]
 # (name, the profile's own parameters, disc radius for the check or None for the tugger's
@@ -79,12 +78,7 @@ def run(args):
             raise SystemExit("no compute_path_to_pose server")
 
         def wait(fut, timeout):
-            end = time.monotonic() + timeout
-            while not fut.done():
-                if time.monotonic() > end:
-                    raise SystemExit("the node stopped answering")
-                rclpy.spin_once(client_node, timeout_sec=0.01)
-            return fut.result()
+            return wait_for(client_node, fut, timeout)
 
         def ask(pair, profile):
             start, goal = world(pair[0]), world(pair[1])

@@ -219,6 +219,16 @@ def check_path(path, disc, start, goal, turning, moved_said=False):
     return None
 
 
+def wait_for(node, fut, timeout):
+    """Spins `node` until `fut` is done (its result), or stops the benchmark after `timeout` s."""
+    end = time.monotonic() + timeout
+    while not fut.done():
+        if time.monotonic() > end:
+            raise SystemExit("the node stopped answering")
+        rclpy.spin_once(node, timeout_sec=0.01)
+    return fut.result()
+
+
 def draw_pairs(disc, n, seed):
     rng = random.Random(seed)
     free = [(x, y) for y in range(disc.h) for x in range(disc.w) if disc.data[y * disc.w + x] == 0]
@@ -259,12 +269,7 @@ def run(args, cost_penalty=None):
         # waits for this client's reader (README, "Action and service responses").
 
         def wait(fut, timeout):
-            end = time.monotonic() + timeout
-            while not fut.done():
-                if time.monotonic() > end:
-                    raise SystemExit("the node stopped answering")
-                rclpy.spin_once(client_node, timeout_sec=0.01)
-            return fut.result()
+            return wait_for(client_node, fut, timeout)
 
         for s_cell, g_cell in pairs:
             start, goal = world(s_cell), world(g_cell)

@@ -103,7 +103,9 @@ impl Fleet {
         self.names.iter().map(String::as_str).zip(&self.planners)
     }
 
-    fn index(&self, name: &str) -> Result<usize, PlanError> {
+    /// The position of profile `name` among [`Fleet::profiles`] (`""`: 0, the default). Fails
+    /// with `INVALID_PLANNER`, naming the profiles served, when there is none of that name.
+    pub fn index(&self, name: &str) -> Result<usize, PlanError> {
         if name.is_empty() {
             return Ok(0);
         }

@@ -352,18 +352,10 @@ impl NodeState {
     /// Submits `req` for the profile `planner_id` names (empty: the default); an unknown name
     /// is answered INVALID_PLANNER with the names served.
     fn submit_for(&mut self, mut req: Request, planner_id: &str) {
-        let found = self.fleet.names().iter().position(|n| n == planner_id);
-        req.profile = match (planner_id.is_empty(), found) {
-            (true, _) => 0,
-            (false, Some(i)) => i,
-            (false, None) => {
-                let e = PlanError::new(
-                    StatusCode::InvalidPlanner,
-                    format!("planner_id {planner_id:?} is not served here; this node serves {:?}", self.fleet.names()),
-                );
-                return self.finish(req, Err(e));
-            }
-        };
+        match self.fleet.index(planner_id) {
+            Ok(profile) => req.profile = profile,
+            Err(e) => return self.finish(req, Err(e)),
+        }
         self.submit(req);
     }
 
