@@ -61,7 +61,14 @@ inputs_hash() {
 }
 
 HASH="$(inputs_hash)"
-if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$HASH" ] && { system_ros || [ -x "$VENV/bin/python" ]; }; then
+# The manylinux include links are machine-wide and point into the venv of the checkout that made
+# them: another checkout's set-up may have re-pointed them, and that checkout may be gone.
+many_links_resolve() {
+    [ -e /opt/python/cp311-cp311/include/python3.11 ] \
+        && [ -e /opt/python/cp311-cp311/lib/python3.11/site-packages/numpy/_core/include ]
+}
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$HASH" ] \
+    && { system_ros || { [ -x "$VENV/bin/python" ] && many_links_resolve; }; }; then
     log "up to date ($STAMP)"
     exit 0
 fi

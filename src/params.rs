@@ -384,6 +384,16 @@ impl NodeParams {
                     "{PLANNER_PLUGINS}: {name:?} is empty, repeated, or holds '.', '/' or a space"
                 )));
             }
+            // Every profile after the first publishes its plans under ~/<profile>/: a ROS name
+            // token.
+            let token = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if i > 0 && !token {
+                return Err(invalid(format!(
+                    "{PLANNER_PLUGINS}: {name:?} must be a ROS name token (letters, digits and '_', not starting \
+                     with a digit): its plans are published under ~/{name}/"
+                )));
+            }
         }
         Ok(())
     }
@@ -879,9 +889,12 @@ mod profile_tests {
 
     #[test]
     fn bad_profile_lists_are_refused() {
-        for list in [vec![], vec!["A", "A"], vec!["A", "B.c"], vec!["", "B"]] {
+        for list in [vec![], vec!["A", "A"], vec!["A", "B.c"], vec!["", "B"], vec!["A", "b-2"], vec!["A", "2b"]] {
             assert!(from(&[(PLANNER_PLUGINS, names(&list))]).is_err(), "{list:?}");
         }
+        // The default profile's name is only a planner_id; the others' are topic name tokens.
+        let (list, id) = (names(&["grid-based", "Tug_2"]), ParamValue::String("grid-based".into()));
+        assert!(from(&[(PLANNER_PLUGINS, list), ("planner_id", id)]).is_ok());
         assert!(from(&[(PLANNER_PLUGINS, ParamValue::String("A".into()))]).is_err());
         // planner_id and planner_plugins disagree; names the reader would pass over.
         let e =

@@ -9,7 +9,7 @@
 
 use super::action_server;
 use super::live_params::{from_r2r, LiveParams};
-use super::outputs::Outputs;
+use super::outputs::{Outputs, PlanTopics};
 use super::responder::Responder;
 use super::spin_gate::SpinGate;
 use super::state::NodeState;
@@ -207,12 +207,19 @@ pub fn run() -> Result<(), String> {
     let live = Arc::new(Mutex::new(LiveParams { params: params.clone() }));
     let (param_services, mut param_events) =
         node.make_derived_parameter_handler(live.clone()).map_err(|x| e("the parameter services", x))?;
+    let mut plans = Vec::new();
+    for (profile, name) in params.profile_names().iter().enumerate() {
+        let [path, trajectory, any_angle, markers] = PlanTopics::names(profile, name);
+        plans.push(PlanTopics {
+            path: node.create_publisher(&path, latched_qos(1)).map_err(|x| e(&path, x))?,
+            trajectory: node.create_publisher(&trajectory, latched_qos(1)).map_err(|x| e(&trajectory, x))?,
+            any_angle: node.create_publisher(&any_angle, latched_qos(1)).map_err(|x| e(&any_angle, x))?,
+            markers: node.create_publisher(&markers, latched_qos(1)).map_err(|x| e(&markers, x))?,
+        });
+    }
     let out = Outputs {
-        path: node.create_publisher("plan", latched_qos(1)).map_err(|x| e("plan", x))?,
-        trajectory: node.create_publisher("~/trajectory", latched_qos(1)).map_err(|x| e("~/trajectory", x))?,
+        plans,
         status: node.create_publisher("~/status", latched_qos(20)).map_err(|x| e("~/status", x))?,
-        any_angle: node.create_publisher("~/any_angle_plan", latched_qos(1)).map_err(|x| e("~/any_angle_plan", x))?,
-        markers: node.create_publisher("~/markers", latched_qos(1)).map_err(|x| e("~/markers", x))?,
         // The topic diagnostic_updater publishes on: absolute, so an aggregator finds every node's.
         diagnostics: node
             .create_publisher("/diagnostics", QosProfile::default().keep_last(10))

@@ -1,6 +1,7 @@
 //! The node's publishers and what it publishes on them: plans (`/plan`, `~/trajectory`,
-//! `~/any_angle_plan`, `~/markers`), the stop signal (all of them empty), statuses and the
-//! clearance display. Nothing is published while the node is not active (lifecycle).
+//! `~/any_angle_plan`, `~/markers` for the default vehicle profile; `~/<profile>/plan` and so on
+//! for each other profile), the stop signal (all of them empty), statuses and the clearance
+//! display. Nothing is published while the node is not active (lifecycle).
 
 use super::convert::{any_angle_to_msg, map_to_msg, path_to_msg, status_to_msg, trajectory_to_msg, StatusEvent};
 use super::markers::{plan_markers, Outline};
@@ -23,18 +24,36 @@ pub fn ros_now(clock: &std::sync::Mutex<r2r::Clock>) -> r2r::builtin_interfaces:
     now.map(|d| r2r::Clock::to_builtin_time(&d)).unwrap_or_default()
 }
 
+/// One vehicle profile's plan topics: the default profile's are `plan` (as Nav2's planner
+/// server), `~/trajectory`, `~/any_angle_plan` and `~/markers`; another profile's are the same
+/// names under `~/<profile>/`, so each vehicle's controller follows its own.
+pub struct PlanTopics {
+    /// The trajectory sampled every `path_spacing`.
+    pub path: r2r::Publisher<nav::Path>,
+    /// The exact segments.
+    pub trajectory: r2r::Publisher<bs::Trajectory>,
+    /// The Block A* waypoints.
+    pub any_angle: r2r::Publisher<nav::Path>,
+    /// RViz display of the plan.
+    pub markers: r2r::Publisher<MarkerArray>,
+}
+
+impl PlanTopics {
+    /// The topic names of profile `profile` (its index in `planner_plugins`, named `name`):
+    /// path, trajectory, any-angle path, markers.
+    pub fn names(profile: usize, name: &str) -> [String; 4] {
+        let prefix = if profile == 0 { "~/".to_string() } else { format!("~/{name}/") };
+        let path = if profile == 0 { "plan".to_string() } else { format!("{prefix}plan") };
+        [path, format!("{prefix}trajectory"), format!("{prefix}any_angle_plan"), format!("{prefix}markers")]
+    }
+}
+
 /// Publishers and the clock.
 pub struct Outputs {
-    /// `/plan`: the trajectory sampled every `path_spacing`.
-    pub path: r2r::Publisher<nav::Path>,
-    /// `~/trajectory`: the exact segments.
-    pub trajectory: r2r::Publisher<bs::Trajectory>,
-    /// `~/status`: one per goal, plus one per replan.
+    /// Each profile's plan topics, in the fleet's order (see [`PlanTopics`]).
+    pub plans: Vec<PlanTopics>,
+    /// `~/status`: one per goal, plus one per replan, of every profile (`planner_id` says whose).
     pub status: r2r::Publisher<bs::PlannerStatus>,
-    /// `~/any_angle_plan`: the Block A* waypoints.
-    pub any_angle: r2r::Publisher<nav::Path>,
-    /// `~/markers`: RViz display of the plan.
-    pub markers: r2r::Publisher<MarkerArray>,
     /// `~/clearance`, when `publish_clearance` is set.
     pub clearance: Option<r2r::Publisher<nav::OccupancyGrid>>,
     /// `/diagnostics` (see [`super::diagnostics`]).
@@ -84,41 +103,46 @@ impl Outputs {
         }
     }
 
-    /// Publishes a plan on `/plan`, `~/trajectory`, `~/any_angle_plan` and `~/markers`, all with
-    /// one header, which it returns: the status answering the plan carries the same stamp (see
-    /// [`Outputs::status`]), so a client can pair a status with its `/plan`.
-    pub fn plan(&mut self, plan: &Plan, outline: &Outline) -> Header {
+    /// Publishes a plan of profile `profile` on its [`PlanTopics`], all with one header, which
+    /// it returns: the status answering the plan carries the same stamp (see
+    /// [`Outputs::status`]), so a client can pair a status with its plan.
+    pub fn plan(&mut self, profile: usize, plan: &Plan, outline: &Outline) -> Header {
         let header = self.header();
-        self.publish(&self.path, &path_to_msg(plan, &header), "/plan");
+        let Some(topics) = self.plans.get(profile) else { return header };
+        self.publish(&topics.path, &path_to_msg(plan, &header), "plan");
         self.publish(
-            &self.trajectory,
+            &topics.trajectory,
             &trajectory_to_msg(&plan.trajectory, plan.stats.start_overlap.as_ref(), &header),
             "trajectory",
         );
-        self.publish(&self.any_angle, &any_angle_to_msg(&plan.any_angle, &header), "any_angle_plan");
+        self.publish(&topics.any_angle, &any_angle_to_msg(&plan.any_angle, &header), "any_angle_plan");
         let markers = plan_markers(Some(plan), outline, FOOTPRINT_SPACING, &header);
-        self.publish(&self.markers, &markers, "markers");
+        self.publish(&topics.markers, &markers, "markers");
         header
     }
 
-    /// Publishes an empty `/plan`, `~/trajectory` and `~/any_angle_plan` and clears the markers:
-    /// the controller must stop (no legal path any more).
-    pub fn stop(&mut self) {
+    /// Publishes an empty plan, trajectory and any-angle plan and clears the markers on
+    /// profile `profile`'s [`PlanTopics`]: its vehicle's controller must stop (no legal path any
+    /// more).
+    pub fn stop(&mut self, profile: usize) {
         let header = self.header();
+        let Some(topics) = self.plans.get(profile) else { return };
         let empty = nav::Path { header: header.clone(), poses: Vec::new() };
-        self.publish(&self.path, &empty, "/plan");
-        self.publish(&self.any_angle, &empty, "any_angle_plan");
+        self.publish(&topics.path, &empty, "plan");
+        self.publish(&topics.any_angle, &empty, "any_angle_plan");
         let traj = bs::Trajectory { header: header.clone(), ..Default::default() };
-        self.publish(&self.trajectory, &traj, "trajectory");
-        self.publish(&self.markers, &plan_markers(None, &Outline::Disk(0.0), FOOTPRINT_SPACING, &header), "markers");
+        self.publish(&topics.trajectory, &traj, "trajectory");
+        let markers = plan_markers(None, &Outline::Disk(0.0), FOOTPRINT_SPACING, &header);
+        self.publish(&topics.markers, &markers, "markers");
     }
 
-    /// Publishes the status for `event` about `goal`; `prefix` (when not empty) starts its
-    /// message. `header` is the one [`Outputs::plan`] returned for the plan this status answers
-    /// (None: stamped now).
+    /// Publishes the status for `event` about `goal` of vehicle profile `planner_id` (empty for
+    /// a refused input); `prefix` (when not empty) starts its message. `header` is the one
+    /// [`Outputs::plan`] returned for the plan this status answers (None: stamped now).
     pub fn status(
         &mut self,
         event: StatusEvent,
+        planner_id: &str,
         goal: &geo::PoseStamped,
         result: &Result<Plan, PlanError>,
         prefix: &str,
@@ -126,6 +150,7 @@ impl Outputs {
     ) {
         let header = header.unwrap_or_else(|| self.header());
         let mut msg = status_to_msg(event, result, goal, &header);
+        msg.planner_id = planner_id.to_string();
         if !prefix.is_empty() {
             msg.message = format!("{prefix}{}", msg.message);
         }

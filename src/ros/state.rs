@@ -2,9 +2,9 @@
 //! maps and map updates, parameter changes, lifecycle transitions, finished jobs and the periodic
 //! tick.
 //!
-//! Each vehicle profile (`planner_plugins`) plans one job at a time (a goal, or for the default
-//! profile a replan of the current goal) on a worker thread with a clone of its planner; profiles
-//! plan side by side. A newer goal for a profile raises that profile's running job's cancel flag
+//! Each vehicle profile (`planner_plugins`) plans one job at a time (a goal, or a replan of the
+//! trajectory that profile's vehicle follows) on a worker thread with a clone of its planner;
+//! profiles plan side by side. A newer goal for a profile raises that profile's running job's cancel flag
 //! (SUPERSEDED) and waits as its single pending goal. Map updates run on another worker thread
 //! ([`UpdateQueue`]), between jobs; a plan finishing on a map older than the current one is
 //! re-checked at once. Goals and start poses are brought into `global_frame` through TF when the job starts
@@ -118,11 +118,68 @@ struct Running {
     map_version: u64,
 }
 
-/// One profile's jobs: the one running and the newest goal waiting.
-#[derive(Default)]
+/// One profile's jobs and the trajectory its vehicle follows.
 struct Slot {
     running: Option<Running>,
+    /// The newest goal, waiting for the running job or a map update to finish.
     pending: Option<Request>,
+    /// The trajectory this profile's vehicle follows: the last success of a goal on the goal
+    /// topic or the node's own action for this profile, kept legal and replanned.
+    current: Option<Current>,
+    /// The map changed since `current` was last checked.
+    recheck: bool,
+    /// When `current` was last planned or replanned (for `replan_period`).
+    last_replan: Instant,
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Self { running: None, pending: None, current: None, recheck: false, last_replan: Instant::now() }
+    }
+}
+
+/// Most answered paths remembered with their profile (oldest forgotten first).
+const MAX_PATH_OWNERS: usize = 256;
+
+/// The profile each recently answered path was planned for, so `is_path_valid` (whose request
+/// names no profile) checks a path for the vehicle it was planned for. A path is known by its
+/// poses' positions exactly as published (a path transformed or edited by its client is not
+/// known, and is checked for the default profile).
+#[derive(Default)]
+struct PathOwners {
+    owners: std::collections::HashMap<u64, usize>,
+    order: std::collections::VecDeque<u64>,
+}
+
+impl PathOwners {
+    fn key(positions: impl ExactSizeIterator<Item = (f64, f64)>) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        positions.len().hash(&mut h);
+        for (x, y) in positions {
+            (x.to_bits(), y.to_bits()).hash(&mut h);
+        }
+        h.finish()
+    }
+
+    /// Remembers that `plan` was planned for `profile`.
+    fn insert(&mut self, plan: &Plan, profile: usize) {
+        let key = Self::key(plan.poses.iter().map(|p| (p.x, p.y)));
+        if self.owners.insert(key, profile).is_none() {
+            self.order.push_back(key);
+        }
+        while self.order.len() > MAX_PATH_OWNERS {
+            if let Some(old) = self.order.pop_front() {
+                self.owners.remove(&old);
+            }
+        }
+    }
+
+    /// The profile `path` was planned for, when it is a remembered answer.
+    #[cfg(ros_nav2_msgs)]
+    fn owner(&self, path: &nav::Path) -> Option<usize> {
+        self.owners.get(&Self::key(path.poses.iter().map(|p| (p.pose.position.x, p.pose.position.y)))).copied()
+    }
 }
 
 /// A finished background job.
@@ -138,6 +195,8 @@ pub enum Done {
     },
     /// The running replan's outcome.
     Replan {
+        /// The profile whose trajectory it checked.
+        profile: usize,
         /// What the check and replan found.
         outcome: Outcome,
         /// A newer goal stopped it.
@@ -156,20 +215,16 @@ pub struct NodeState {
     frames: Frames,
     /// Lifecycle state ACTIVE: goals are planned and outputs published.
     active: bool,
-    /// Per profile, in the fleet's order: the running job and the newest goal waiting for it or
-    /// a map update to finish. The default profile's also runs the current trajectory's replans.
+    /// Per profile, in the fleet's order: its jobs and the trajectory its vehicle follows.
     slots: Vec<Slot>,
+    /// The profile of each recently answered path (for `is_path_valid`).
+    path_owners: PathOwners,
     updates: UpdateQueue,
     /// Bumped whenever the map or the planner's parameters change.
     map_version: u64,
-    current: Option<Current>,
-    /// The map changed since the current trajectory was last checked.
-    recheck: bool,
     /// A configure replaced the planner while a batch of updates ran on the one it replaced:
     /// once that batch lands, configure again on top of it, as if the configure had come after.
     configure_after_batch: bool,
-    /// When the current trajectory was last planned or replanned (for `replan_period`).
-    last_replan: Instant,
     warned: Warned,
     /// When `/odom` was last logged, and its frame then.
     last_odom_log: Option<(Instant, String)>,
@@ -208,12 +263,10 @@ impl NodeState {
             frames,
             active: false,
             slots,
+            path_owners: PathOwners::default(),
             updates: UpdateQueue::default(),
             map_version: 0,
-            current: None,
-            recheck: false,
             configure_after_batch: false,
-            last_replan: Instant::now(),
             warned: Warned::default(),
             last_odom_log: None,
             out,
@@ -290,11 +343,12 @@ impl NodeState {
         }
     }
 
-    /// Cleanup: the current goal and trajectory and the waiting updates are dropped (maps
-    /// received on the map topic are kept: the topic is latched and would not come again).
+    /// Cleanup: every profile's current goal and trajectory and the waiting updates are dropped
+    /// (maps received on the map topic are kept: the topic is latched and would not come again).
     pub fn cleanup(&mut self) {
-        self.current = None;
-        self.recheck = false;
+        for slot in &mut self.slots {
+            (slot.current, slot.recheck) = (None, false);
+        }
         self.updates.clear();
     }
 
@@ -404,8 +458,8 @@ impl NodeState {
         self.schedule();
     }
 
-    /// Starts what can start: the waiting updates, then the pending goal, else a check of the
-    /// current trajectory after a map change, else a periodic replan.
+    /// Starts what can start: the waiting updates, then per profile the pending goal, else a
+    /// check of its current trajectory after a map change, else a periodic replan.
     fn schedule(&mut self) {
         if let Some(batch) = self.updates.start(&self.fleet) {
             if let Some(line) = batch.maps_to_prepare() {
@@ -419,24 +473,22 @@ impl NodeState {
         if self.updates.busy() || !self.active {
             return;
         }
+        let period = self.params.replan_period;
         for profile in 0..self.slots.len() {
-            if self.slots[profile].running.is_some() {
+            let slot = &mut self.slots[profile];
+            if slot.running.is_some() {
                 continue;
             }
-            if let Some(req) = self.slots[profile].pending.take() {
+            if let Some(req) = slot.pending.take() {
                 self.start_goal(req);
+                continue;
             }
-        }
-        if self.slots[0].running.is_some() {
-            return;
-        }
-        let Some(current) = self.current.clone() else { return };
-        let period = self.params.replan_period;
-        if self.recheck {
-            self.recheck = false;
-            self.start_replan(current, Trigger::MapChange);
-        } else if period > 0.0 && self.last_replan.elapsed().as_secs_f64() >= period {
-            self.start_replan(current, Trigger::Periodic);
+            let Some(current) = slot.current.clone() else { continue };
+            if std::mem::take(&mut slot.recheck) {
+                self.start_replan(profile, current, Trigger::MapChange);
+            } else if period > 0.0 && slot.last_replan.elapsed().as_secs_f64() >= period {
+                self.start_replan(profile, current, Trigger::Periodic);
+            }
         }
     }
 
@@ -495,22 +547,25 @@ impl NodeState {
         });
     }
 
-    fn start_replan(&mut self, current: Current, trigger: Trigger) {
-        // The robot's pose; with none, where the trajectory starts.
+    /// Checks `profile`'s current trajectory and replans it when needed.
+    fn start_replan(&mut self, profile: usize, current: Current, trigger: Trigger) {
+        // The default profile's vehicle is the robot TF knows; another profile's vehicle, or one
+        // whose pose is not known, is taken where its trajectory starts.
         let now = self.now();
-        let Some(pose) = self.frames.robot_pose(now).ok().or_else(|| current.trajectory.pose_at(0.0)) else { return };
-        self.last_replan = Instant::now();
+        let robot = if profile == 0 { self.frames.robot_pose(now).ok() } else { None };
+        let Some(pose) = robot.or_else(|| current.trajectory.pose_at(0.0)) else { return };
+        self.slots[profile].last_replan = Instant::now();
         let cancel = Arc::new(AtomicBool::new(false));
-        let (planner, done, flag) = (self.fleet.default_planner().clone(), self.done.clone(), cancel.clone());
+        let (planner, done, flag) = (self.profile_planner(profile).clone(), self.done.clone(), cancel.clone());
         let (trajectory, goal, overlap) = (current.trajectory.clone(), current.goal, current.start_overlap);
         let leeway = Leeway { tolerance: self.params.tolerance, start_overlap: self.params.start_overlap };
         let work = Work::Replan(current, trigger);
-        self.slots[0].running = Some(Running { work, cancel, stop: None, map_version: self.map_version });
+        self.slots[profile].running = Some(Running { work, cancel, stop: None, map_version: self.map_version });
         tokio::task::spawn_blocking(move || {
             let budget = Budget::new(planner.config().max_planning_time, Some(flag.clone()));
             let followed = Followed { trajectory: &trajectory, start_overlap: overlap.as_ref() };
             let outcome = check_and_replan(&planner, followed, pose, goal, trigger, leeway, &budget);
-            let _ = done.send(Done::Replan { outcome, cancelled: flag.load(Ordering::Relaxed) });
+            let _ = done.send(Done::Replan { profile, outcome, cancelled: flag.load(Ordering::Relaxed) });
         });
     }
 
@@ -521,10 +576,14 @@ impl NodeState {
         self.out.log_answer(&echo, &result, req.reply.name());
         let outline = Outline::of(self.profile_planner(req.profile).config());
         let header = match &result {
-            Ok(plan) => Some(self.out.plan(plan, &outline)),
+            Ok(plan) => {
+                self.path_owners.insert(plan, req.profile);
+                Some(self.out.plan(req.profile, plan, &outline))
+            }
             Err(_) => None,
         };
-        self.out.status(StatusEvent::Goal, &echo, &result, "", header);
+        let name = self.profile_name(req.profile);
+        self.out.status(StatusEvent::Goal, &name, &echo, &result, "", header);
         let header: Header = self.out.header();
         if let Err(e) = req.reply.send(&result, &header, req.client_cancel) {
             r2r::log_warn!(self.logger(), "could not send the action result: {e}");
@@ -575,7 +634,8 @@ impl NodeState {
     }
 
     /// Indices of the poses of `path` (any frame TF connects to `global_frame`) where the
-    /// vehicle does not fit on the current map, for Nav2's `is_path_valid`; a pose TF cannot
+    /// vehicle it was planned for (see [`PathOwners`]; else the default profile's) does not fit
+    /// on the current map, for Nav2's `is_path_valid`; a pose TF cannot
     /// transform is invalid. As Nav2's planner_server, only the poses from the one nearest the
     /// robot on are checked when the robot's pose is known (those behind it were driven).
     ///
@@ -602,7 +662,8 @@ impl NodeState {
                 }
             }
         }
-        let mut invalid = crate::replan::invalid_poses(self.fleet.default_planner(), &poses)?;
+        let profile = self.path_owners.owner(path).unwrap_or(0);
+        let mut invalid = crate::replan::invalid_poses(self.profile_planner(profile), &poses)?;
         invalid.extend(untransformable);
         let now = self.now();
         if let Ok(robot) = self.frames.robot_pose(now) {
@@ -686,7 +747,9 @@ impl NodeState {
         }
         if changed {
             self.map_version += 1;
-            self.recheck = true;
+            for slot in &mut self.slots {
+                slot.recheck = true;
+            }
             let planner = self.fleet.default_planner().clone();
             self.out.clearance(&planner);
         }
@@ -707,7 +770,7 @@ impl NodeState {
         r2r::log_error!(self.logger(), "{what}, keeping the previous one: {e}");
         let goal = geo::PoseStamped::default();
         let message = format!("{what}: {}", e.message);
-        self.out.status(StatusEvent::InputRefused, &goal, &Err(PlanError::new(e.code, message)), "", None);
+        self.out.status(StatusEvent::InputRefused, "", &goal, &Err(PlanError::new(e.code, message)), "", None);
     }
 
     // --- Jobs --------------------------------------------------------------------------------
@@ -715,6 +778,11 @@ impl NodeState {
     /// The planner of profile `profile` (an index from [`NodeState::submit_for`]).
     fn profile_planner(&self, profile: usize) -> &Planner {
         self.fleet.profiles().nth(profile).map_or(self.fleet.default_planner(), |(_, p)| p)
+    }
+
+    /// The name of profile `profile` (its `planner_plugins` entry).
+    fn profile_name(&self, profile: usize) -> String {
+        self.fleet.names().get(profile).cloned().unwrap_or_default()
     }
 
     /// Every 100 ms: feedback for a running action goal, and periodic replanning.
@@ -761,25 +829,23 @@ impl NodeState {
                 };
                 // Nav2's goals are one-off answers (its behaviour tree replans by asking again): only
                 // a goal of the topic or the node's own action becomes the trajectory the node keeps
-                // legal and replans.
-                // The default profile's only: the vehicle this node follows with replans.
-                let kept = matches!(req.reply, Reply::Topic | Reply::Own(..)) && profile == 0;
+                // legal and replans, its profile's.
+                let kept = matches!(req.reply, Reply::Topic | Reply::Own(..));
                 if let (Ok(plan), true) = (&result, kept) {
-                    self.adopt(echo, goal, plan, map_version);
+                    self.adopt(profile, echo, goal, plan, map_version);
                 } else if !cancelled && kept {
                     // A goal that cannot be reached replaces the intent: nothing to follow.
-                    self.current = None;
+                    self.slots[profile].current = None;
                 }
                 self.finish(*req, result);
             }
-            Done::Replan { outcome, cancelled } => {
-                let Some(Running { work: Work::Replan(current, trigger), map_version, .. }) =
-                    self.slots[0].running.take()
-                else {
+            Done::Replan { profile, outcome, cancelled } => {
+                let running = self.slots.get_mut(profile).and_then(|s| s.running.take());
+                let Some(Running { work: Work::Replan(current, trigger), map_version, .. }) = running else {
                     return r2r::log_error!(self.logger(), "a replan finished but none was running");
                 };
                 if !cancelled && self.active {
-                    self.replanned(current, outcome, map_version);
+                    self.replanned(profile, current, outcome, map_version);
                 } else {
                     r2r::log_info!(self.logger(), "{trigger:?} replan stopped by a newer goal or deactivation");
                 }
@@ -789,40 +855,51 @@ impl NodeState {
         self.schedule();
     }
 
-    /// Makes `plan` the current trajectory (planned on map `map_version`).
-    fn adopt(&mut self, goal_msg: geo::PoseStamped, goal: Pose2, plan: &Plan, map_version: u64) {
+    /// Makes `plan` `profile`'s current trajectory (planned on map `map_version`).
+    fn adopt(&mut self, profile: usize, goal_msg: geo::PoseStamped, goal: Pose2, plan: &Plan, map_version: u64) {
         let (trajectory, start_overlap) = (plan.trajectory.clone(), plan.stats.start_overlap);
-        self.current = Some(Current { goal_msg, goal, trajectory, start_overlap });
-        self.last_replan = Instant::now();
+        let changed = map_version != self.map_version;
+        let slot = &mut self.slots[profile];
+        slot.current = Some(Current { goal_msg, goal, trajectory, start_overlap });
+        slot.last_replan = Instant::now();
         // Planned on a map that changed meanwhile: check it on the new one.
-        self.recheck = map_version != self.map_version;
+        slot.recheck = changed;
     }
 
-    fn replanned(&mut self, current: Current, outcome: Outcome, map_version: u64) {
+    /// Publishes what the check or replan of `profile`'s current trajectory found.
+    fn replanned(&mut self, profile: usize, current: Current, outcome: Outcome, map_version: u64) {
+        let name = self.profile_name(profile);
         match outcome {
             Outcome::StillLegal => {
-                r2r::log_info!(self.logger(), "the map changed; the rest of the current trajectory is still legal")
+                r2r::log_info!(self.logger(), "the map changed; the rest of {name}'s current trajectory is still legal")
             }
             Outcome::Replanned { plan, reason } => {
                 let prefix = format!("replanned: {reason}; ");
                 let result = Ok(*plan);
-                self.out.log_answer(&current.goal_msg, &result, "replanned, goal");
+                let what =
+                    if profile == 0 { "replanned, goal".to_string() } else { format!("replanned, {name}'s goal") };
+                self.out.log_answer(&current.goal_msg, &result, &what);
                 let mut header = None;
                 if let Ok(plan) = &result {
-                    header = Some(self.out.plan(plan, &Outline::of(self.fleet.default_planner().config())));
-                    self.adopt(current.goal_msg.clone(), current.goal, plan, map_version);
+                    self.path_owners.insert(plan, profile);
+                    header = Some(self.out.plan(profile, plan, &Outline::of(self.profile_planner(profile).config())));
+                    self.adopt(profile, current.goal_msg.clone(), current.goal, plan, map_version);
                 }
-                self.out.status(StatusEvent::Replan, &current.goal_msg, &result, &prefix, header);
+                self.out.status(StatusEvent::Replan, &name, &current.goal_msg, &result, &prefix, header);
             }
             Outcome::Kept { error } => {
-                r2r::log_info!(self.logger(), "periodic replan failed ({error}); the current trajectory is still legal")
+                r2r::log_info!(
+                    self.logger(),
+                    "periodic replan of {name}'s trajectory failed ({error}); the current trajectory is still legal"
+                )
             }
             Outcome::Blocked { error, reason } => {
-                let prefix = format!("no legal path any more ({reason}); published an empty /plan: ");
+                let plan = if profile == 0 { "plan".to_string() } else { format!("~/{name}/plan") };
+                let prefix = format!("no legal path any more ({reason}); published an empty {plan}: ");
                 r2r::log_warn!(self.logger(), "{prefix}{error}");
-                self.out.stop();
-                self.out.status(StatusEvent::Replan, &current.goal_msg, &Err(error), &prefix, None);
-                self.current = None;
+                self.out.stop(profile);
+                self.out.status(StatusEvent::Replan, &name, &current.goal_msg, &Err(error), &prefix, None);
+                self.slots[profile].current = None;
             }
         }
     }

@@ -4,6 +4,7 @@ frames, Nav2's compute_path_to_pose / compute_path_through_poses with each error
 cause, preemption and cancel, is_path_valid, a costmap with its updates, and the lifecycle."""
 
 import array
+import copy
 import math
 import time
 
@@ -21,12 +22,14 @@ from geometry_msgs.msg import TransformStamped  # noqa: E402
 from lifecycle_msgs.msg import State, Transition, TransitionEvent  # noqa: E402
 from lifecycle_msgs.srv import ChangeState, GetAvailableTransitions, GetState  # noqa: E402
 from map_msgs.msg import OccupancyGridUpdate  # noqa: E402
+from nav_msgs.msg import Path  # noqa: E402
 from nav2_msgs.action import ComputePathThroughPoses, ComputePathToPose  # noqa: E402
 from nav2_msgs.srv import IsPathValid  # noqa: E402
 from rcl_interfaces.msg import Parameter, ParameterType  # noqa: E402
 from rcl_interfaces.srv import GetParameters, SetParameters  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
+from blockstar_planner_msgs.action import ComputePath  # noqa: E402
 from blockstar_planner_msgs.msg import PlannerStatus as S  # noqa: E402
 from helpers import BIG, FAR, LATCHED, Peer, big_grid, make_grid, pose_stamped, quaternion_yaw, start_node, tmpdir  # noqa: E402
 from living import (GOAL, LOWER_DOOR, PARAMS, PATCH_QOS, RES, START, UPPER_DOOR, WALL_X, MapModel,  # noqa: E402
@@ -51,6 +54,7 @@ class Nav2Peer(Peer):
         n = self.node
         self.to_pose = ActionClient(n, ComputePathToPose, f"/{ns}/compute_path_to_pose")
         self.through = ActionClient(n, ComputePathThroughPoses, f"/{ns}/compute_path_through_poses")
+        self.own = ActionClient(n, ComputePath, f"/{ns}/planner_node/compute_path")
         self.valid = n.create_client(IsPathValid, f"/{ns}/is_path_valid")
         self.update_pub = n.create_publisher(OccupancyGridUpdate, f"{map_topic or f'/{ns}/map'}_updates", PATCH_QOS)
         self.tf_pub = n.create_publisher(TFMessage, "/tf", QoSProfile(depth=100))
@@ -115,6 +119,11 @@ class Nav2Peer(Peer):
 
     def plan_to(self, goal, start=None, planner_id=""):
         return self.result(self.to_pose_goal(goal, start, planner_id))
+
+    def own_goal(self, goal, start, planner_id):
+        """A goal of the node's own action: its plan becomes the trajectory `planner_id`'s
+        vehicle follows, kept legal and replanned by the node."""
+        return self.send(self.own, ComputePath.Goal(goal=goal, start=start, use_start=True, planner_id=planner_id))
 
     def set_param(self, name, value):
         p = Parameter(name=name)
@@ -435,14 +444,40 @@ def test_is_path_valid_until_a_map_update_blocks_the_path(nav2):
 TUGGER = [[0.55, 0.25], [0.55, -0.25], [-0.15, -0.25], [-0.15, 0.25]]
 
 
+def cell_only_the_tugger_hits(path, model, radius):
+    """A free cell, away from the path's ends, that the tugger's outline along `path` covers
+    while a disc of `radius` along it clears the cell by more than 3 cm (plane geometry)."""
+    points = [(p.pose.position.x, p.pose.position.y) for p in path.poses]
+    middle = path.poses[len(path.poses) // 3: 2 * len(path.poses) // 3]
+    for p in middle[::4]:
+        x, y = p.pose.position.x, p.pose.position.y
+        yaw = quaternion_yaw(p.pose.orientation)
+        for side in (1.0, -1.0):
+            cx = math.floor((x - side * 0.2 * math.sin(yaw) - model.ox) / model.res)
+            cy = math.floor((y + side * 0.2 * math.cos(yaw) - model.oy) / model.res)
+            if model.occupied(cx, cy):
+                continue
+            lx, ly = model.ox + cx * model.res, model.oy + cy * model.res
+            nearest = min(math.hypot(max(lx - px, 0.0, px - lx - model.res), max(ly - py, 0.0, py - ly - model.res))
+                          for px, py in points)
+            if nearest <= radius + 0.03:
+                continue
+            trial = model.copy()
+            trial.data[cy * model.width + cx] = 100
+            if polygon_hits(path, trial, TUGGER):
+                return cx, cy
+    raise AssertionError("no cell on the tugger's path that only the tugger would hit")
+
+
 def test_a_fleet_of_two_profiles_through_nav2s_actions():
     """Two vehicles on one node (Nav2's planner_plugins, a profile's parameters nested under its
     name): each plan is legal for its own vehicle (the tugger's outline checked here with plane
-    geometry); a door narrowed to 0.4 m passes the small robot and sends the 0.5 m tugger round
-    by the other door, and with that one closed the tugger gets NO_VALID_PATH; goals of both
-    profiles sent together are both answered SUCCESS (one does not supersede the other); an
-    unknown planner_id gets INVALID_PLANNER naming the profiles; a profile's parameter changes
-    that profile only."""
+    geometry); both vehicles follow a trajectory through one door, and closing it replans both,
+    each for its own vehicle; a door narrowed to 0.4 m passes the small robot and sends the 0.5 m
+    tugger round by the other door, and with that one closed the tugger gets NO_VALID_PATH; goals
+    of both profiles sent together are both answered SUCCESS (one does not supersede the other);
+    is_path_valid checks a path for the vehicle it was planned for; an unknown planner_id gets
+    INVALID_PLANNER naming the profiles; a profile's parameter changes that profile only."""
     tmp = tmpdir("blockstar-fleet-")
     text = "[" + ", ".join(f"[{x}, {y}]" for x, y in TUGGER) + "]"
     params = dict(NAV2_PARAMS, planner_plugins=["GridBased", "Tugger"],
@@ -452,12 +487,45 @@ def test_a_fleet_of_two_profiles_through_nav2s_actions():
         grid = two_door_grid()
         model = MapModel(grid)
         peer.publish_map(grid, node)
-        narrow = patch_msg(WALL_X, LOWER_DOOR[4], 1, len(LOWER_DOOR) - 4, 100)
-        before = node.count("applied")
-        peer.update_pub.publish(narrow)
-        peer.spin_until(lambda: node.count("applied") > before, what="the map update")
-        model.apply(narrow)
         start, goal = pose_stamped(*START), pose_stamped(*GOAL)
+        # Each vehicle's plans on its own topics: the default's on plan (Nav2's), another's under
+        # ~/<profile>/.
+        plans = {"GridBased": peer.paths, "Tugger": []}
+        peer.node.create_subscription(Path, "/fleet1/planner_node/Tugger/plan", plans["Tugger"].append, LATCHED)
+        # Both vehicles follow a trajectory of the node's own action through the lower door;
+        # closing it replans both, each round by the upper door and legal for its own vehicle.
+        followed = {name: peer.own_goal(goal, start, name) for name in plans}
+        for name, handle in followed.items():
+            r = peer.result(handle).result
+            assert r.error_code == S.SUCCESS, r.error_msg
+            assert through(r.path, LOWER_DOOR), "both vehicles fit the open lower door"
+            xy = lambda path: [(p.pose.position.x, p.pose.position.y) for p in path.poses]  # noqa: E731
+            peer.spin_until(lambda: plans[name] and xy(plans[name][-1]) == xy(r.path),  # noqa: B023
+                            what=f"{name}'s plan on its own topic")
+        n_status, n_paths = len(peer.statuses), {name: len(p) for name, p in plans.items()}
+        peer.update_pub.publish(door_patch(LOWER_DOOR, True))
+        replans = lambda: {s.planner_id: s for s in peer.statuses[n_status:] if s.event == S.EVENT_REPLAN}  # noqa: E731
+        peer.spin_until(lambda: len(replans()) == 2, what="a replan of each vehicle's trajectory")
+        closed = model.copy()
+        closed.apply(door_patch(LOWER_DOOR, True))
+        for name, status in replans().items():
+            assert status.code == S.SUCCESS, (name, status.message)
+            stamp = (status.header.stamp.sec, status.header.stamp.nanosec)
+            same = lambda p: (p.header.stamp.sec, p.header.stamp.nanosec) == stamp  # noqa: E731,B023
+            fresh = lambda: plans[name][n_paths[name]:]  # noqa: E731,B023
+            peer.spin_until(lambda: any(same(p) for p in fresh()), what=f"{name}'s replanned plan")  # noqa: B023
+            path = next(p for p in fresh() if same(p))
+            assert through(path, UPPER_DOOR), name
+            if name == "Tugger":
+                assert polygon_hits(path, closed, TUGGER) == []
+            else:
+                assert_legal(path, closed, PARAMS["robot_radius"])
+        before = node.count("applied")
+        peer.update_pub.publish(door_patch(LOWER_DOOR, False))
+        narrow = patch_msg(WALL_X, LOWER_DOOR[4], 1, len(LOWER_DOOR) - 4, 100)
+        peer.update_pub.publish(narrow)
+        peer.spin_until(lambda: node.count("applied") >= before + 2, what="the map updates")
+        model.apply(narrow)
         # Both profiles at once: neither supersedes the other.
         small = peer.to_pose_goal(goal, start, "GridBased")
         tugger = peer.to_pose_goal(goal, start, "Tugger")
@@ -468,6 +536,19 @@ def test_a_fleet_of_two_profiles_through_nav2s_actions():
         assert through(small.path, LOWER_DOOR[:4]), "the small robot does not take the narrow door"
         assert polygon_hits(tugger.path, model, TUGGER) == []
         assert through(tugger.path, UPPER_DOOR), "the tugger does not go round by the wide door"
+        # is_path_valid checks a path for the vehicle it was planned for: a cell only the tugger
+        # would hit makes its path invalid; the same poses moved by a nanometre are no answer
+        # the node knows, so they are checked for the default (small) robot, which clears it.
+        cell = cell_only_the_tugger_hits(tugger.path, model, PARAMS["robot_radius"])
+        before = node.count("applied")
+        peer.update_pub.publish(patch_msg(*cell, 1, 1, 100))
+        peer.spin_until(lambda: node.count("applied") > before, what="the map update")
+        answer = peer.call(peer.valid, IsPathValid.Request(path=tugger.path))
+        assert not answer.is_valid and len(answer.invalid_pose_indices) > 0, cell
+        moved = copy.deepcopy(tugger.path)
+        moved.poses[0].pose.position.x += 1e-9
+        assert peer.call(peer.valid, IsPathValid.Request(path=moved)).is_valid
+        assert peer.call(peer.valid, IsPathValid.Request(path=small.path)).is_valid
         # The wide door closed: nothing for the tugger, the small robot still passes.
         before = node.count("applied")
         peer.update_pub.publish(door_patch(UPPER_DOOR, True))
