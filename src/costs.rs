@@ -124,7 +124,14 @@ impl CostField {
     /// The result equals a fresh build on `map`.
     pub fn update(&mut self, map: &OccupancyMap, changed: CellRect) -> CellRect {
         let blocked: Vec<bool> = map.data.iter().map(|&v| self.rule.traversability.is_blocked(v)).collect();
-        let affected = self.distance.update(&blocked, changed);
+        self.update_with(map, changed, &blocked)
+    }
+
+    /// [`CostField::update`] with `map`'s blocked cells under the rule's traversability already
+    /// at hand (`blocked`, row-major, one per cell; what `map.to_grid` gives).
+    pub fn update_with(&mut self, map: &OccupancyMap, changed: CellRect, blocked: &[bool]) -> CellRect {
+        debug_assert_eq!(blocked.len(), map.data.len());
+        let affected = self.distance.update(blocked, changed);
         self.recompute(map, affected);
         affected
     }

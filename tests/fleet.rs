@@ -116,11 +116,16 @@ fn one_site_serves_every_profile() {
 #[test]
 fn updates_reach_every_profile_as_a_fresh_build() {
     let info = info(48, 36, 0.1);
-    let mut fleet = Fleet::new(profiles()).unwrap();
+    // A fourth profile prices the map as the car does (same inscribed disk and cost settings).
+    let mut profiles = profiles();
+    let twin = PlannerConfig { min_turning_radius: 0.9, ..profiles[1].1.clone() };
+    profiles.push(("Twin".into(), twin));
+    let mut fleet = Fleet::new(profiles).unwrap();
     fleet.set_map(OccupancyMap { info: info.clone(), data: vec![0; 48 * 36] }).unwrap();
     let mut r = rng(9);
     let mut rnd = |n: i64| ((r() * n as f64) as i64).min(n - 1);
     let (w, h) = (48i64, 36i64);
+    let mut previous = fleet.default_planner().map().unwrap().clone();
     for step in 0..24 {
         let updates = if step % 6 == 5 {
             let mut next = fleet.default_planner().map().unwrap().site.map.clone();
@@ -135,7 +140,13 @@ fn updates_reach_every_profile_as_a_fresh_build() {
             let v = [0i8, 100, -1, 50][rnd(4) as usize];
             fleet.apply_patch(x, y, pw, ph, &vec![v; (pw * ph) as usize]).unwrap()
         };
-        assert_eq!(updates.len(), 3);
+        assert_eq!(updates.len(), 4);
+        // What a plan in flight holds stays as it was.
+        let in_flight = (previous.site.map.clone(), previous.collision.clone());
+        let mut then = Planner::new(fleet.default_planner().config().clone()).unwrap();
+        then.set_map(in_flight.0).unwrap();
+        assert_eq!(in_flight.1, then.map().unwrap().collision, "a plan in flight saw step {step}");
+        previous = fleet.default_planner().map().unwrap().clone();
         let site = fleet.default_planner().map().unwrap().site.clone();
         for (name, member) in fleet.profiles() {
             let held = member.map().unwrap();
@@ -147,6 +158,13 @@ fn updates_reach_every_profile_as_a_fresh_build() {
             assert_eq!(held.blocks, f.blocks, "{name}: pattern codes differ after step {step}");
             assert_eq!(held.collision, f.collision, "{name}: collision map differs after step {step}");
         }
+        // One copy of the blocked cells' counts for all (one traversability), one of the costs
+        // for the car and its twin only (the others' inscribed disks differ).
+        let maps: Vec<_> = fleet.profiles().map(|(_, p)| p.map().unwrap().clone()).collect();
+        assert!(maps.iter().all(|m| m.collision.shares_obstacles_with(&maps[0].collision)), "step {step}");
+        assert!(maps[3].collision.shares_costs_with(&maps[1].collision), "step {step}");
+        assert!(!maps[1].collision.shares_costs_with(&maps[0].collision), "step {step}");
+        drop(maps);
     }
     // A bad patch changes nothing for anyone.
     let before: Vec<_> = fleet.profiles().map(|(_, p)| p.map().unwrap().clone()).collect();

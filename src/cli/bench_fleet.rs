@@ -134,10 +134,12 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
     // 3. By component, from the structures themselves (HeapSize: bytes of the buffers they own).
     let site = &fleet.default_planner().map().expect("a map is held").site;
     let per_cell = |b: usize| b as f64 / cells;
+    let (_, bytes) = fleet.memory().expect("a map is held");
     let components: Vec<serde_json::Value> = fleet
-        .profiles()
-        .map(|(name, p)| {
-            let own = p.map().expect("a map is held").own_bytes();
+        .names()
+        .iter()
+        .zip(bytes)
+        .map(|(name, own)| {
             serde_json::json!({
                 "profile": name,
                 "mask_and_regions": per_cell(own.mask_and_regions),

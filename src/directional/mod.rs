@@ -32,7 +32,7 @@ mod tests;
 mod tests_reverse;
 pub mod verify;
 
-pub use footprint::CollisionMap;
+pub use footprint::{CollisionMap, Obstacles};
 pub use lattice::{HeadingBins, Neighbourhood};
 pub use motion::{Gear, Motion, MotionModel};
 pub use params::{Directional, InvalidParam, RefineParams};

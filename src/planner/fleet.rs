@@ -33,7 +33,7 @@
 //! assert!(fleet.planner("tugger").unwrap().plan(start, goal, true, &budget).is_err());
 //! ```
 
-use super::{maps, MapUpdate, PlanError, Planner, PlannerConfig, StatusCode, LDDB_BLOCK_SIDE};
+use super::{maps, MapUpdate, PlanError, Planner, PlannerConfig, ProfileBytes, StatusCode, LDDB_BLOCK_SIDE};
 use crate::clearance::PatchRect;
 use crate::lddb::Lddb;
 use crate::map::OccupancyMap;
@@ -115,6 +115,17 @@ impl Fleet {
                 format!("planner_id {name:?} is not served here; this node serves {:?}", self.names),
             )
         })
+    }
+
+    /// The heap the map holds for the fleet, each buffer counted once (`None` with no map): what
+    /// every profile shares ([`SiteMap::shared_bytes`](super::SiteMap::shared_bytes)), and per
+    /// profile, in order, what it holds beyond the profiles before it. A mask, the blocked cells'
+    /// counts or the costs that several profiles share are counted for the first of them (see
+    /// [`PreparedMap::bytes_beside`](super::PreparedMap::bytes_beside)).
+    pub fn memory(&self) -> Option<(usize, Vec<ProfileBytes>)> {
+        let maps = self.planners.iter().map(|p| p.map().map(|m| m.as_ref())).collect::<Option<Vec<_>>>()?;
+        let shared = maps.first()?.site.shared_bytes();
+        Some((shared, maps.iter().enumerate().map(|(i, m)| m.bytes_beside(&maps[..i])).collect()))
     }
 
     fn group(&mut self) -> Vec<&mut Planner> {

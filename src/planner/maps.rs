@@ -3,11 +3,14 @@
 //!
 //! Every change to the map reaches the shared annotations once ([`SiteMap`]: occupancy values,
 //! obstacle distance, clearance, every vehicle's mask and regions), then each profile follows
-//! what changed in its own layers (collision map, costs, Block A* pattern codes). A plan in
-//! flight keeps the maps it started with: what it still holds is copied before it is changed
-//! (copy-on-write), and nothing else is.
+//! what changed in its own layers (collision map, costs, Block A* pattern codes). Profiles that
+//! read the map alike share one copy of the blocked cells' counts and distances (same
+//! traversability) and of the costs (same cost rule): the first profile holding it (its
+//! *donor*) builds and updates it, the others take it from that one. A plan in flight keeps the
+//! maps it started with: what it still holds is copied before it is changed (copy-on-write), and
+//! nothing else is.
 
-use super::prepared::{Detached, MapUpdate, PreparedMap, SiteMap};
+use super::prepared::{same_costs, same_obstacles, Detached, Donor, MapUpdate, PreparedMap, SiteMap};
 use super::{PlanError, Planner, PlannerConfig, StatusCode};
 use crate::clearance::{ChangedRegion, PatchRect};
 use crate::grid::CellRect;
@@ -139,12 +142,20 @@ fn configs_of(group: &[&mut Planner]) -> Vec<PlannerConfig> {
 /// profile's tables where they apply; all or nothing. A profile whose map already stands on
 /// `site` under the same parameters keeps it.
 fn derive_all(group: &mut [&mut Planner], site: Arc<SiteMap>, configs: &[PlannerConfig]) -> Result<(), PlanError> {
-    let mut derived = Vec::with_capacity(group.len());
-    for (p, config) in group.iter().zip(configs) {
+    let res = site.map.info.resolution;
+    let mut derived: Vec<Arc<PreparedMap>> = Vec::with_capacity(group.len());
+    for (i, (p, config)) in group.iter().zip(configs).enumerate() {
         let unchanged = p.map.as_ref().filter(|m| Arc::ptr_eq(&m.site, &site) && p.config == *config);
         derived.push(match unchanged {
             Some(m) => m.clone(),
-            None => Arc::new(PreparedMap::on_site(site.clone(), config, &p.lddb, p.map.as_deref())?),
+            None => {
+                let donors = Donors::of(configs, i, res);
+                let donor = Donor {
+                    obstacles: donors.obstacles.map(|j| derived[j].collision.obstacles()),
+                    costs: donors.costs.and_then(|j| derived[j].collision.shared_costs()).map(|c| (c, None)),
+                };
+                Arc::new(PreparedMap::on_site_with(site.clone(), config, &p.lddb, p.map.as_deref(), donor)?)
+            }
         });
     }
     for (p, m) in group.iter_mut().zip(derived) {
@@ -161,14 +172,21 @@ fn edit_site(
     group: &mut [&mut Planner],
     edit: impl FnOnce(&mut SiteMap) -> Result<(ChangedRegion, Option<CellRect>), PlanError>,
 ) -> Result<Vec<MapUpdate>, PlanError> {
-    // 1. Every profile hands its site back, so the site is held once (plus by plans in flight).
+    // 1. Every profile hands its site back, so the site is held once (plus by plans in flight),
+    //    and what it takes from a donor, so the donor's copy is held once too.
+    let configs = configs_of(group);
     let mut site = None;
     let mut detached: Vec<Detached> = Vec::with_capacity(group.len());
-    for p in group.iter_mut() {
+    let mut donors = Vec::with_capacity(group.len());
+    for (i, p) in group.iter_mut().enumerate() {
         let held = p.map.take().expect("the group holds a map (checked by the caller)");
-        let (s, d) = Arc::try_unwrap(held).unwrap_or_else(|shared| (*shared).clone()).detach();
+        let (s, mut d) = Arc::try_unwrap(held).unwrap_or_else(|shared| (*shared).clone()).detach();
         debug_assert!(site.as_ref().is_none_or(|first| Arc::ptr_eq(first, &s)), "a group shares one site");
+        let res = s.map.info.resolution;
         site = Some(s);
+        let from = Donors::of(&configs, i, res);
+        d.release(&from);
+        donors.push(from);
         detached.push(d);
     }
     let mut site = site.expect("a group has at least one profile");
@@ -184,19 +202,47 @@ fn edit_site(
             return Err(e);
         }
     };
-    let mut updates = Vec::with_capacity(group.len());
+    // A donor comes before the profiles it gives to, so it has followed when they follow.
+    let mut updates: Vec<MapUpdate> = Vec::with_capacity(group.len());
     let mut failed = None;
-    for (p, d) in group.iter_mut().zip(detached) {
+    for (i, (d, from)) in detached.into_iter().zip(donors).enumerate() {
         let mut prepared = d.attach(site.clone());
-        match prepared.follow(&changed, values, &p.config, &p.lddb) {
+        let donated = |j: usize| group[j].map.as_ref().expect("a donor has followed");
+        let donor = Donor {
+            obstacles: from.obstacles.map(|j| donated(j).collision.obstacles()),
+            costs: from.costs.and_then(|j| Some((donated(j).collision.shared_costs()?, updates.get(j)?.costs_changed))),
+        };
+        let update = prepared.follow(&changed, values, &group[i].config, &group[i].lddb, donor);
+        match update {
             Ok(update) => updates.push(update),
             Err(e) => {
+                // Keeps the updates' order: a later profile finds its donor's at the donor's index.
+                updates.push(MapUpdate { changed: changed.cells, rebuilt: true, costs_changed: changed.cells });
                 failed.get_or_insert(e);
             }
         }
-        p.map = Some(Arc::new(prepared));
+        group[i].map = Some(Arc::new(prepared));
     }
     failed.map_or(Ok(updates), Err)
+}
+
+/// Which earlier profile of a group gives a profile its shared layers (see [`Donor`]): the
+/// first whose map reads the same blocked cells, and the first that prices it alike.
+pub(super) struct Donors {
+    pub(super) obstacles: Option<usize>,
+    pub(super) costs: Option<usize>,
+}
+
+impl Donors {
+    /// Profile `i`'s donors among `configs` (the group's parameters, in order), on a map of
+    /// `resolution` m per cell.
+    fn of(configs: &[PlannerConfig], i: usize, resolution: f64) -> Self {
+        let first = |same: &dyn Fn(&PlannerConfig) -> bool| (0..i).find(|&j| same(&configs[j]));
+        Self {
+            obstacles: first(&|c| same_obstacles(c, &configs[i])),
+            costs: first(&|c| same_costs(c, &configs[i], resolution)),
+        }
+    }
 }
 
 /// The bounding box of the cells whose values differ between two maps of the same geometry

@@ -6,7 +6,7 @@ use crate::block_astar::BlockGrid;
 use crate::clearance::{Capability, ChangedRegion, Classifier, ClearanceConfig, ClearanceMap, Footprint, Vehicle};
 use crate::costs::CostField;
 use crate::directional::verify::Vehicle as VerifiedVehicle;
-use crate::directional::{self, CollisionMap, Directional};
+use crate::directional::{self, CollisionMap, Directional, Obstacles};
 use crate::grid::{CellRect, Grid};
 use crate::lddb::Lddb;
 use crate::map::OccupancyMap;
@@ -116,16 +116,38 @@ impl SiteNeeds {
     }
 }
 
+/// What a profile's map may take from another profile's on the same site instead of building
+/// its own: the blocked cells' counts and distances (same traversability), the costs (same cost
+/// rule). See `planner::maps`.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Donor {
+    pub(super) obstacles: Option<Obstacles>,
+    /// The costs, and the cells whose costs changed in the update that brought them (`follow`).
+    pub(super) costs: Option<(Arc<CostField>, Option<CellRect>)>,
+}
+
+/// True when two profiles' maps on one site read the same blocked cells.
+pub(super) fn same_obstacles(a: &PlannerConfig, b: &PlannerConfig) -> bool {
+    a.traversability() == b.traversability()
+}
+
+/// True when two profiles' maps on one site (of `resolution` m per cell) price it alike.
+pub(super) fn same_costs(a: &PlannerConfig, b: &PlannerConfig, resolution: f64) -> bool {
+    let rule = a.cost_rule(resolution);
+    rule.is_some() && rule == b.cost_rule(resolution)
+}
+
 /// The heap one profile holds of its own, by component (bytes; see [`PreparedMap::own_bytes`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ProfileBytes {
     /// Its vehicle's mask and regions, kept in the shared annotations (shared with any profile
     /// whose vehicle is the same).
     pub mask_and_regions: usize,
-    /// The collision map without the costs: obstacle prefix sums, the disk-safe cells, its
-    /// obstacle distance.
+    /// The collision map without the costs: its footprint's disk-safe cells, and the blocked
+    /// cells' prefix counts and distances (shared with any profile of the same traversability).
     pub collision: usize,
-    /// The traversal costs (0 at `cost_penalty` 0).
+    /// The traversal costs (0 at `cost_penalty` 0; shared with any profile pricing the map
+    /// alike: same inscribed disk, traversability and cost settings).
     pub costs: usize,
     /// Block A*'s pattern codes (and the mask they are read from).
     pub blocks: usize,
@@ -236,6 +258,17 @@ impl PreparedMap {
         lddb: &Lddb,
         previous: Option<&PreparedMap>,
     ) -> Result<Self, PlanError> {
+        Self::on_site_with(site, config, lddb, previous, Donor::default())
+    }
+
+    /// [`PreparedMap::on_site`], taking what `donor` gives instead of building it.
+    pub(super) fn on_site_with(
+        site: Arc<SiteMap>,
+        config: &PlannerConfig,
+        lddb: &Lddb,
+        previous: Option<&PreparedMap>,
+        donor: Donor,
+    ) -> Result<Self, PlanError> {
         let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
         let res = site.map.info.resolution;
         let vehicle = SiteNeeds::of(config, res)?.vehicle;
@@ -244,22 +277,47 @@ impl PreparedMap {
             .vehicle_mask(&vehicle)
             .map_err(|e| invalid(format!("the map's annotations do not serve this vehicle: {e}")))?;
         let blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
-        let obstacles = site.map.to_grid(config.traversability());
-        let mut collision = CollisionMap::with_footprint(&obstacles, config.mask_radius() / res);
-        collision.set_costs(config.cost_rule(res).map(|rule| CostField::new(&site.map, rule)));
+        let collision = Self::collision_map(&site, config, donor);
         let refiner = refiner::for_config(config, res, previous.map(|p| p.refiner.as_ref()))?;
         Ok(Self { site, vehicle, collision, blocks, refiner })
     }
 
-    /// The heap this profile holds of its own, by component (the Directional A* tables, which
-    /// do not grow with the map, left out).
+    /// The collision map of `config`'s footprint on `site`, taking what `donor` gives.
+    fn collision_map(site: &SiteMap, config: &PlannerConfig, donor: Donor) -> CollisionMap {
+        let (res, info) = (site.map.info.resolution, &site.map.info);
+        let radius = config.mask_radius() / res;
+        let mut collision = match donor.obstacles {
+            Some(o) => CollisionMap::on_obstacles(o, info.width, info.height, radius),
+            None => CollisionMap::with_footprint(&site.map.to_grid(config.traversability()), radius),
+        };
+        match donor.costs {
+            Some((costs, _)) => collision.set_shared_costs(Some(costs)),
+            None => collision.set_costs(config.cost_rule(res).map(|rule| CostField::new(&site.map, rule))),
+        }
+        collision
+    }
+
+    /// The heap this profile's map holds beside the site, by component (the Directional A*
+    /// tables, which do not grow with the map, left out). What it shares with other profiles (a
+    /// mask, the blocked cells' counts, the costs) is counted here too: see
+    /// [`PreparedMap::bytes_beside`] to count each once.
     pub fn own_bytes(&self) -> ProfileBytes {
+        self.bytes_beside(&[])
+    }
+
+    /// [`PreparedMap::own_bytes`] less what it shares with any of `others` (profiles on the
+    /// same site): their vehicle's mask and regions, the blocked cells' counts and distances,
+    /// the costs.
+    pub fn bytes_beside(&self, others: &[&PreparedMap]) -> ProfileBytes {
         use crate::memory::HeapSize;
-        let costs = self.collision.costs().map_or(0, HeapSize::heap_bytes);
+        let mask_shared = others.iter().any(|o| o.vehicle == self.vehicle);
+        let obstacles_shared = others.iter().any(|o| o.collision.shares_obstacles_with(&self.collision));
+        let costs_shared = others.iter().any(|o| o.collision.shares_costs_with(&self.collision));
+        let unless = |shared: bool, bytes: usize| if shared { 0 } else { bytes };
         ProfileBytes {
-            mask_and_regions: self.site.clearance.vehicle_bytes(&self.vehicle).unwrap_or(0),
-            collision: self.collision.heap_bytes() - costs,
-            costs,
+            mask_and_regions: unless(mask_shared, self.site.clearance.vehicle_bytes(&self.vehicle).unwrap_or(0)),
+            collision: self.collision.own_heap_bytes() + unless(obstacles_shared, self.collision.obstacle_heap_bytes()),
+            costs: unless(costs_shared, self.collision.costs().map_or(0, HeapSize::heap_bytes)),
             blocks: self.blocks.heap_bytes(),
         }
     }
@@ -274,28 +332,43 @@ impl PreparedMap {
     /// Brings the data derived from the clearance map (Block A* pattern codes, collision map)
     /// and from the map's values (the costs) up to date after the clearance map reported
     /// `changed`; `values` bounds the cells whose occupancy values changed.
+    /// `donor` gives what another profile already brought up to date (see [`Donor`]); this
+    /// profile must have released it first (`planner::maps`), so that one was edited in place.
     pub(super) fn follow(
         &mut self,
         changed: &ChangedRegion,
         values: Option<CellRect>,
         config: &PlannerConfig,
         lddb: &Lddb,
+        donor: Donor,
     ) -> Result<MapUpdate, PlanError> {
         let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
-        let obstacles = self.site.map.to_grid(config.traversability());
-        let res = self.site.map.info.resolution;
         if changed.rebuilt {
-            self.collision = CollisionMap::with_footprint(&obstacles, config.mask_radius() / res);
-            self.collision.set_costs(config.cost_rule(res).map(|rule| CostField::new(&self.site.map, rule)));
+            self.collision = Self::collision_map(&self.site, config, donor);
             let mask = self.site.clearance.vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
             self.blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
             return Ok(MapUpdate { changed: changed.cells, rebuilt: true, costs_changed: changed.cells });
         }
-        if let Some(rect) = changed.cells {
-            self.collision.update_rect(&obstacles, rect).map_err(|e| invalid(e.to_string()))?;
+        // The blocked cells (O(cells)), made once when this profile updates anything of its own
+        // that reads them.
+        let own_obstacles = donor.obstacles.is_none() && changed.cells.is_some();
+        let own_costs = donor.costs.is_none() && values.is_some() && self.collision.costs().is_some();
+        let grid = (own_obstacles || own_costs).then(|| self.site.map.to_grid(config.traversability()));
+        match (donor.obstacles, &grid, changed.cells) {
+            (Some(o), ..) => self.collision.follow_obstacles(o, changed.cells),
+            (None, Some(grid), Some(rect)) => {
+                self.collision.update_rect(grid, rect).map_err(|e| invalid(e.to_string()))?
+            }
+            _ => {}
         }
-        let costs_changed = match (self.collision.costs_mut(), values) {
-            (Some(costs), Some(rect)) => Some(costs.update(&self.site.map, rect)),
+        let costs_changed = match (donor.costs, &grid, values) {
+            (Some((costs, rect)), ..) => {
+                self.collision.set_shared_costs(Some(costs));
+                rect
+            }
+            (None, Some(grid), Some(rect)) => {
+                self.collision.costs_mut().map(|costs| costs.update_with(&self.site.map, rect, grid.blocked_cells()))
+            }
             _ => None,
         };
         let mask = self.site.clearance.vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
@@ -334,6 +407,17 @@ pub(super) struct Detached {
 }
 
 impl Detached {
+    /// Gives up what `donors` give this profile back (see `planner::maps`): its donors then
+    /// hold the only copy and update it in place.
+    pub(super) fn release(&mut self, donors: &super::maps::Donors) {
+        if donors.obstacles.is_some() {
+            self.collision.release_obstacles();
+        }
+        if donors.costs.is_some() {
+            self.collision.release_costs();
+        }
+    }
+
     /// The prepared map again, on `site`.
     pub(super) fn attach(self, site: Arc<SiteMap>) -> PreparedMap {
         let Self { vehicle, collision, blocks, refiner } = self;

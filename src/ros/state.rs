@@ -798,17 +798,17 @@ impl NodeState {
     /// Publishes the diagnostics (only while active, as every output).
     pub fn on_diagnostics(&mut self) {
         let buffer = self.frames.buffer();
+        let memory = self.fleet.memory();
         let holdings = super::diagnostics::Holdings {
             tf_entries: buffer.len(),
             tf_frames: buffer.frames(),
             queued_updates: self.updates.len(),
             action_goals: self.out.action_goals.iter().map(|count| count()).sum(),
-            map_shared_bytes: self.fleet.default_planner().map().map_or(0, |m| m.site.shared_bytes()),
-            profile_bytes: self
-                .fleet
-                .profiles()
-                .map(|(name, p)| (name.to_string(), p.map().map_or(0, |m| m.own_bytes().total())))
-                .collect(),
+            map_shared_bytes: memory.as_ref().map_or(0, |(shared, _)| *shared),
+            profile_bytes: match memory {
+                Some((_, bytes)) => self.fleet.names().iter().cloned().zip(bytes.iter().map(|b| b.total())).collect(),
+                None => self.fleet.names().iter().map(|n| (n.clone(), 0)).collect(),
+            },
         };
         self.out.diagnostics(&holdings);
     }

@@ -9,28 +9,79 @@ use crate::error::GridError;
 use crate::geometry::Point2;
 use crate::grid::Grid;
 use crate::trajectory::Segment;
+use std::sync::Arc;
 
 /// Blocked cells with per-row prefix counts, so a whole run of cells is tested in O(1).
 /// Built once per map (O(cells)); everything outside the grid is blocked.
+///
+/// What does not depend on the footprint (the blocked cells' counts and distances, and the
+/// costs) is held behind `Arc`s ([`SharedLayers`]), so vehicle profiles that read the map alike
+/// share one copy ([`CollisionMap::on_layers`]); an update copies them first only when another
+/// holder still has them (copy-on-write).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CollisionMap {
     width: usize,
     height: usize,
-    /// `prefix[y * (width + 1) + x]` = blocked cells among columns `0..x` of row `y`.
-    prefix: Vec<u32>,
+    layer: Arc<ObstacleLayer>,
     /// Cells in which every point's disk of radius `safe_radius` is free (a shortcut that spares
     /// the exact test for most samples), when prepared for a footprint.
     safe: Vec<bool>,
     safe_radius: f64,
+    /// What passing each cell costs, when the planner prices costs ([`crate::costs`]): every
+    /// stage of refinement reads it beside the blocked cells, so it travels with them.
+    costs: Option<Arc<CostField>>,
+}
+
+/// The blocked cells of one map as every footprint reads them.
+#[derive(Debug, Clone, PartialEq)]
+struct ObstacleLayer {
+    /// `prefix[y * (width + 1) + x]` = blocked cells among columns `0..x` of row `y`.
+    prefix: Vec<u32>,
     /// Squared distance from each cell centre to the nearest blocked (or outside) cell centre,
     /// capped. A sweep skips every sample that lies closer along the curve than the obstacle
     /// distance's excess over the disk radius (arc length bounds the straight distance), so only
     /// samples near obstacles pay for the exact disk test.
     field: DistanceField,
-    /// What passing each cell costs, when the planner prices costs ([`crate::costs`]): every
-    /// stage of refinement reads it beside the blocked cells, so it travels with them.
-    costs: Option<CostField>,
 }
+
+impl ObstacleLayer {
+    fn new(grid: &Grid) -> Self {
+        let (w, h) = (grid.width(), grid.height());
+        let mut prefix = vec![0u32; h * (w + 1)];
+        let cells = grid.blocked_cells();
+        for y in 0..h {
+            Self::count_row(&mut prefix, cells, w, y);
+        }
+        // Centre-to-centre obstacle distances (outside counted blocked; capped values are lower
+        // bounds).
+        let field = DistanceField::new(w, h, cells, CLEARANCE_CAP);
+        Self { prefix, field }
+    }
+
+    fn count_row(prefix: &mut [u32], cells: &[bool], w: usize, y: usize) {
+        let row = &cells[y * w..(y + 1) * w];
+        let out = &mut prefix[y * (w + 1)..(y + 1) * (w + 1)];
+        let mut n = 0u32;
+        for (x, &b) in row.iter().enumerate() {
+            n += b as u32;
+            out[x + 1] = n;
+        }
+    }
+
+    /// After the cells of `rect` (inside the map) changed in `grid` (the map's size).
+    fn update_rect(&mut self, grid: &Grid, rect: crate::grid::CellRect) {
+        let cells = grid.blocked_cells();
+        for y in rect.y..rect.y + rect.height {
+            Self::count_row(&mut self.prefix, cells, grid.width(), y);
+        }
+        self.field.update(cells, rect);
+    }
+}
+
+/// The blocked cells' counts and distances of a [`CollisionMap`], which do not depend on the
+/// footprint, as a shared handle: see [`CollisionMap::on_obstacles`].
+#[derive(Debug, Clone)]
+pub struct Obstacles(Arc<ObstacleLayer>);
 
 /// Largest obstacle distance (cells) the clearance field resolves: a sweep skips at most
 /// `CLEARANCE_CAP - radius` cells per sample, and a map update recomputes the field within
@@ -40,22 +91,67 @@ const CLEARANCE_CAP: u16 = 32;
 impl CollisionMap {
     /// Builds the prefix counts of `grid`.
     pub fn new(grid: &Grid) -> Self {
-        let (w, h) = (grid.width(), grid.height());
-        let mut prefix = vec![0u32; h * (w + 1)];
-        let cells = grid.blocked_cells();
-        for y in 0..h {
-            let row = &cells[y * w..(y + 1) * w];
-            let out = &mut prefix[y * (w + 1)..(y + 1) * (w + 1)];
-            let mut n = 0u32;
-            for (x, &b) in row.iter().enumerate() {
-                n += b as u32;
-                out[x + 1] = n;
-            }
+        let (width, height) = (grid.width(), grid.height());
+        let layer = Arc::new(ObstacleLayer::new(grid));
+        Self { width, height, layer, safe: Vec::new(), safe_radius: -1.0, costs: None }
+    }
+
+    /// The blocked cells' counts and distances, to share with the map of another footprint on
+    /// the same blocked cells ([`CollisionMap::on_obstacles`], [`CollisionMap::follow_obstacles`]).
+    pub fn obstacles(&self) -> Obstacles {
+        Obstacles(self.layer.clone())
+    }
+
+    /// The costs as a shared handle, to give another profile pricing the map alike
+    /// ([`CollisionMap::set_shared_costs`]).
+    pub fn shared_costs(&self) -> Option<Arc<CostField>> {
+        self.costs.clone()
+    }
+
+    /// True when both maps hold one copy of the blocked cells' counts and distances.
+    pub fn shares_obstacles_with(&self, other: &CollisionMap) -> bool {
+        Arc::ptr_eq(&self.layer, &other.layer)
+    }
+
+    /// True when both maps hold one copy of the costs.
+    pub fn shares_costs_with(&self, other: &CollisionMap) -> bool {
+        matches!((&self.costs, &other.costs), (Some(a), Some(b)) if Arc::ptr_eq(a, b))
+    }
+
+    /// The map of a footprint of `radius` cells on `obstacles` (another map's, `width` x
+    /// `height`, of the same blocked cells), without costs: only the footprint's own shortcut is
+    /// built. Equal to [`CollisionMap::with_footprint`] on those cells.
+    pub fn on_obstacles(obstacles: Obstacles, width: usize, height: usize, radius: f64) -> Self {
+        let mut m = Self { width, height, layer: obstacles.0, safe: Vec::new(), safe_radius: -1.0, costs: None };
+        m.prepare_footprint(radius);
+        m
+    }
+
+    /// Sets the costs to a shared copy (another profile's, pricing the same map alike).
+    pub fn set_shared_costs(&mut self, costs: Option<Arc<CostField>>) {
+        self.costs = costs;
+    }
+
+    /// Gives up the blocked cells' counts and distances until
+    /// [`CollisionMap::follow_obstacles`] brings them back, so the map holding the same copy can
+    /// update it in place instead of copying it; nothing may be tested meanwhile.
+    pub fn release_obstacles(&mut self) {
+        self.layer = Arc::new(ObstacleLayer { prefix: Vec::new(), field: DistanceField::new(0, 0, &[], 1) });
+    }
+
+    /// Gives up the costs (see [`CollisionMap::release_obstacles`]).
+    pub fn release_costs(&mut self) {
+        self.costs = None;
+    }
+
+    /// Takes `obstacles` (another map's, already brought up to date after the cells of
+    /// `changed` changed) and brings this footprint's shortcut up to date around `changed`. The
+    /// result equals a fresh build.
+    pub fn follow_obstacles(&mut self, obstacles: Obstacles, changed: Option<crate::grid::CellRect>) {
+        self.layer = obstacles.0;
+        if let Some(rect) = changed {
+            self.update_safe(rect);
         }
-        // Centre-to-centre obstacle distances (outside counted blocked; capped values are lower
-        // bounds).
-        let field = DistanceField::new(w, h, cells, CLEARANCE_CAP);
-        Self { width: w, height: h, prefix, safe: Vec::new(), safe_radius: -1.0, field, costs: None }
     }
 
     /// Distance (cells) from the centre of cell `(x, y)` to the nearest blocked cell's centre
@@ -65,7 +161,7 @@ impl CollisionMap {
         if x < 0 || y < 0 || x >= self.width as i64 || y >= self.height as i64 {
             return None;
         }
-        let d2 = self.field.values()[y as usize * self.width + x as usize];
+        let d2 = self.layer.field.values()[y as usize * self.width + x as usize];
         let cap = u32::from(CLEARANCE_CAP);
         (u32::from(d2) < cap * cap).then(|| f64::from(d2).sqrt())
     }
@@ -73,17 +169,17 @@ impl CollisionMap {
     /// The traversal costs every stage prices paths by; `None`: lengths alone.
     #[inline]
     pub fn costs(&self) -> Option<&CostField> {
-        self.costs.as_ref()
+        self.costs.as_deref()
     }
 
     /// Sets (or, with `None`, removes) the traversal costs.
     pub fn set_costs(&mut self, costs: Option<CostField>) {
-        self.costs = costs;
+        self.costs = costs.map(Arc::new);
     }
 
-    /// The traversal costs, for an update in place.
+    /// The traversal costs, for an update in place (copied first when shared).
     pub fn costs_mut(&mut self) -> Option<&mut CostField> {
-        self.costs.as_mut()
+        self.costs.as_mut().map(Arc::make_mut)
     }
 
     /// The cost of `segments` above their length (cells; 0 without costs): what every stage adds
@@ -105,7 +201,7 @@ impl CollisionMap {
             if x < self.width && y < self.height {
                 let (dx, dy) = (p.x - x as f64 - 0.5, p.y - y as f64 - 0.5);
                 let off = (dx * dx + dy * dy).sqrt();
-                let centre = f64::from(self.field.values()[y * self.width + x]).sqrt();
+                let centre = f64::from(self.layer.field.values()[y * self.width + x]).sqrt();
                 // The 1e-6 absorbs rounding.
                 return centre - off - std::f64::consts::FRAC_1_SQRT_2 - 1e-6;
             }
@@ -118,15 +214,21 @@ impl CollisionMap {
     /// Results are identical to an unprepared map.
     pub fn with_footprint(grid: &Grid, radius: f64) -> Self {
         let mut m = Self::new(grid);
+        m.prepare_footprint(radius);
+        m
+    }
+
+    /// Marks the cells in which a footprint of `radius` cells fits anywhere.
+    fn prepare_footprint(&mut self, radius: f64) {
         let rho = sampled_radius(radius) + SEARCH_MARGIN;
         // Any point of a cell lies within half a diagonal of its centre.
         let outer = rho + std::f64::consts::FRAC_1_SQRT_2;
-        let w = m.width;
-        m.safe = (0..w * m.height)
-            .map(|k| m.disk_free(Point2::new((k % w) as f64 + 0.5, (k / w) as f64 + 0.5), outer))
+        let w = self.width;
+        self.safe_radius = -1.0;
+        self.safe = (0..w * self.height)
+            .map(|k| self.disk_free(Point2::new((k % w) as f64 + 0.5, (k / w) as f64 + 0.5), outer))
             .collect();
-        m.safe_radius = rho;
-        m
+        self.safe_radius = rho;
     }
 
     /// Columns.
@@ -149,7 +251,8 @@ impl CollisionMap {
             return true;
         }
         let base = y as usize * (self.width + 1);
-        self.prefix[base + x1 as usize + 1] == self.prefix[base + x0 as usize]
+        let prefix = &self.layer.prefix;
+        prefix[base + x1 as usize + 1] == prefix[base + x0 as usize]
     }
 
     /// True when every span, shifted by `(dx, dy)`, is free.
@@ -203,18 +306,16 @@ impl CollisionMap {
         if rect.is_empty() {
             return Ok(());
         }
-        let cells = grid.blocked_cells();
-        for y in rect.y..rect.y + rect.height {
-            let row = &cells[y * w..(y + 1) * w];
-            let out = &mut self.prefix[y * (w + 1)..(y + 1) * (w + 1)];
-            let mut n = 0u32;
-            for (x, &b) in row.iter().enumerate() {
-                n += b as u32;
-                out[x + 1] = n;
-            }
-        }
-        self.field.update(cells, rect);
-        if self.safe_radius >= 0.0 {
+        Arc::make_mut(&mut self.layer).update_rect(grid, rect);
+        self.update_safe(rect);
+        Ok(())
+    }
+
+    /// Brings the "fits anywhere" shortcut up to date after the cells of `rect` (inside the map)
+    /// changed: every cell whose test disk can reach `rect`.
+    fn update_safe(&mut self, rect: crate::grid::CellRect) {
+        let (w, h) = (self.width, self.height);
+        if self.safe_radius >= 0.0 && !rect.is_empty() {
             // A cell's shortcut tests the disk of radius `outer` around its centre: it can reach a
             // changed cell only when that cell is within `outer + 1` cells.
             let outer = self.safe_radius + std::f64::consts::FRAC_1_SQRT_2;
@@ -232,7 +333,6 @@ impl CollisionMap {
                 }
             }
         }
-        Ok(())
     }
 
     /// True when the square of half side `half` centred at `p` with heading `yaw` touches no
@@ -548,8 +648,23 @@ impl Proven {
     }
 }
 
-impl crate::memory::HeapSize for CollisionMap {
+impl CollisionMap {
+    /// Heap bytes of the footprint's own part (the shortcut), held by this map alone.
+    pub fn own_heap_bytes(&self) -> usize {
+        self.safe.heap_bytes()
+    }
+
+    /// Heap bytes of the blocked cells' counts and distances, which profiles reading the map
+    /// alike share (see [`SharedLayers`]).
+    pub fn obstacle_heap_bytes(&self) -> usize {
+        self.layer.prefix.heap_bytes() + self.layer.field.heap_bytes()
+    }
+}
+
+use crate::memory::HeapSize;
+
+impl HeapSize for CollisionMap {
     fn heap_bytes(&self) -> usize {
-        self.prefix.heap_bytes() + self.safe.heap_bytes() + self.field.heap_bytes() + self.costs.heap_bytes()
+        self.own_heap_bytes() + self.obstacle_heap_bytes() + self.costs().map_or(0, HeapSize::heap_bytes)
     }
 }

@@ -16,7 +16,7 @@ pub mod collision_map;
 pub mod sampling;
 pub mod shape;
 
-pub use collision_map::CollisionMap;
+pub use collision_map::{CollisionMap, Obstacles};
 pub use sampling::{sample_segment, swept_spans};
 pub use shape::{disk_runs, polygon_runs, square_runs, Shape, POLYGON_GROWTH_REACH};
 
