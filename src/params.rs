@@ -53,6 +53,11 @@ pub struct NodeParams {
     /// `<profile>.<parameter>`, each defaulting at start-up to the unprefixed value. The
     /// map-level ones ([`MAP_LEVEL_PARAMS`]) are the default profile's for all.
     pub profiles: Vec<PlannerConfig>,
+    /// `<profile>.robot_base_frame` of each profile after the first, in `planner_plugins` order:
+    /// that vehicle's frame, whose pose through TF its replans start from (start-up only; empty,
+    /// the default: the node does not know where that vehicle is, and a map change that blocks
+    /// its trajectory stops it instead of replanning from a guess).
+    pub profile_base_frames: Vec<String>,
 }
 
 /// Planner parameters that describe the map, not a vehicle: one value for every profile, set
@@ -76,6 +81,7 @@ impl Default for NodeParams {
             map_topic: "map".into(),
             planner_plugins: vec!["GridBased".into()],
             profiles: Vec::new(),
+            profile_base_frames: Vec::new(),
         }
     }
 }
@@ -328,6 +334,16 @@ impl NodeParams {
             }
         }
         for name in p.planner_plugins.iter().skip(1) {
+            let frame = match lookup(&format!("{name}.robot_base_frame")) {
+                None => String::new(),
+                Some(ParamValue::String(frame)) => frame,
+                Some(other) => {
+                    return Err(invalid(format!(
+                        "parameter {name}.robot_base_frame must be a frame name, got {other:?}"
+                    )))
+                }
+            };
+            p.profile_base_frames.push(frame);
             let mut config = p.planner.clone();
             for spec in profile_params() {
                 if let Some(value) = lookup(&format!("{name}.{}", spec.name)) {
@@ -892,6 +908,16 @@ mod profile_tests {
         for list in [vec![], vec!["A", "A"], vec!["A", "B.c"], vec!["", "B"], vec!["A", "b-2"], vec!["A", "2b"]] {
             assert!(from(&[(PLANNER_PLUGINS, names(&list))]).is_err(), "{list:?}");
         }
+        // Another vehicle's frame, start-up only, empty unless given.
+        let p = from(&[
+            (PLANNER_PLUGINS, names(&["A", "B", "C"])),
+            ("B.robot_base_frame", ParamValue::String("b/base".into())),
+        ])
+        .unwrap();
+        assert_eq!(p.profile_base_frames, ["b/base", ""]);
+        let e =
+            from(&[(PLANNER_PLUGINS, names(&["A", "B"])), ("B.robot_base_frame", ParamValue::Integer(1))]).unwrap_err();
+        assert!(e.message.contains("B.robot_base_frame"), "{e}");
         // The default profile's name is only a planner_id; the others' are topic name tokens.
         let (list, id) = (names(&["grid-based", "Tug_2"]), ParamValue::String("grid-based".into()));
         assert!(from(&[(PLANNER_PLUGINS, list), ("planner_id", id)]).is_ok());

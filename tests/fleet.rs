@@ -126,6 +126,8 @@ fn updates_reach_every_profile_as_a_fresh_build() {
     let mut rnd = |n: i64| ((r() * n as f64) as i64).min(n - 1);
     let (w, h) = (48i64, 36i64);
     let mut previous = fleet.default_planner().map().unwrap().clone();
+    let twin_config = fleet.planner("Twin").unwrap().config().clone();
+    let mut previous_twin = fleet.planner("Twin").unwrap().map().unwrap().clone();
     for step in 0..24 {
         let updates = if step % 6 == 5 {
             let mut next = fleet.default_planner().map().unwrap().site.map.clone();
@@ -141,12 +143,15 @@ fn updates_reach_every_profile_as_a_fresh_build() {
             fleet.apply_patch(x, y, pw, ph, &vec![v; (pw * ph) as usize]).unwrap()
         };
         assert_eq!(updates.len(), 4);
-        // What a plan in flight holds stays as it was.
-        let in_flight = (previous.site.map.clone(), previous.collision.clone());
-        let mut then = Planner::new(fleet.default_planner().config().clone()).unwrap();
-        then.set_map(in_flight.0).unwrap();
-        assert_eq!(in_flight.1, then.map().unwrap().collision, "a plan in flight saw step {step}");
+        // What plans in flight hold stays as it was: the donor's map, and a map taking the
+        // donor's copy (the twin's).
+        for (held, config) in [(&previous, fleet.default_planner().config()), (&previous_twin, &twin_config)] {
+            let mut then = Planner::new(config.clone()).unwrap();
+            then.set_map(held.site.map.clone()).unwrap();
+            assert_eq!(held.collision, then.map().unwrap().collision, "a plan in flight saw step {step}");
+        }
         previous = fleet.default_planner().map().unwrap().clone();
+        previous_twin = fleet.planner("Twin").unwrap().map().unwrap().clone();
         let site = fleet.default_planner().map().unwrap().site.clone();
         for (name, member) in fleet.profiles() {
             let held = member.map().unwrap();
@@ -158,11 +163,13 @@ fn updates_reach_every_profile_as_a_fresh_build() {
             assert_eq!(held.blocks, f.blocks, "{name}: pattern codes differ after step {step}");
             assert_eq!(held.collision, f.collision, "{name}: collision map differs after step {step}");
         }
-        // One copy of the blocked cells' counts for all (one traversability), one of the costs
-        // for the car and its twin only (the others' inscribed disks differ).
+        // One copy of the blocked cells' counts for all (one traversability); one of the costs
+        // for the car and its twin (inscribed disk 0.3 m), one for the AMR and the tugger (0.2 m:
+        // the rectangle's nearest side is 0.2 m behind base_link).
         let maps: Vec<_> = fleet.profiles().map(|(_, p)| p.map().unwrap().clone()).collect();
         assert!(maps.iter().all(|m| m.collision.shares_obstacles_with(&maps[0].collision)), "step {step}");
         assert!(maps[3].collision.shares_costs_with(&maps[1].collision), "step {step}");
+        assert!(maps[2].collision.shares_costs_with(&maps[0].collision), "step {step}");
         assert!(!maps[1].collision.shares_costs_with(&maps[0].collision), "step {step}");
         drop(maps);
     }

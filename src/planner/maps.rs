@@ -172,27 +172,23 @@ fn edit_site(
     group: &mut [&mut Planner],
     edit: impl FnOnce(&mut SiteMap) -> Result<(ChangedRegion, Option<CellRect>), PlanError>,
 ) -> Result<Vec<MapUpdate>, PlanError> {
-    // 1. Every profile hands its site back, so the site is held once (plus by plans in flight),
-    //    and what it takes from a donor, so the donor's copy is held once too.
+    // 1. Every profile hands its site back, so the site is held once (plus by plans in flight).
     let configs = configs_of(group);
     let mut site = None;
     let mut detached: Vec<Detached> = Vec::with_capacity(group.len());
     let mut donors = Vec::with_capacity(group.len());
     for (i, p) in group.iter_mut().enumerate() {
         let held = p.map.take().expect("the group holds a map (checked by the caller)");
-        let (s, mut d) = Arc::try_unwrap(held).unwrap_or_else(|shared| (*shared).clone()).detach();
+        let (s, d) = Arc::try_unwrap(held).unwrap_or_else(|shared| (*shared).clone()).detach();
         debug_assert!(site.as_ref().is_none_or(|first| Arc::ptr_eq(first, &s)), "a group shares one site");
-        let res = s.map.info.resolution;
+        donors.push(Donors::of(&configs, i, s.map.info.resolution));
         site = Some(s);
-        let from = Donors::of(&configs, i, res);
-        d.release(&from);
-        donors.push(from);
         detached.push(d);
     }
     let mut site = site.expect("a group has at least one profile");
     // 2. Edited once, in place (copied only when a plan in flight still holds it).
     let edited = edit(Arc::make_mut(&mut site));
-    // 3. Every profile back on it, following what changed.
+    // 3. Refused: every profile back on it as it was.
     let (changed, values) = match edited {
         Ok(x) => x,
         Err(e) => {
@@ -202,7 +198,13 @@ fn edit_site(
             return Err(e);
         }
     };
-    // A donor comes before the profiles it gives to, so it has followed when they follow.
+    // 4. The profiles that take a donor's copy give theirs up, so the donor holds it once and
+    //    follows in place; a donor comes before the profiles it gives to, so it has followed
+    //    when they take its copy.
+    for (d, from) in detached.iter_mut().zip(&donors) {
+        d.release(from);
+    }
+    // 5. Every profile back on it, following what changed.
     let mut updates: Vec<MapUpdate> = Vec::with_capacity(group.len());
     let mut failed = None;
     for (i, (d, from)) in detached.into_iter().zip(donors).enumerate() {

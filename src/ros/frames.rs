@@ -184,6 +184,37 @@ impl Frames {
         self.isometry_to_global(what, frame, stamp_of(stamp), &iso)
     }
 
+    /// The pose of frame `base` (another vehicle's `robot_base_frame`) in `global_frame` at ROS
+    /// time `now`, through TF alone. Fails with `TF_ERROR` as [`Frames::robot_pose`] does.
+    pub fn vehicle_pose(&self, base: &str, now: Stamp) -> Result<Pose2, PlanError> {
+        let latest = self
+            .buffer
+            .latest_common_time(&self.global, base)
+            .map_err(|e| tf_error(format!("TF cannot give the pose of {base:?} in {:?}: {e}", self.global)))?;
+        self.pose_at(base, latest, now)
+    }
+
+    /// The pose of `base` from TF at its latest common time `latest`, refused when older (or
+    /// newer) than `transform_tolerance` at `now`.
+    fn pose_at(&self, base: &str, latest: Stamp, now: Stamp) -> Result<Pose2, PlanError> {
+        let age = now.as_secs_f64() - latest.as_secs_f64();
+        // A chain of static transforms only has no time (Stamp::LATEST): never stale. A pose from
+        // the future (clocks apart) is as untrustworthy as an old one.
+        if latest != Stamp::LATEST && age.abs() > self.tolerance.as_secs_f64() {
+            return Err(tf_error(format!(
+                "the robot's pose ({base:?} in {:?}) is {age:.2} s old (transform_tolerance {} s): is \
+                 localisation or odometry running?",
+                self.global,
+                self.tolerance.as_secs_f64()
+            )));
+        }
+        let t = self
+            .buffer
+            .lookup(&self.global, base, latest, self.tolerance)
+            .map_err(|e| tf_error(format!("cannot look up the robot's pose ({base:?} in {:?}): {e}", self.global)))?;
+        Ok(planar(&t))
+    }
+
     fn isometry_to_global(
         &self,
         what: &str,
@@ -207,26 +238,8 @@ impl Frames {
     /// not connect `robot_base_frame` to `global_frame` and no received pose can be used (the
     /// message names both frames and why).
     pub fn robot_pose(&self, now: Stamp) -> Result<Pose2, PlanError> {
-        let tf = self.buffer.latest_common_time(&self.global, &self.base);
-        match tf {
-            Ok(latest) => {
-                let age = now.as_secs_f64() - latest.as_secs_f64();
-                // A chain of static transforms only has no time (Stamp::LATEST): never stale. A
-                // pose from the future (clocks apart) is as untrustworthy as an old one.
-                if latest != Stamp::LATEST && age.abs() > self.tolerance.as_secs_f64() {
-                    return Err(tf_error(format!(
-                        "the robot's pose ({:?} in {:?}) is {age:.2} s old (transform_tolerance {} s): is \
-                         localisation or odometry running?",
-                        self.base,
-                        self.global,
-                        self.tolerance.as_secs_f64()
-                    )));
-                }
-                let t = self.buffer.lookup(&self.global, &self.base, latest, self.tolerance).map_err(|e| {
-                    tf_error(format!("cannot look up the robot's pose ({:?} in {:?}): {e}", self.base, self.global))
-                })?;
-                Ok(planar(&t))
-            }
+        match self.buffer.latest_common_time(&self.global, &self.base) {
+            Ok(latest) => self.pose_at(&self.base, latest, now),
             Err(tf_reason) => match self.received.split_first() {
                 // The newest source first; the other when the newer cannot be transformed.
                 Some((newest, older)) => {

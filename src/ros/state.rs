@@ -141,13 +141,14 @@ impl Default for Slot {
 /// Most answered paths remembered with their profile (oldest forgotten first).
 const MAX_PATH_OWNERS: usize = 256;
 
-/// The profile each recently answered path was planned for, so `is_path_valid` (whose request
-/// names no profile) checks a path for the vehicle it was planned for. A path is known by its
+/// The profiles each recently answered path was planned for, so `is_path_valid` (whose request
+/// names no profile) checks a path for the vehicles it was planned for. A path is known by its
 /// poses' positions exactly as published (a path transformed or edited by its client is not
 /// known, and is checked for the default profile).
 #[derive(Default)]
 struct PathOwners {
-    owners: std::collections::HashMap<u64, usize>,
+    owners: std::collections::HashMap<u64, Vec<usize>>,
+    /// The keys, least recently answered first.
     order: std::collections::VecDeque<u64>,
 }
 
@@ -162,12 +163,15 @@ impl PathOwners {
         h.finish()
     }
 
-    /// Remembers that `plan` was planned for `profile`.
+    /// Remembers that `plan` was planned for `profile` (the most recent answer last).
     fn insert(&mut self, plan: &Plan, profile: usize) {
         let key = Self::key(plan.poses.iter().map(|p| (p.x, p.y)));
-        if self.owners.insert(key, profile).is_none() {
-            self.order.push_back(key);
+        let owners = self.owners.entry(key).or_default();
+        if !owners.contains(&profile) {
+            owners.push(profile);
         }
+        self.order.retain(|&k| k != key);
+        self.order.push_back(key);
         while self.order.len() > MAX_PATH_OWNERS {
             if let Some(old) = self.order.pop_front() {
                 self.owners.remove(&old);
@@ -175,10 +179,10 @@ impl PathOwners {
         }
     }
 
-    /// The profile `path` was planned for, when it is a remembered answer.
+    /// The profiles `path` was planned for, when it is a remembered answer.
     #[cfg(ros_nav2_msgs)]
-    fn owner(&self, path: &nav::Path) -> Option<usize> {
-        self.owners.get(&Self::key(path.poses.iter().map(|p| (p.pose.position.x, p.pose.position.y)))).copied()
+    fn owners(&self, path: &nav::Path) -> Option<Vec<usize>> {
+        self.owners.get(&Self::key(path.poses.iter().map(|p| (p.pose.position.x, p.pose.position.y)))).cloned()
     }
 }
 
@@ -547,14 +551,32 @@ impl NodeState {
         });
     }
 
-    /// Checks `profile`'s current trajectory and replans it when needed.
-    fn start_replan(&mut self, profile: usize, current: Current, trigger: Trigger) {
-        // The default profile's vehicle is the robot TF knows; another profile's vehicle, or one
-        // whose pose is not known, is taken where its trajectory starts.
+    /// Where profile `profile`'s vehicle is: for the first the robot's pose (TF, else
+    /// `/initialpose` or `/odom`), for another TF's pose of its `<profile>.robot_base_frame`;
+    /// `None` when it is not known.
+    fn vehicle_pose(&mut self, profile: usize) -> Option<Pose2> {
         let now = self.now();
-        let robot = if profile == 0 { self.frames.robot_pose(now).ok() } else { None };
-        let Some(pose) = robot.or_else(|| current.trajectory.pose_at(0.0)) else { return };
+        if profile == 0 {
+            return self.frames.robot_pose(now).ok();
+        }
+        let frame = self.params.profile_base_frames.get(profile - 1).filter(|f| !f.is_empty())?;
+        self.frames.vehicle_pose(frame, now).ok()
+    }
+
+    /// Checks `profile`'s current trajectory and replans it when needed. A vehicle the node
+    /// cannot place (a profile after the first without a pose through `<profile>.robot_base_frame`)
+    /// has its whole trajectory checked and is never replanned from a guess: when the map blocks
+    /// it, it is stopped.
+    fn start_replan(&mut self, profile: usize, current: Current, trigger: Trigger) {
         self.slots[profile].last_replan = Instant::now();
+        let known = self.vehicle_pose(profile);
+        let placed = known.is_some() || profile == 0;
+        if !placed && trigger == Trigger::Periodic {
+            return;
+        }
+        // The default profile's robot with no pose known is taken where its trajectory starts.
+        let Some(pose) = known.or_else(|| current.trajectory.pose_at(0.0)) else { return };
+        let unplaced = (!placed).then(|| self.profile_name(profile));
         let cancel = Arc::new(AtomicBool::new(false));
         let (planner, done, flag) = (self.profile_planner(profile).clone(), self.done.clone(), cancel.clone());
         let (trajectory, goal, overlap) = (current.trajectory.clone(), current.goal, current.start_overlap);
@@ -564,7 +586,22 @@ impl NodeState {
         tokio::task::spawn_blocking(move || {
             let budget = Budget::new(planner.config().max_planning_time, Some(flag.clone()));
             let followed = Followed { trajectory: &trajectory, start_overlap: overlap.as_ref() };
-            let outcome = check_and_replan(&planner, followed, pose, goal, trigger, leeway, &budget);
+            let outcome = match unplaced {
+                None => check_and_replan(&planner, followed, pose, goal, trigger, leeway, &budget),
+                Some(name) => match crate::replan::check_remaining(&planner, &trajectory, pose, overlap.as_ref()) {
+                    Ok(()) => Outcome::StillLegal,
+                    Err(e) => Outcome::Blocked {
+                        reason: format!("map change blocked the path: {}", e.message),
+                        error: PlanError::new(
+                            e.code,
+                            format!(
+                                "not replanned: the node does not know where the {name} vehicle is (set \
+                                 {name}.robot_base_frame to its frame in TF); send it a new goal"
+                            ),
+                        ),
+                    },
+                },
+            };
             let _ = done.send(Done::Replan { profile, outcome, cancelled: flag.load(Ordering::Relaxed) });
         });
     }
@@ -662,11 +699,19 @@ impl NodeState {
                 }
             }
         }
-        let profile = self.path_owners.owner(path).unwrap_or(0);
-        let mut invalid = crate::replan::invalid_poses(self.profile_planner(profile), &poses)?;
+        // Every profile that answered with exactly this path (usually one); a path no answer
+        // matches, the default profile's.
+        let owners = self.path_owners.owners(path);
+        let mut invalid = Vec::new();
+        for &profile in owners.as_deref().unwrap_or(&[0]) {
+            invalid.extend(crate::replan::invalid_poses(self.profile_planner(profile), &poses)?);
+        }
         invalid.extend(untransformable);
+        // The poses behind the robot were driven: the robot TF knows is the default profile's,
+        // so only its own paths are trimmed so.
         let now = self.now();
-        if let Ok(robot) = self.frames.robot_pose(now) {
+        let trimmed = owners.as_deref().is_none_or(|o| o == [0]);
+        if let (true, Ok(robot)) = (trimmed, self.frames.robot_pose(now)) {
             let distance = |p: &Pose2| p.point().distance(robot.point());
             let nearest = (0..poses.len())
                 .filter(|&i| poses[i].is_finite())
@@ -848,6 +893,11 @@ impl NodeState {
                     self.replanned(profile, current, outcome, map_version);
                 } else {
                     r2r::log_info!(self.logger(), "{trigger:?} replan stopped by a newer goal or deactivation");
+                    // A Nav2 goal is not followed, so the trajectory that was being checked still
+                    // is: the map change it was checked for must still be looked at.
+                    if trigger == Trigger::MapChange {
+                        self.slots[profile].recheck = true;
+                    }
                 }
             }
             Done::Update(applied) => self.on_applied(applied),

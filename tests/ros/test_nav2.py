@@ -473,27 +473,36 @@ def test_a_fleet_of_two_profiles_through_nav2s_actions():
     """Two vehicles on one node (Nav2's planner_plugins, a profile's parameters nested under its
     name): each plan is legal for its own vehicle (the tugger's outline checked here with plane
     geometry); both vehicles follow a trajectory through one door, and closing it replans both,
-    each for its own vehicle; a door narrowed to 0.4 m passes the small robot and sends the 0.5 m
+    each for its own vehicle from where TF places it (the tugger by Tugger.robot_base_frame),
+    while a third whose pose the node does not know is stopped, not replanned; a door narrowed to 0.4 m passes the small robot and sends the 0.5 m
     tugger round by the other door, and with that one closed the tugger gets NO_VALID_PATH; goals
     of both profiles sent together are both answered SUCCESS (one does not supersede the other);
     is_path_valid checks a path for the vehicle it was planned for; an unknown planner_id gets
     INVALID_PLANNER naming the profiles; a profile's parameter changes that profile only."""
     tmp = tmpdir("blockstar-fleet-")
     text = "[" + ", ".join(f"[{x}, {y}]" for x, y in TUGGER) + "]"
-    params = dict(NAV2_PARAMS, planner_plugins=["GridBased", "Tugger"],
-                  Tugger={"footprint": text, "min_turning_radius": 0.5, "motion_model": "reeds_shepp"})
+    params = dict(NAV2_PARAMS, planner_plugins=["GridBased", "Tugger", "Cart"],
+                  Tugger={"footprint": text, "min_turning_radius": 0.5, "motion_model": "reeds_shepp",
+                          "robot_base_frame": "tugger/base_link"})
     node, peer = start_nav2(tmp, "fleet1", params)
     try:
+        # The tugger's pose through TF, as its own localisation would publish it: half a metre
+        # along its way when the door closes.
+        tugger_at = (START[0] + 0.5, START[1], 0.0)
+        peer.spin_until(lambda: peer.tf_static_pub.get_subscription_count() > 0, 20.0, "the node's /tf_static")
+        peer.tf_static_pub.publish(TFMessage(transforms=[peer.transform("map", "tugger/base_link", *tugger_at)]))
         grid = two_door_grid()
         model = MapModel(grid)
         peer.publish_map(grid, node)
         start, goal = pose_stamped(*START), pose_stamped(*GOAL)
         # Each vehicle's plans on its own topics: the default's on plan (Nav2's), another's under
         # ~/<profile>/.
-        plans = {"GridBased": peer.paths, "Tugger": []}
-        peer.node.create_subscription(Path, "/fleet1/planner_node/Tugger/plan", plans["Tugger"].append, LATCHED)
-        # Both vehicles follow a trajectory of the node's own action through the lower door;
-        # closing it replans both, each round by the upper door and legal for its own vehicle.
+        plans = {"GridBased": peer.paths, "Tugger": [], "Cart": []}
+        for name in ("Tugger", "Cart"):
+            peer.node.create_subscription(Path, f"/fleet1/planner_node/{name}/plan", plans[name].append, LATCHED)
+        # Every vehicle follows a trajectory of the node's own action through the lower door;
+        # closing it replans the two the node can place, each round by the upper door and legal
+        # for its own vehicle, and stops the cart, whose pose it does not know.
         followed = {name: peer.own_goal(goal, start, name) for name in plans}
         for name, handle in followed.items():
             r = peer.result(handle).result
@@ -505,10 +514,14 @@ def test_a_fleet_of_two_profiles_through_nav2s_actions():
         n_status, n_paths = len(peer.statuses), {name: len(p) for name, p in plans.items()}
         peer.update_pub.publish(door_patch(LOWER_DOOR, True))
         replans = lambda: {s.planner_id: s for s in peer.statuses[n_status:] if s.event == S.EVENT_REPLAN}  # noqa: E731
-        peer.spin_until(lambda: len(replans()) == 2, what="a replan of each vehicle's trajectory")
+        peer.spin_until(lambda: len(replans()) == 3, what="a replan of each vehicle's trajectory")
         closed = model.copy()
         closed.apply(door_patch(LOWER_DOOR, True))
-        for name, status in replans().items():
+        cart = replans().pop("Cart")
+        assert cart.code == S.NO_VALID_PATH and "Cart.robot_base_frame" in cart.message, cart.message
+        peer.spin_until(lambda: len(plans["Cart"]) > n_paths["Cart"] and not plans["Cart"][-1].poses,
+                        what="an empty plan stopping the cart")
+        for name, status in [(n, s) for n, s in replans().items() if n != "Cart"]:
             assert status.code == S.SUCCESS, (name, status.message)
             stamp = (status.header.stamp.sec, status.header.stamp.nanosec)
             same = lambda p: (p.header.stamp.sec, p.header.stamp.nanosec) == stamp  # noqa: E731,B023
@@ -516,6 +529,8 @@ def test_a_fleet_of_two_profiles_through_nav2s_actions():
             peer.spin_until(lambda: any(same(p) for p in fresh()), what=f"{name}'s replanned plan")  # noqa: B023
             path = next(p for p in fresh() if same(p))
             assert through(path, UPPER_DOOR), name
+            first = (path.poses[0].pose.position.x, path.poses[0].pose.position.y)
+            assert math.dist(first, tugger_at[:2] if name == "Tugger" else START[:2]) < 1e-6, (name, first)
             if name == "Tugger":
                 assert polygon_hits(path, closed, TUGGER) == []
             else:

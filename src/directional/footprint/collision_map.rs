@@ -15,8 +15,8 @@ use std::sync::Arc;
 /// Built once per map (O(cells)); everything outside the grid is blocked.
 ///
 /// What does not depend on the footprint (the blocked cells' counts and distances, and the
-/// costs) is held behind `Arc`s ([`SharedLayers`]), so vehicle profiles that read the map alike
-/// share one copy ([`CollisionMap::on_layers`]); an update copies them first only when another
+/// costs) is held behind `Arc`s ([`Obstacles`], the costs), so vehicle profiles that read the map
+/// alike share one copy ([`CollisionMap::on_obstacles`]); an update copies them first only when another
 /// holder still has them (copy-on-write).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CollisionMap {
@@ -655,7 +655,7 @@ impl CollisionMap {
     }
 
     /// Heap bytes of the blocked cells' counts and distances, which profiles reading the map
-    /// alike share (see [`SharedLayers`]).
+    /// alike share (see [`Obstacles`]).
     pub fn obstacle_heap_bytes(&self) -> usize {
         self.layer.prefix.heap_bytes() + self.layer.field.heap_bytes()
     }
