@@ -160,6 +160,22 @@ impl OccupancyMap {
         Ok(Self { info, data })
     }
 
+    /// This map repeated from its origin to `width` x `height` cells (the last copies cut): cell
+    /// `(x, y)` holds the value of `(x mod w, y mod h)`, same resolution, origin and frame. Big
+    /// maps made reproducibly from the shared ones (`blockstar bench-nav --tile`). Fails with
+    /// [`MapError::Invalid`] when the size is 0 or over `max_cells`.
+    pub fn tiled(&self, width: usize, height: usize, max_cells: usize) -> Result<Self, MapError> {
+        let info = MapInfo { width, height, ..self.info.clone() };
+        info.validate(max_cells)?;
+        let w = self.info.width;
+        let mut data = Vec::with_capacity(width * height);
+        for y in 0..height {
+            let row = &self.data[(y % self.info.height) * w..][..w];
+            data.extend(row.iter().cycle().take(width));
+        }
+        Self::new(info, data, max_cells)
+    }
+
     /// The occupancy value of cell `(x, y)`, or `None` outside the map.
     pub fn value(&self, x: usize, y: usize) -> Option<i8> {
         (x < self.info.width && y < self.info.height).then(|| self.data[y * self.info.width + x])
@@ -185,6 +201,22 @@ mod tests {
 
     fn info(yaw: f64) -> MapInfo {
         MapInfo { width: 10, height: 5, resolution: 0.05, origin: Pose2::new(-1.0, 2.0, yaw), frame_id: "map".into() }
+    }
+
+    #[test]
+    fn a_tiled_map_repeats_the_map_from_its_origin() {
+        let data: Vec<i8> = (0..50).map(|k| (k % 101) as i8).collect();
+        let map = OccupancyMap::new(info(0.0), data, 1000).unwrap();
+        let big = map.tiled(23, 12, 1000).unwrap();
+        assert_eq!((big.info.width, big.info.height, big.info.origin), (23, 12, map.info.origin));
+        for y in 0..12 {
+            for x in 0..23 {
+                assert_eq!(big.value(x, y), map.value(x % 10, y % 5), "({x}, {y})");
+            }
+        }
+        assert_eq!(map.tiled(10, 5, 1000).unwrap(), map);
+        assert!(map.tiled(0, 5, 1000).is_err());
+        assert!(map.tiled(40, 30, 1000).is_err(), "over max_cells");
     }
 
     #[test]

@@ -24,6 +24,11 @@ pub struct BenchNavArgs {
     /// Map file: a map_server YAML (metres) or a Moving AI `.map` (cells, resolution 1).
     #[arg(long)]
     pub map: PathBuf,
+    /// Plan on the map repeated from its origin to `WIDTHxHEIGHT` cells (the last copies cut),
+    /// so site-scale figures can be made again from the shared maps: `--tile 6000x6000` on a
+    /// 2000 x 2000 map is its 3 x 3 tiling. At most 100 000 000 cells.
+    #[arg(long, value_parser = parse_size)]
+    pub tile: Option<(usize, usize)>,
     /// Number of start/goal pairs.
     #[arg(long, allow_negative_numbers = true, default_value_t = 100)]
     pub pairs: usize,
@@ -296,6 +301,13 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 }
 
 /// Runs `blockstar bench-nav`.
+/// `WIDTHxHEIGHT` (cells) of `--tile`.
+fn parse_size(text: &str) -> Result<(usize, usize), String> {
+    let (w, h) = text.split_once(['x', 'X']).ok_or_else(|| format!("expected WIDTHxHEIGHT cells, got {text:?}"))?;
+    let cells = |s: &str| s.trim().parse::<usize>().map_err(|_| format!("expected WIDTHxHEIGHT cells, got {text:?}"));
+    Ok((cells(w)?, cells(h)?))
+}
+
 pub fn run(args: &BenchNavArgs) -> CliResult {
     let algos: Vec<Algo> =
         args.algo.split(',').filter(|s| !s.trim().is_empty()).map(Algo::parse).collect::<Result<_, _>>()?;
@@ -327,6 +339,10 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         return Err(CliError(format!("--max-planning-time must be > 0 s, got {} s", args.max_planning_time)));
     }
     let map = load_map_file(&args.map, "map", DEFAULT_MAX_MAP_CELLS)?;
+    let map = match args.tile {
+        None => map,
+        Some((w, h)) => map.tiled(w, h, DEFAULT_MAX_MAP_CELLS).map_err(|e| CliError(format!("--tile {w}x{h}: {e}")))?,
+    };
     let info = map.info.clone();
     let res = info.resolution;
     // The pipeline is the planner itself (clearance mask, regions, Block A*, refinement,
@@ -578,6 +594,8 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             "{}",
             serde_json::json!({
                 "map": args.map.display().to_string(),
+                "width": info.width,
+                "height": info.height,
                 "pairs": pairs.len(),
                 "seed": args.seed,
                 "min_separation": args.min_separation,
@@ -723,6 +741,7 @@ mod tests {
     fn args(algo: &str) -> BenchNavArgs {
         BenchNavArgs {
             map: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/config/tb3_sandbox.yaml")),
+            tile: None,
             pairs: 4,
             seed: 33,
             min_separation: 3.0,
@@ -776,6 +795,11 @@ mod tests {
         bad.min_turning_radius = -1.0;
         bad.algo = "pipeline".into();
         assert!(run(&bad).is_err());
+        // A tiled map: twice the map each way plans; a size over the cell limit is refused.
+        assert!(run(&BenchNavArgs { tile: Some((2 * 384, 2 * 384)), ..args("pipeline") }).is_ok());
+        assert!(run(&BenchNavArgs { tile: Some((20_000, 20_000)), ..args("pipeline") }).is_err());
+        assert_eq!(parse_size("6000x4000"), Ok((6000, 4000)));
+        assert!(parse_size("6000").is_err() && parse_size("x5").is_err());
     }
 
     #[test]
