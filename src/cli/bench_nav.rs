@@ -300,7 +300,6 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[k]
 }
 
-/// Runs `blockstar bench-nav`.
 /// `WIDTHxHEIGHT` (cells) of `--tile`.
 fn parse_size(text: &str) -> Result<(usize, usize), String> {
     let (w, h) = text.split_once(['x', 'X']).ok_or_else(|| format!("expected WIDTHxHEIGHT cells, got {text:?}"))?;
@@ -308,6 +307,7 @@ fn parse_size(text: &str) -> Result<(usize, usize), String> {
     Ok((cells(w)?, cells(h)?))
 }
 
+/// Runs `blockstar bench-nav`.
 pub fn run(args: &BenchNavArgs) -> CliResult {
     let algos: Vec<Algo> =
         args.algo.split(',').filter(|s| !s.trim().is_empty()).map(Algo::parse).collect::<Result<_, _>>()?;
