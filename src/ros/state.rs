@@ -514,9 +514,25 @@ impl NodeState {
         }
         let start = match &req.start {
             Some(s) => self.frames.to_global("the start", &s.header.frame_id, &s.header.stamp, &s.pose)?,
-            None => {
+            None if req.profile == 0 => {
                 let now = self.now();
                 self.frames.robot_pose(now)?
+            }
+            // Another vehicle: where TF places its frame, never the first vehicle's pose.
+            None => {
+                let name = self.profile_name(req.profile);
+                let frame = self.params.profile_base_frames.get(req.profile - 1).filter(|f| !f.is_empty());
+                let Some(frame) = frame.cloned() else {
+                    return Err(PlanError::new(
+                        StatusCode::NoStart,
+                        format!(
+                            "no start for the {name} vehicle: give one (use_start) or set {name}.robot_base_frame to \
+                             its frame in TF"
+                        ),
+                    ));
+                };
+                let now = self.now();
+                self.frames.vehicle_pose(&frame, now)?
             }
         };
         Ok((start, goals))

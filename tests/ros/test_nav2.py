@@ -535,6 +535,14 @@ def test_a_fleet_of_two_profiles_through_nav2s_actions():
                 assert polygon_hits(path, closed, TUGGER) == []
             else:
                 assert_legal(path, closed, PARAMS["robot_radius"])
+        # Without a start, a vehicle plans from its own pose: the tugger from its TF frame; the
+        # cart, whose frame the node does not know, gets NO_START (never the first robot's pose).
+        r = peer.plan_to(goal, None, "Tugger").result
+        assert r.error_code == R.NONE, r.error_msg
+        first = (r.path.poses[0].pose.position.x, r.path.poses[0].pose.position.y)
+        assert math.dist(first, tugger_at[:2]) < 1e-6, first
+        r = peer.plan_to(goal, None, "Cart").result
+        assert r.error_code == R.TF_ERROR and "Cart.robot_base_frame" in r.error_msg, r.error_msg
         before = node.count("applied")
         peer.update_pub.publish(door_patch(LOWER_DOOR, False))
         narrow = patch_msg(WALL_X, LOWER_DOOR[4], 1, len(LOWER_DOOR) - 4, 100)
