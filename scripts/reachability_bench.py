@@ -41,7 +41,9 @@ import sys
 import time
 
 import numpy as np
-import yaml
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "ros"))
+from map_server_files import read_map_server  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CLI = pathlib.Path(os.environ.get("BLOCKSTAR_CLI", ROOT / ".ws/install/blockstar_planner/lib/blockstar_planner/blockstar"))
@@ -59,23 +61,8 @@ class Map:
 
     def __init__(self, path):
         path = pathlib.Path(path)
-        meta = yaml.safe_load(path.read_text())
-        raw = (path.parent / meta["image"]).read_bytes()
-        fields, pos = [], 0
-        while len(fields) < 4:
-            while raw[pos:pos + 1].isspace():
-                pos += 1
-            if raw[pos:pos + 1] == b"#":
-                pos = raw.index(b"\n", pos) + 1
-                continue
-            end = pos
-            while not raw[end:end + 1].isspace():
-                end += 1
-            fields.append(raw[pos:end])
-            pos = end
-        assert fields[0] == b"P5", f"{meta['image']}: not a binary PGM"
-        w, h, maxval = int(fields[1]), int(fields[2]), int(fields[3])
-        pixels = np.frombuffer(raw[pos + 1:pos + 1 + w * h], dtype=np.uint8).reshape(h, w)[::-1]
+        meta, w, h, maxval, raw = read_map_server(path)
+        pixels = np.frombuffer(raw, dtype=np.uint8).reshape(h, w)[::-1]
         occ = pixels / maxval if int(meta.get("negate", 0)) else (maxval - pixels.astype(float)) / maxval
         free = occ < float(meta["free_thresh"])
         self.blocked = ~free  # occupied or unknown

@@ -345,26 +345,9 @@ def load_map_server_yaml(path):
     """An OccupancyGrid from a map_server YAML and its PGM image, read here independently of the
     node (map_server's trinary mode: occupied above occupied_thresh, free below free_thresh, else
     unknown; `negate` honoured; image row 0 is the map's top row)."""
-    import yaml
+    from map_server_files import read_map_server
 
-    path = pathlib.Path(path)
-    meta = yaml.safe_load(path.read_text())
-    raw = (path.parent / meta["image"]).read_bytes()
-    fields, pos = [], 0
-    while len(fields) < 4:  # P5, width, height, maxval; comments start with '#'
-        while raw[pos:pos + 1].isspace():
-            pos += 1
-        if raw[pos:pos + 1] == b"#":
-            pos = raw.index(b"\n", pos) + 1
-            continue
-        end = pos
-        while not raw[end:end + 1].isspace():
-            end += 1
-        fields.append(raw[pos:end])
-        pos = end
-    assert fields[0] == b"P5", f"{meta['image']}: not a binary PGM"
-    width, height, maxval = int(fields[1]), int(fields[2]), int(fields[3])
-    pixels = raw[pos + 1:pos + 1 + width * height]
+    meta, width, height, maxval, pixels = read_map_server(path)
     occ_t, free_t, negate = float(meta["occupied_thresh"]), float(meta["free_thresh"]), int(meta.get("negate", 0))
 
     def value(p):
