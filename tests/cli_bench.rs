@@ -188,6 +188,18 @@ fn bench_nav_at_radius_zero_solves_every_disc_reachable_pair() {
     assert!(a["disc_reachable"].as_u64().unwrap() > 30, "{a}");
     assert_eq!(a["solved_disc_reachable"], a["disc_reachable"], "{a}");
     assert_eq!(a["verified"], a["solved"], "{a}");
+    // The planner's map structures by component: the occupancy values are one byte a cell, and
+    // the components add up to the total.
+    let s = &v["structures_bytes_per_cell"][0];
+    assert_eq!(s["shared"]["occupancy"].as_f64(), Some(1.0), "{s}");
+    let sum = |o: &serde_json::Value| {
+        o.as_object().unwrap().iter().filter(|(k, _)| *k != "total").map(|(_, v)| v.as_f64().unwrap()).sum::<f64>()
+    };
+    for part in ["shared", "profile"] {
+        assert!((sum(&s[part]) - s[part]["total"].as_f64().unwrap()).abs() < 1e-9, "{s}");
+    }
+    assert!(s["profile"]["blocks"].as_f64().unwrap() > 0.0, "{s}");
+    assert!(v["thread_stores_bytes_per_cell"].as_f64().unwrap() > 0.0, "{v}");
     let out = run("pipeline,directional-24");
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("or 0 with --algo pipeline alone"));
@@ -232,4 +244,39 @@ fn bench_fleet_reports_what_a_second_profile_costs() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("forklift"), "{err}");
+}
+
+/// `blockstar bench-budget` on depot with a polygon footprint: every run is either answered
+/// before its stop or measured after it, runs are stopped in mid-plan (the figures exist), and
+/// a stopped plan answers with the stop's status (TIMEOUT for a deadline, SUPERSEDED for a
+/// cancel) unless it had a path or another answer in hand at the moment it was stopped. Only
+/// counts are checked: lateness is wall-clock time, measured by the benchmark, not asserted.
+#[test]
+fn bench_budget_stops_plans_in_mid_search_with_the_stops_status() {
+    let depot = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/ros_maps/depot.yaml");
+    let out = Command::new(env!("CARGO_BIN_EXE_blockstar"))
+        .args(["bench-budget", "--map"])
+        .arg(&depot)
+        .args(["--pairs", "3", "--fractions", "0.3,0.6", "--min-turning-radius", "0.6", "--json"])
+        .args(["--footprint", "[[0.5, 0.2], [0.5, -0.2], [-0.1, -0.2], [-0.1, 0.2]]"])
+        .output()
+        .expect("run blockstar");
+    assert!(out.status.success(), "bench-budget failed: {}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object on stdout");
+    assert_eq!(v["pairs"], 3);
+    for stop in ["timeout", "cancel"] {
+        let n = |k: &str| v[stop][k].as_u64().unwrap_or_else(|| panic!("{stop}.{k} missing in {v}"));
+        assert_eq!(n("after_stop") + n("finished"), 6, "{v}");
+        assert!(n("after_stop") > 0, "no run was stopped: {v}");
+        assert!(n("other_answer") <= n("after_stop"), "{v}");
+        assert!(v[stop]["max_ms"].as_f64().is_some_and(|ms| ms >= 0.0), "{v}");
+    }
+    let bad = Command::new(env!("CARGO_BIN_EXE_blockstar"))
+        .args(["bench-budget", "--map"])
+        .arg(&depot)
+        .args(["--fractions", "0.5,1.5"])
+        .output()
+        .expect("run blockstar");
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--fractions"));
 }

@@ -29,6 +29,7 @@ use super::BlockGrid;
 use crate::lddb::{BoundaryRow, Lddb, Metric};
 use crate::search::los::LosRule;
 use crate::search::path::{polyline_length, remove_collinear_if, GridPath, SearchFailure};
+use crate::search::poll::StopPoll;
 use std::collections::BinaryHeap;
 
 const NONE: u32 = u32::MAX;
@@ -572,8 +573,8 @@ impl BlockAStar {
 
     /// Shortest path from `start` to `goal` through the block structure of `grid`, for `metric`
     /// (octile and tile: cells, optimal lengths; any-angle: vertices, segments valid under
-    /// `rule`, which only matters for any-angle). `should_stop()` is polled every 64 block
-    /// expansions.
+    /// `rule`, which only matters for any-angle). `should_stop()` is polled every 64 open-list
+    /// entries taken, stale ones included.
     ///
     /// Fails with [`SearchFailure::BlockSideMismatch`] when `lddb` and `grid` use different
     /// block sides, [`SearchFailure::OutOfBounds`] / [`SearchFailure::BlockedEndpoint`] for bad
@@ -623,7 +624,7 @@ impl BlockAStar {
     fn search<const WIDE: bool>(
         &mut self,
         call: Call<'_>,
-        mut should_stop: impl FnMut() -> bool,
+        should_stop: impl FnMut() -> bool,
     ) -> Result<GridPath, SearchFailure> {
         let Call { lddb, grid, start, goal, metric, rule } = call;
         if lddb.side() != grid.side() {
@@ -681,7 +682,11 @@ impl BlockAStar {
             self.expand::<WIDE>(&q, b as usize, Some(start_id), &mut best);
         }
         let mut expansions = 0usize;
+        let mut poll = StopPoll::new(64, should_stop);
         while let Some(&entry) = self.heap.peek() {
+            if poll.stop() {
+                return Err(SearchFailure::Stopped);
+            }
             let (key, b) = heap_value(entry);
             if key >= best.0 {
                 break;
@@ -693,9 +698,6 @@ impl BlockAStar {
                 continue;
             }
             expansions += 1;
-            if expansions % 64 == 0 && should_stop() {
-                return Err(SearchFailure::Stopped);
-            }
             self.expand::<WIDE>(&q, bi, None, &mut best);
         }
         if !best.0.is_finite() {

@@ -11,7 +11,7 @@ use crate::search::octile::{octile_astar_admitting, CellPath};
 /// Shortest path of placements of `footprint` from `start` to `goal` (cells) on `layer`.
 ///
 /// Returns `None` when the footprint does not fit at either end, no path exists, or
-/// `should_stop()` (polled every 4096 expansions) returns true.
+/// `should_stop()` (polled every 4096 open-list entries taken, stale ones included) returns true.
 pub fn annotated_astar(
     layer: &ClearanceLayer,
     footprint: Footprint,

@@ -16,6 +16,7 @@
 //! finds one, a real search must still decide.
 
 use super::layer::ClearanceLayer;
+use crate::search::poll::StopPoll;
 
 /// What [`may_connect`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +45,7 @@ pub fn may_connect(
     radius: f64,
     a: (usize, usize),
     b: (usize, usize),
-    mut should_stop: impl FnMut() -> bool,
+    should_stop: impl FnMut() -> bool,
 ) -> Reach {
     let (w, h) = (layer.width(), layer.height());
     // d + 1/sqrt(2) >= r, on exact integer squared distances: d^2 >= (r - 1/sqrt(2))^2.
@@ -68,10 +69,9 @@ pub fn may_connect(
     let (start, target) = (a.1 * w + a.0, b.1 * w + b.0);
     mark(&mut seen, start);
     let mut queue = std::collections::VecDeque::from([start]);
-    let mut popped = 0usize;
+    let mut poll = StopPoll::new(4096, should_stop);
     while let Some(i) = queue.pop_front() {
-        popped += 1;
-        if popped % 4096 == 0 && should_stop() {
+        if poll.stop() {
             return Reach::Stopped;
         }
         let (x, y) = (i % w, i / w);

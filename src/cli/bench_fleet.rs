@@ -132,22 +132,16 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
     }
     let (fleet_patch, one_patch) = (median(fleet_ms), median(one_ms));
     // 3. By component, from the structures themselves (HeapSize: bytes of the buffers they own).
-    let site = &fleet.default_planner().map().expect("a map is held").site;
     let per_cell = |b: usize| b as f64 / cells;
-    let (_, bytes) = fleet.memory().expect("a map is held");
+    let (site, bytes) = fleet.memory().expect("a map is held");
     let components: Vec<serde_json::Value> = fleet
         .names()
         .iter()
         .zip(bytes)
         .map(|(name, own)| {
-            serde_json::json!({
-                "profile": name,
-                "mask_and_regions": per_cell(own.mask_and_regions),
-                "collision": per_cell(own.collision),
-                "costs": per_cell(own.costs),
-                "blocks": per_cell(own.blocks),
-                "total": per_cell(own.total()),
-            })
+            let mut o = super::bytes_per_cell(&own.components(), cells);
+            o["profile"] = serde_json::json!(name);
+            o
         })
         .collect();
     let out = serde_json::json!({
@@ -158,7 +152,8 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
         "heap_fleet_bytes_per_cell": fleet_bytes as f64 / cells,
         "heap_per_extra_profile_bytes_per_cell": (fleet_bytes as f64 - one_bytes as f64) / extra / cells,
         "heap_one_planner_per_vehicle_bytes_per_cell": separate_bytes as f64 / cells,
-        "shared_bytes_per_cell": per_cell(site.shared_bytes()),
+        "shared_bytes_per_cell": per_cell(site.total()),
+        "shared_by_component_bytes_per_cell": super::bytes_per_cell(&site.components(), cells),
         "profile_bytes_per_cell": components,
         "patch_size": side,
         "patches": args.patches,

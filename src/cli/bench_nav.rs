@@ -157,6 +157,22 @@ struct Engine {
     ctx: Option<Directional>,
 }
 
+impl Engine {
+    /// The planner's map structures in bytes per cell, by component: what its site shares and
+    /// what the profile holds of its own (the "bytes per cell by component").
+    fn structures_json(&self, cells: f64) -> Option<serde_json::Value> {
+        let (site, own) = self.planner.memory()?;
+        Some(serde_json::json!({
+            "motion_model": self.model.name(),
+            "costs": self.costs,
+            "polygon": self.polygon,
+            "shared": super::bytes_per_cell(&site.components(), cells),
+            "profile": super::bytes_per_cell(&own.components(), cells),
+            "total": (site.total() + own.total()) as f64 / cells,
+        }))
+    }
+}
+
 /// splitmix64: a small, reproducible generator (the pairs must not depend on a crate's version).
 struct SplitMix(u64);
 
@@ -287,12 +303,12 @@ impl DiscRegions {
 }
 
 /// One line about how the planner solved a pair (for `--verbose`).
-fn describe(stats: &PlanStats) -> String {
+pub(super) fn describe(stats: &PlanStats) -> String {
     let stages: Vec<String> = stats.stage_ms.iter().map(|t| format!("{} {:.2}ms", t.label(), t.ms)).collect();
     format!("{} ({})", stats.solved_by_label(), stages.join(", "))
 }
 
-fn percentile(sorted: &[f64], q: f64) -> f64 {
+pub(super) fn percentile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }
@@ -301,7 +317,7 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 }
 
 /// `WIDTHxHEIGHT` (cells) of `--tile`.
-fn parse_size(text: &str) -> Result<(usize, usize), String> {
+pub(super) fn parse_size(text: &str) -> Result<(usize, usize), String> {
     let (w, h) = text.split_once(['x', 'X']).ok_or_else(|| format!("expected WIDTHxHEIGHT cells, got {text:?}"))?;
     let cells = |s: &str| s.trim().parse::<usize>().map_err(|_| format!("expected WIDTHxHEIGHT cells, got {text:?}"));
     Ok((cells(w)?, cells(h)?))
@@ -589,6 +605,9 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             "min_clearance": clearances.first().copied().unwrap_or(f64::NAN),
         }));
     }
+    let cells = (info.width * info.height) as f64;
+    let structures: Vec<serde_json::Value> = engines.iter().filter_map(|e| e.structures_json(cells)).collect();
+    let thread_stores = crate::planner::thread_stores_bytes() as f64 / cells;
     if args.json {
         println!(
             "{}",
@@ -612,6 +631,8 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                 "prepare_ms": prep_ms,
                 "algorithms": out,
                 "memory": memory.iter().map(MemoryReading::to_json).collect::<Vec<_>>(),
+                "structures_bytes_per_cell": structures,
+                "thread_stores_bytes_per_cell": thread_stores,
             })
         );
     } else {
@@ -680,6 +701,27 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                 m.peak_mib()
             );
         }
+        println!("map structures per planner, bytes per cell (shared by every profile; the profile's own):");
+        for e in &structures {
+            let row = |o: &serde_json::Value| {
+                o.as_object()
+                    .map(|o| {
+                        o.iter().map(|(k, v)| format!("{k} {:.2}", v.as_f64().unwrap_or(f64::NAN))).collect::<Vec<_>>()
+                    })
+                    .unwrap_or_default()
+                    .join(", ")
+            };
+            println!(
+                "  {}{}{}: {:.2} in all; shared: {}; own: {}",
+                e["motion_model"].as_str().unwrap_or(""),
+                if e["costs"] == true { ", costs" } else { "" },
+                if e["polygon"] == true { ", polygon" } else { "" },
+                e["total"].as_f64().unwrap_or(f64::NAN),
+                row(&e["shared"]),
+                row(&e["profile"])
+            );
+        }
+        println!("  the planning threads' search scratch and memos: {thread_stores:.2}");
     }
     Ok(())
 }

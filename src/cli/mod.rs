@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 pub mod bench;
+pub mod bench_budget;
 pub mod bench_clearance;
 pub mod bench_fleet;
 pub mod bench_nav;
@@ -35,6 +36,18 @@ impl<E: std::error::Error> From<E> for CliError {
 /// Result type of every subcommand.
 pub type CliResult = Result<(), CliError>;
 
+/// Bytes per cell of each of `components` (name, bytes), and their `total`, as one JSON object
+/// (the memory reports of `bench-nav` and `bench-fleet`).
+pub fn bytes_per_cell(components: &[(&str, usize)], cells: f64) -> serde_json::Value {
+    let mut o = serde_json::Map::new();
+    for &(name, bytes) in components {
+        o.insert(name.to_owned(), serde_json::json!(bytes as f64 / cells));
+    }
+    let total: usize = components.iter().map(|c| c.1).sum();
+    o.insert("total".to_owned(), serde_json::json!(total as f64 / cells));
+    serde_json::Value::Object(o)
+}
+
 /// `value` of a length option when it is finite and >= 0, else an error naming the option and
 /// the value as the user gave it, in `units` (`--robot-radius must be >= 0 m, got -1 m`).
 pub fn non_negative(option: &str, value: f64, units: crate::map::MapUnits) -> Result<f64, CliError> {
@@ -62,6 +75,8 @@ pub enum Command {
     Plan(plan::PlanArgs),
     /// Benchmark the turning-radius-legal planners on random pose pairs of one map.
     BenchNav(bench_nav::BenchNavArgs),
+    /// How late a plan stops after its time budget runs out or its request is cancelled.
+    BenchBudget(bench_budget::BenchBudgetArgs),
     /// Time full clearance annotation against random patch updates.
     BenchClearance(bench_clearance::BenchClearanceArgs),
     /// What each vehicle profile beyond the first costs on one map: heap per cell, patch time.
@@ -86,6 +101,7 @@ pub fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Plan(a) => plan::run(&a),
         Command::BenchNav(a) => bench_nav::run(&a),
+        Command::BenchBudget(a) => bench_budget::run(&a),
         Command::BenchClearance(a) => bench_clearance::run(&a),
         Command::BenchFleet(a) => bench_fleet::run(&a),
         Command::Clearance(a) => clearance::run(&a),

@@ -20,6 +20,7 @@ use super::lattice::{Lattice, LatticeRect, Neighbourhood};
 use super::motion::{Gear, Motion, Priced};
 use super::params::Directional;
 use crate::geometry::{Point2, Pose2};
+use crate::search::poll::StopPoll;
 use crate::search::OrdF64;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -106,10 +107,16 @@ const KIND_OUTSIDE: u8 = 3;
 
 type Open = BinaryHeap<(Reverse<OrdF64>, u32, u8)>;
 
+/// Open-list entries taken (or links priced while seeding) between two polls of `should_stop`:
+/// one expansion with a polygon footprint sweeps up to 48 links, tens of microseconds, so a
+/// few of them already make a millisecond.
+const STOP_POLL_PERIOD: u32 = 16;
+
 /// Runs Directional A* in `window` with `neighbourhood` edges on `map` (cell units).
 ///
-/// `should_stop` is polled every 256 expansions. Returns [`Outcome::NoPath`] when nothing in the
-/// window reaches a target, including when there is no source or no target.
+/// `should_stop` is polled every [`STOP_POLL_PERIOD`] open-list entries taken (stale ones
+/// included) or first links priced. Returns [`Outcome::NoPath`] when nothing in
+/// the window reaches a target, including when there is no source or no target.
 #[allow(clippy::too_many_arguments)]
 pub fn directional_astar(
     ctx: &Directional,
@@ -149,8 +156,11 @@ pub fn directional_astar_below(
         Target::Poses(t) => t,
     };
     let mut search = Search::new(ctx, map, window, neighbourhood, sources, targets, target);
-    search.seed();
-    search.run(bound, should_stop)
+    let mut poll = StopPoll::new(STOP_POLL_PERIOD, should_stop);
+    if search.seed(&mut poll) {
+        return Outcome::Stopped;
+    }
+    search.run(bound, &mut poll)
 }
 
 /// One Directional A* search: the problem, its state arrays and its open list. The open list
@@ -306,10 +316,13 @@ impl<'a> Search<'a> {
     /// The open list's first entries, from every source: direct links to nearby targets, and
     /// first edges to the lattice poses around it (those outside the window only to learn whether
     /// the window cuts the search). All enter with their exact cost, unchecked.
-    fn seed(&mut self) {
+    fn seed(&mut self, poll: &mut StopPoll<impl FnMut() -> bool>) -> bool {
         let s = self.lattice.spacing as f64;
         for (k, src) in self.sources.iter().enumerate() {
             for (ti, t) in self.targets.iter().enumerate() {
+                if poll.stop() {
+                    return true;
+                }
                 if src.pose.point().distance(t.pose.point()) <= self.connect_radius {
                     if let Some(c) = self.link_cost(src.pose, t.pose, t.free) {
                         self.push_goal(SOURCE_BIT | k as u32, ti, src.g + c.cost + t.cost_to_go);
@@ -330,6 +343,9 @@ impl<'a> Search<'a> {
                         continue;
                     }
                     for b in 0..self.nb {
+                        if poll.stop() {
+                            return true;
+                        }
                         let pose = self.pose(i, j, b);
                         let Some(Priced { cost: c, last, .. }) = self.link_cost(src.pose, pose, false) else {
                             continue;
@@ -352,12 +368,16 @@ impl<'a> Search<'a> {
                 }
             }
         }
+        false
     }
 
     /// Takes entries off the open list until a target is reached, the bound is met, the open
-    /// list runs dry, or `should_stop` asks (polled every 256 expansions).
-    fn run(mut self, bound: f64, should_stop: &mut dyn FnMut() -> bool) -> Outcome {
+    /// list runs dry, or `poll` says stop.
+    fn run(mut self, bound: f64, poll: &mut StopPoll<impl FnMut() -> bool>) -> Outcome {
         while let Some((Reverse(f), id, kind)) = self.open.pop() {
+            if poll.stop() {
+                return Outcome::Stopped;
+            }
             if f.get() >= bound {
                 self.clipped = true;
                 break;
@@ -377,9 +397,6 @@ impl<'a> Search<'a> {
                     }
                     self.closed[idx] = true;
                     self.expansions += 1;
-                    if self.expansions % 256 == 0 && should_stop() {
-                        return Outcome::Stopped;
-                    }
                     self.expand(idx);
                 }
             }

@@ -218,6 +218,32 @@ fn bad_input_is_rejected_and_stop_is_honoured() {
     assert_eq!(d.edges().key().turning_radius, 6.0);
 }
 
+/// Seeding prices a first link to every lattice pose around a wide source, each a curve swept by
+/// the footprint; a cancel must not wait for all of them. A search stopped at its first poll
+/// answers `Stopped`, even one whose target is a direct link away and would come off the open
+/// list first.
+#[test]
+fn a_search_stops_while_seeding() {
+    use super::lattice::{Lattice, LatticeRect};
+    use super::search::{directional_astar, Outcome, Source, Target};
+    let g = Grid::new_free(40, 40).unwrap();
+    let map = CollisionMap::new(&g);
+    let c = ctx(4.0, 1.0);
+    let all = LatticeRect::all(&Lattice::new(40, 40, c.params().spacing()));
+    let src = [Source { pose: Pose2::new(10.5, 20.5, 0.0), g: 0.0, wide: true }];
+    let target = Target::Pose { pose: Pose2::new(14.5, 20.5, 0.0), free: false };
+    let d24 = Neighbourhood::Directional24;
+    let found = directional_astar(&c, &map, all, d24, &src, target, &mut || false);
+    assert!(matches!(found, Outcome::Found(f) if f.expansions == 0), "the target is a direct link away");
+    let mut polls = 0;
+    let stopped = directional_astar(&c, &map, all, d24, &src, target, &mut || {
+        polls += 1;
+        true
+    });
+    assert!(matches!(stopped, Outcome::Stopped));
+    assert_eq!(polls, 1);
+}
+
 /// splitmix64 in [0, 1).
 pub(super) fn rnd(seed: &mut u64) -> f64 {
     *seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);

@@ -33,7 +33,7 @@
 //! assert!(fleet.planner("tugger").unwrap().plan(start, goal, true, &budget).is_err());
 //! ```
 
-use super::{maps, MapUpdate, PlanError, Planner, PlannerConfig, ProfileBytes, StatusCode, LDDB_BLOCK_SIDE};
+use super::{maps, MapUpdate, PlanError, Planner, PlannerConfig, ProfileBytes, SiteBytes, StatusCode, LDDB_BLOCK_SIDE};
 use crate::clearance::PatchRect;
 use crate::lddb::Lddb;
 use crate::map::OccupancyMap;
@@ -118,13 +118,13 @@ impl Fleet {
     }
 
     /// The heap the map holds for the fleet, each buffer counted once (`None` with no map): what
-    /// every profile shares ([`SiteMap::shared_bytes`](super::SiteMap::shared_bytes)), and per
+    /// every profile shares ([`SiteMap::bytes`](super::SiteMap::bytes)), and per
     /// profile, in order, what it holds beyond the profiles before it. A mask, the blocked cells'
     /// counts or the costs that several profiles share are counted for the first of them (see
     /// [`PreparedMap::bytes_beside`](super::PreparedMap::bytes_beside)).
-    pub fn memory(&self) -> Option<(usize, Vec<ProfileBytes>)> {
+    pub fn memory(&self) -> Option<(SiteBytes, Vec<ProfileBytes>)> {
         let maps = self.planners.iter().map(|p| p.map().map(|m| m.as_ref())).collect::<Option<Vec<_>>>()?;
-        let shared = maps.first()?.site.shared_bytes();
+        let shared = maps.first()?.site.bytes();
         Some((shared, maps.iter().enumerate().map(|(i, m)| m.bytes_beside(&maps[..i])).collect()))
     }
 

@@ -34,7 +34,7 @@ pub use config::PlannerConfig;
 pub use figures::PathFigures;
 pub use fleet::Fleet;
 pub use leeway::{Leeway, DEFAULT_START_OVERLAP};
-pub use prepared::{MapUpdate, PreparedMap, ProfileBytes, SiteMap};
+pub use prepared::{MapUpdate, PreparedMap, ProfileBytes, SiteBytes, SiteMap};
 pub use stats::{Plan, PlanStats, StageTime, StartOverlap};
 pub use status::{PlanError, StatusCode};
 pub use steps::thread_stores_bytes;
@@ -98,6 +98,13 @@ impl Planner {
     /// The map in force, if any.
     pub fn map(&self) -> Option<&Arc<PreparedMap>> {
         self.map.as_ref()
+    }
+
+    /// The heap the map in force holds, by component (`None` with no map): its site's, and this
+    /// profile's own. The per-thread search scratch is apart:
+    /// [`thread_stores_bytes`](crate::planner::thread_stores_bytes).
+    pub fn memory(&self) -> Option<(SiteBytes, ProfileBytes)> {
+        self.map().map(|m| (m.site.bytes(), m.bytes_beside(&[])))
     }
 
     /// Replaces the map. On error (invalid geometry, wrong data length, over the cell cap, a

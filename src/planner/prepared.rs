@@ -158,6 +158,40 @@ impl ProfileBytes {
     pub fn total(&self) -> usize {
         self.mask_and_regions + self.collision + self.costs + self.blocks
     }
+
+    /// Each component with its name, as `bench-nav`, `bench-fleet` and `/diagnostics` report
+    /// them.
+    pub fn components(&self) -> [(&'static str, usize); 4] {
+        [
+            ("mask_and_regions", self.mask_and_regions),
+            ("collision", self.collision),
+            ("costs", self.costs),
+            ("blocks", self.blocks),
+        ]
+    }
+}
+
+/// The heap every profile on a site shares, by component (bytes; see [`SiteMap::bytes`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SiteBytes {
+    /// The occupancy values as received.
+    pub occupancy: usize,
+    /// The clearance annotations: the values they were computed from, each cell's class, and
+    /// one layer of capabilities per traversability (the vehicles' masks and regions are the
+    /// profiles': see [`ProfileBytes`]).
+    pub annotations: usize,
+}
+
+impl SiteBytes {
+    /// All of it.
+    pub fn total(&self) -> usize {
+        self.occupancy + self.annotations
+    }
+
+    /// Each component with its name, as `bench-nav` and `/diagnostics` report them.
+    pub fn components(&self) -> [(&'static str, usize); 2] {
+        [("occupancy", self.occupancy), ("annotations", self.annotations)]
+    }
 }
 
 /// What [`SiteMap::new`] builds for a group of profiles: the annotations' configuration, one
@@ -217,11 +251,16 @@ impl SiteMap {
         Ok(Self { map, clearance })
     }
 
-    /// Heap bytes every profile shares: the occupancy values and the clearance annotations (the
-    /// vehicles' masks and regions excluded: see [`ProfileBytes`]).
-    pub fn shared_bytes(&self) -> usize {
+    /// Heap bytes every profile shares, by component: the occupancy values and the clearance
+    /// annotations (the vehicles' masks and regions excluded: see [`ProfileBytes`]).
+    pub fn bytes(&self) -> SiteBytes {
         use crate::memory::HeapSize;
-        self.map.heap_bytes() + self.clearance.annotation_bytes()
+        SiteBytes { occupancy: self.map.heap_bytes(), annotations: self.clearance.annotation_bytes() }
+    }
+
+    /// [`SiteMap::bytes`] in all.
+    pub fn shared_bytes(&self) -> usize {
+        self.bytes().total()
     }
 
     /// True when this site is exactly what [`SiteMap::new`] would build for `configs`: the same

@@ -3,6 +3,7 @@
 //! diagnostics aggregator, `ros2 topic echo /diagnostics` or a soak test can watch it for days.
 
 use crate::memory::{heap, mib, resident};
+use crate::planner::{ProfileBytes, SiteBytes};
 use r2r::diagnostic_msgs::msg::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use r2r::std_msgs::msg::Header;
 
@@ -19,18 +20,20 @@ pub struct Holdings {
     pub queued_updates: usize,
     /// Goals the action servers hold (running, and finished ones kept for their results).
     pub action_goals: usize,
-    /// Heap bytes of the map and its annotations that every vehicle profile shares (0 without
-    /// a map).
-    pub map_shared_bytes: usize,
-    /// Per vehicle profile (`planner_plugins` order), the heap bytes of its own map structures.
-    pub profile_bytes: Vec<(String, usize)>,
+    /// Heap bytes of the map and its annotations that every vehicle profile shares, by
+    /// component (all 0 without a map).
+    pub map_bytes: SiteBytes,
+    /// Per vehicle profile (`planner_plugins` order), the heap bytes of its own map structures,
+    /// by component.
+    pub profile_bytes: Vec<(String, ProfileBytes)>,
 }
 
 /// The diagnostics of node `node_name` now: one status named `<node_name>: memory`, level OK, with
 /// the heap held (`heap_bytes`, `heap_blocks`, `allocations`: present only when the binary
 /// installed the counting allocator), the resident set (`resident_kib`, `peak_resident_kib`: Linux)
-/// and `holdings` (the map's shared bytes as `map_shared_bytes`, each profile's own as
-/// `profile_bytes.<name>`), each value a decimal integer.
+/// and `holdings` (the map's shared bytes as `map_shared_bytes`, by component as
+/// `map_bytes.<component>`; each profile's own as `profile_bytes.<name>`, by component as
+/// `profile_bytes.<name>.<component>`), each value a decimal integer.
 pub fn memory_diagnostics(node_name: &str, header: Header, holdings: &Holdings) -> DiagnosticArray {
     let mut values = Vec::new();
     let mut message = Vec::new();
@@ -53,9 +56,15 @@ pub fn memory_diagnostics(node_name: &str, header: Header, holdings: &Holdings) 
     add("tf_frames", holdings.tf_frames as u64);
     add("queued_map_updates", holdings.queued_updates as u64);
     add("action_goals", holdings.action_goals as u64);
-    add("map_shared_bytes", holdings.map_shared_bytes as u64);
+    add("map_shared_bytes", holdings.map_bytes.total() as u64);
+    for (component, bytes) in holdings.map_bytes.components() {
+        add(&format!("map_bytes.{component}"), bytes as u64);
+    }
     for (name, bytes) in &holdings.profile_bytes {
-        add(&format!("profile_bytes.{name}"), *bytes as u64);
+        add(&format!("profile_bytes.{name}"), bytes.total() as u64);
+        for (component, b) in bytes.components() {
+            add(&format!("profile_bytes.{name}.{component}"), b as u64);
+        }
     }
     let status = DiagnosticStatus {
         level: DiagnosticStatus::OK as u8,

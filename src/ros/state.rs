@@ -865,10 +865,10 @@ impl NodeState {
             tf_frames: buffer.frames(),
             queued_updates: self.updates.len(),
             action_goals: self.out.action_goals.iter().map(|count| count()).sum(),
-            map_shared_bytes: memory.as_ref().map_or(0, |(shared, _)| *shared),
+            map_bytes: memory.as_ref().map_or_else(Default::default, |(shared, _)| *shared),
             profile_bytes: match memory {
-                Some((_, bytes)) => self.fleet.names().iter().cloned().zip(bytes.iter().map(|b| b.total())).collect(),
-                None => self.fleet.names().iter().map(|n| (n.clone(), 0)).collect(),
+                Some((_, bytes)) => self.fleet.names().iter().cloned().zip(bytes).collect(),
+                None => self.fleet.names().iter().map(|n| (n.clone(), Default::default())).collect(),
             },
         };
         self.out.diagnostics(&holdings);

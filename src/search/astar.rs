@@ -1,5 +1,6 @@
 //! A* over an implicit graph, generic over closures (in the style of the `pathfinding` crate).
 
+use super::poll::StopPoll;
 use super::OrdF64;
 use std::cmp::Reverse;
 use std::collections::{hash_map::Entry, BinaryHeap, HashMap};
@@ -22,7 +23,7 @@ pub struct AStarResult<N> {
 ///   call); costs must be non-negative and finite.
 /// - `heuristic(n)` must be admissible (never above the true remaining cost) for the result to be
 ///   optimal, and consistent for every node to be expanded at most once.
-/// - `should_stop()` is polled every 1024 expansions; when it returns true the search gives up.
+/// - `should_stop()` is polled every 1024 open-list entries taken, stale ones included; when it returns true the search gives up.
 ///
 /// Returns `None` when no goal is reachable or the search was stopped.
 pub fn astar<N, S, H, G, C>(
@@ -30,7 +31,7 @@ pub fn astar<N, S, H, G, C>(
     mut successors: S,
     mut heuristic: H,
     mut is_goal: G,
-    mut should_stop: C,
+    should_stop: C,
 ) -> Option<AStarResult<N>>
 where
     N: Eq + Hash + Clone,
@@ -56,7 +57,11 @@ where
     open.push((Reverse(OrdF64::new(heuristic(&start))), Reverse(OrdF64::new(0.0)), 0usize));
     let mut expansions = 0usize;
 
+    let mut poll = StopPoll::new(1024, should_stop);
     while let Some((_, Reverse(gv), i)) = open.pop() {
+        if poll.stop() {
+            return None;
+        }
         if closed[i] || gv.get() > g[i] {
             continue;
         }
@@ -72,9 +77,6 @@ where
             return Some(AStarResult { path, cost: g[i], expansions });
         }
         expansions += 1;
-        if expansions % 1024 == 0 && should_stop() {
-            return None;
-        }
         buf.clear();
         successors(&nodes[i], &mut buf);
         for (m, c) in buf.drain(..) {

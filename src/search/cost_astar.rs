@@ -14,6 +14,7 @@
 
 use super::los::{CellMask, LosRule};
 use super::path::SearchFailure;
+use super::poll::StopPoll;
 use super::scratch::{NodeScratch, NO_PARENT};
 use crate::geometry::Point2;
 use std::cmp::Reverse;
@@ -203,7 +204,7 @@ impl CostAStar {
     ///
     /// Fails with [`SearchFailure::OutOfBounds`] / [`SearchFailure::BlockedEndpoint`] for bad
     /// endpoints, [`SearchFailure::NoPath`], or [`SearchFailure::Stopped`] when `should_stop()`
-    /// (polled every 1024 expansions) returns true.
+    /// (polled every 1024 open-list entries taken, stale ones included) returns true.
     ///
     /// Between queries the searcher holds its per-node arrays (16 bytes per cell of the largest
     /// map searched) and an open list of at most [`OPEN_LIST_KEPT`] entries.
@@ -227,7 +228,7 @@ impl CostAStar {
         start: (u32, u32),
         goal: (u32, u32),
         cell_extra: impl Fn(usize) -> f64,
-        mut should_stop: impl FnMut() -> bool,
+        should_stop: impl FnMut() -> bool,
     ) -> Result<CostPath, SearchFailure> {
         let (w, h) = (mask.width(), mask.height());
         for p in [start, goal] {
@@ -254,7 +255,11 @@ impl CostAStar {
         open.clear();
         open.push(OpenEntry::new(hfn(i64::from(start.0), i64::from(start.1)), 0.0, si));
         let mut expansions = 0usize;
+        let mut poll = StopPoll::new(1024, should_stop);
         while let Some(OpenEntry(_, _, i)) = open.pop() {
+            if poll.stop() {
+                return Err(SearchFailure::Stopped);
+            }
             let i = i as usize;
             if s.is_closed(i) {
                 continue;
@@ -271,9 +276,6 @@ impl CostAStar {
                 return Ok(CostPath { cells, cost: s.g(i), expansions });
             }
             expansions += 1;
-            if expansions % 1024 == 0 && should_stop() {
-                return Err(SearchFailure::Stopped);
-            }
             let (x, y) = ((i % w) as i64, (i / w) as i64);
             let padded_i = ((y + 1) as usize * stride + (x + 1) as usize) as isize;
             let gu = s.g(i);

@@ -5,6 +5,7 @@
 
 use super::los::CellMask;
 use super::path::{GridPath, SearchFailure};
+use super::poll::StopPoll;
 use super::scratch::{NodeScratch, NO_PARENT};
 
 const SQRT2: f64 = std::f64::consts::SQRT_2;
@@ -41,14 +42,14 @@ impl GridAStar {
     ///
     /// Fails with [`SearchFailure::OutOfBounds`] / [`SearchFailure::BlockedEndpoint`] for bad
     /// endpoints, [`SearchFailure::NoPath`], or [`SearchFailure::Stopped`] when `should_stop()`
-    /// (polled every 1024 expansions) returns true.
+    /// (polled every 1024 open-list entries taken, stale ones included) returns true.
     pub fn find_path(
         &mut self,
         mask: &CellMask,
         start: (u32, u32),
         goal: (u32, u32),
         heuristic: CellHeuristic,
-        mut should_stop: impl FnMut() -> bool,
+        should_stop: impl FnMut() -> bool,
     ) -> Result<GridPath, SearchFailure> {
         let (w, h) = (mask.width(), mask.height());
         for p in [start, goal] {
@@ -73,7 +74,11 @@ impl GridAStar {
         s.set(si, 0.0, NO_PARENT);
         s.push(si, hfn(i64::from(start.0), i64::from(start.1)));
         let mut expansions = 0usize;
+        let mut poll = StopPoll::new(1024, should_stop);
         while let Some((i, _)) = s.pop() {
+            if poll.stop() {
+                return Err(SearchFailure::Stopped);
+            }
             if s.is_closed(i) {
                 continue;
             }
@@ -89,9 +94,6 @@ impl GridAStar {
                 return Ok(GridPath { points: cells, length: s.g(i), expansions });
             }
             expansions += 1;
-            if expansions % 1024 == 0 && should_stop() {
-                return Err(SearchFailure::Stopped);
-            }
             let (x, y) = ((i % w) as i64, (i / w) as i64);
             let gu = s.g(i);
             for (dx, dy) in [(1i64, 0i64), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)] {

@@ -4,6 +4,7 @@
 
 use super::los::{CellMask, LosRule};
 use super::path::{GridPath, SearchFailure};
+use super::poll::StopPoll;
 use super::scratch::NodeScratch;
 use super::theta::{collect_path, dist, MOVES};
 
@@ -27,7 +28,7 @@ impl LazyThetaStar {
         rule: LosRule,
         start: (u32, u32),
         goal: (u32, u32),
-        mut should_stop: impl FnMut() -> bool,
+        should_stop: impl FnMut() -> bool,
     ) -> Result<GridPath, SearchFailure> {
         mask.check_vertex_endpoint(start)?;
         mask.check_vertex_endpoint(goal)?;
@@ -43,7 +44,11 @@ impl LazyThetaStar {
         s.set(si, 0.0, si as u32);
         s.push(si, dist(at(si), goal_v));
         let mut expansions = 0usize;
+        let mut poll = StopPoll::new(1024, should_stop);
         while let Some((u, f)) = s.pop() {
+            if poll.stop() {
+                return Err(SearchFailure::Stopped);
+            }
             if s.is_closed(u) {
                 continue;
             }
@@ -77,9 +82,6 @@ impl LazyThetaStar {
                 return Ok(collect_path(s, gi, stride, expansions));
             }
             expansions += 1;
-            if expansions % 1024 == 0 && should_stop() {
-                return Err(SearchFailure::Stopped);
-            }
             if u != si && !mask.vertex_passable(rule, x, y) {
                 continue;
             }

@@ -8,6 +8,7 @@ pub mod lazy_theta;
 pub mod los;
 pub mod octile;
 pub mod path;
+pub mod poll;
 pub mod scratch;
 pub mod smoothing;
 pub mod theta;

@@ -2,6 +2,7 @@
 //! sqrt 2 and are allowed only when both cells they cut past are free (no corner cutting).
 //! Returned lengths equal the `optimal_length` column of Moving AI scenario files.
 
+use super::poll::StopPoll;
 use super::OrdF64;
 use crate::grid::Grid;
 use std::cmp::Reverse;
@@ -30,7 +31,7 @@ pub fn octile_distance(a: (usize, usize), b: (usize, usize)) -> f64 {
 /// Shortest 8-connected path from `start` to `goal` on `grid`.
 ///
 /// Returns `None` when either end is blocked or outside the grid, when no path exists, or when
-/// `should_stop()` (polled every 4096 expansions) returns true.
+/// `should_stop()` (polled every 4096 open-list entries taken, stale ones included) returns true.
 pub fn octile_astar(
     grid: &Grid,
     start: (usize, usize),
@@ -57,7 +58,7 @@ pub fn octile_astar_admitting(
     admit: impl Fn(usize, usize) -> bool,
     start: (usize, usize),
     goal: (usize, usize),
-    mut should_stop: impl FnMut() -> bool,
+    should_stop: impl FnMut() -> bool,
 ) -> Option<CellPath> {
     let ok = |x: i64, y: i64| {
         x >= 0 && y >= 0 && (x as usize) < width && (y as usize) < height && admit(x as usize, y as usize)
@@ -74,7 +75,11 @@ pub fn octile_astar_admitting(
     g[start_index] = 0.0;
     open.push((Reverse(OrdF64::new(octile_distance(start, goal))), start_index as u32));
     let mut expansions = 0usize;
+    let mut poll = StopPoll::new(4096, should_stop);
     while let Some((_, i)) = open.pop() {
+        if poll.stop() {
+            return None;
+        }
         let i = i as usize;
         if closed[i] {
             continue;
@@ -92,9 +97,6 @@ pub fn octile_astar_admitting(
             return Some(CellPath { cells: route, length: g[i], expansions });
         }
         expansions += 1;
-        if expansions % 4096 == 0 && should_stop() {
-            return None;
-        }
         for (dx, dy) in [(1i64, 0i64), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)] {
             let (nx, ny) = (x as i64 + dx, y as i64 + dy);
             if !ok(nx, ny) {

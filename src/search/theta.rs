@@ -4,6 +4,7 @@
 
 use super::los::{CellMask, LosRule};
 use super::path::{polyline_length, GridPath, SearchFailure};
+use super::poll::StopPoll;
 use super::scratch::{NodeScratch, NO_PARENT};
 
 /// The 8 unit moves between vertices.
@@ -46,14 +47,14 @@ impl ThetaStar {
     /// Any-angle path between vertices `start` and `goal` under `rule`.
     ///
     /// Fails on out-of-range or unusable endpoints, when no path exists, or when `should_stop()`
-    /// (polled every 1024 expansions) returns true.
+    /// (polled every 1024 open-list entries taken, stale ones included) returns true.
     pub fn find_path(
         &mut self,
         mask: &CellMask,
         rule: LosRule,
         start: (u32, u32),
         goal: (u32, u32),
-        mut should_stop: impl FnMut() -> bool,
+        should_stop: impl FnMut() -> bool,
     ) -> Result<GridPath, SearchFailure> {
         mask.check_vertex_endpoint(start)?;
         mask.check_vertex_endpoint(goal)?;
@@ -68,7 +69,11 @@ impl ThetaStar {
         s.set(si, 0.0, si as u32);
         s.push(si, dist(at(si), goal_v));
         let mut expansions = 0usize;
+        let mut poll = StopPoll::new(1024, should_stop);
         while let Some((u, _)) = s.pop() {
+            if poll.stop() {
+                return Err(SearchFailure::Stopped);
+            }
             if s.is_closed(u) {
                 continue;
             }
@@ -77,9 +82,6 @@ impl ThetaStar {
                 return Ok(collect_path(s, gi, stride, expansions));
             }
             expansions += 1;
-            if expansions % 1024 == 0 && should_stop() {
-                return Err(SearchFailure::Stopped);
-            }
             let (x, y) = at(u);
             if u != si && !mask.vertex_passable(rule, x, y) {
                 continue;

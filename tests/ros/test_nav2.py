@@ -594,12 +594,20 @@ def test_a_fleet_of_two_profiles_through_nav2s_actions():
         sub = peer.node.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
         peer.spin_until(lambda: seen, 5.0, "the fleet node's diagnostics")
         peer.node.destroy_subscription(sub)
-        d = {k: int(v) for k, v in seen[-1].items() if k in ("map_shared_bytes", "profile_bytes.GridBased",
-                                                             "profile_bytes.Tugger", "heap_bytes")}
+        d = {k: int(v) for k, v in seen[-1].items() if k.startswith(("map_", "profile_bytes.")) or k == "heap_bytes"}
         cells = grid.info.width * grid.info.height
         assert d["map_shared_bytes"] >= cells and d["profile_bytes.GridBased"] >= cells, d
         assert d["profile_bytes.Tugger"] >= cells, d
         assert d["map_shared_bytes"] + d["profile_bytes.GridBased"] + d["profile_bytes.Tugger"] < d["heap_bytes"], d
+        # ... and by component, adding up to those totals: the occupancy values (one byte a
+        # cell), the annotations; each profile's mask and regions, collision map, costs, blocks.
+        assert d["map_bytes.occupancy"] >= cells, d
+        assert d["map_bytes.occupancy"] + d["map_bytes.annotations"] == d["map_shared_bytes"], d
+        for name in ("GridBased", "Tugger"):
+            parts = [d[f"profile_bytes.{name}.{c}"] for c in ("mask_and_regions", "collision", "costs", "blocks")]
+            assert sum(parts) == d[f"profile_bytes.{name}"], (name, d)
+        # Block A*'s pattern codes are every profile's own (its own mask's).
+        assert d["profile_bytes.GridBased.blocks"] > 0 and d["profile_bytes.Tugger.blocks"] > 0, d
         # A profile's own parameter: that profile only.
         peer.set_param("Tugger.min_turning_radius", 0.7)
         get = peer.node.create_client(GetParameters, "/fleet1/planner_node/get_parameters")

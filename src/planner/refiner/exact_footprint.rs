@@ -76,7 +76,7 @@ fn centre(n: (i64, i64)) -> Point2 {
 }
 
 /// Searches a polyline from `start` to `goal` (cell units) for a disk footprint of `radius` cells
-/// that turns on the spot. `should_stop` is polled every 1024 expansions.
+/// that turns on the spot. `should_stop` is polled every 1024 open-list entries taken, stale ones included.
 ///
 /// Fails with [`ExactFailure::NoPath`] when no chain of lattice points joins them (or an end
 /// cannot reach a neighbouring point), or [`ExactFailure::Stopped`].
