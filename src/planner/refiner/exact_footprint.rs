@@ -96,32 +96,41 @@ pub fn exact_footprint_path(
     if line_free(map, start, goal, radius) && map.extra_cost(&[line(start, goal)]) == 0.0 {
         return Ok(ExactPath { points: vec![start, goal], expansions: 0 });
     }
-    // The search runs from a virtual node (None: the start point itself) to the lattice points
-    // around the goal; every edge is a line the footprint sweeps freely.
+    // The search runs from the start point through lattice points to the goal point; every
+    // edge is a line the footprint sweeps freely, priced alike, the legs from the start and to
+    // the goal included (so the point the chain leaves the lattice from is the cheapest one).
     let goal_cell = cell_of(goal);
+    let near_goal = |c: (i64, i64)| (c.0 - goal_cell.0).abs() <= 1 && (c.1 - goal_cell.1).abs() <= 1;
+    let point = |node: &Node| match *node {
+        Node::Start => start,
+        Node::Lattice(c) => centre(c),
+        Node::Goal => goal,
+    };
     let mut stopped = false;
     let found = astar(
-        None::<(i64, i64)>,
+        Node::Start,
         |node, out| {
-            let from = node.map_or(start, centre);
-            let neighbours: Vec<(i64, i64)> = match node {
-                None => around(cell_of(start)).collect(),
-                Some(c) => around(*c).filter(|n| n != c).collect(),
+            let from = point(node);
+            let neighbours: Vec<(i64, i64)> = match *node {
+                Node::Start => around(cell_of(start)).collect(),
+                Node::Lattice(c) => around(c).filter(|&n| n != c).collect(),
+                Node::Goal => return,
             };
             for n in neighbours.into_iter().filter(|n| inside(*n)) {
                 if let Some(price) = free_line_price(map, from, centre(n), radius) {
-                    out.push((Some(n), price));
+                    out.push((Node::Lattice(n), price));
+                }
+            }
+            if let Node::Lattice(c) = *node {
+                if near_goal(c) {
+                    if let Some(price) = free_line_price(map, from, goal, radius) {
+                        out.push((Node::Goal, price));
+                    }
                 }
             }
         },
-        |node| node.map_or(start, centre).distance(goal),
-        |node| {
-            node.is_some_and(|c| {
-                (c.0 - goal_cell.0).abs() <= 1
-                    && (c.1 - goal_cell.1).abs() <= 1
-                    && line_free(map, centre(c), goal, radius)
-            })
-        },
+        |node| point(node).distance(goal),
+        |node| *node == Node::Goal,
         || {
             stopped = should_stop();
             stopped
@@ -130,10 +139,18 @@ pub fn exact_footprint_path(
     let Some(found) = found else {
         return Err(if stopped { ExactFailure::Stopped } else { ExactFailure::NoPath });
     };
-    let mut points: Vec<Point2> = found.path.iter().map(|n| n.map_or(start, centre)).collect();
-    points.push(goal);
+    let mut points: Vec<Point2> = found.path.iter().map(point).collect();
     points.dedup_by(|a, b| a.distance(*b) < 1e-9);
     Ok(ExactPath { points: pull_string(map, &points, radius), expansions: found.expansions })
+}
+
+/// A node of the search: the start point, a lattice point (its index: the point is
+/// `index * STEP`), or the goal point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Node {
+    Start,
+    Lattice((i64, i64)),
+    Goal,
 }
 
 /// Drops every point whose neighbours a free line joins: from each kept point, the furthest
@@ -276,6 +293,120 @@ mod tests {
             price(&straight.points)
         );
         assert!(around.points.iter().all(|p| !graded(p.x as usize, p.y as usize)), "{:?}", around.points);
+    }
+
+    /// Against brute force: Dijkstra over the same graph (start, the half-cell lattice inside the
+    /// map, goal; every edge a line priced by [`free_line_price`]), written out here. On random
+    /// maps with random graded cells the search's path never costs more than that optimum: the
+    /// legs from the start and to the goal are priced like every other edge, so the search
+    /// cannot end at a lattice point that is cheap to reach but dear to leave.
+    #[test]
+    fn the_chain_costs_no_more_than_dijkstra_over_the_same_lines() {
+        use crate::costs::{CostField, CostRule};
+        use crate::map::{MapInfo, OccupancyMap, Traversability};
+        use crate::search::OrdF64;
+        use std::cmp::Reverse;
+        use std::collections::{BinaryHeap, HashMap};
+        let mut seed = 0x5eed_u64;
+        let mut rnd = move || {
+            seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = seed;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let (w, h, radius) = (16usize, 12usize, 0.7);
+        let price_of = |m: &CollisionMap, points: &[Point2]| -> f64 {
+            points.windows(2).map(|p| free_line_price(m, p[0], p[1], radius).expect("a free line")).sum()
+        };
+        let mut compared = 0;
+        for _ in 0..200 {
+            let data: Vec<i8> = (0..w * h)
+                .map(|_| {
+                    let r = rnd();
+                    if r < 0.06 {
+                        100
+                    } else if r < 0.5 {
+                        (rnd() * 60.0) as i8
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            let info = MapInfo {
+                width: w,
+                height: h,
+                resolution: 1.0,
+                origin: Pose2::new(0.0, 0.0, 0.0),
+                frame_id: "map".into(),
+            };
+            let occupancy = OccupancyMap::new(info, data.clone(), usize::MAX).unwrap();
+            let traversability = Traversability { occupied_threshold: 65, allow_unknown: false };
+            let rule = CostRule { cost_penalty: 4.0, preferred_clearance: 0.0, inscribed: radius, traversability };
+            let mut m = map(w, h, |x, y| data[y as usize * w + x as usize] >= 65);
+            m.set_costs(Some(CostField::new(&occupancy, rule)));
+            let draw = |rnd: &mut dyn FnMut() -> f64| {
+                Point2::new(1.0 + rnd() * (w as f64 - 2.0), 1.0 + rnd() * (h as f64 - 2.0))
+            };
+            let (s, g) = (draw(&mut rnd), draw(&mut rnd));
+            if !line_free(&m, s, s, radius) || !line_free(&m, g, g, radius) {
+                continue;
+            }
+            // Dijkstra: node 0 the start, 1 the goal, lattice points from 2.
+            let (lw, lh) = (2 * w as i64, 2 * h as i64);
+            let inside = |c: (i64, i64)| c.0 > 0 && c.1 > 0 && c.0 < lw && c.1 < lh;
+            let cell = |p: Point2| ((p.x / STEP).round() as i64, (p.y / STEP).round() as i64);
+            let mut best: HashMap<Option<(i64, i64)>, f64> = HashMap::new();
+            let mut open = BinaryHeap::new();
+            open.push((Reverse(OrdF64::new(0.0)), None::<(i64, i64)>, false));
+            let mut optimum = None;
+            while let Some((Reverse(d), node, is_goal)) = open.pop() {
+                let d = d.get();
+                if is_goal {
+                    optimum = Some(d);
+                    break;
+                }
+                if best.get(&node).is_some_and(|&b| b < d) {
+                    continue;
+                }
+                let from = node.map_or(s, centre);
+                let centre_cell = node.unwrap_or(cell(s));
+                for dy in -1..=1 {
+                    for dx in -1..=1 {
+                        let n = (centre_cell.0 + dx, centre_cell.1 + dy);
+                        if Some(n) == node || !inside(n) {
+                            continue;
+                        }
+                        if let Some(p) = free_line_price(&m, from, centre(n), radius) {
+                            if best.get(&Some(n)).is_none_or(|&b| d + p < b) {
+                                best.insert(Some(n), d + p);
+                                open.push((Reverse(OrdF64::new(d + p)), Some(n), false));
+                            }
+                        }
+                    }
+                }
+                if let Some(c) = node {
+                    let gc = cell(g);
+                    if (c.0 - gc.0).abs() <= 1 && (c.1 - gc.1).abs() <= 1 {
+                        if let Some(p) = free_line_price(&m, from, g, radius) {
+                            open.push((Reverse(OrdF64::new(d + p)), None, true));
+                        }
+                    }
+                }
+            }
+            let found = exact_footprint_path(&m, s, g, radius, || false);
+            match (optimum, found) {
+                (Some(opt), Ok(path)) => {
+                    let direct = line_free(&m, s, g, radius) && m.extra_cost(&[line(s, g)]) == 0.0;
+                    let got = price_of(&m, &path.points);
+                    assert!(direct || got <= opt + 1e-9, "{got} > Dijkstra's {opt}: {:?}", path.points);
+                    compared += 1;
+                }
+                (None, Err(ExactFailure::NoPath)) => {}
+                (o, f) => panic!("Dijkstra {o:?}, search {f:?}"),
+            }
+        }
+        assert!(compared >= 60, "only {compared} pairs compared");
     }
 
     #[test]
