@@ -63,7 +63,7 @@ pub fn check_remaining(
     overlap: Option<&StartOverlap>,
 ) -> Result<(), PlanError> {
     let prepared = planner.map().ok_or_else(|| PlanError::new(StatusCode::NoMap, "no map is held"))?;
-    let info = &prepared.site.map.info;
+    let info = &prepared.site.map().info;
     // A quarter cell: the footprint sampling step, fine enough for the nearest point.
     let Some(s) = nearest_arc_length(traj, pose.point(), info.resolution / 4.0) else { return Ok(()) };
     let shape = prepared.verified_vehicle().footprint;
@@ -124,7 +124,7 @@ pub fn check_remaining(
 /// answer. Fails with `NO_MAP` when no map is held.
 pub fn invalid_poses(planner: &Planner, poses: &[Pose2]) -> Result<Vec<usize>, PlanError> {
     let prepared = planner.map().ok_or_else(|| PlanError::new(StatusCode::NoMap, "no map is held"))?;
-    let info = &prepared.site.map.info;
+    let info = &prepared.site.map().info;
     let shape = prepared.verified_vehicle().footprint;
     let mut invalid = Vec::new();
     let mut previous: Option<Pose2> = None;
@@ -260,7 +260,7 @@ fn cheaper_after_a_cost_change(
     budget: &Budget,
 ) -> Outcome {
     let Some(prepared) = planner.map().filter(|m| m.collision.costs().is_some()) else { return Outcome::StillLegal };
-    let step = prepared.site.map.info.resolution / 4.0;
+    let step = prepared.site.map().info.resolution / 4.0;
     let Some(s) = nearest_arc_length(followed.trajectory, pose.point(), step) else { return Outcome::StillLegal };
     let rest = remaining(followed.trajectory, s);
     let old = planner.figures(&rest).cost;
@@ -621,7 +621,7 @@ mod invalid_poses_tests {
         check_remaining(&p, &along(1.22), Pose2::new(2.6, 1.22, 0.0), None).unwrap();
         // What the check did before: the disk of robot_radius swept along it finds nothing.
         let prepared = p.map().unwrap();
-        let cells = along(1.22).to_cells(&prepared.site.map.info);
+        let cells = along(1.22).to_cells(&prepared.site.map().info);
         let disk = Shape::Disk(PlannerConfig::default().robot_radius / RES);
         assert!(prepared.collision.sweep_free(&cells.segments, disk, 0.0), "the disk alone misses the cell");
     }

@@ -84,7 +84,7 @@ pub fn plan_through(planner: &Planner, start: Pose2, goals: &[Pose2], budget: &B
     if goals.is_empty() {
         return Err(ThroughError::NoGoals);
     }
-    let resolution = planner.map().map_or(1.0, |m| m.site.map.info.resolution);
+    let resolution = planner.map().map_or(1.0, |m| m.site.map().info.resolution);
     let tolerance = 2.0 * JOINT_TOLERANCE * resolution.max(1.0);
     let several = goals.len() > 1;
     let mut any_angle: Vec<Point2> = Vec::new();

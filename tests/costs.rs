@@ -297,7 +297,7 @@ fn cost_updates_equal_a_fresh_build() {
     let mut rng = Lcg(11);
     for step in 0..30 {
         if step % 5 == 4 {
-            let mut next = p.map().unwrap().site.map.clone();
+            let mut next = p.map().unwrap().site.map().clone();
             for _ in 0..8 {
                 let k = rng.next((w * h) as u64) as usize;
                 next.data[k] = [0i8, 30, 100][rng.next(3) as usize];
@@ -311,7 +311,7 @@ fn cost_updates_equal_a_fresh_build() {
         }
         let held = p.map().unwrap();
         let mut fresh = Planner::new(p.config().clone()).unwrap();
-        fresh.set_map(held.site.map.clone()).unwrap();
+        fresh.set_map(held.site.map().clone()).unwrap();
         assert_eq!(held.collision, fresh.map().unwrap().collision, "step {step}");
         assert!(held.collision.costs().is_some());
     }

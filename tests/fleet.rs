@@ -130,7 +130,7 @@ fn updates_reach_every_profile_as_a_fresh_build() {
     let mut previous_twin = fleet.planner("Twin").unwrap().map().unwrap().clone();
     for step in 0..24 {
         let updates = if step % 6 == 5 {
-            let mut next = fleet.default_planner().map().unwrap().site.map.clone();
+            let mut next = fleet.default_planner().map().unwrap().site.map().clone();
             for _ in 0..8 {
                 let k = rnd(w * h) as usize;
                 next.data[k] = [0, 100, -1, 40][rnd(4) as usize];
@@ -147,7 +147,7 @@ fn updates_reach_every_profile_as_a_fresh_build() {
         // donor's copy (the twin's).
         for (held, config) in [(&previous, fleet.default_planner().config()), (&previous_twin, &twin_config)] {
             let mut then = Planner::new(config.clone()).unwrap();
-            then.set_map(held.site.map.clone()).unwrap();
+            then.set_map(held.site.map().clone()).unwrap();
             assert_eq!(held.collision, then.map().unwrap().collision, "a plan in flight saw step {step}");
         }
         previous = fleet.default_planner().map().unwrap().clone();
@@ -157,7 +157,7 @@ fn updates_reach_every_profile_as_a_fresh_build() {
             let held = member.map().unwrap();
             assert!(Arc::ptr_eq(&held.site, &site), "{name} left the shared site at step {step}");
             let mut fresh = Planner::new(member.config().clone()).unwrap();
-            fresh.set_map(held.site.map.clone()).unwrap();
+            fresh.set_map(held.site.map().clone()).unwrap();
             let f = fresh.map().unwrap();
             assert_eq!(held.vehicle_mask(), f.vehicle_mask(), "{name}: mask differs after step {step}");
             assert_eq!(held.blocks, f.blocks, "{name}: pattern codes differ after step {step}");
@@ -196,7 +196,7 @@ fn a_parameter_change_touches_its_own_profile_only() {
         assert_eq!(Arc::ptr_eq(now, b), name != "Car", "{name}");
     }
     // A vehicle's size: the annotations are made anew for all, the others plan as before.
-    let pairs = random_pairs(&before[0].site.map, 8, 21);
+    let pairs = random_pairs(before[0].site.map(), 8, 21);
     let plans = |f: &Fleet, name: &str| -> Vec<String> {
         let p = f.planner(name).unwrap();
         pairs.iter().map(|&(s, g)| outcome(p.plan(s, g, false, &Budget::new(10.0, None)))).collect()

@@ -473,7 +473,7 @@ fn bad_maps_keep_the_previous_one() {
     let mut bad = map.clone();
     bad.info.resolution = f64::NAN;
     assert!(p.set_map(bad).is_err());
-    assert_eq!(p.map().unwrap().site.map, map);
+    assert_eq!(p.map().unwrap().site.map(), &map);
     let o = map.info.origin;
     let s = Pose2::new(o.x + 0.3, o.y + 0.3, 0.0);
     assert!(plan(&p, s, Pose2::new(o.x + 1.2, o.y + 1.2, 0.0), true).is_ok());
@@ -497,7 +497,7 @@ fn incremental_updates_equal_a_fresh_build() {
     for step in 0..30 {
         if step % 5 == 4 {
             // A whole new map with the same geometry: a few scattered changes.
-            let mut next = p.map().unwrap().site.map.clone();
+            let mut next = p.map().unwrap().site.map().clone();
             for _ in 0..6 {
                 let k = rnd(w * h) as usize;
                 next.data[k] = if next.data[k] == 0 { 100 } else { 0 };
@@ -512,18 +512,18 @@ fn incremental_updates_equal_a_fresh_build() {
         }
         let held = p.map().unwrap().clone();
         let mut fresh = Planner::new(p.config().clone()).unwrap();
-        fresh.set_map(held.site.map.clone()).unwrap();
+        fresh.set_map(held.site.map().clone()).unwrap();
         let f = fresh.map().unwrap();
         assert_eq!(held.vehicle_mask(), f.vehicle_mask(), "mask differs after step {step}");
         assert_eq!(held.blocks, f.blocks, "pattern codes differ after step {step}");
         assert_eq!(held.collision, f.collision, "collision map differs after step {step}");
     }
     // Bad patches change nothing.
-    let before = p.map().unwrap().site.map.clone();
+    let before = p.map().unwrap().site.map().clone();
     assert_eq!(p.apply_patch(w - 1, 0, 2, 1, &[0, 0]).unwrap_err().code, StatusCode::InvalidInput);
     assert_eq!(p.apply_patch(0, 0, 2, 2, &[0; 3]).unwrap_err().code, StatusCode::InvalidInput);
     assert_eq!(p.apply_patch(0, 0, -1, 2, &[]).unwrap_err().code, StatusCode::InvalidInput);
-    assert_eq!(p.map().unwrap().site.map, before);
+    assert_eq!(p.map().unwrap().site.map(), &before);
     let mut empty = Planner::new(PlannerConfig::default()).unwrap();
     assert_eq!(empty.apply_patch(0, 0, 1, 1, &[0]).unwrap_err().code, StatusCode::NoMap);
 }
@@ -666,7 +666,7 @@ fn a_door_narrower_than_the_vehicle_is_refused_with_a_proof() {
     assert!(e.message.contains("no gap wide enough"), "{}", e.message);
     let prepared = p.map().unwrap();
     let ctx = prepared.directional().unwrap();
-    let info = &prepared.site.map.info;
+    let info = &prepared.site.map().info;
     let (sc, gc) = (info.world_pose_to_cell(s), info.world_pose_to_cell(g));
     let reference =
         directional::full_search(ctx, &prepared.collision, sc, gc, false, Neighbourhood::Directional24, &mut || false);

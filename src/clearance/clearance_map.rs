@@ -76,8 +76,9 @@ struct TrackedVehicle {
 #[derive(Clone)]
 pub struct ClearanceMap {
     config: ClearanceConfig,
-    info: MapInfo,
-    data: Vec<i8>,
+    /// The occupancy map the annotations describe (its values are written by every patch; the
+    /// planner's site reads the map from here rather than holding a second copy).
+    map: OccupancyMap,
     class_table: [u8; 256],
     classes: Vec<u8>,
     layers: Vec<ClearanceLayer>,
@@ -88,8 +89,8 @@ impl std::fmt::Debug for ClearanceMap {
     /// A summary (the per-cell arrays of a large map would flood a log).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClearanceMap")
-            .field("width", &self.info.width)
-            .field("height", &self.info.height)
+            .field("width", &self.map.info.width)
+            .field("height", &self.map.info.height)
             .field("config", &self.config)
             .field("capabilities", &self.layers.iter().map(|l| l.capability()).collect::<Vec<_>>())
             .field("vehicles", &self.vehicles.iter().map(|v| v.vehicle).collect::<Vec<_>>())
@@ -107,19 +108,21 @@ impl ClearanceMap {
         config: ClearanceConfig,
         capabilities: &[Capability],
     ) -> Result<Self, ClearanceError> {
-        config.validate()?;
         check_map(map)?;
+        Self::holding(map.clone(), config, capabilities)
+    }
+
+    /// [`ClearanceMap::new`] taking `map` itself to hold, so the caller keeps no second copy.
+    pub fn holding(
+        map: OccupancyMap,
+        config: ClearanceConfig,
+        capabilities: &[Capability],
+    ) -> Result<Self, ClearanceError> {
+        config.validate()?;
+        check_map(&map)?;
         let class_table = config.classifier.table();
         let classes = map.data.iter().map(|&v| class_table[v as u8 as usize]).collect();
-        let mut m = Self {
-            config,
-            info: map.info.clone(),
-            data: map.data.clone(),
-            class_table,
-            classes,
-            layers: Vec::new(),
-            vehicles: Vec::new(),
-        };
+        let mut m = Self { config, map, class_table, classes, layers: Vec::new(), vehicles: Vec::new() };
         for &c in capabilities {
             m.add_capability(c);
         }
@@ -145,19 +148,24 @@ impl ClearanceMap {
         &self.config
     }
 
+    /// The held map: its geometry and its values as last patched or replaced.
+    pub fn map(&self) -> &OccupancyMap {
+        &self.map
+    }
+
     /// The geometry of the held map.
     pub fn info(&self) -> &MapInfo {
-        &self.info
+        &self.map.info
     }
 
     /// The cell holding world point `p` (metres, map frame), or `None` outside the map.
     pub fn cell_of_world(&self, p: crate::geometry::Point2) -> Option<(usize, usize)> {
-        self.info.cell_of(self.info.world_to_cell(p))
+        self.map.info.cell_of(self.map.info.world_to_cell(p))
     }
 
     /// The held occupancy values (row-major, ROS convention).
     pub fn data(&self) -> &[i8] {
-        &self.data
+        &self.map.data
     }
 
     /// Adds annotations for `capability` (no-op when present) and returns them.
@@ -170,7 +178,7 @@ impl ClearanceMap {
         if let Some(i) = self.layers.iter().position(|l| l.capability() == capability) {
             return i;
         }
-        let (w, h) = (self.info.width, self.info.height);
+        let (w, h) = (self.map.info.width, self.map.info.height);
         self.layers.push(ClearanceLayer::new(w, h, &self.classes, capability, &self.config));
         self.layers.len() - 1
     }
@@ -180,11 +188,12 @@ impl ClearanceMap {
         self.layers.iter().find(|l| l.capability() == capability)
     }
 
-    /// Heap bytes of what every vehicle shares: the values, the cell classes and every
-    /// capability's obstacle distance and true clearance.
+    /// Heap bytes of the annotations every vehicle shares: the cell classes and every
+    /// capability's obstacle distance and true clearance (the held map is apart:
+    /// [`ClearanceMap::map`]).
     pub fn annotation_bytes(&self) -> usize {
         use crate::memory::HeapSize;
-        self.data.heap_bytes() + self.classes.heap_bytes() + self.layers.iter().map(HeapSize::heap_bytes).sum::<usize>()
+        self.classes.heap_bytes() + self.layers.iter().map(HeapSize::heap_bytes).sum::<usize>()
     }
 
     /// Heap bytes of `vehicle`'s own mask and regions (None: not tracked).
@@ -214,7 +223,7 @@ impl ClearanceMap {
             return Ok(());
         }
         let layer = self.layer_index(vehicle.capability);
-        let mask = build_mask(&self.layers[layer], vehicle.footprint, self.info.width, self.info.height);
+        let mask = build_mask(&self.layers[layer], vehicle.footprint, self.map.info.width, self.map.info.height);
         let regions = Regions::new(&mask);
         self.vehicles.push(TrackedVehicle { vehicle, layer, mask, regions });
         Ok(())
@@ -257,7 +266,7 @@ impl ClearanceMap {
     /// exists. Fails with [`ClearanceError::NotTracked`] or [`ClearanceError::OutOfMap`].
     pub fn subsuming_cell(&self, vehicle: &Vehicle, x: usize, y: usize) -> Result<Option<Subsumed>, ClearanceError> {
         let t = self.tracked(vehicle)?;
-        if x >= self.info.width || y >= self.info.height {
+        if x >= self.map.info.width || y >= self.map.info.height {
             return Err(ClearanceError::OutOfMap { x: x as i64, y: y as i64 });
         }
         let (lo_x, lo_y, hi_x, hi_y, radius_sq) = match vehicle.footprint {
@@ -297,7 +306,7 @@ impl ClearanceMap {
     }
 
     fn check_patch(&self, p: PatchRect, len: usize) -> Result<CellRect, ClearanceError> {
-        let (w, h) = (self.info.width as i64, self.info.height as i64);
+        let (w, h) = (self.map.info.width as i64, self.map.info.height as i64);
         if p.width <= 0 || p.height <= 0 {
             return Err(ClearanceError::BadPatch(format!("size {}x{} is not positive", p.width, p.height)));
         }
@@ -319,12 +328,12 @@ impl ClearanceMap {
 
     /// Writes a checked patch and updates everything derived from it.
     fn write_and_update(&mut self, r: CellRect, data: &[i8]) -> ChangedRegion {
-        let w = self.info.width;
+        let w = self.map.info.width;
         let mut cells: Option<CellRect> = None;
         for (row, chunk) in data.chunks_exact(r.width).enumerate() {
             let y = r.y + row;
             let start = y * w + r.x;
-            self.data[start..start + r.width].copy_from_slice(chunk);
+            self.map.data[start..start + r.width].copy_from_slice(chunk);
             for (dx, &v) in chunk.iter().enumerate() {
                 let c = self.class_table[v as u8 as usize];
                 if c != self.classes[start + dx] {
@@ -360,9 +369,7 @@ impl ClearanceMap {
         check_map(map)?;
         let (w, h) = (map.info.width, map.info.height);
         let whole = CellRect { x: 0, y: 0, width: w, height: h };
-        let held = OccupancyMap { info: self.info.clone(), data: std::mem::take(&mut self.data) };
-        let change = changed_rects(&held, map);
-        self.data = held.data;
+        let change = changed_rects(&self.map, map);
         let rects = match change {
             MapChange::Unchanged => return Ok(ChangedRegion::default()),
             MapChange::Geometry => return Ok(self.rebuild(map, whole)),
@@ -448,6 +455,6 @@ fn update_mask(layer: &ClearanceLayer, footprint: Footprint, mask: &mut Grid, re
 impl crate::memory::HeapSize for ClearanceMap {
     fn heap_bytes(&self) -> usize {
         let vehicles: usize = self.vehicles.iter().filter_map(|v| self.vehicle_bytes(&v.vehicle)).sum();
-        self.annotation_bytes() + vehicles
+        self.map.heap_bytes() + self.annotation_bytes() + vehicles
     }
 }

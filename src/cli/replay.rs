@@ -62,7 +62,7 @@ pub fn run(args: &ReplayArgs) -> CliResult {
                     planner.plan(args.start, goal, free, &budget)
                 })
         };
-        let size = planner.map().map(|p| (p.site.map.info.width, p.site.map.info.height)).unwrap_or((0, 0));
+        let size = planner.map().map(|p| (p.site.map().info.width, p.site.map().info.height)).unwrap_or((0, 0));
         if args.json {
             let line = match &result {
                 Ok(plan) => serde_json::json!({

@@ -27,7 +27,7 @@ pub struct PathFigures {
 impl PathFigures {
     /// The figures of `trajectory` (map frame) on `prepared`.
     pub fn measure(prepared: &PreparedMap, trajectory: &Trajectory) -> Self {
-        let info = &prepared.site.map.info;
+        let info = &prepared.site.map().info;
         let cells = trajectory.to_cells(info);
         let costs = prepared.collision.costs();
         let (mut length, mut weighted, mut max_cost) = (0.0, 0.0, 0.0f64);

@@ -46,7 +46,7 @@ pub(super) fn apply_patch(
     let held = held.ok_or_else(|| PlanError::new(StatusCode::NoMap, "no map to patch"))?;
     let PatchRect { x, y, width, height } = rect;
     // Validated against the shared copy first, so a bad patch never triggers a copy.
-    let (w, h) = (held.site.map.info.width as i64, held.site.map.info.height as i64);
+    let (w, h) = (held.site.map().info.width as i64, held.site.map().info.height as i64);
     let fits = x >= 0
         && y >= 0
         && width > 0
@@ -64,11 +64,6 @@ pub(super) fn apply_patch(
             .clearance
             .apply_patch(rect, data)
             .map_err(|e| PlanError::new(StatusCode::InvalidInput, format!("patch rejected: {e}")))?;
-        let mw = site.map.info.width;
-        for (row, chunk) in data.chunks(width as usize).enumerate() {
-            let start = (y as usize + row) * mw + x as usize;
-            site.map.data[start..start + chunk.len()].copy_from_slice(chunk);
-        }
         let values = CellRect { x: x as usize, y: y as usize, width: width as usize, height: height as usize };
         Ok((changed, Some(values)))
     })
@@ -79,14 +74,15 @@ pub(super) fn apply_patch(
 /// changes. One update per profile, in the group's order.
 pub(super) fn update_map(group: &mut [&mut Planner], map: OccupancyMap) -> Result<Vec<MapUpdate>, PlanError> {
     let held = group.first().and_then(|p| p.map.as_ref());
-    let same_geometry = held.is_some_and(|m| m.site.map.info == map.info && m.site.map.data.len() == map.data.len());
+    let same_geometry =
+        held.is_some_and(|m| m.site.map().info == map.info && m.site.map().data.len() == map.data.len());
     let n = group.len();
     if !same_geometry || map.data.len() != map.info.width * map.info.height {
         let changed = Some(CellRect { x: 0, y: 0, width: map.info.width, height: map.info.height });
         set_map(group, map)?;
         return Ok(vec![MapUpdate { changed, rebuilt: true, costs_changed: changed }; n]);
     }
-    let held = &held.expect("same geometry implies a held map").site.map;
+    let held = held.expect("same geometry implies a held map").site.map();
     if held.data == map.data {
         return Ok(vec![MapUpdate { changed: None, rebuilt: false, costs_changed: None }; n]);
     }
@@ -96,7 +92,8 @@ pub(super) fn update_map(group: &mut [&mut Planner], map: OccupancyMap) -> Resul
             .clearance
             .replace_map(&map)
             .map_err(|e| PlanError::new(StatusCode::InvalidInput, format!("map rejected: {e}")))?;
-        site.map = map;
+        // The annotations hold the map: its values are now `map`'s (the geometry is the same).
+        debug_assert!(site.map().data == map.data);
         Ok((changed, values))
     })
 }
@@ -121,7 +118,7 @@ pub(super) fn set_configs(group: &mut [&mut Planner], configs: Vec<PlannerConfig
             if held.site.fits(&wanted) {
                 Some(held.site.clone())
             } else {
-                Some(Arc::new(SiteMap::new(held.site.map.clone(), &wanted)?))
+                Some(Arc::new(SiteMap::new(held.site.map().clone(), &wanted)?))
             }
         }
     };
@@ -142,7 +139,7 @@ fn configs_of(group: &[&mut Planner]) -> Vec<PlannerConfig> {
 /// profile's tables where they apply; all or nothing. A profile whose map already stands on
 /// `site` under the same parameters keeps it.
 fn derive_all(group: &mut [&mut Planner], site: Arc<SiteMap>, configs: &[PlannerConfig]) -> Result<(), PlanError> {
-    let res = site.map.info.resolution;
+    let res = site.map().info.resolution;
     let mut derived: Vec<Arc<PreparedMap>> = Vec::with_capacity(group.len());
     for (i, (p, config)) in group.iter().zip(configs).enumerate() {
         let unchanged = p.map.as_ref().filter(|m| Arc::ptr_eq(&m.site, &site) && p.config == *config);
@@ -181,7 +178,7 @@ fn edit_site(
         let held = p.map.take().expect("the group holds a map (checked by the caller)");
         let (s, d) = Arc::try_unwrap(held).unwrap_or_else(|shared| (*shared).clone()).detach();
         debug_assert!(site.as_ref().is_none_or(|first| Arc::ptr_eq(first, &s)), "a group shares one site");
-        donors.push(Donors::of(&configs, i, s.map.info.resolution));
+        donors.push(Donors::of(&configs, i, s.map().info.resolution));
         site = Some(s);
         detached.push(d);
     }

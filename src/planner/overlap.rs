@@ -76,7 +76,7 @@ impl Planner {
     /// start that is not finite or not in the map (the plan itself refuses those).
     pub(super) fn start_overlap_depth(&self, start: Pose2) -> Option<f64> {
         let prepared = self.map()?;
-        let info = &prepared.site.map.info;
+        let info = &prepared.site.map().info;
         if !(start.x.is_finite() && start.y.is_finite() && start.yaw.is_finite()) {
             return None;
         }
@@ -104,7 +104,7 @@ impl Planner {
         plan_rest: impl Fn(Pose2) -> Result<Plan, PlanError>,
     ) -> Result<Plan, PlanError> {
         let Some(prepared) = self.map() else { return plan_rest(start) };
-        let info = &prepared.site.map.info;
+        let info = &prepared.site.map().info;
         let res = info.resolution;
         let symbol = self.units.symbol();
         let vehicle = prepared.verified_vehicle();
@@ -125,7 +125,7 @@ impl Planner {
             let rule = self.config.traversability();
             let centre = info
                 .cell_of(at.point())
-                .filter(|c| prepared.site.map.value(c.0, c.1).is_none_or(|v| rule.is_blocked(v)));
+                .filter(|c| prepared.site.map().value(c.0, c.1).is_none_or(|v| rule.is_blocked(v)));
             return Err(match centre {
                 Some(cell) => {
                     let e = self.no_standing_place(prepared, start, cell, End::Start);

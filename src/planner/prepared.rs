@@ -18,9 +18,8 @@ use std::sync::Arc;
 /// ([`crate::planner::Fleet`]); a single [`crate::planner::Planner`] is a fleet of one.
 #[derive(Debug, Clone)]
 pub struct SiteMap {
-    /// The occupancy map as received.
-    pub map: OccupancyMap,
-    /// Obstacle distance, true clearance, regions and the vehicle masks, kept current.
+    /// Obstacle distance, true clearance, regions and the vehicle masks, kept current, with the
+    /// occupancy map they describe ([`SiteMap::map`]).
     pub clearance: ClearanceMap,
 }
 
@@ -243,19 +242,25 @@ impl SiteMap {
     pub fn new(map: OccupancyMap, configs: &[&PlannerConfig]) -> Result<Self, PlanError> {
         let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
         let plan = SitePlan::of(configs, map.info.resolution)?;
-        let mut clearance = ClearanceMap::new(&map, plan.config, &plan.capabilities)
+        let mut clearance = ClearanceMap::holding(map, plan.config, &plan.capabilities)
             .map_err(|e| invalid(format!("map rejected: {e}")))?;
         for (vehicle, radius) in plan.vehicles.into_iter().zip(plan.radii) {
             clearance.track_vehicle(vehicle).map_err(|e| invalid(format!("footprint radius {radius} m: {e}")))?;
         }
-        Ok(Self { map, clearance })
+        Ok(Self { clearance })
+    }
+
+    /// The occupancy map as received and last patched or replaced (one copy, held by the
+    /// annotations).
+    pub fn map(&self) -> &OccupancyMap {
+        self.clearance.map()
     }
 
     /// Heap bytes every profile shares, by component: the occupancy values and the clearance
     /// annotations (the vehicles' masks and regions excluded: see [`ProfileBytes`]).
     pub fn bytes(&self) -> SiteBytes {
         use crate::memory::HeapSize;
-        SiteBytes { occupancy: self.map.heap_bytes(), annotations: self.clearance.annotation_bytes() }
+        SiteBytes { occupancy: self.map().heap_bytes(), annotations: self.clearance.annotation_bytes() }
     }
 
     /// [`SiteMap::bytes`] in all.
@@ -266,7 +271,7 @@ impl SiteMap {
     /// True when this site is exactly what [`SiteMap::new`] would build for `configs`: the same
     /// annotations, layers and tracked vehicles, so the profiles can plan on it as it is.
     pub fn fits(&self, configs: &[&PlannerConfig]) -> bool {
-        SitePlan::of(configs, self.map.info.resolution).is_ok_and(|plan| {
+        SitePlan::of(configs, self.map().info.resolution).is_ok_and(|plan| {
             plan.config == *self.clearance.config()
                 && plan.capabilities == self.clearance.capabilities()
                 && plan.vehicles == self.clearance.tracked_vehicles()
@@ -309,7 +314,7 @@ impl PreparedMap {
         donor: Donor,
     ) -> Result<Self, PlanError> {
         let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
-        let res = site.map.info.resolution;
+        let res = site.map().info.resolution;
         let vehicle = SiteNeeds::of(config, res)?.vehicle;
         let mask = site
             .clearance
@@ -323,15 +328,15 @@ impl PreparedMap {
 
     /// The collision map of `config`'s footprint on `site`, taking what `donor` gives.
     fn collision_map(site: &SiteMap, config: &PlannerConfig, donor: Donor) -> CollisionMap {
-        let (res, info) = (site.map.info.resolution, &site.map.info);
+        let (res, info) = (site.map().info.resolution, &site.map().info);
         let radius = config.mask_radius() / res;
         let mut collision = match donor.obstacles {
             Some(o) => CollisionMap::on_obstacles(o, info.width, info.height, radius),
-            None => CollisionMap::with_footprint(&site.map.to_grid(config.traversability()), radius),
+            None => CollisionMap::with_footprint(&site.map().to_grid(config.traversability()), radius),
         };
         match donor.costs {
             Some((costs, _)) => collision.set_shared_costs(Some(costs)),
-            None => collision.set_costs(config.cost_rule(res).map(|rule| CostField::new(&site.map, rule))),
+            None => collision.set_costs(config.cost_rule(res).map(|rule| CostField::new(site.map(), rule))),
         }
         collision
     }
@@ -392,7 +397,7 @@ impl PreparedMap {
         // that reads them.
         let own_obstacles = donor.obstacles.is_none() && changed.cells.is_some();
         let own_costs = donor.costs.is_none() && values.is_some() && self.collision.costs().is_some();
-        let grid = (own_obstacles || own_costs).then(|| self.site.map.to_grid(config.traversability()));
+        let grid = (own_obstacles || own_costs).then(|| self.site.map().to_grid(config.traversability()));
         match (donor.obstacles, &grid, changed.cells) {
             (Some(o), ..) => self.collision.follow_obstacles(o, changed.cells),
             (None, Some(grid), Some(rect)) => {
@@ -406,7 +411,7 @@ impl PreparedMap {
                 rect
             }
             (None, Some(grid), Some(rect)) => {
-                self.collision.costs_mut().map(|costs| costs.update_with(&self.site.map, rect, grid.blocked_cells()))
+                self.collision.costs_mut().map(|costs| costs.update_with(self.site.map(), rect, grid.blocked_cells()))
             }
             _ => None,
         };

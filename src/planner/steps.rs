@@ -206,7 +206,7 @@ impl<'a> Request<'a> {
     /// Step 1. Fails with `START/GOAL_OUTSIDE_MAP` or `START/GOAL_OCCUPIED` (see
     /// [`Request::standing_place`]).
     pub(super) fn endpoints(&mut self) -> Result<Endpoints, PlanError> {
-        let info = &self.prepared.site.map.info;
+        let info = &self.prepared.site.map().info;
         let names = [self.planner.named(End::Start, self.start), self.planner.named(End::Goal, self.goal)];
         let s = info.world_pose_to_cell(self.start);
         let g = info.world_pose_to_cell(self.goal);
@@ -247,7 +247,7 @@ impl<'a> Request<'a> {
             let reach = layer.map_or(Reach::Possible, |layer| {
                 clearance::reach::may_connect(
                     layer,
-                    self.planner.config.inradius() / prepared.site.map.info.resolution,
+                    self.planner.config.inradius() / prepared.site.map().info.resolution,
                     (a.x as usize, a.y as usize),
                     (b.x as usize, b.y as usize),
                     || budget.should_stop(),
@@ -286,7 +286,7 @@ impl<'a> Request<'a> {
         if !(ends.same_place() && (same_heading || self.refiner.turns_on_the_spot())) {
             return None;
         }
-        let min_turning_radius = self.planner.config.min_turning_radius / self.prepared.site.map.info.resolution;
+        let min_turning_radius = self.planner.config.min_turning_radius / self.prepared.site.map().info.resolution;
         let trajectory = if same_heading {
             Trajectory { segments: Vec::new(), min_turning_radius }
         } else {
@@ -419,7 +419,7 @@ impl<'a> Request<'a> {
     /// Step 5. The plan in metres from a solution in cells: the any-angle guide (display), the
     /// trajectory and its sampled poses, and the figures.
     pub(super) fn assemble(mut self, ends: &Endpoints, solution: Solution) -> Plan {
-        let info = &self.prepared.site.map.info;
+        let info = &self.prepared.site.map().info;
         self.clock.mark(Stage::ToWorld);
         let to_world = |p: Point2| info.cell_to_world(p);
         let any_angle: Vec<Point2> = solution.guide.iter().map(|&p| to_world(p)).collect();
@@ -477,7 +477,7 @@ impl<'a> Request<'a> {
             // The exact footprint, as the trajectory check will test it.
             return self.refiner.stands_exactly(&self.job(), p, free_heading).then_some((p, None));
         };
-        let res = prepared.site.map.info.resolution;
+        let res = prepared.site.map().info.resolution;
         let rho = directional::footprint::sampled_radius(self.planner.config.mask_radius() / res)
             + 2.0 * directional::footprint::SEARCH_MARGIN;
         if prepared.collision.disk_free(p.point(), rho) {
@@ -520,7 +520,7 @@ impl Planner {
         let at = self.named(what, pose);
         let rule = self.config.traversability();
         // The cell is inside the map (the caller found it there); -1 is the safe reading anyway.
-        let v = prepared.site.map.value(cell.0, cell.1).unwrap_or(-1);
+        let v = prepared.site.map().value(cell.0, cell.1).unwrap_or(-1);
         let message = if v == -1 && !rule.allow_unknown {
             format!("{at} is in unknown space (occupancy -1, allow_unknown is false)")
         } else if rule.is_blocked(v) {

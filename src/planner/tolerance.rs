@@ -83,7 +83,7 @@ impl Planner {
     /// Empty without a map.
     fn goal_candidates(&self, start: Pose2, goal: Pose2, goal_heading_free: bool, tolerance: f64) -> Vec<Point2> {
         let Some(prepared) = self.map() else { return Vec::new() };
-        let info = &prepared.site.map.info;
+        let info = &prepared.site.map().info;
         let mask = prepared.vehicle_mask();
         let shape = prepared.verified_vehicle().footprint;
         let g = info.world_to_cell(goal.point());

@@ -320,7 +320,7 @@ mod tests {
         let applied = batch.apply();
         let kinds: Vec<_> = applied.reports.iter().map(|r| (r.kind, r.result.is_ok())).collect();
         assert_eq!(kinds, [(Kind::Map, true), (Kind::Patch, true), (Kind::Patch, false)]);
-        assert_eq!(applied.fleet.default_planner().map().unwrap().site.map.data[4 + 1], 100);
+        assert_eq!(applied.fleet.default_planner().map().unwrap().site.map().data[4 + 1], 100);
         q.finished();
         let patches_only = q.start(&planner).expect("the patch that waited");
         assert_eq!(patches_only.maps_to_prepare(), None);
