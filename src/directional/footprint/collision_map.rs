@@ -35,8 +35,10 @@ pub struct CollisionMap {
 /// The blocked cells of one map as every footprint reads them.
 #[derive(Debug, Clone, PartialEq)]
 struct ObstacleLayer {
-    /// `prefix[y * (width + 1) + x]` = blocked cells among columns `0..x` of row `y`.
-    prefix: Vec<u32>,
+    /// `prefix[y * (width + 1) + x]` = blocked cells among columns `0..x` of row `y`, modulo
+    /// 2^16 (two bytes a cell instead of four): a run of at most [`MAX_COUNTED_RUN`] cells holds
+    /// fewer blocked cells than 2^16, so its count is 0 modulo 2^16 exactly when it is free.
+    prefix: Vec<u16>,
     /// Squared distance from each cell centre to the nearest blocked (or outside) cell centre,
     /// capped. A sweep skips every sample that lies closer along the curve than the obstacle
     /// distance's excess over the disk radius (arc length bounds the straight distance), so only
@@ -47,7 +49,7 @@ struct ObstacleLayer {
 impl ObstacleLayer {
     fn new(grid: &Grid) -> Self {
         let (w, h) = (grid.width(), grid.height());
-        let mut prefix = vec![0u32; h * (w + 1)];
+        let mut prefix = vec![0u16; h * (w + 1)];
         let cells = grid.blocked_cells();
         for y in 0..h {
             Self::count_row(&mut prefix, cells, w, y);
@@ -58,12 +60,12 @@ impl ObstacleLayer {
         Self { prefix, field }
     }
 
-    fn count_row(prefix: &mut [u32], cells: &[bool], w: usize, y: usize) {
+    fn count_row(prefix: &mut [u16], cells: &[bool], w: usize, y: usize) {
         let row = &cells[y * w..(y + 1) * w];
         let out = &mut prefix[y * (w + 1)..(y + 1) * (w + 1)];
-        let mut n = 0u32;
+        let mut n = 0u16;
         for (x, &b) in row.iter().enumerate() {
-            n += b as u32;
+            n = n.wrapping_add(u16::from(b));
             out[x + 1] = n;
         }
     }
@@ -82,6 +84,10 @@ impl ObstacleLayer {
 /// footprint, as a shared handle: see [`CollisionMap::on_obstacles`].
 #[derive(Debug, Clone)]
 pub struct Obstacles(Arc<ObstacleLayer>);
+
+/// The longest run of cells whose blocked count the prefix counts (kept modulo 2^16) give
+/// exactly.
+const MAX_COUNTED_RUN: usize = u16::MAX as usize;
 
 /// Largest obstacle distance (cells) the clearance field resolves: a sweep skips at most
 /// `CLEARANCE_CAP - radius` cells per sample, and a map update recomputes the field within
@@ -252,7 +258,15 @@ impl CollisionMap {
         }
         let base = y as usize * (self.width + 1);
         let prefix = &self.layer.prefix;
-        prefix[base + x1 as usize + 1] == prefix[base + x0 as usize]
+        // Counts are modulo 2^16: a run longer than that is checked in pieces.
+        let (mut a, end) = (x0 as usize, x1 as usize + 1);
+        while end - a > MAX_COUNTED_RUN {
+            if prefix[base + a + MAX_COUNTED_RUN] != prefix[base + a] {
+                return false;
+            }
+            a += MAX_COUNTED_RUN;
+        }
+        prefix[base + end] == prefix[base + a]
     }
 
     /// True when every span, shifted by `(dx, dy)`, is free.

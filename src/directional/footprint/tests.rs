@@ -66,6 +66,28 @@ fn collision_map_runs() {
     assert!(m.sweep_free(&[miss], 0.0, 0.0));
 }
 
+/// The blocked counts are kept modulo 2^16: runs of any length still answer by brute force, on a
+/// row with exactly 2^16 blocked cells (the count a wrapped total would read as 0) and a few
+/// blocked cells scattered after them.
+#[test]
+fn runs_longer_than_the_counts_wrap_answer_like_brute_force() {
+    let w = 3 * 65_536 + 17;
+    let blocked = |x: usize| x < 65_536 || x == 150_001 || x == 196_000;
+    let g = Grid::from_blocked(w, 1, (0..w).map(blocked).collect()).unwrap();
+    let m = CollisionMap::new(&g);
+    let brute = |x0: usize, x1: usize| (x0..=x1).all(|x| !blocked(x));
+    let mut next = uniform(7);
+    let mut ends: Vec<(usize, usize)> =
+        vec![(0, w - 1), (0, 65_535), (0, 150_000), (65_536, w - 1), (65_536, 150_000), (65_535, 131_071)];
+    ends.extend((0..400).map(|_| {
+        let (a, b) = ((next() * w as f64) as usize, (next() * w as f64) as usize);
+        (a.min(b), a.max(b))
+    }));
+    for (x0, x1) in ends {
+        assert_eq!(m.run_free(0, x0 as i64, x1 as i64), brute(x0, x1), "run {x0}..={x1}");
+    }
+}
+
 /// The sample-by-sample rule the skipping sweep must reproduce.
 /// A reproducible stream of numbers uniform in `[0, 1)` (a linear congruential generator).
 fn uniform(mut state: u64) -> impl FnMut() -> f64 {
