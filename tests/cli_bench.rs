@@ -257,7 +257,7 @@ fn bench_budget_stops_plans_in_mid_search_with_the_stops_status() {
     let out = Command::new(env!("CARGO_BIN_EXE_blockstar"))
         .args(["bench-budget", "--map"])
         .arg(&depot)
-        .args(["--pairs", "3", "--fractions", "0.3,0.6", "--min-turning-radius", "0.6", "--json"])
+        .args(["--pairs", "3", "--fractions", "0.1,0.6", "--min-turning-radius", "0.6", "--json"])
         .args(["--footprint", "[[0.5, 0.2], [0.5, -0.2], [-0.1, -0.2], [-0.1, 0.2]]"])
         .output()
         .expect("run blockstar");
@@ -267,10 +267,13 @@ fn bench_budget_stops_plans_in_mid_search_with_the_stops_status() {
     for stop in ["timeout", "cancel"] {
         let n = |k: &str| v[stop][k].as_u64().unwrap_or_else(|| panic!("{stop}.{k} missing in {v}"));
         assert_eq!(n("after_stop") + n("finished"), 6, "{v}");
-        assert!(n("after_stop") > 0, "no run was stopped: {v}");
         assert!(n("other_answer") <= n("after_stop"), "{v}");
-        assert!(v[stop]["max_ms"].as_f64().is_some_and(|ms| ms >= 0.0), "{v}");
     }
+    // A deadline at a tenth of a plan's own time falls inside it (a cancel, raised by another
+    // thread, may come after a short plan on a busy machine: not asserted).
+    let stopped = v["timeout"]["after_stop"].as_u64().unwrap();
+    assert!(stopped > 0, "no run was stopped: {v}");
+    assert!(v["timeout"]["max_ms"].as_f64().is_some_and(|ms| ms >= 0.0), "{v}");
     let bad = Command::new(env!("CARGO_BIN_EXE_blockstar"))
         .args(["bench-budget", "--map"])
         .arg(&depot)

@@ -293,25 +293,34 @@ fn cost_updates_equal_a_fresh_build() {
     let (w, h) = (60usize, 40usize);
     let map = OccupancyMap::new(info(w, h), vec![0; w * h], usize::MAX).unwrap();
     let mut p = Planner::new(config(2.0)).unwrap();
+    // The map as the test itself keeps it: the planner's copy must equal it.
+    let mut expected = map.clone();
     p.set_map(map).unwrap();
     let mut rng = Lcg(11);
     for step in 0..30 {
         if step % 5 == 4 {
-            let mut next = p.map().unwrap().site.map().clone();
+            let mut next = expected.clone();
             for _ in 0..8 {
                 let k = rng.next((w * h) as u64) as usize;
                 next.data[k] = [0i8, 30, 100][rng.next(3) as usize];
             }
+            expected = next.clone();
             p.update_map(next).unwrap();
         } else {
             let (pw, ph) = (1 + rng.next(6) as i64, 1 + rng.next(6) as i64);
             let (x, y) = (rng.next(w as u64 - pw as u64 + 1) as i64, rng.next(h as u64 - ph as u64 + 1) as i64);
             let v = [0i8, 100, 40, 10][rng.next(4) as usize];
+            for yy in y..y + ph {
+                for xx in x..x + pw {
+                    expected.data[yy as usize * w + xx as usize] = v;
+                }
+            }
             p.apply_patch(x, y, pw, ph, &vec![v; (pw * ph) as usize]).unwrap();
         }
         let held = p.map().unwrap();
+        assert_eq!(held.site.map(), &expected, "the held map after step {step}");
         let mut fresh = Planner::new(p.config().clone()).unwrap();
-        fresh.set_map(held.site.map().clone()).unwrap();
+        fresh.set_map(expected.clone()).unwrap();
         assert_eq!(held.collision, fresh.map().unwrap().collision, "step {step}");
         assert!(held.collision.costs().is_some());
     }

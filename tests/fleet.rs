@@ -128,21 +128,30 @@ fn updates_reach_every_profile_as_a_fresh_build() {
     let mut previous = fleet.default_planner().map().unwrap().clone();
     let twin_config = fleet.planner("Twin").unwrap().config().clone();
     let mut previous_twin = fleet.planner("Twin").unwrap().map().unwrap().clone();
+    // The map as the test itself keeps it, patch by patch: the fleet's copy must equal it.
+    let mut expected = OccupancyMap { info: info.clone(), data: vec![0; 48 * 36] };
     for step in 0..24 {
         let updates = if step % 6 == 5 {
-            let mut next = fleet.default_planner().map().unwrap().site.map().clone();
+            let mut next = expected.clone();
             for _ in 0..8 {
                 let k = rnd(w * h) as usize;
                 next.data[k] = [0, 100, -1, 40][rnd(4) as usize];
             }
+            expected = next.clone();
             fleet.update_map(next).unwrap()
         } else {
             let (pw, ph) = (1 + rnd(8), 1 + rnd(8));
             let (x, y) = (rnd(w - pw + 1), rnd(h - ph + 1));
             let v = [0i8, 100, -1, 50][rnd(4) as usize];
+            for yy in y..y + ph {
+                for xx in x..x + pw {
+                    expected.data[(yy * w + xx) as usize] = v;
+                }
+            }
             fleet.apply_patch(x, y, pw, ph, &vec![v; (pw * ph) as usize]).unwrap()
         };
         assert_eq!(updates.len(), 4);
+        assert_eq!(fleet.default_planner().map().unwrap().site.map(), &expected, "the held map after step {step}");
         // What plans in flight hold stays as it was: the donor's map, and a map taking the
         // donor's copy (the twin's).
         for (held, config) in [(&previous, fleet.default_planner().config()), (&previous_twin, &twin_config)] {
@@ -157,7 +166,7 @@ fn updates_reach_every_profile_as_a_fresh_build() {
             let held = member.map().unwrap();
             assert!(Arc::ptr_eq(&held.site, &site), "{name} left the shared site at step {step}");
             let mut fresh = Planner::new(member.config().clone()).unwrap();
-            fresh.set_map(held.site.map().clone()).unwrap();
+            fresh.set_map(expected.clone()).unwrap();
             let f = fresh.map().unwrap();
             assert_eq!(held.vehicle_mask(), f.vehicle_mask(), "{name}: mask differs after step {step}");
             assert_eq!(held.blocks, f.blocks, "{name}: pattern codes differ after step {step}");

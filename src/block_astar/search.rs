@@ -684,12 +684,13 @@ impl BlockAStar {
         let mut expansions = 0usize;
         let mut poll = StopPoll::new(64, should_stop);
         while let Some(&entry) = self.heap.peek() {
-            if poll.stop() {
-                return Err(SearchFailure::Stopped);
-            }
             let (key, b) = heap_value(entry);
             if key >= best.0 {
                 break;
+            }
+            // Polled after the check that ends the search, so a path in hand is answered.
+            if poll.stop() {
+                return Err(SearchFailure::Stopped);
             }
             self.heap.pop();
             let bi = b as usize;

@@ -102,25 +102,22 @@ impl Lateness {
         (v.len(), percentile(&v, 0.5), percentile(&v, 0.95), v.last().copied().unwrap_or(f64::NAN))
     }
 
-    fn json(&self) -> String {
+    fn json(&self) -> serde_json::Value {
         let (n, p50, p95, max) = self.summary();
-        format!(
-            "{{\"after_stop\":{n},\"finished\":{},\"other_answer\":{},\"p50_ms\":{},\"p95_ms\":{},\"max_ms\":{}}}",
-            self.finished,
-            self.other_answer,
-            json_number(p50),
-            json_number(p95),
-            json_number(max)
-        )
+        serde_json::json!({
+            "after_stop": n,
+            "finished": self.finished,
+            "other_answer": self.other_answer,
+            "p50_ms": finite(p50),
+            "p95_ms": finite(p95),
+            "max_ms": finite(max),
+        })
     }
 }
 
-fn json_number(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x:.3}")
-    } else {
-        "null".into()
-    }
+/// `x`, or JSON null when it is not finite (no run to measure).
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
 }
 
 /// The fractions of `--fractions`, each in (0, 1).
@@ -246,18 +243,18 @@ pub fn run(args: &BenchBudgetArgs) -> CliResult {
     }
     full_ms.sort_by(f64::total_cmp);
     if args.json {
-        println!(
-            "{{\"map\":{:?},\"width\":{},\"height\":{},\"motion_model\":\"{}\",\"pairs\":{},\"full_p50_ms\":{},\"full_max_ms\":{},\"timeout\":{},\"cancel\":{}}}",
-            args.map.display().to_string(),
-            info.width,
-            info.height,
-            model.name(),
-            pairs.len(),
-            json_number(percentile(&full_ms, 0.5)),
-            json_number(full_ms.last().copied().unwrap_or(f64::NAN)),
-            timeouts.json(),
-            cancels.json()
-        );
+        let out = serde_json::json!({
+            "map": args.map.display().to_string(),
+            "width": info.width,
+            "height": info.height,
+            "motion_model": model.name(),
+            "pairs": pairs.len(),
+            "full_p50_ms": finite(percentile(&full_ms, 0.5)),
+            "full_max_ms": finite(full_ms.last().copied().unwrap_or(f64::NAN)),
+            "timeout": timeouts.json(),
+            "cancel": cancels.json(),
+        });
+        println!("{out}");
     } else {
         println!(
             "{} ({} x {} cells), {}, {} pairs: full plan median {:.1} ms, max {:.1} ms",

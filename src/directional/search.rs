@@ -375,7 +375,8 @@ impl<'a> Search<'a> {
     /// list runs dry, or `poll` says stop.
     fn run(mut self, bound: f64, poll: &mut StopPoll<impl FnMut() -> bool>) -> Outcome {
         while let Some((Reverse(f), id, kind)) = self.open.pop() {
-            if poll.stop() {
+            // A link to a target is tried even when the poll says stop: it may be the answer.
+            if poll.stop() && kind != KIND_GOAL {
                 return Outcome::Stopped;
             }
             if f.get() >= bound {

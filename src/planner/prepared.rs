@@ -175,8 +175,8 @@ impl ProfileBytes {
 pub struct SiteBytes {
     /// The occupancy values as received.
     pub occupancy: usize,
-    /// The clearance annotations: the values they were computed from, each cell's class, and
-    /// one layer of capabilities per traversability (the vehicles' masks and regions are the
+    /// The clearance annotations: each cell's class and one layer of capabilities per
+    /// traversability (the vehicles' masks and regions are the
     /// profiles': see [`ProfileBytes`]).
     pub annotations: usize,
 }

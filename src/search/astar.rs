@@ -23,7 +23,8 @@ pub struct AStarResult<N> {
 ///   call); costs must be non-negative and finite.
 /// - `heuristic(n)` must be admissible (never above the true remaining cost) for the result to be
 ///   optimal, and consistent for every node to be expanded at most once.
-/// - `should_stop()` is polled every 1024 open-list entries taken, stale ones included; when it returns true the search gives up.
+/// - `should_stop()` is polled every 1024 open-list entries taken, stale ones included; when it
+///   returns true the search gives up (a goal taken off the list on that step is still answered).
 ///
 /// Returns `None` when no goal is reachable or the search was stopped.
 pub fn astar<N, S, H, G, C>(
@@ -59,7 +60,8 @@ where
 
     let mut poll = StopPoll::new(1024, should_stop);
     while let Some((_, Reverse(gv), i)) = open.pop() {
-        if poll.stop() {
+        // A goal taken off the list is answered even when the poll says stop: the path is in hand.
+        if poll.stop() && !is_goal(&nodes[i]) {
             return None;
         }
         if closed[i] || gv.get() > g[i] {

@@ -257,10 +257,11 @@ impl CostAStar {
         let mut expansions = 0usize;
         let mut poll = StopPoll::new(1024, should_stop);
         while let Some(OpenEntry(_, _, i)) = open.pop() {
-            if poll.stop() {
+            let i = i as usize;
+            // A goal taken off the list is answered even when the poll says stop.
+            if poll.stop() && i != gi {
                 return Err(SearchFailure::Stopped);
             }
-            let i = i as usize;
             if s.is_closed(i) {
                 continue;
             }

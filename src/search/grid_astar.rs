@@ -76,7 +76,8 @@ impl GridAStar {
         let mut expansions = 0usize;
         let mut poll = StopPoll::new(1024, should_stop);
         while let Some((i, _)) = s.pop() {
-            if poll.stop() {
+            // A goal taken off the list is answered even when the poll says stop.
+            if poll.stop() && i != gi {
                 return Err(SearchFailure::Stopped);
             }
             if s.is_closed(i) {

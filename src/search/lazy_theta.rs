@@ -46,7 +46,8 @@ impl LazyThetaStar {
         let mut expansions = 0usize;
         let mut poll = StopPoll::new(1024, should_stop);
         while let Some((u, f)) = s.pop() {
-            if poll.stop() {
+            // A goal taken off the list is answered even when the poll says stop.
+            if poll.stop() && u != gi {
                 return Err(SearchFailure::Stopped);
             }
             if s.is_closed(u) {

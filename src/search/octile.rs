@@ -77,10 +77,11 @@ pub fn octile_astar_admitting(
     let mut expansions = 0usize;
     let mut poll = StopPoll::new(4096, should_stop);
     while let Some((_, i)) = open.pop() {
-        if poll.stop() {
+        let i = i as usize;
+        // A goal taken off the list is answered even when the poll says stop.
+        if poll.stop() && (i % width, i / width) != goal {
             return None;
         }
-        let i = i as usize;
         if closed[i] {
             continue;
         }

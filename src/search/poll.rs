@@ -4,9 +4,12 @@
 ///
 /// Every step counts, not only expansions: an open list with lazy deletion can surface millions
 /// of stale entries between two expansions on a large map (a cost plateau), and a search that
-/// polled per expansion then answered a cancel or a spent budget 100 ms late. Reading the clock
-/// costs about 25 ns, so a period of a few hundred to a few thousand steps keeps the poll below
-/// 0.1% of the search while bounding the time between polls to well under a millisecond.
+/// polled per expansion then answered a cancel or a spent budget 160 ms late. Reading the clock
+/// costs about 25 ns, so a period of a few to a few thousand steps (by what a step costs) keeps
+/// the poll a small share of the search while bounding the work between two polls.
+///
+/// A search whose step takes the goal off the list answers with the path even when that step's
+/// poll says stop: the path is in hand.
 ///
 /// ```
 /// use blockstar_planner::search::poll::StopPoll;

@@ -76,7 +76,8 @@ fn centre(n: (i64, i64)) -> Point2 {
 }
 
 /// Searches a polyline from `start` to `goal` (cell units) for a disk footprint of `radius` cells
-/// that turns on the spot. `should_stop` is polled every 1024 open-list entries taken, stale ones included.
+/// that turns on the spot. `should_stop` is polled every 1024 open-list entries taken, stale
+/// ones included.
 ///
 /// Fails with [`ExactFailure::NoPath`] when no chain of lattice points joins them (or an end
 /// cannot reach a neighbouring point), or [`ExactFailure::Stopped`].
@@ -121,11 +122,16 @@ pub fn exact_footprint_path(
                     out.push((Node::Lattice(n), price));
                 }
             }
-            if let Node::Lattice(c) = *node {
-                if near_goal(c) {
-                    if let Some(price) = free_line_price(map, from, goal, radius) {
-                        out.push((Node::Goal, price));
-                    }
+            // The goal joins from the start itself (a free line over costs: taken when nothing
+            // cheaper goes round them) and from the lattice points around it.
+            let joins_goal = match *node {
+                Node::Start => true,
+                Node::Lattice(c) => near_goal(c),
+                Node::Goal => false,
+            };
+            if joins_goal {
+                if let Some(price) = free_line_price(map, from, goal, radius) {
+                    out.push((Node::Goal, price));
                 }
             }
         },
@@ -385,12 +391,11 @@ mod tests {
                         }
                     }
                 }
-                if let Some(c) = node {
-                    let gc = cell(g);
-                    if (c.0 - gc.0).abs() <= 1 && (c.1 - gc.1).abs() <= 1 {
-                        if let Some(p) = free_line_price(&m, from, g, radius) {
-                            open.push((Reverse(OrdF64::new(d + p)), None, true));
-                        }
+                let gc = cell(g);
+                let joins_goal = node.is_none_or(|c| (c.0 - gc.0).abs() <= 1 && (c.1 - gc.1).abs() <= 1);
+                if joins_goal {
+                    if let Some(p) = free_line_price(&m, from, g, radius) {
+                        open.push((Reverse(OrdF64::new(d + p)), None, true));
                     }
                 }
             }
