@@ -142,14 +142,7 @@ pub fn run(args: &BenchBudgetArgs) -> CliResult {
     let model = MotionModel::parse(&args.motion_model).ok_or_else(|| {
         CliError(format!("--motion-model must be forward or reeds_shepp, got '{}'", args.motion_model))
     })?;
-    let footprint = match &args.footprint {
-        Some(text) => Some(
-            Polygon::parse_nav2(text)
-                .map_err(|e| CliError(format!("--footprint: {e}")))?
-                .ok_or_else(|| CliError("--footprint \"[]\" names no polygon".into()))?,
-        ),
-        None => None,
-    };
+    let footprint = super::footprint_option(args.footprint.as_deref())?;
     let config = PlannerConfig {
         robot_radius: args.robot_radius,
         footprint,

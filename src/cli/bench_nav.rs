@@ -14,7 +14,6 @@ use crate::grid::Grid;
 use crate::map::DEFAULT_MAX_MAP_CELLS;
 use crate::map_io::load_map_file;
 use crate::planner::{Budget, PlanStats, Planner, PlannerConfig};
-use crate::polygon::Polygon;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -381,14 +380,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
     let t_prep = Instant::now();
     // One planner and one Directional A* context per motion model the algorithms use.
     let mut engines = Vec::new();
-    let polygon = match &args.footprint {
-        Some(text) => Some(
-            Polygon::parse_nav2(text)
-                .map_err(|e| CliError(format!("--footprint: {e}")))?
-                .ok_or_else(|| CliError("--footprint \"[]\" names no polygon".into()))?,
-        ),
-        None => None,
-    };
+    let polygon = super::footprint_option(args.footprint.as_deref())?;
     let wants_polygon = algos.iter().any(|a| matches!(a.method, Method::Pipeline { polygon: true, .. }));
     if wants_polygon != polygon.is_some() {
         return Err(CliError("the -polygon algorithms and --footprint go together".into()));

@@ -48,6 +48,16 @@ pub fn bytes_per_cell(components: &[(&str, usize)], cells: f64) -> serde_json::V
     serde_json::Value::Object(o)
 }
 
+/// The polygon of a `--footprint` option in Nav2's string form (`None` without the option), or
+/// an error naming the option; `"[]"`, which names no polygon, is refused.
+pub fn footprint_option(text: Option<&str>) -> Result<Option<crate::polygon::Polygon>, CliError> {
+    let Some(text) = text else { return Ok(None) };
+    crate::polygon::Polygon::parse_nav2(text)
+        .map_err(|e| CliError(format!("--footprint: {e}")))?
+        .ok_or_else(|| CliError("--footprint \"[]\" names no polygon".into()))
+        .map(Some)
+}
+
 /// `value` of a length option when it is finite and >= 0, else an error naming the option and
 /// the value as the user gave it, in `units` (`--robot-radius must be >= 0 m, got -1 m`).
 pub fn non_negative(option: &str, value: f64, units: crate::map::MapUnits) -> Result<f64, CliError> {
