@@ -41,7 +41,7 @@ fn side_by_side(c: &mut Criterion) {
     let reversing = PlannerConfig { motion_model: MotionModel::ReedsShepp, ..config.clone() };
     let mut planner_rs = Planner::new(reversing).expect("planner");
     planner_rs.set_map(map).expect("map");
-    let cmap = CollisionMap::with_footprint(&grid, fp);
+    let cmap = CollisionMap::new(&grid);
     let mask = cmap.centre_mask(fp, 0.0);
     let ctx = Directional::new(config.refine_params(res).expect("valid parameters").expect("a turning radius"))
         .expect("tables");

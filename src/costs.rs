@@ -20,9 +20,12 @@
 //! above the length, `cost_penalty ∫ c ds`). At `cost_penalty` 0 no field is built and every
 //! stage prices lengths alone.
 //!
-//! The field is kept current under map patches ([`CostField::update`]): the obstacle distance
-//! is an exact capped Euclidean field ([`DistanceField`]) updated locally, and the costs are
-//! recomputed where a distance or a grade changed.
+//! The field reads the obstacle distance from an exact capped Euclidean field
+//! ([`DistanceField`]) it does not hold: in the planner that is the clearance annotations' own
+//! (one per traversability, shared by every profile and by the collision map), whose cap the
+//! site raises to [`CostRule::distance_cap`]. It is kept current under map patches
+//! ([`CostField::update`]): once the distance is, the costs are recomputed where a distance or
+//! a grade may have changed.
 
 use crate::clearance::distance::{DistanceField, MAX_DISTANCE_CAP};
 use crate::geometry::Point2;
@@ -53,6 +56,12 @@ impl CostRule {
     /// distance field resolves ([`MAX_DISTANCE_CAP`] - 1 cells: 6.3 m at 5 cm).
     pub fn reach(&self) -> f64 {
         (self.inscribed + self.preferred_clearance).min(f64::from(MAX_DISTANCE_CAP - 1))
+    }
+
+    /// The smallest cap (cells) of the obstacle distance field the costs can be read from: a
+    /// cell farther than that from every obstacle has no clearance cost.
+    pub fn distance_cap(&self) -> u16 {
+        (self.reach().ceil() as u16 + 1).clamp(1, MAX_DISTANCE_CAP)
     }
 
     /// The normalised clearance cost at distance `d` (cells) from the nearest obstacle cell.
@@ -87,8 +96,8 @@ pub struct CostField {
     width: usize,
     height: usize,
     rule: CostRule,
-    distance: DistanceField,
-    /// Clearance cost byte by capped squared distance.
+    /// Clearance cost byte by squared distance, up to the square of the rule's
+    /// [`CostRule::distance_cap`] (every farther cell reads the last entry, 0).
     by_distance: Vec<u8>,
     cost: Vec<u8>,
 }
@@ -99,18 +108,25 @@ fn to_byte(c: f64) -> u8 {
 }
 
 impl CostField {
-    /// The field of `map` under `rule`: O(cells).
-    pub fn new(map: &OccupancyMap, rule: CostRule) -> Self {
+    /// The field of `map` under `rule` with the obstacle distance `distance` (of `map`'s cells
+    /// blocked under the rule's traversability, capped at [`CostRule::distance_cap`] or beyond):
+    /// O(cells).
+    pub fn new(map: &OccupancyMap, rule: CostRule, distance: &DistanceField) -> Self {
+        debug_assert!(distance.cap() >= rule.distance_cap() && distance.values().len() == map.data.len());
         let (width, height) = (map.info.width, map.info.height);
-        let blocked: Vec<bool> = map.data.iter().map(|&v| rule.traversability.is_blocked(v)).collect();
-        let cap = (rule.reach().ceil() as u16 + 1).clamp(1, MAX_DISTANCE_CAP);
-        let distance = DistanceField::new(width, height, &blocked, cap);
-        let by_distance = (0..=u32::from(cap) * u32::from(cap))
-            .map(|d2| to_byte(rule.clearance_cost(f64::from(d2).sqrt())))
-            .collect();
-        let mut field = Self { width, height, rule, distance, by_distance, cost: vec![0; width * height] };
-        field.recompute(map, CellRect { x: 0, y: 0, width, height });
+        let cap = u32::from(rule.distance_cap());
+        let by_distance = (0..=cap * cap).map(|d2| to_byte(rule.clearance_cost(f64::from(d2).sqrt()))).collect();
+        let mut field = Self { width, height, rule, by_distance, cost: vec![0; width * height] };
+        field.recompute(map, CellRect { x: 0, y: 0, width, height }, distance);
         field
+    }
+
+    /// [`CostField::new`] with an obstacle distance made for it and dropped (for a caller
+    /// that holds none, such as a picture or a benchmark): O(cells).
+    pub fn of_map(map: &OccupancyMap, rule: CostRule) -> Self {
+        let blocked: Vec<bool> = map.data.iter().map(|&v| rule.traversability.is_blocked(v)).collect();
+        let distance = DistanceField::new(map.info.width, map.info.height, &blocked, rule.distance_cap());
+        Self::new(map, rule, &distance)
     }
 
     /// The rule the field was built with.
@@ -119,30 +135,29 @@ impl CostField {
     }
 
     /// Brings the field up to date after the values inside `changed` changed in `map` (same
-    /// geometry as the map it was built from): the obstacle distance locally, then the costs of
-    /// every cell whose distance or grade may have changed. Returns the recomputed rectangle.
-    /// The result equals a fresh build on `map`.
-    pub fn update(&mut self, map: &OccupancyMap, changed: CellRect) -> CellRect {
-        let blocked: Vec<bool> = map.data.iter().map(|&v| self.rule.traversability.is_blocked(v)).collect();
-        self.update_with(map, changed, &blocked)
-    }
-
-    /// [`CostField::update`] with `map`'s blocked cells under the rule's traversability already
-    /// at hand (`blocked`, row-major, one per cell; what `map.to_grid` gives).
-    pub fn update_with(&mut self, map: &OccupancyMap, changed: CellRect, blocked: &[bool]) -> CellRect {
-        debug_assert_eq!(blocked.len(), map.data.len());
-        let affected = self.distance.update(blocked, changed);
-        self.recompute(map, affected);
+    /// geometry as the map it was built from), `distance` being the obstacle distance already
+    /// brought up to date (as [`CostField::new`] takes it): every cell whose distance (up to the
+    /// rule's cap) or grade may have changed is recomputed. Returns that rectangle. The result
+    /// equals a fresh build on `map`.
+    pub fn update(&mut self, map: &OccupancyMap, changed: CellRect, distance: &DistanceField) -> CellRect {
+        debug_assert!(distance.cap() >= self.rule.distance_cap());
+        let grow = usize::from(self.rule.distance_cap()) - 1;
+        let (x0, y0) = (changed.x.saturating_sub(grow), changed.y.saturating_sub(grow));
+        let x1 = (changed.x + changed.width + grow).min(self.width);
+        let y1 = (changed.y + changed.height + grow).min(self.height);
+        let affected = CellRect { x: x0, y: y0, width: x1.saturating_sub(x0), height: y1.saturating_sub(y0) };
+        self.recompute(map, affected, distance);
         affected
     }
 
-    fn recompute(&mut self, map: &OccupancyMap, rect: CellRect) {
-        let d2 = self.distance.values();
+    fn recompute(&mut self, map: &OccupancyMap, rect: CellRect, distance: &DistanceField) {
+        let d2 = distance.values();
+        let last = self.by_distance.len() - 1;
         for y in rect.y..rect.y + rect.height {
             for x in rect.x..rect.x + rect.width {
                 let k = y * self.width + x;
                 let by_grade = to_byte(self.rule.grade(map.data[k]));
-                self.cost[k] = by_grade.max(self.by_distance[usize::from(d2[k])]);
+                self.cost[k] = by_grade.max(self.by_distance[usize::from(d2[k]).min(last)]);
             }
         }
     }
@@ -223,9 +238,9 @@ impl CostField {
         self.rule.cost_penalty * sum as f64 / 255.0 * (len / n)
     }
 
-    /// Bytes held (costs, distance field, table).
+    /// Bytes held (costs and table).
     pub fn bytes(&self) -> usize {
-        self.cost.len() + self.by_distance.len() + self.distance.values().len() * 3
+        self.cost.len() + self.by_distance.len()
     }
 }
 
@@ -247,7 +262,7 @@ fn sample_mid(len: f64, mut f: impl FnMut(f64) -> u8) -> f64 {
 
 impl crate::memory::HeapSize for CostField {
     fn heap_bytes(&self) -> usize {
-        self.distance.heap_bytes() + self.by_distance.heap_bytes() + self.cost.heap_bytes()
+        self.by_distance.heap_bytes() + self.cost.heap_bytes()
     }
 }
 
@@ -297,7 +312,7 @@ mod tests {
     fn a_cell_costs_the_larger_of_its_grade_and_its_clearance_cost() {
         let m =
             map(&["................", "................", "......g.........", "................", "@@@@@@@@@@@@@@@@"]);
-        let f = CostField::new(&m, rule(2.0));
+        let f = CostField::of_map(&m, rule(2.0));
         // Row 3 is one cell from the wall: within the inscribed radius.
         assert_eq!(f.cost(3, 3), 1.0);
         // Row 0 is four cells away: ((2 + 4 - 4) / 4)^2 = 0.25, but the map's top border is an
@@ -319,12 +334,18 @@ mod tests {
             "........................",
             "........................",
         ]);
-        let mut f = CostField::new(&m, rule(1.0));
-        let w = m.info.width;
+        // The distance held apart, at a larger cap than the rule needs (as the planner's
+        // annotations hold it).
+        let blocked = |m: &OccupancyMap| m.data.iter().map(|&v| v >= 65).collect::<Vec<bool>>();
+        let (w, h) = (m.info.width, m.info.height);
+        let mut distance = DistanceField::new(w, h, &blocked(&m), 20);
+        let mut f = CostField::new(&m, rule(1.0), &distance);
         for (x, y, v) in [(3usize, 3usize, 100i8), (8, 2, 0), (18, 4, 30), (20, 6, 100), (12, 1, 40)] {
             m.data[y * w + x] = v;
-            f.update(&m, CellRect { x, y, width: 1, height: 1 });
-            assert_eq!(f, CostField::new(&m, rule(1.0)), "after ({x}, {y}) = {v}");
+            let rect = CellRect { x, y, width: 1, height: 1 };
+            distance.update(&blocked(&m), rect);
+            f.update(&m, rect, &distance);
+            assert_eq!(f, CostField::of_map(&m, rule(1.0)), "after ({x}, {y}) = {v}");
         }
     }
 
@@ -336,7 +357,7 @@ mod tests {
         let r = CostRule { preferred_clearance: 0.0, inscribed: 0.0, ..rule(2.0) };
         let mut m2 = m.clone();
         m2.data[10 + 4] = 50; // row 1, cell 4
-        let f = CostField::new(&m2, r);
+        let f = CostField::of_map(&m2, r);
         // A line through the middle row from x = 0.5 to 9.5 crosses cell 4 for one cell: 2 * 0.5 * 1
         // (the grade as its byte holds it).
         let got = f.extra_line(Point2::new(0.5, 1.5), Point2::new(9.5, 1.5));

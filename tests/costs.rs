@@ -160,7 +160,7 @@ fn the_cost_guide_is_never_dearer_than_the_16_connected_optimum() {
         let traversability = Traversability { occupied_threshold: 65, allow_unknown: false };
         let penalty = [0.5, 2.0, 8.0][round % 3];
         let rule = CostRule { cost_penalty: penalty, preferred_clearance: 3.0, inscribed: 0.5, traversability };
-        let field = CostField::new(&map, rule);
+        let field = CostField::of_map(&map, rule);
         let grid = map.to_grid(traversability);
         let mask = CellMask::from_grid(&grid);
         let legal = legal_moves(&grid);

@@ -49,9 +49,11 @@ impl Classifier {
     /// Checks the thresholds; fails with [`ClearanceError::Config`] when they are out of range or
     /// not increasing.
     pub fn validate(&self) -> Result<(), ClearanceError> {
-        if !(1..=100).contains(&self.occupied_threshold) {
+        // 0 is allowed: every known cell is an obstacle (as the planner's traversability reads
+        // it), so the annotations stay the collision maps' obstacles.
+        if !(0..=100).contains(&self.occupied_threshold) {
             return Err(ClearanceError::Config(format!(
-                "occupied threshold {} is outside 1..=100",
+                "occupied threshold {} is outside 0..=100",
                 self.occupied_threshold
             )));
         }
@@ -159,7 +161,8 @@ mod tests {
 
     #[test]
     fn bad_classifiers_are_rejected() {
-        assert!(Classifier { occupied_threshold: 0, cost_bands: vec![] }.validate().is_err());
+        assert!(Classifier { occupied_threshold: -1, cost_bands: vec![] }.validate().is_err());
+        assert!(Classifier { occupied_threshold: 0, cost_bands: vec![] }.validate().is_ok());
         assert!(Classifier { occupied_threshold: 65, cost_bands: vec![30, 20] }.validate().is_err());
         assert!(Classifier { occupied_threshold: 65, cost_bands: vec![70] }.validate().is_err());
     }

@@ -5,6 +5,7 @@ use super::distance::DistanceField;
 use super::true_clearance::TrueClearance;
 use super::{union_rect, ClearanceConfig};
 use crate::grid::CellRect;
+use std::sync::Arc;
 
 /// Annotations for one [`Capability`] (cells of classes outside it count as blocked).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,7 +14,10 @@ pub struct ClearanceLayer {
     width: usize,
     height: usize,
     blocked: Vec<bool>,
-    distance: DistanceField,
+    /// Behind an `Arc` because the planner's collision maps and costs read it too
+    /// ([`ClearanceLayer::shared_distance`]); an update copies it only while a plan in flight
+    /// still holds the old one.
+    distance: Arc<DistanceField>,
     clearance: TrueClearance,
 }
 
@@ -22,7 +26,7 @@ impl ClearanceLayer {
     /// The caps come from `config`, which the caller has validated.
     pub fn new(width: usize, height: usize, classes: &[u8], capability: Capability, config: &ClearanceConfig) -> Self {
         let blocked: Vec<bool> = classes.iter().map(|&c| !capability.allows_index(c)).collect();
-        let distance = DistanceField::new(width, height, &blocked, config.distance_cap);
+        let distance = Arc::new(DistanceField::new(width, height, &blocked, config.distance_cap));
         let clearance = TrueClearance::new(width, height, &blocked, config.clearance_cap);
         Self { capability, width, height, blocked, distance, clearance }
     }
@@ -89,6 +93,13 @@ impl ClearanceLayer {
         &self.distance
     }
 
+    /// The distance field as a shared handle, for readers that keep it beside their own
+    /// structures (the planner's collision maps and costs): valid until the next update, which
+    /// leaves the handle's copy as it was.
+    pub fn shared_distance(&self) -> Arc<DistanceField> {
+        self.distance.clone()
+    }
+
     /// The true clearance.
     pub fn clearance(&self) -> &TrueClearance {
         &self.clearance
@@ -109,7 +120,7 @@ impl ClearanceLayer {
             }
         }
         let changed = changed?;
-        let a = self.distance.update(&self.blocked, changed);
+        let a = Arc::make_mut(&mut self.distance).update(&self.blocked, changed);
         let b = self.clearance.update(&self.blocked, changed);
         Some(union_rect(Some(a), b))
     }

@@ -162,7 +162,7 @@ pub fn run(args: &BenchBudgetArgs) -> CliResult {
     let fp = config.footprint.as_ref().map_or(args.robot_radius, Polygon::circumradius) / info.resolution;
     let pairs = {
         let grid = map.to_grid(config.traversability());
-        let cmap = CollisionMap::with_footprint(&grid, fp);
+        let cmap = CollisionMap::new(&grid);
         let mask = cmap.centre_mask(fp, 0.0);
         random_pairs(&cmap, &mask, fp, args.pairs, args.seed, args.min_separation / info.resolution)?
     };

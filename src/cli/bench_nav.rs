@@ -419,11 +419,11 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         }
         engines.push(Engine { model, costs, polygon: with_polygon, planner, ctx });
     }
-    let cmap = CollisionMap::with_footprint(&grid, fp);
+    let cmap = CollisionMap::new(&grid);
     // The full searches price the costs the pipeline does (the same field); verification reads
     // the blocked cells alone.
     let mut priced = cmap.clone();
-    priced.set_costs(config.cost_rule(res).map(|rule| crate::costs::CostField::new(&map, rule)));
+    priced.set_costs(config.cost_rule(res).map(|rule| crate::costs::CostField::of_map(&map, rule)));
     let mask = cmap.centre_mask(fp, 0.0);
     let prep_ms = t_prep.elapsed().as_secs_f64() * 1e3;
     let rho = crate::directional::footprint::sampled_radius(fp) + 1e-6;

@@ -194,7 +194,7 @@ mod tests {
                     }
                 }
             }
-            let m = CollisionMap::with_footprint(&g, params.footprint_radius);
+            let m = CollisionMap::new(&g);
             let rho = crate::directional::footprint::sampled_radius(1.5) + 1e-6;
             let draw = |rnd: &mut dyn FnMut() -> f64| loop {
                 let p = Pose2::new(rnd() * w as f64, rnd() * h as f64, rnd() * std::f64::consts::TAU);

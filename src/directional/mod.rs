@@ -10,7 +10,7 @@
 //! 1. Once per configuration: [`Directional::new`] with [`RefineParams`] (turning radius and
 //!    footprint in cells, e.g. [`RefineParams::from_metres`]); it owns the hit-check and heuristic
 //!    tables, rebuilt by [`Directional::set_params`] only when a value they depend on changes.
-//! 2. Once per map: [`CollisionMap::with_footprint`] on the obstacle grid (not inflated); its
+//! 2. Once per map: [`CollisionMap::new`] on the obstacle grid (not inflated); its
 //!    [`CollisionMap::centre_mask`] is the traversability mask to run the any-angle planner on.
 //! 3. Per request: [`refine`](fn@refine) with the any-angle waypoints (cell units), the exact start pose,
 //!    the goal pose (heading free or not) and a stop callback (deadline or cancellation). The

@@ -312,7 +312,7 @@ mod tests {
             inscribed: 0.0,
             traversability: Traversability { occupied_threshold: 65, allow_unknown: false },
         };
-        let field = CostField::new(&map, rule);
+        let field = CostField::of_map(&map, rule);
         let key = TableKey { turning_radius: 6.0, footprint: Shape::Disk(2.0), spacing: 3, bins: HeadingBins::Eight };
         let table = EdgeTable::new(key.clone(), 3, MotionModel::ReedsShepp);
         let l = Lattice { spacing: 3, cols: 0, rows: 0 };

@@ -275,7 +275,7 @@ fn random_maps_every_trajectory_verifies_and_the_pipeline_solves_what_directiona
                 || !(1..69).contains(&y)
                 || rects.iter().any(|&(rx, ry, w, h)| x >= rx && x < rx + w && y >= ry && y < ry + h)
         });
-        let map = CollisionMap::with_footprint(&g, fp);
+        let map = CollisionMap::new(&g);
         let mask = map.centre_mask(fp, 0.5);
         let draw = |seed: &mut u64| loop {
             let p = Point2::new(rnd(seed) * 70.0, rnd(seed) * 70.0);
@@ -353,7 +353,7 @@ fn sixteen_bins_and_directional_48_on_an_open_field() {
     let params = RefineParams { heading_bins: HeadingBins::Sixteen, ..RefineParams::from_metres(0.1, 0.4, 0.05) };
     assert_eq!((params.turning_radius, params.footprint_radius), (8.0, 2.0));
     let c = Directional::new(params).unwrap();
-    let map = CollisionMap::with_footprint(&g, 2.0);
+    let map = CollisionMap::new(&g);
     let (s, e) = (Pose2::new(15.3, 20.7, 0.4), Pose2::new(70.2, 65.9, 2.5));
     for n in [Neighbourhood::Directional8, Neighbourhood::Directional24, Neighbourhood::Directional48] {
         let r = full_search(&c, &map, s, e, false, n, &mut || false).unwrap();
@@ -482,7 +482,7 @@ fn under_a_turn_penalty_the_full_search_is_optimal_for_its_own_cost() {
     let (mut compared, mut final_worse, mut worst_excess) = (0, 0, 0.0f64);
     for _ in 0..30 {
         let g = random_rect_map(&mut seed);
-        let map = CollisionMap::with_footprint(&g, fp);
+        let map = CollisionMap::new(&g);
         let draw = |seed: &mut u64| loop {
             let p = Point2::new(rnd(seed) * 70.0, rnd(seed) * 70.0);
             if map.disk_free(p, footprint::sampled_radius(fp) + 1e-6) {
@@ -541,7 +541,7 @@ fn cheapest_subchain_equals_brute_force_over_all_subchains() {
     let mut improved = 0;
     for _ in 0..40 {
         let g = random_rect_map(&mut seed);
-        let map = CollisionMap::with_footprint(&g, fp);
+        let map = CollisionMap::new(&g);
         // A wandering chain of free poses whose consecutive links are free.
         let mut poses = Vec::new();
         let mut tries = 0;
@@ -596,7 +596,7 @@ fn a_loop_in_the_coarse_chain_sends_a_short_guide_to_the_dense_programme() {
             || rects.iter().any(|&(rx, ry, w, h)| x >= rx && x < rx + w && y >= ry && y < ry + h)
     });
     let (radius, fp) = (6.0, 1.5);
-    let map = CollisionMap::with_footprint(&g, fp);
+    let map = CollisionMap::new(&g);
     let (s, e) = (Pose2::new(51.5, 6.5, -3.0 * PI / 4.0), Pose2::new(34.5, 37.5, PI / 2.0));
     let guide = [(52, 7), (48, 9), (44, 12), (36, 16), (32, 19), (31, 20), (30, 24), (30, 32), (32, 35), (35, 38)];
     let wp: Vec<Point2> = guide.iter().map(|&(x, y)| Point2::new(f64::from(x), f64::from(y))).collect();

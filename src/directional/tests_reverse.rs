@@ -54,7 +54,7 @@ fn the_search_with_a_gear_costs_what_its_chain_costs_and_never_more_than_forward
     let (mut compared, mut only_rs, mut with_reverse, mut worst) = (0, 0, 0, 0f64);
     for _ in 0..25 {
         let g = random_rect_map(&mut seed);
-        let map = CollisionMap::with_footprint(&g, fp);
+        let map = CollisionMap::new(&g);
         for _ in 0..4 {
             let (s, e) = (draw(&map, fp, &mut seed), draw(&map, fp, &mut seed));
             let free = rnd(&mut seed) < 0.3;
@@ -107,7 +107,7 @@ fn a_start_nose_in_at_a_wall_backs_out_with_reversing() {
     let g = grid_from(70, 40, |x, y| {
         !(1..69).contains(&x) || !(1..39).contains(&y) || x < 7 || ((y == 17 || y == 23) && x < 24)
     });
-    let map = CollisionMap::with_footprint(&g, fp);
+    let map = CollisionMap::new(&g);
     let start = Pose2::new(10.5, 20.5, PI);
     for (goal, free) in [
         (Pose2::new(55.5, 20.5, 0.0), false),
@@ -145,7 +145,7 @@ fn the_change_penalty_cuts_cusps_and_the_reverse_penalty_cuts_reversing() {
     let mut solved = 0;
     for _ in 0..12 {
         let g = random_rect_map(&mut seed);
-        let map = CollisionMap::with_footprint(&g, fp);
+        let map = CollisionMap::new(&g);
         let mask = map.centre_mask(fp, 0.5);
         for _ in 0..5 {
             let (s, e) = (draw(&map, fp, &mut seed), draw(&map, fp, &mut seed));

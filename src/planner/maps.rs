@@ -4,7 +4,7 @@
 //! Every change to the map reaches the shared annotations once ([`SiteMap`]: occupancy values,
 //! obstacle distance, clearance, every vehicle's mask and regions), then each profile follows
 //! what changed in its own layers (collision map, costs, Block A* pattern codes). Profiles that
-//! read the map alike share one copy of the blocked cells' counts and distances (same
+//! read the map alike share one copy of the blocked cells' counts (same
 //! traversability) and of the costs (same cost rule): the first profile holding it (its
 //! *donor*) builds and updates it, the others take it from that one. A plan in flight keeps the
 //! maps it started with: what it still holds is copied before it is changed (copy-on-write), and

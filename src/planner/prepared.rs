@@ -103,20 +103,24 @@ impl SiteNeeds {
             )));
         }
         let radius_cells = config.mask_radius() / resolution + mask_margin();
-        let distance_cap = (radius_cells.floor() as u16 + 2).clamp(crate::clearance::DEFAULT_CAP, 127);
+        // The annotations' obstacle distance is also what the collision map and the costs read
+        // (one field per traversability), so it reaches as far as the costs need too.
+        let mask_cap = radius_cells.floor() as u16 + 2;
+        let cost_cap = config.cost_rule(resolution).map_or(0, |rule| rule.distance_cap());
+        let distance_cap = mask_cap.max(cost_cap).clamp(crate::clearance::DEFAULT_CAP, 127);
         let capability = Capability::from_traversability(config.traversability());
         let footprint = Footprint::circle(radius_cells).map_err(|e| invalid(format!("robot_radius: {e}")))?;
         // The annotations' obstacles are the planner's: at another occupied_threshold than the
         // classifier's default (65), a mask built at 65 closed gaps the collision map left open
-        // (a Nav2 costmap read at 100) or opened ones it closed. The classifier needs 1..=100; at
-        // 0 (every known cell blocked) the collision map still refuses what the mask lets by.
-        let occupied_threshold = config.occupied_threshold.max(1);
+        // (a Nav2 costmap read at 100) or opened ones it closed; and the collision map and the
+        // costs read the annotations' obstacle distance.
+        let occupied_threshold = config.occupied_threshold;
         Ok(Self { occupied_threshold, distance_cap, vehicle: Vehicle { capability, footprint } })
     }
 }
 
 /// What a profile's map may take from another profile's on the same site instead of building
-/// its own: the blocked cells' counts and distances (same traversability), the costs (same cost
+/// its own: the blocked cells' counts (same traversability), the costs (same cost
 /// rule). See `planner::maps`.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Donor {
@@ -142,11 +146,12 @@ pub struct ProfileBytes {
     /// Its vehicle's mask and regions, kept in the shared annotations (shared with any profile
     /// whose vehicle is the same).
     pub mask_and_regions: usize,
-    /// The collision map without the costs: its footprint's disk-safe cells, and the blocked
-    /// cells' prefix counts and distances (shared with any profile of the same traversability).
+    /// The collision map without the costs: the blocked cells' prefix counts (shared with any
+    /// profile of the same traversability; the obstacle distance it reads is the annotations').
     pub collision: usize,
-    /// The traversal costs (0 at `cost_penalty` 0; shared with any profile pricing the map
-    /// alike: same inscribed disk, traversability and cost settings).
+    /// The traversal costs, one byte a cell (0 at `cost_penalty` 0; shared with any profile
+    /// pricing the map alike: same inscribed disk, traversability and cost settings; the
+    /// obstacle distance they are made from is the annotations').
     pub costs: usize,
     /// Block A*'s pattern codes (and the mask they are read from).
     pub blocks: usize,
@@ -263,6 +268,14 @@ impl SiteMap {
         SiteBytes { occupancy: self.map().heap_bytes(), annotations: self.clearance.annotation_bytes() }
     }
 
+    /// The obstacle distance of the cells `vehicle` may not enter (the annotations' field of its
+    /// capability, shared with every collision map and cost field on the site). `vehicle` must
+    /// be one the site tracks (it panics otherwise: a site is built for its profiles).
+    pub(super) fn obstacle_distance(&self, vehicle: &Vehicle) -> Arc<crate::clearance::distance::DistanceField> {
+        let layer = self.clearance.layer(vehicle.capability).expect("the site annotates every profile's capability");
+        layer.shared_distance()
+    }
+
     /// [`SiteMap::bytes`] in all.
     pub fn shared_bytes(&self) -> usize {
         self.bytes().total()
@@ -321,22 +334,23 @@ impl PreparedMap {
             .vehicle_mask(&vehicle)
             .map_err(|e| invalid(format!("the map's annotations do not serve this vehicle: {e}")))?;
         let blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
-        let collision = Self::collision_map(&site, config, donor);
+        let collision = Self::collision_map(&site, config, &vehicle, donor);
         let refiner = refiner::for_config(config, res, previous.map(|p| p.refiner.as_ref()))?;
         Ok(Self { site, vehicle, collision, blocks, refiner })
     }
 
-    /// The collision map of `config`'s footprint on `site`, taking what `donor` gives.
-    fn collision_map(site: &SiteMap, config: &PlannerConfig, donor: Donor) -> CollisionMap {
+    /// The collision map of `config`'s footprint on `site`, taking what `donor` gives and the
+    /// site's obstacle distance.
+    fn collision_map(site: &SiteMap, config: &PlannerConfig, vehicle: &Vehicle, donor: Donor) -> CollisionMap {
         let (res, info) = (site.map().info.resolution, &site.map().info);
-        let radius = config.mask_radius() / res;
+        let distance = site.obstacle_distance(vehicle);
         let mut collision = match donor.obstacles {
-            Some(o) => CollisionMap::on_obstacles(o, info.width, info.height, radius),
-            None => CollisionMap::with_footprint(&site.map().to_grid(config.traversability()), radius),
+            Some(o) => CollisionMap::on_obstacles(o, distance.clone(), info.width, info.height),
+            None => CollisionMap::on_distance(&site.map().to_grid(config.traversability()), distance.clone()),
         };
         match donor.costs {
             Some((costs, _)) => collision.set_shared_costs(Some(costs)),
-            None => collision.set_costs(config.cost_rule(res).map(|rule| CostField::new(site.map(), rule))),
+            None => collision.set_costs(config.cost_rule(res).map(|rule| CostField::new(site.map(), rule, &distance))),
         }
         collision
     }
@@ -350,8 +364,7 @@ impl PreparedMap {
     }
 
     /// [`PreparedMap::own_bytes`] less what it shares with any of `others` (profiles on the
-    /// same site): their vehicle's mask and regions, the blocked cells' counts and distances,
-    /// the costs.
+    /// same site): their vehicle's mask and regions, the blocked cells' counts, the costs.
     pub fn bytes_beside(&self, others: &[&PreparedMap]) -> ProfileBytes {
         use crate::memory::HeapSize;
         let mask_shared = others.iter().any(|o| o.vehicle == self.vehicle);
@@ -360,7 +373,7 @@ impl PreparedMap {
         let unless = |shared: bool, bytes: usize| if shared { 0 } else { bytes };
         ProfileBytes {
             mask_and_regions: unless(mask_shared, self.site.clearance.vehicle_bytes(&self.vehicle).unwrap_or(0)),
-            collision: self.collision.own_heap_bytes() + unless(obstacles_shared, self.collision.obstacle_heap_bytes()),
+            collision: unless(obstacles_shared, self.collision.obstacle_heap_bytes()),
             costs: unless(costs_shared, self.collision.costs().map_or(0, HeapSize::heap_bytes)),
             blocks: self.blocks.heap_bytes(),
         }
@@ -369,7 +382,9 @@ impl PreparedMap {
     /// Splits off the site, so a group of profiles can hand theirs back and have it edited in
     /// place (see `planner::maps`).
     pub(super) fn detach(self) -> (Arc<SiteMap>, Detached) {
-        let Self { site, vehicle, collision, blocks, refiner } = self;
+        let Self { site, vehicle, mut collision, blocks, refiner } = self;
+        // The site's holder updates the obstacle distance in place; `attach` takes it back.
+        collision.release_distance();
         (site, Detached { vehicle, collision, blocks, refiner })
     }
 
@@ -388,30 +403,29 @@ impl PreparedMap {
     ) -> Result<MapUpdate, PlanError> {
         let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
         if changed.rebuilt {
-            self.collision = Self::collision_map(&self.site, config, donor);
+            self.collision = Self::collision_map(&self.site, config, &self.vehicle, donor);
             let mask = self.site.clearance.vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
             self.blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
             return Ok(MapUpdate { changed: changed.cells, rebuilt: true, costs_changed: changed.cells });
         }
-        // The blocked cells (O(cells)), made once when this profile updates anything of its own
-        // that reads them.
+        // The blocked cells (O(cells)), made when this profile counts them itself.
         let own_obstacles = donor.obstacles.is_none() && changed.cells.is_some();
-        let own_costs = donor.costs.is_none() && values.is_some() && self.collision.costs().is_some();
-        let grid = (own_obstacles || own_costs).then(|| self.site.map().to_grid(config.traversability()));
+        let grid = own_obstacles.then(|| self.site.map().to_grid(config.traversability()));
         match (donor.obstacles, &grid, changed.cells) {
-            (Some(o), ..) => self.collision.follow_obstacles(o, changed.cells),
+            (Some(o), ..) => self.collision.follow_obstacles(o),
             (None, Some(grid), Some(rect)) => {
-                self.collision.update_rect(grid, rect).map_err(|e| invalid(e.to_string()))?
+                self.collision.update_counts(grid, rect).map_err(|e| invalid(e.to_string()))?
             }
             _ => {}
         }
-        let costs_changed = match (donor.costs, &grid, values) {
-            (Some((costs, rect)), ..) => {
+        let costs_changed = match (donor.costs, values) {
+            (Some((costs, rect)), _) => {
                 self.collision.set_shared_costs(Some(costs));
                 rect
             }
-            (None, Some(grid), Some(rect)) => {
-                self.collision.costs_mut().map(|costs| costs.update_with(self.site.map(), rect, grid.blocked_cells()))
+            (None, Some(rect)) => {
+                let distance = self.site.obstacle_distance(&self.vehicle);
+                self.collision.costs_mut().map(|costs| costs.update(self.site.map(), rect, &distance))
             }
             _ => None,
         };
@@ -464,7 +478,8 @@ impl Detached {
 
     /// The prepared map again, on `site`.
     pub(super) fn attach(self, site: Arc<SiteMap>) -> PreparedMap {
-        let Self { vehicle, collision, blocks, refiner } = self;
+        let Self { vehicle, mut collision, blocks, refiner } = self;
+        collision.set_distance(site.obstacle_distance(&vehicle));
         PreparedMap { site, vehicle, collision, blocks, refiner }
     }
 }

@@ -248,7 +248,7 @@ pub fn render_scene(scene: &Scene, scale: u32) -> Picture {
     let reach_radius = scene.robot.mask_radius();
     let reach_full = reach_cells(full, rule, reach_radius / res);
     // The traversal costs the planner prices (none at cost_penalty 0).
-    let costs = scene.robot.cost_rule(res).map(|rule| crate::costs::CostField::new(full, rule));
+    let costs = scene.robot.cost_rule(res).map(|rule| crate::costs::CostField::of_map(full, rule));
     let (x0, y0, x1, y1) = match scene.window {
         Some((x0, y0, x1, y1)) => {
             let (x1, y1) = (x1.min(fw), y1.min(fh));

@@ -11,42 +11,41 @@ use crate::grid::Grid;
 use crate::trajectory::Segment;
 use std::sync::Arc;
 
-/// Blocked cells with per-row prefix counts, so a whole run of cells is tested in O(1).
-/// Built once per map (O(cells)); everything outside the grid is blocked.
+/// Blocked cells with per-row prefix counts, so a whole run of cells is tested in O(1), and
+/// their obstacle distance, so most tests never visit a cell. Built once per map (O(cells));
+/// everything outside the grid is blocked.
 ///
-/// What does not depend on the footprint (the blocked cells' counts and distances, and the
-/// costs) is held behind `Arc`s ([`Obstacles`], the costs), so vehicle profiles that read the map
-/// alike share one copy ([`CollisionMap::on_obstacles`]); an update copies them first only when another
-/// holder still has them (copy-on-write).
+/// What does not depend on the footprint is held behind `Arc`s, so vehicle profiles that read
+/// the map alike share one copy: the blocked cells' counts ([`Obstacles`],
+/// [`CollisionMap::on_obstacles`]), the obstacle distance (in the planner, the clearance
+/// annotations' own: [`CollisionMap::on_distance`]) and the costs. An update copies them first
+/// only when another holder still has them (copy-on-write).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CollisionMap {
     width: usize,
     height: usize,
-    layer: Arc<ObstacleLayer>,
-    /// Cells in which every point's disk of radius `safe_radius` is free (a shortcut that spares
-    /// the exact test for most samples), when prepared for a footprint.
-    safe: Vec<bool>,
-    safe_radius: f64,
+    counts: Arc<BlockedCounts>,
+    /// Squared distance from each cell centre to the nearest blocked (or outside) cell centre,
+    /// capped (capped values are lower bounds). A disk test whose disk lies within it needs no
+    /// cell, and a sweep skips every sample that lies closer along the curve than the obstacle
+    /// distance's excess over the disk radius (arc length bounds the straight distance), so only
+    /// samples near obstacles pay for the exact test.
+    distance: Arc<DistanceField>,
     /// What passing each cell costs, when the planner prices costs ([`crate::costs`]): every
     /// stage of refinement reads it beside the blocked cells, so it travels with them.
     costs: Option<Arc<CostField>>,
 }
 
-/// The blocked cells of one map as every footprint reads them.
+/// The blocked cells of one map counted as every footprint reads them.
 #[derive(Debug, Clone, PartialEq)]
-struct ObstacleLayer {
+struct BlockedCounts {
     /// `prefix[y * (width + 1) + x]` = blocked cells among columns `0..x` of row `y`, modulo
     /// 2^16 (two bytes a cell instead of four): a run of at most [`MAX_COUNTED_RUN`] cells holds
     /// fewer blocked cells than 2^16, so its count is 0 modulo 2^16 exactly when it is free.
     prefix: Vec<u16>,
-    /// Squared distance from each cell centre to the nearest blocked (or outside) cell centre,
-    /// capped. A sweep skips every sample that lies closer along the curve than the obstacle
-    /// distance's excess over the disk radius (arc length bounds the straight distance), so only
-    /// samples near obstacles pay for the exact disk test.
-    field: DistanceField,
 }
 
-impl ObstacleLayer {
+impl BlockedCounts {
     fn new(grid: &Grid) -> Self {
         let (w, h) = (grid.width(), grid.height());
         let mut prefix = vec![0u16; h * (w + 1)];
@@ -54,10 +53,7 @@ impl ObstacleLayer {
         for y in 0..h {
             Self::count_row(&mut prefix, cells, w, y);
         }
-        // Centre-to-centre obstacle distances (outside counted blocked; capped values are lower
-        // bounds).
-        let field = DistanceField::new(w, h, cells, CLEARANCE_CAP);
-        Self { prefix, field }
+        Self { prefix }
     }
 
     fn count_row(prefix: &mut [u16], cells: &[bool], w: usize, y: usize) {
@@ -76,36 +72,43 @@ impl ObstacleLayer {
         for y in rect.y..rect.y + rect.height {
             Self::count_row(&mut self.prefix, cells, grid.width(), y);
         }
-        self.field.update(cells, rect);
     }
 }
 
-/// The blocked cells' counts and distances of a [`CollisionMap`], which do not depend on the
-/// footprint, as a shared handle: see [`CollisionMap::on_obstacles`].
+/// The blocked cells' counts of a [`CollisionMap`], which do not depend on the footprint, as a
+/// shared handle: see [`CollisionMap::on_obstacles`].
 #[derive(Debug, Clone)]
-pub struct Obstacles(Arc<ObstacleLayer>);
+pub struct Obstacles(Arc<BlockedCounts>);
 
 /// The longest run of cells whose blocked count the prefix counts (kept modulo 2^16) give
 /// exactly.
 const MAX_COUNTED_RUN: usize = u16::MAX as usize;
 
-/// Largest obstacle distance (cells) the clearance field resolves: a sweep skips at most
-/// `CLEARANCE_CAP - radius` cells per sample, and a map update recomputes the field within
-/// `CLEARANCE_CAP` cells of the change.
+/// The obstacle distance cap (cells) of a map that makes its own ([`CollisionMap::new`]): a
+/// sweep skips at most `CLEARANCE_CAP - radius` cells per sample, and a map update recomputes
+/// the field within `CLEARANCE_CAP` cells of the change.
 const CLEARANCE_CAP: u16 = 32;
 
 impl CollisionMap {
-    /// Builds the prefix counts of `grid`.
+    /// The prefix counts and the obstacle distance of `grid`.
     pub fn new(grid: &Grid) -> Self {
-        let (width, height) = (grid.width(), grid.height());
-        let layer = Arc::new(ObstacleLayer::new(grid));
-        Self { width, height, layer, safe: Vec::new(), safe_radius: -1.0, costs: None }
+        let distance = DistanceField::new(grid.width(), grid.height(), grid.blocked_cells(), CLEARANCE_CAP);
+        Self::on_distance(grid, Arc::new(distance))
     }
 
-    /// The blocked cells' counts and distances, to share with the map of another footprint on
-    /// the same blocked cells ([`CollisionMap::on_obstacles`], [`CollisionMap::follow_obstacles`]).
+    /// The prefix counts of `grid`, with `distance` (the obstacle distance of `grid`'s blocked
+    /// cells, any cap, such as the clearance annotations' own) held as it is given: equal to
+    /// [`CollisionMap::new`] in every answer.
+    pub fn on_distance(grid: &Grid, distance: Arc<DistanceField>) -> Self {
+        debug_assert_eq!(distance.values().len(), grid.width() * grid.height());
+        let (width, height) = (grid.width(), grid.height());
+        Self { width, height, counts: Arc::new(BlockedCounts::new(grid)), distance, costs: None }
+    }
+
+    /// The blocked cells' counts, to share with the map of another footprint on the same blocked
+    /// cells ([`CollisionMap::on_obstacles`], [`CollisionMap::follow_obstacles`]).
     pub fn obstacles(&self) -> Obstacles {
-        Obstacles(self.layer.clone())
+        Obstacles(self.counts.clone())
     }
 
     /// The costs as a shared handle, to give another profile pricing the map alike
@@ -114,9 +117,9 @@ impl CollisionMap {
         self.costs.clone()
     }
 
-    /// True when both maps hold one copy of the blocked cells' counts and distances.
+    /// True when both maps hold one copy of the blocked cells' counts.
     pub fn shares_obstacles_with(&self, other: &CollisionMap) -> bool {
-        Arc::ptr_eq(&self.layer, &other.layer)
+        Arc::ptr_eq(&self.counts, &other.counts)
     }
 
     /// True when both maps hold one copy of the costs.
@@ -124,13 +127,12 @@ impl CollisionMap {
         matches!((&self.costs, &other.costs), (Some(a), Some(b)) if Arc::ptr_eq(a, b))
     }
 
-    /// The map of a footprint of `radius` cells on `obstacles` (another map's, `width` x
-    /// `height`, of the same blocked cells), without costs: only the footprint's own shortcut is
-    /// built. Equal to [`CollisionMap::with_footprint`] on those cells.
-    pub fn on_obstacles(obstacles: Obstacles, width: usize, height: usize, radius: f64) -> Self {
-        let mut m = Self { width, height, layer: obstacles.0, safe: Vec::new(), safe_radius: -1.0, costs: None };
-        m.prepare_footprint(radius);
-        m
+    /// The map of the blocked cells whose counts `obstacles` holds (another map's, `width` x
+    /// `height`) and whose obstacle distance is `distance`, without costs: it holds one copy of
+    /// each with their holders. Equal to [`CollisionMap::new`] on those cells.
+    pub fn on_obstacles(obstacles: Obstacles, distance: Arc<DistanceField>, width: usize, height: usize) -> Self {
+        debug_assert_eq!(distance.values().len(), width * height);
+        Self { width, height, counts: obstacles.0, distance, costs: None }
     }
 
     /// Sets the costs to a shared copy (another profile's, pricing the same map alike).
@@ -138,11 +140,25 @@ impl CollisionMap {
         self.costs = costs;
     }
 
-    /// Gives up the blocked cells' counts and distances until
-    /// [`CollisionMap::follow_obstacles`] brings them back, so the map holding the same copy can
-    /// update it in place instead of copying it; nothing may be tested meanwhile.
+    /// Gives up the blocked cells' counts until [`CollisionMap::follow_obstacles`] brings them
+    /// back, so the map holding the same copy can update it in place instead of copying it;
+    /// nothing may be tested meanwhile.
     pub fn release_obstacles(&mut self) {
-        self.layer = Arc::new(ObstacleLayer { prefix: Vec::new(), field: DistanceField::new(0, 0, &[], 1) });
+        self.counts = Arc::new(BlockedCounts { prefix: Vec::new() });
+    }
+
+    /// Gives up the obstacle distance until [`CollisionMap::set_distance`] brings it back, so
+    /// its other holder (the clearance annotations) can update it in place; nothing may be
+    /// tested meanwhile.
+    pub fn release_distance(&mut self) {
+        self.distance = Arc::new(DistanceField::new(0, 0, &[], 1));
+    }
+
+    /// Takes `distance`: the obstacle distance of this map's blocked cells as they are now (the
+    /// holder of the copy it was built with having brought it up to date).
+    pub fn set_distance(&mut self, distance: Arc<DistanceField>) {
+        debug_assert_eq!(distance.values().len(), self.width * self.height);
+        self.distance = distance;
     }
 
     /// Gives up the costs (see [`CollisionMap::release_obstacles`]).
@@ -150,25 +166,21 @@ impl CollisionMap {
         self.costs = None;
     }
 
-    /// Takes `obstacles` (another map's, already brought up to date after the cells of
-    /// `changed` changed) and brings this footprint's shortcut up to date around `changed`. The
-    /// result equals a fresh build.
-    pub fn follow_obstacles(&mut self, obstacles: Obstacles, changed: Option<crate::grid::CellRect>) {
-        self.layer = obstacles.0;
-        if let Some(rect) = changed {
-            self.update_safe(rect);
-        }
+    /// Takes `obstacles` (another map's, already brought up to date after its cells changed).
+    /// The result equals a fresh build.
+    pub fn follow_obstacles(&mut self, obstacles: Obstacles) {
+        self.counts = obstacles.0;
     }
 
     /// Distance (cells) from the centre of cell `(x, y)` to the nearest blocked cell's centre
-    /// (cells outside the map count as blocked); `None` outside the map or beyond the field's
-    /// cap of 32 cells.
+    /// (cells outside the map count as blocked); `None` outside the map or at the field's cap
+    /// (at least 32 cells) or beyond.
     pub fn centre_distance(&self, x: i64, y: i64) -> Option<f64> {
         if x < 0 || y < 0 || x >= self.width as i64 || y >= self.height as i64 {
             return None;
         }
-        let d2 = self.layer.field.values()[y as usize * self.width + x as usize];
-        let cap = u32::from(CLEARANCE_CAP);
+        let d2 = self.distance.values()[y as usize * self.width + x as usize];
+        let cap = u32::from(self.distance.cap());
         (u32::from(d2) < cap * cap).then(|| f64::from(d2).sqrt())
     }
 
@@ -207,34 +219,12 @@ impl CollisionMap {
             if x < self.width && y < self.height {
                 let (dx, dy) = (p.x - x as f64 - 0.5, p.y - y as f64 - 0.5);
                 let off = (dx * dx + dy * dy).sqrt();
-                let centre = f64::from(self.layer.field.values()[y * self.width + x]).sqrt();
+                let centre = f64::from(self.distance.values()[y * self.width + x]).sqrt();
                 // The 1e-6 absorbs rounding.
                 return centre - off - std::f64::consts::FRAC_1_SQRT_2 - 1e-6;
             }
         }
         -1.0
-    }
-
-    /// Like [`CollisionMap::new`], and also marks the cells in which a footprint of `radius`
-    /// cells fits anywhere (O(cells x radius) once), which makes every sweep much cheaper.
-    /// Results are identical to an unprepared map.
-    pub fn with_footprint(grid: &Grid, radius: f64) -> Self {
-        let mut m = Self::new(grid);
-        m.prepare_footprint(radius);
-        m
-    }
-
-    /// Marks the cells in which a footprint of `radius` cells fits anywhere.
-    fn prepare_footprint(&mut self, radius: f64) {
-        let rho = sampled_radius(radius) + SEARCH_MARGIN;
-        // Any point of a cell lies within half a diagonal of its centre.
-        let outer = rho + std::f64::consts::FRAC_1_SQRT_2;
-        let w = self.width;
-        self.safe_radius = -1.0;
-        self.safe = (0..w * self.height)
-            .map(|k| self.disk_free(Point2::new((k % w) as f64 + 0.5, (k / w) as f64 + 0.5), outer))
-            .collect();
-        self.safe_radius = rho;
     }
 
     /// Columns.
@@ -257,7 +247,7 @@ impl CollisionMap {
             return true;
         }
         let base = y as usize * (self.width + 1);
-        let prefix = &self.layer.prefix;
+        let prefix = &self.counts.prefix;
         // Counts are modulo 2^16: a run longer than that is checked in pieces.
         let (mut a, end) = (x0 as usize, x1 as usize + 1);
         while end - a > MAX_COUNTED_RUN {
@@ -277,11 +267,11 @@ impl CollisionMap {
 
     /// True when the disk of radius `rho` around `p` touches no blocked cell.
     pub fn disk_free(&self, p: Point2, rho: f64) -> bool {
-        if rho <= self.safe_radius && p.x >= 0.0 && p.y >= 0.0 {
-            let (x, y) = (p.x as usize, p.y as usize);
-            if x < self.width && y < self.height && self.safe[y * self.width + x] {
-                return true;
-            }
+        // Most disks lie well inside the free space: the obstacle distance of `p`'s cell proves
+        // them free without visiting their cells (the bound is a lower one, so the answer is
+        // the exact test's).
+        if self.clearance_at(p) > rho {
+            return true;
         }
         let mut ok = true;
         disk_runs(p, rho, |y, x0, x1| {
@@ -304,11 +294,21 @@ impl CollisionMap {
     }
 
     /// Brings the map up to date after the cells of `rect` changed in `grid` (same size as the
-    /// grid this map was built from): the prefix counts of the rows of `rect`, and the "fits
-    /// anywhere" shortcut of every cell whose test disk can reach `rect`. The result equals a
-    /// fresh build on `grid`. Fails, changing nothing, with [`GridError::SizeMismatch`] or
-    /// [`GridError::RectOutside`].
+    /// grid this map was built from): the prefix counts of the rows of `rect` and the obstacle
+    /// distance around it. The result equals a fresh build on `grid`. Fails, changing nothing,
+    /// with [`GridError::SizeMismatch`] or [`GridError::RectOutside`].
     pub fn update_rect(&mut self, grid: &Grid, rect: crate::grid::CellRect) -> Result<(), GridError> {
+        self.update_counts(grid, rect)?;
+        if !rect.is_empty() {
+            Arc::make_mut(&mut self.distance).update(grid.blocked_cells(), rect);
+        }
+        Ok(())
+    }
+
+    /// [`CollisionMap::update_rect`] for a map whose obstacle distance another holder (the
+    /// clearance annotations) brings up to date: the prefix counts only, the distance to be
+    /// taken with [`CollisionMap::set_distance`]. Fails as `update_rect`.
+    pub fn update_counts(&mut self, grid: &Grid, rect: crate::grid::CellRect) -> Result<(), GridError> {
         let (w, h) = (self.width, self.height);
         if grid.width() != w || grid.height() != h {
             let (width, height) = (grid.width(), grid.height());
@@ -320,33 +320,8 @@ impl CollisionMap {
         if rect.is_empty() {
             return Ok(());
         }
-        Arc::make_mut(&mut self.layer).update_rect(grid, rect);
-        self.update_safe(rect);
+        Arc::make_mut(&mut self.counts).update_rect(grid, rect);
         Ok(())
-    }
-
-    /// Brings the "fits anywhere" shortcut up to date after the cells of `rect` (inside the map)
-    /// changed: every cell whose test disk can reach `rect`.
-    fn update_safe(&mut self, rect: crate::grid::CellRect) {
-        let (w, h) = (self.width, self.height);
-        if self.safe_radius >= 0.0 && !rect.is_empty() {
-            // A cell's shortcut tests the disk of radius `outer` around its centre: it can reach a
-            // changed cell only when that cell is within `outer + 1` cells.
-            let outer = self.safe_radius + std::f64::consts::FRAC_1_SQRT_2;
-            let grow = outer.ceil() as usize + 1;
-            let (x0, y0) = (rect.x.saturating_sub(grow), rect.y.saturating_sub(grow));
-            let (x1, y1) = ((rect.x + rect.width + grow).min(w), (rect.y + rect.height + grow).min(h));
-            let rho = self.safe_radius;
-            for y in y0..y1 {
-                for x in x0..x1 {
-                    // Test without the shortcut being recomputed.
-                    self.safe_radius = -1.0;
-                    let fits = self.disk_free(Point2::new(x as f64 + 0.5, y as f64 + 0.5), outer);
-                    self.safe_radius = rho;
-                    self.safe[y * w + x] = fits;
-                }
-            }
-        }
     }
 
     /// True when the square of half side `half` centred at `p` with heading `yaw` touches no
@@ -663,15 +638,16 @@ impl Proven {
 }
 
 impl CollisionMap {
-    /// Heap bytes of the footprint's own part (the shortcut), held by this map alone.
-    pub fn own_heap_bytes(&self) -> usize {
-        self.safe.heap_bytes()
+    /// Heap bytes of the blocked cells' counts, which profiles reading the map alike share (see
+    /// [`Obstacles`]).
+    pub fn obstacle_heap_bytes(&self) -> usize {
+        self.counts.prefix.heap_bytes()
     }
 
-    /// Heap bytes of the blocked cells' counts and distances, which profiles reading the map
-    /// alike share (see [`Obstacles`]).
-    pub fn obstacle_heap_bytes(&self) -> usize {
-        self.layer.prefix.heap_bytes() + self.layer.field.heap_bytes()
+    /// Heap bytes of the obstacle distance (in the planner the clearance annotations', counted
+    /// there).
+    pub fn distance_heap_bytes(&self) -> usize {
+        self.distance.heap_bytes()
     }
 }
 
@@ -679,6 +655,6 @@ use crate::memory::HeapSize;
 
 impl HeapSize for CollisionMap {
     fn heap_bytes(&self) -> usize {
-        self.own_heap_bytes() + self.obstacle_heap_bytes() + self.costs().map_or(0, HeapSize::heap_bytes)
+        self.obstacle_heap_bytes() + self.distance_heap_bytes() + self.costs().map_or(0, HeapSize::heap_bytes)
     }
 }

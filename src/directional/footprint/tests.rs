@@ -97,12 +97,23 @@ fn uniform(mut state: u64) -> impl FnMut() -> f64 {
     }
 }
 
+/// Every cell the disk of radius `rho` around `p` touches tested by its row runs, without the
+/// obstacle-distance shortcut of [`CollisionMap::disk_free`].
+fn exact_disk_free(m: &CollisionMap, p: Point2, rho: f64) -> bool {
+    let mut ok = true;
+    disk_runs(p, rho, |y, x0, x1| {
+        ok = ok && m.run_free(y, x0, x1);
+        ok
+    });
+    ok
+}
+
 fn reference_sweep(m: &CollisionMap, segs: &[Segment], radius: f64, margin: f64) -> bool {
     let rho = sampled_radius(radius) + margin;
     segs.iter().all(|seg| {
         let mut ok = true;
         sample_segment(seg, |p| {
-            ok = ok && m.disk_free(p, rho);
+            ok = ok && exact_disk_free(m, p, rho);
             ok
         });
         ok
@@ -119,7 +130,6 @@ fn skipping_sweep_answers_like_every_sample() {
         g.set_blocked((rnd() * 80.0) as usize, (rnd() * 60.0) as usize, true).unwrap();
     }
     let plain = CollisionMap::new(&g);
-    let prepared = CollisionMap::with_footprint(&g, 1.5);
     let (mut free, mut hit) = (0, 0);
     for _ in 0..3000 {
         let start = Pose2::new(rnd() * 80.0, rnd() * 60.0, rnd() * 6.3);
@@ -132,7 +142,6 @@ fn skipping_sweep_answers_like_every_sample() {
         for radius in [0.0, 1.5, 3.0] {
             let expect = reference_sweep(&plain, &[seg], radius, SEARCH_MARGIN);
             assert_eq!(plain.sweep_free(&[seg], radius, SEARCH_MARGIN), expect, "{seg:?} {radius}");
-            assert_eq!(prepared.sweep_free(&[seg], radius, SEARCH_MARGIN), expect, "{seg:?} {radius}");
             if expect {
                 free += 1;
             } else {
@@ -155,7 +164,7 @@ fn multi_segment_sweeps_answer_like_every_sample() {
             g.set_blocked(x + dx, y + dy, true).unwrap();
         }
     }
-    let prepared = CollisionMap::with_footprint(&g, 2.0);
+    let prepared = CollisionMap::new(&g);
     let (mut free, mut hit) = (0, 0);
     for k in 0..2000 {
         let a = Pose2::new(5.0 + rnd() * 80.0, 5.0 + rnd() * 60.0, rnd() * 6.3);
@@ -187,19 +196,44 @@ fn multi_segment_sweeps_answer_like_every_sample() {
 }
 
 #[test]
-fn prepared_map_answers_like_the_plain_one() {
+fn disk_tests_answer_like_brute_force() {
+    // The obstacle-distance shortcut must never call a disk free that touches a blocked cell or
+    // the outside, near obstacles, near the border and far from both.
     let mut g = Grid::new_free(30, 30).unwrap();
     for (x, y) in [(10, 10), (11, 10), (20, 5), (5, 25)] {
         g.set_blocked(x, y, true).unwrap();
     }
-    let plain = CollisionMap::new(&g);
-    let prepared = CollisionMap::with_footprint(&g, 2.0);
+    let map = CollisionMap::new(&g);
+    // A closed disk touches a closed cell square when the square's nearest point is within it.
+    let touches = |p: Point2, rho: f64, x: i64, y: i64| {
+        let nx = p.x.clamp(x as f64, x as f64 + 1.0);
+        let ny = p.y.clamp(y as f64, y as f64 + 1.0);
+        (p.x - nx).hypot(p.y - ny) <= rho
+    };
+    let brute = |p: Point2, rho: f64| {
+        let r = rho.ceil() as i64 + 2;
+        let (cx, cy) = (p.x.floor() as i64, p.y.floor() as i64);
+        (cy - r..=cy + r).all(|y| {
+            (cx - r..=cx + r).all(|x| {
+                let blocked = x < 0 || y < 0 || x >= 30 || y >= 30 || g.is_blocked(x, y);
+                !(blocked && touches(p, rho, x, y))
+            })
+        })
+    };
+    let (mut free, mut hit) = (0, 0);
     for k in 0..3000 {
         let p = Point2::new((k % 59) as f64 * 0.51, (k / 59) as f64 * 0.53 + 0.1);
-        for rho in [sampled_radius(2.0), sampled_radius(2.0) + SEARCH_MARGIN, 1.0, 3.0] {
-            assert_eq!(plain.disk_free(p, rho), prepared.disk_free(p, rho), "{p:?} {rho}");
+        for rho in [sampled_radius(2.0), sampled_radius(2.0) + SEARCH_MARGIN, 1.0, 3.0, 7.5] {
+            let expect = brute(p, rho);
+            assert_eq!(map.disk_free(p, rho), expect, "{p:?} {rho}");
+            if expect {
+                free += 1;
+            } else {
+                hit += 1;
+            }
         }
     }
+    assert!(free > 3000 && hit > 3000, "free {free} hit {hit}");
 }
 
 #[test]
@@ -212,7 +246,7 @@ fn local_updates_equal_a_fresh_build() {
     let (w, h) = (40, 30);
     let cells: Vec<bool> = (0..w * h).map(|_| rnd(10) == 0).collect();
     let mut grid = Grid::from_blocked(w, h, cells).unwrap();
-    let mut map = CollisionMap::with_footprint(&grid, 2.3);
+    let mut map = CollisionMap::new(&grid);
     for _ in 0..40 {
         let rect = crate::grid::CellRect { x: rnd(w - 5), y: rnd(h - 5), width: 1 + rnd(5), height: 1 + rnd(5) };
         let value = rnd(2) == 0;
@@ -222,7 +256,7 @@ fn local_updates_equal_a_fresh_build() {
             }
         }
         map.update_rect(&grid, rect).unwrap();
-        assert_eq!(map, CollisionMap::with_footprint(&grid, 2.3));
+        assert_eq!(map, CollisionMap::new(&grid));
     }
     let before = map.clone();
     let outside = crate::grid::CellRect { x: 38, y: 0, width: 5, height: 1 };

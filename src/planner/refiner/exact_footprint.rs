@@ -269,7 +269,7 @@ mod tests {
         let rule = CostRule { cost_penalty: 3.0, preferred_clearance: 0.0, inscribed: 1.0, traversability };
         let plain = map(w, h, |_, _| false);
         let mut priced = plain.clone();
-        priced.set_costs(Some(CostField::new(&occupancy, rule)));
+        priced.set_costs(Some(CostField::of_map(&occupancy, rule)));
         let (s, g) = (Point2::new(5.5, 15.5), Point2::new(34.5, 15.5));
         let straight = exact_footprint_path(&plain, s, g, 1.0, || false).unwrap();
         assert_eq!(straight.points, vec![s, g]);
@@ -350,7 +350,7 @@ mod tests {
             let traversability = Traversability { occupied_threshold: 65, allow_unknown: false };
             let rule = CostRule { cost_penalty: 4.0, preferred_clearance: 0.0, inscribed: radius, traversability };
             let mut m = map(w, h, |x, y| data[y as usize * w + x as usize] >= 65);
-            m.set_costs(Some(CostField::new(&occupancy, rule)));
+            m.set_costs(Some(CostField::of_map(&occupancy, rule)));
             let draw = |rnd: &mut dyn FnMut() -> f64| {
                 Point2::new(1.0 + rnd() * (w as f64 - 2.0), 1.0 + rnd() * (h as f64 - 2.0))
             };
