@@ -22,6 +22,10 @@ pub struct BenchFleetArgs {
     /// Map file: a map_server YAML or a Moving AI `.map`.
     #[arg(long)]
     pub map: PathBuf,
+    /// Measure on the map repeated from its origin to `WIDTHxHEIGHT` cells, as `bench-nav
+    /// --tile` builds it (at most 100 000 000 cells).
+    #[arg(long, value_parser = super::bench_nav::parse_size)]
+    pub tile: Option<(usize, usize)>,
     /// The profiles' names, the default first (Nav2's `planner_plugins`).
     #[arg(long, value_delimiter = ',', default_value = "GridBased")]
     pub profiles: Vec<String>,
@@ -36,7 +40,7 @@ pub struct BenchFleetArgs {
     #[arg(long, allow_negative_numbers = true, default_value_t = 10)]
     pub patch_size: usize,
     /// Rounds of the side-by-side patch timing (the fleet and the first profile alone
-    /// alternate).
+    /// alternate; each round patches anew, so every patch changes cells).
     #[arg(long, allow_negative_numbers = true, default_value_t = 3)]
     pub rounds: usize,
     /// Seed of the patches.
@@ -83,6 +87,12 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
     }
     let configs = profile_configs(args)?;
     let map = load_map_file(&args.map, "map", configs[0].1.max_map_cells)?;
+    let map = match args.tile {
+        None => map,
+        Some((w, h)) => {
+            map.tiled(w, h, configs[0].1.max_map_cells).map_err(|e| CliError(format!("--tile {w}x{h}: {e}")))?
+        }
+    };
     let cells = (map.info.width * map.info.height) as f64;
     let lddb = Planner::new(configs[0].1.clone())?.lddb().clone();
 
@@ -111,16 +121,17 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
     let (w, h) = (map.info.width, map.info.height);
     let side = args.patch_size.min(w).min(h);
     let mut rng = Xorshift::seeded(args.seed);
-    let patches: Vec<(i64, i64, Vec<i8>)> = (0..args.patches)
-        .map(|_| {
-            let (x, y) = (rng.below(w - side + 1) as i64, rng.below(h - side + 1) as i64);
-            let data = (0..side * side).map(|_| if rng.below(100) < 30 { 100 } else { 0 }).collect();
-            (x, y, data)
-        })
-        .collect();
     let s = side as i64;
     let (mut fleet_ms, mut one_ms) = (Vec::new(), Vec::new());
     for _ in 0..args.rounds {
+        // New patches every round: a patch repeated would change nothing the second time.
+        let patches: Vec<(i64, i64, Vec<i8>)> = (0..args.patches)
+            .map(|_| {
+                let (x, y) = (rng.below(w - side + 1) as i64, rng.below(h - side + 1) as i64);
+                let data = (0..side * side).map(|_| if rng.below(100) < 30 { 100 } else { 0 }).collect();
+                (x, y, data)
+            })
+            .collect();
         for (x, y, data) in &patches {
             let t = Stamp::now();
             fleet.apply_patch(*x, *y, s, s, data)?;

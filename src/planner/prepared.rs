@@ -408,15 +408,15 @@ impl PreparedMap {
             self.blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
             return Ok(MapUpdate { changed: changed.cells, rebuilt: true, costs_changed: changed.cells });
         }
-        // The blocked cells (O(cells)), made when this profile counts them itself.
-        let own_obstacles = donor.obstacles.is_none() && changed.cells.is_some();
-        let grid = own_obstacles.then(|| self.site.map().to_grid(config.traversability()));
-        match (donor.obstacles, &grid, changed.cells) {
-            (Some(o), ..) => self.collision.follow_obstacles(o),
-            (None, Some(grid), Some(rect)) => {
-                self.collision.update_counts(grid, rect).map_err(|e| invalid(e.to_string()))?
+        match (donor.obstacles, changed.cells) {
+            (Some(o), _) => self.collision.follow_obstacles(o),
+            (None, Some(rect)) => {
+                let (values, rule) = (&self.site.map().data, config.traversability());
+                self.collision
+                    .update_counts(rect, |k| rule.is_blocked(values[k]))
+                    .map_err(|e| invalid(e.to_string()))?
             }
-            _ => {}
+            (None, None) => {}
         }
         let costs_changed = match (donor.costs, values) {
             (Some((costs, rect)), _) => {

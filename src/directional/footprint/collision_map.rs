@@ -48,29 +48,22 @@ struct BlockedCounts {
 impl BlockedCounts {
     fn new(grid: &Grid) -> Self {
         let (w, h) = (grid.width(), grid.height());
-        let mut prefix = vec![0u16; h * (w + 1)];
+        let mut counts = Self { prefix: vec![0u16; h * (w + 1)] };
         let cells = grid.blocked_cells();
-        for y in 0..h {
-            Self::count_row(&mut prefix, cells, w, y);
-        }
-        Self { prefix }
+        counts.update_rows(w, crate::grid::CellRect { x: 0, y: 0, width: w, height: h }, |k| cells[k]);
+        counts
     }
 
-    fn count_row(prefix: &mut [u16], cells: &[bool], w: usize, y: usize) {
-        let row = &cells[y * w..(y + 1) * w];
-        let out = &mut prefix[y * (w + 1)..(y + 1) * (w + 1)];
-        let mut n = 0u16;
-        for (x, &b) in row.iter().enumerate() {
-            n = n.wrapping_add(u16::from(b));
-            out[x + 1] = n;
-        }
-    }
-
-    /// After the cells of `rect` (inside the map) changed in `grid` (the map's size).
-    fn update_rect(&mut self, grid: &Grid, rect: crate::grid::CellRect) {
-        let cells = grid.blocked_cells();
+    /// After the cells of `rect` (inside the map, `width` columns) changed: `blocked(k)` tells
+    /// whether the cell of row-major index `k` is blocked now. Only the rows of `rect` are read.
+    fn update_rows(&mut self, width: usize, rect: crate::grid::CellRect, blocked: impl Fn(usize) -> bool) {
         for y in rect.y..rect.y + rect.height {
-            Self::count_row(&mut self.prefix, cells, grid.width(), y);
+            let out = &mut self.prefix[y * (width + 1)..(y + 1) * (width + 1)];
+            let mut n = 0u16;
+            for x in 0..width {
+                n = n.wrapping_add(u16::from(blocked(y * width + x)));
+                out[x + 1] = n;
+            }
         }
     }
 }
@@ -298,29 +291,41 @@ impl CollisionMap {
     /// distance around it. The result equals a fresh build on `grid`. Fails, changing nothing,
     /// with [`GridError::SizeMismatch`] or [`GridError::RectOutside`].
     pub fn update_rect(&mut self, grid: &Grid, rect: crate::grid::CellRect) -> Result<(), GridError> {
-        self.update_counts(grid, rect)?;
+        if grid.width() != self.width || grid.height() != self.height {
+            let (width, height) = (grid.width(), grid.height());
+            return Err(GridError::SizeMismatch {
+                width,
+                height,
+                expected_width: self.width,
+                expected_height: self.height,
+            });
+        }
+        let cells = grid.blocked_cells();
+        self.update_counts(rect, |k| cells[k])?;
         if !rect.is_empty() {
-            Arc::make_mut(&mut self.distance).update(grid.blocked_cells(), rect);
+            Arc::make_mut(&mut self.distance).update(cells, rect);
         }
         Ok(())
     }
 
     /// [`CollisionMap::update_rect`] for a map whose obstacle distance another holder (the
-    /// clearance annotations) brings up to date: the prefix counts only, the distance to be
-    /// taken with [`CollisionMap::set_distance`]. Fails as `update_rect`.
-    pub fn update_counts(&mut self, grid: &Grid, rect: crate::grid::CellRect) -> Result<(), GridError> {
+    /// clearance annotations) brings up to date: the prefix counts of the rows of `rect` only,
+    /// read from `blocked(k)` (whether the cell of row-major index `k` is blocked now; only
+    /// those rows are asked, so no grid of the whole map is needed), the distance to be taken
+    /// with [`CollisionMap::set_distance`]. Fails, changing nothing, with
+    /// [`GridError::RectOutside`].
+    pub fn update_counts(
+        &mut self,
+        rect: crate::grid::CellRect,
+        blocked: impl Fn(usize) -> bool,
+    ) -> Result<(), GridError> {
         let (w, h) = (self.width, self.height);
-        if grid.width() != w || grid.height() != h {
-            let (width, height) = (grid.width(), grid.height());
-            return Err(GridError::SizeMismatch { width, height, expected_width: w, expected_height: h });
-        }
         if rect.x + rect.width > w || rect.y + rect.height > h {
             return Err(GridError::RectOutside { rect, width: w, height: h });
         }
-        if rect.is_empty() {
-            return Ok(());
+        if !rect.is_empty() {
+            Arc::make_mut(&mut self.counts).update_rows(w, rect, blocked);
         }
-        Arc::make_mut(&mut self.counts).update_rect(grid, rect);
         Ok(())
     }
 
