@@ -229,6 +229,14 @@ fn bench_fleet_reports_what_a_second_profile_costs() {
     assert!(f("heap_fleet_bytes_per_cell") < f("heap_one_planner_per_vehicle_bytes_per_cell"));
     assert!(f("heap_per_extra_profile_bytes_per_cell") > 0.0);
     assert!(f("patch_fleet_ms") > 0.0 && f("patch_one_profile_ms") > 0.0);
+    for (k, median) in
+        [("patch_fleet_p95_max_ms", "patch_fleet_ms"), ("patch_one_profile_p95_max_ms", "patch_one_profile_ms")]
+    {
+        let (p95, max) = (v[k][0].as_f64().expect(k), v[k][1].as_f64().expect(k));
+        assert!(f(median) <= p95 && p95 <= max, "{k}: {p95} {max} against the median {}", f(median));
+    }
+    assert!(f("prepare_one_profile_ms") > 0.0 && f("prepare_fleet_ms") > 0.0);
+    assert!((f("prepare_one_profile_ns_per_cell") - f("prepare_one_profile_ms") * 1e6 / f("cells")).abs() < 1e-6);
     // The components the structures count (their buffers) add up to what the allocator counted
     // for the fleet, less what does not grow with the map: the Directional A* tables (under
     // 2 MB here) and allocator rounding (3%).
@@ -240,6 +248,11 @@ fn bench_fleet_reports_what_a_second_profile_costs() {
         counted <= heap * 1.001 && unaccounted < 0.03 * heap * cells + 2e6,
         "components {counted} vs heap {heap} bytes per cell ({unaccounted} bytes unaccounted)"
     );
+    // --tile measures on the map repeated (depot is 604 x 307 cells).
+    let out = run(&["--tile", "700x400"]);
+    assert!(out.status.success(), "bench-fleet --tile failed: {}", String::from_utf8_lossy(&out.stderr));
+    let tiled: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object on stdout");
+    assert_eq!(tiled["cells"].as_f64(), Some(280_000.0), "{tiled}");
     let out = run(&["--set", "forklift.robot_radius=0.45"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);

@@ -1,7 +1,8 @@
 //! `blockstar bench-fleet`: what each vehicle profile beyond the first costs on one map, in heap
 //! bytes per cell and in patch time, measured side by side with a single profile and with one
 //! planner per vehicle (one node per footprint, Nav2's way), and the bytes per cell of the
-//! shared annotations and of each profile's own structures, by component.
+//! shared annotations and of each profile's own structures, by component; and the time to
+//! prepare the map (`set_map`, wall clock) and to apply a patch (median, p95, largest).
 //!
 //! Profiles are named as Nav2's `planner_plugins` and given parameters as the node's
 //! `<profile>.<parameter>` names: `--profiles amr,tugger --set tugger.min_turning_radius=0.8`.
@@ -97,13 +98,18 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
     let lddb = Planner::new(configs[0].1.clone())?.lddb().clone();
 
     // 1. Heap: one profile, then the whole fleet, then one planner per vehicle.
+    //    Each set_map also timed (wall clock): the preparation of the map for them.
     let before = heap_bytes()?;
     let mut one = Fleet::with_lddb(configs[..1].to_vec(), lddb.clone())?;
+    let t = Stamp::now();
     one.set_map(map.clone())?;
+    let prepare_one_ms = ms_since(t);
     let one_bytes = heap_bytes()?.saturating_sub(before);
     let before = heap_bytes()?;
     let mut fleet = Fleet::with_lddb(configs.clone(), lddb.clone())?;
+    let t = Stamp::now();
     fleet.set_map(map.clone())?;
+    let prepare_fleet_ms = ms_since(t);
     let fleet_bytes = heap_bytes()?.saturating_sub(before);
     let before = heap_bytes()?;
     let mut separate = Vec::new();
@@ -141,6 +147,11 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
             one_ms.push(ms_since(t));
         }
     }
+    let tail = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (super::bench_nav::percentile(&v, 0.95), v.last().copied().unwrap_or(0.0))
+    };
+    let ((fleet_p95, fleet_max), (one_p95, one_max)) = (tail(fleet_ms.clone()), tail(one_ms.clone()));
     let (fleet_patch, one_patch) = (median(fleet_ms), median(one_ms));
     // 3. By component, from the structures themselves (HeapSize: bytes of the buffers they own).
     let per_cell = |b: usize| b as f64 / cells;
@@ -172,6 +183,11 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
         "patch_fleet_ms": fleet_patch,
         "patch_one_profile_ms": one_patch,
         "patch_ratio": fleet_patch / one_patch,
+        "patch_fleet_p95_max_ms": [fleet_p95, fleet_max],
+        "patch_one_profile_p95_max_ms": [one_p95, one_max],
+        "prepare_one_profile_ms": prepare_one_ms,
+        "prepare_one_profile_ns_per_cell": prepare_one_ms * 1e6 / cells,
+        "prepare_fleet_ms": prepare_fleet_ms,
     });
     println!("{}", serde_json::to_string_pretty(&out).map_err(|e| CliError(e.to_string()))?);
     Ok(())
