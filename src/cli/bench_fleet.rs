@@ -2,7 +2,8 @@
 //! bytes per cell and in patch time, measured side by side with a single profile and with one
 //! planner per vehicle (one node per footprint, Nav2's way), and the bytes per cell of the
 //! shared annotations and of each profile's own structures, by component; and the time to
-//! prepare the map (`set_map`, wall clock) and to apply a patch (median, p95, largest).
+//! prepare the map (`set_map`) and to apply a patch (median, p95, largest), in thread CPU time
+//! (both run on the calling thread).
 //!
 //! Profiles are named as Nav2's `planner_plugins` and given parameters as the node's
 //! `<profile>.<parameter>` names: `--profiles amr,tugger --set tugger.min_turning_radius=0.8`.
@@ -98,7 +99,7 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
     let lddb = Planner::new(configs[0].1.clone())?.lddb().clone();
 
     // 1. Heap: one profile, then the whole fleet, then one planner per vehicle.
-    //    Each set_map also timed (wall clock): the preparation of the map for them.
+    //    Each set_map also timed: the preparation of the map for them.
     let before = heap_bytes()?;
     let mut one = Fleet::with_lddb(configs[..1].to_vec(), lddb.clone())?;
     let t = Stamp::now();
