@@ -61,6 +61,7 @@ pub mod footprint;
 mod layer;
 pub mod reach;
 pub mod regions;
+mod tiled_labels;
 pub mod true_clearance;
 
 pub use classes::{Capability, CellClass, Classifier};

@@ -7,7 +7,10 @@
 //! table).
 //!
 //! Representation: a label per cell (0 = not traversable) and a union-find forest over labels, so
-//! joining two regions is a union and a query is a label lookup plus a short `find`.
+//! joining two regions is a union and a query is a label lookup plus a short `find`. The labels
+//! are kept by 8 x 8 tiles ([`super::tiled_labels`]): labelling writes each cell's root, so a
+//! tile of open floor or of wall holds one label and only tiles along obstacle outlines keep a
+//! label per cell (a fraction of the 4 bytes a cell a plain array takes).
 //!
 //! Update after the mask changed inside a rectangle: the rectangle grown by a margin is flood
 //! filled locally. Cells that became traversable take the labels of their local component (unions
@@ -17,6 +20,7 @@
 //! costs a small window unless it really cuts (or nearly cuts, beyond the margin) a region.
 
 use super::distance::grow;
+use super::tiled_labels::TiledLabels;
 use crate::grid::{CellRect, Grid};
 
 /// Margin (cells) around a change inside which connectivity is checked locally before falling
@@ -28,7 +32,7 @@ const LOCAL_MARGIN: usize = 16;
 pub struct Regions {
     width: usize,
     height: usize,
-    labels: Vec<u32>,
+    labels: TiledLabels,
     parent: Vec<u32>,
     rank: Vec<u8>,
     stack: Vec<u32>,
@@ -49,7 +53,7 @@ impl Regions {
             margin: margin.max(1),
             width: mask.width(),
             height: mask.height(),
-            labels: Vec::new(),
+            labels: TiledLabels::default(),
             parent: Vec::new(),
             rank: Vec::new(),
             stack: Vec::new(),
@@ -58,22 +62,28 @@ impl Regions {
         r
     }
 
-    /// Labels every component from scratch in one row-major pass: a free cell joins the label of
-    /// its left or upper neighbour, and labels that meet are united (two-pass connected-component
-    /// labelling, with the second pass left to `find`).
+    /// Labels every component from scratch: two-pass connected-component labelling over rows.
+    /// Pass 1 gives a free cell the label of its left or upper neighbour (a fresh one when both
+    /// are blocked) and unites labels that meet; pass 2 makes the same choices again and writes
+    /// each cell's root, a tile row at a time, so the labels stay by tiles throughout (two rows
+    /// of `u32` and one tile row of roots are all the scratch it takes).
     fn rebuild(&mut self, mask: &Grid) {
-        let w = self.width;
-        self.labels = vec![0; w * self.height];
+        let (w, h) = (self.width, self.height);
+        self.labels = TiledLabels::filled(w, h, 0);
         self.parent = vec![0];
         self.rank = vec![0];
         let blocked = mask.blocked_cells();
-        for (i, &b) in blocked.iter().enumerate() {
-            if b {
-                continue;
+        // The raw label of every cell of row `y` (`label(left, up)` for a free cell), from the
+        // row above (`up`, all 0 for row 0).
+        fn label_row(blocked: &[bool], y: usize, up: &[u32], row: &mut [u32], mut label: impl FnMut(u32, u32) -> u32) {
+            let w = row.len();
+            for x in 0..w {
+                row[x] = if blocked[y * w + x] { 0 } else { label(if x > 0 { row[x - 1] } else { 0 }, up[x]) };
             }
-            let left = if i % w > 0 { self.labels[i - 1] } else { 0 };
-            let up = if i >= w { self.labels[i - w] } else { 0 };
-            self.labels[i] = match (left, up) {
+        }
+        let (mut up, mut row) = (vec![0u32; w], vec![0u32; w]);
+        for y in 0..h {
+            label_row(blocked, y, &up, &mut row, |left, up| match (left, up) {
                 (0, 0) => self.fresh_label(),
                 (l, 0) | (0, l) => l,
                 (l, u) if l == u => l,
@@ -81,12 +91,36 @@ impl Regions {
                     self.union(l, u);
                     l
                 }
-            };
+            });
+            std::mem::swap(&mut up, &mut row);
         }
         // Point every label at its root so queries take one step.
         for l in 1..self.parent.len() as u32 {
             self.find_compress(l);
         }
+        // Pass 2: the same labels in the same order (a counter in place of `fresh_label`), each
+        // written as its root.
+        let parent = &self.parent;
+        let mut next = 1u32;
+        up.fill(0);
+        let mut roots: Vec<u32> = Vec::with_capacity(w * 8);
+        for y in 0..h {
+            label_row(blocked, y, &up, &mut row, |left, up| match (left, up) {
+                (0, 0) => {
+                    next += 1;
+                    next - 1
+                }
+                (l, 0) | (0, l) => l,
+                (l, _) => l,
+            });
+            roots.extend(row.iter().map(|&l| parent[l as usize]));
+            if (y + 1) % 8 == 0 || y + 1 == h {
+                self.labels.set_tile_row(y / 8 * 8, &roots);
+                roots.clear();
+            }
+            std::mem::swap(&mut up, &mut row);
+        }
+        debug_assert_eq!(next as usize, self.parent.len());
     }
 
     fn fresh_label(&mut self) -> u32 {
@@ -117,10 +151,11 @@ impl Regions {
                     local[li] = label;
                 }
                 None => {
-                    if this.labels[i] == label {
+                    let (x, y) = (i % this.width, i / this.width);
+                    if this.labels.get(x, y) == label {
                         return false;
                     }
-                    this.labels[i] = label;
+                    this.labels.set(x, y, label);
                 }
             }
             true
@@ -189,7 +224,7 @@ impl Regions {
         if x >= self.width || y >= self.height {
             return None;
         }
-        match self.labels[y * self.width + x] {
+        match self.labels.get(x, y) {
             0 => None,
             l => Some(self.find(l)),
         }
@@ -210,7 +245,7 @@ impl Regions {
             return;
         }
         // Labels only grow; relabel from scratch once they outnumber the cells (amortised O(1)).
-        if self.parent.len() > 2 * self.labels.len() + 1024 {
+        if self.parent.len() > 2 * self.width * self.height + 1024 {
             self.rebuild(mask);
             return;
         }
@@ -218,10 +253,9 @@ impl Regions {
         let w = self.width;
         let mut removed_any = false;
         for y in changed.y..changed.y + changed.height {
-            let span = y * w + changed.x..y * w + changed.x + changed.width;
-            for (label, &b) in self.labels[span.clone()].iter_mut().zip(&blocked[span]) {
-                if b && *label != 0 {
-                    *label = 0;
+            for x in changed.x..changed.x + changed.width {
+                if blocked[y * w + x] && self.labels.get(x, y) != 0 {
+                    self.labels.set(x, y, 0);
                     removed_any = true;
                 }
             }
@@ -244,7 +278,7 @@ impl Regions {
         for ly in 0..window.height {
             for lx in 0..window.width {
                 let id = local[ly * window.width + lx];
-                let l = self.labels[(window.y + ly) * w + window.x + lx];
+                let l = self.labels.get(window.x + lx, window.y + ly);
                 if id != 0 && l != 0 {
                     let root = self.find_compress(l);
                     let roots = &mut components[id as usize - 1].1;
@@ -261,22 +295,24 @@ impl Regions {
                 Some((&r0, rest)) => rest.iter().fold(r0, |acc, &r| self.union(acc, r)),
             };
             for ly in 0..window.height {
-                let i0 = (window.y + ly) * w + window.x;
+                let y = window.y + ly;
                 for lx in 0..window.width {
-                    if local[ly * window.width + lx] == id as u32 + 1 && self.labels[i0 + lx] == 0 {
-                        self.labels[i0 + lx] = label;
+                    let x = window.x + lx;
+                    if local[ly * window.width + lx] == id as u32 + 1 && self.labels.get(x, y) == 0 {
+                        self.labels.set(x, y, label);
                     }
                 }
             }
         }
         if !removed_any {
+            self.compact(window);
             return; // without removals nothing can split
         }
         // A region that now shows up in two or more local components may have split: search from
         // those components together and relabel the pieces that turn out to be closed.
         let mut by_root: Vec<(u32, Vec<usize>)> = Vec::new();
         for (first, _) in &components {
-            let l = self.labels[*first];
+            let l = self.labels.get(first % w, first / w);
             let root = self.find_compress(l);
             match by_root.iter_mut().find(|(r, _)| *r == root) {
                 Some((_, starts)) => starts.push(*first),
@@ -288,6 +324,14 @@ impl Regions {
                 self.separate_pieces(blocked, &starts);
             }
         }
+        self.compact(window);
+    }
+
+    /// Folds the tiles of `window` whose cells came to hold one label back into one (pieces
+    /// relabelled beyond the window stay expanded until the next rebuild, which the amortised
+    /// relabelling bounds).
+    fn compact(&mut self, window: CellRect) {
+        self.labels.compact(window.x, window.y, window.x + window.width, window.y + window.height);
     }
 
     /// Breadth-first searches from every cell of `starts` (all in one region before a change), one
@@ -383,7 +427,7 @@ impl Regions {
                     l
                 }
             };
-            self.labels[cell as usize] = label;
+            self.labels.set(cell as usize % w, cell as usize / w, label);
         }
     }
 }
