@@ -31,6 +31,33 @@ impl CellRect {
     }
 }
 
+/// Read access to a grid of blocked / free cells, whatever its layout ([`Grid`], or the padded
+/// [`crate::search::los::CellMask`] the any-angle searches read), for code that only asks
+/// which cells are blocked (the clearance regions).
+pub trait BlockedAt {
+    /// Columns.
+    fn width(&self) -> usize;
+    /// Rows.
+    fn height(&self) -> usize;
+    /// True when cell `(x, y)` (inside the grid: `x < width`, `y < height`) is blocked.
+    fn blocked_at(&self, x: usize, y: usize) -> bool;
+}
+
+impl BlockedAt for Grid {
+    fn width(&self) -> usize {
+        self.width
+    }
+
+    fn height(&self) -> usize {
+        self.height
+    }
+
+    #[inline]
+    fn blocked_at(&self, x: usize, y: usize) -> bool {
+        self.blocked[y * self.width + x]
+    }
+}
+
 /// A grid of blocked / free cells.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Grid {

@@ -5,16 +5,22 @@ use crate::error::GridError;
 use crate::grid::{CellRect, Grid};
 use crate::lddb::Lddb;
 use crate::search::los::CellMask;
+use std::sync::Arc;
 
 /// Cells of the map with per-block pattern codes for blocks of `side x side` cells. Block
 /// `(bx, by)` covers cells `bx*side .. bx*side+side` by `by*side ..`; cells beyond the map count
 /// as blocked. `Send + Sync`: share one between search threads, update it between queries.
+///
+/// The cells are held behind an `Arc`, so a planner's grid reads the vehicle mask its clearance
+/// annotations keep instead of a copy of its own ([`BlockGrid::on_mask`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockGrid {
+    width: usize,
+    height: usize,
     side: usize,
     blocks_x: usize,
     blocks_y: usize,
-    mask: CellMask,
+    mask: Arc<CellMask>,
     patterns: Vec<u16>,
     /// Per block: `(class << 3) | transform` of its pattern under the canonical class map
     /// ([`crate::lddb::symmetry::class_codes`]), so the search reads it beside the pattern.
@@ -28,17 +34,25 @@ impl BlockGrid {
     ///
     /// Fails with [`GridError::BadSize`] for an unsupported side.
     pub fn new(grid: &Grid, side: usize) -> Result<Self, GridError> {
+        Self::on_mask(Arc::new(CellMask::from_grid(grid)), side)
+    }
+
+    /// Blocks for the cells of `mask`, held as given (shared with its other holders), with
+    /// blocks of `side` cells. Fails as [`BlockGrid::new`].
+    pub fn on_mask(mask: Arc<CellMask>, side: usize) -> Result<Self, GridError> {
         if !Lddb::SIDES.contains(&side) {
             return Err(GridError::BadSize { width: side, height: side });
         }
-        let (w, h) = (grid.width(), grid.height());
+        let (w, h) = (mask.width(), mask.height());
         let (blocks_x, blocks_y) = (w.div_ceil(side), h.div_ceil(side));
         let codes = crate::lddb::symmetry::class_codes(side).ok_or(GridError::BadSize { width: side, height: side })?;
         let mut g = Self {
+            width: w,
+            height: h,
             side,
             blocks_x,
             blocks_y,
-            mask: CellMask::from_grid(grid),
+            mask,
             patterns: vec![0; blocks_x * blocks_y],
             classes: vec![0; blocks_x * blocks_y],
             class_map_id: crate::lddb::symmetry::class_map_fingerprint(codes),
@@ -83,13 +97,45 @@ impl BlockGrid {
         if rect.is_empty() {
             return Ok(());
         }
+        let mask = Arc::make_mut(&mut self.mask);
         for y in rect.y..rect.y + rect.height {
             for x in rect.x..rect.x + rect.width {
-                self.mask.set(x, y, grid.is_blocked(x as i64, y as i64));
+                mask.set(x, y, grid.is_blocked(x as i64, y as i64));
             }
         }
+        self.recompute_rect(rect);
+        Ok(())
+    }
+
+    fn recompute_rect(&mut self, rect: CellRect) {
         let s = self.side;
         self.recompute(rect.x / s, rect.y / s, (rect.x + rect.width).div_ceil(s), (rect.y + rect.height).div_ceil(s));
+    }
+
+    /// Gives up the cells until [`BlockGrid::follow_mask`] brings them back, so their other
+    /// holder (the clearance annotations) can update them in place; nothing may be searched
+    /// meanwhile.
+    pub fn release_mask(&mut self) {
+        self.mask = Arc::new(CellMask::all_blocked(0, 0));
+    }
+
+    /// Takes `mask` (the cells this grid was built on, as their holder has brought them up to
+    /// date: same size) and updates the pattern codes of the blocks meeting each of `changed`,
+    /// the rectangles inside which cells changed. Fails, taking nothing, with
+    /// [`GridError::SizeMismatch`] or [`GridError::RectOutside`].
+    pub fn follow_mask(&mut self, mask: Arc<CellMask>, changed: &[CellRect]) -> Result<(), GridError> {
+        let (w, h) = (self.width, self.height);
+        let (mw, mh) = (mask.width(), mask.height());
+        if (mw, mh) != (w, h) {
+            return Err(GridError::SizeMismatch { width: mw, height: mh, expected_width: w, expected_height: h });
+        }
+        if let Some(&rect) = changed.iter().find(|r| r.x + r.width > mw || r.y + r.height > mh) {
+            return Err(GridError::RectOutside { rect, width: mw, height: mh });
+        }
+        self.mask = mask;
+        for &rect in changed.iter().filter(|r| !r.is_empty()) {
+            self.recompute_rect(rect);
+        }
         Ok(())
     }
 
@@ -100,7 +146,7 @@ impl BlockGrid {
         if x >= self.width() || y >= self.height() {
             return Err(GridError::OutOfBounds { x: x as i64, y: y as i64 });
         }
-        self.mask.set(x, y, blocked);
+        Arc::make_mut(&mut self.mask).set(x, y, blocked);
         let (bx, by) = (x / self.side, y / self.side);
         let bit = 1u16 << ((y % self.side) * self.side + x % self.side);
         let p = &mut self.patterns[by * self.blocks_x + bx];
@@ -137,13 +183,13 @@ impl BlockGrid {
     /// Map columns.
     #[inline]
     pub fn width(&self) -> usize {
-        self.mask.width()
+        self.width
     }
 
     /// Map rows.
     #[inline]
     pub fn height(&self) -> usize {
-        self.mask.height()
+        self.height
     }
 
     /// Blocks per row.
@@ -171,9 +217,18 @@ impl BlockGrid {
     }
 }
 
+impl BlockGrid {
+    /// Heap bytes of the pattern and class codes, without the cells (which a planner's grid
+    /// shares with the clearance annotations).
+    pub fn code_heap_bytes(&self) -> usize {
+        use crate::memory::HeapSize;
+        self.patterns.heap_bytes() + self.classes.heap_bytes()
+    }
+}
+
 impl crate::memory::HeapSize for BlockGrid {
     fn heap_bytes(&self) -> usize {
-        self.mask.heap_bytes() + self.patterns.heap_bytes() + self.classes.heap_bytes()
+        self.mask.heap_bytes() + self.code_heap_bytes()
     }
 }
 
@@ -205,5 +260,34 @@ mod tests {
         assert!(bg.update_rect(&grid, CellRect { x: 5, y: 0, width: 2, height: 1 }).is_err());
         assert_eq!(bg, before);
         assert!(BlockGrid::new(&grid, 5).is_err());
+    }
+
+    /// A grid on a shared mask gives the cells up, then takes them back changed and updates
+    /// only the blocks of the rectangles it is told: equal to a grid built on the new cells, and
+    /// one copy of the cells between the two holders throughout.
+    #[test]
+    fn a_shared_mask_is_followed() {
+        let grid = Grid::from_rows(&["@.........", "..........", "......@...", "..........", ".........."]).unwrap();
+        let mut holder = Arc::new(CellMask::from_grid(&grid));
+        let mut bg = BlockGrid::on_mask(holder.clone(), 4).unwrap();
+        bg.release_mask();
+        // The holder edits in place: nothing else holds the cells now.
+        let cells = Arc::get_mut(&mut holder).expect("released");
+        cells.set(1, 1, true);
+        cells.set(6, 2, false);
+        cells.set(9, 4, true);
+        let rects = [CellRect { x: 1, y: 1, width: 1, height: 1 }, CellRect { x: 6, y: 2, width: 4, height: 3 }];
+        bg.follow_mask(holder.clone(), &rects).unwrap();
+        let mut changed = grid.clone();
+        changed.set_blocked(1, 1, true).unwrap();
+        changed.set_blocked(6, 2, false).unwrap();
+        changed.set_blocked(9, 4, true).unwrap();
+        assert_eq!(bg, BlockGrid::new(&changed, 4).unwrap());
+        assert_eq!(Arc::strong_count(&holder), 2);
+        let small = Arc::new(CellMask::all_blocked(3, 3));
+        assert!(bg.follow_mask(small, &[]).is_err());
+        let outside = [CellRect { x: 8, y: 0, width: 3, height: 1 }];
+        assert!(bg.follow_mask(holder.clone(), &outside).is_err());
+        assert_eq!(bg, BlockGrid::new(&changed, 4).unwrap(), "a refused follow changes nothing");
     }
 }

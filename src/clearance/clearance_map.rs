@@ -9,6 +9,8 @@ use super::{union_rect, ClearanceConfig, ClearanceError};
 use crate::grid::{CellRect, Grid};
 use crate::map::{MapInfo, OccupancyMap};
 use crate::map_diff::{changed_rects, MapChange};
+use crate::search::los::CellMask;
+use std::sync::Arc;
 
 /// A rectangle of cells given with signed sizes, as map updates arrive (checked before use).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +70,9 @@ pub struct Subsumed {
 struct TrackedVehicle {
     vehicle: Vehicle,
     layer: usize,
-    mask: Grid,
+    /// Behind an `Arc` because the vehicle's Block A* grids read it too (one copy, not two);
+    /// an update copies it only while a plan in flight still holds the old one.
+    mask: Arc<CellMask>,
     regions: Regions,
 }
 
@@ -225,7 +229,7 @@ impl ClearanceMap {
         let layer = self.layer_index(vehicle.capability);
         let mask = build_mask(&self.layers[layer], vehicle.footprint, self.map.info.width, self.map.info.height);
         let regions = Regions::new(&mask);
-        self.vehicles.push(TrackedVehicle { vehicle, layer, mask, regions });
+        self.vehicles.push(TrackedVehicle { vehicle, layer, mask: Arc::new(mask), regions });
         Ok(())
     }
 
@@ -242,8 +246,15 @@ impl ClearanceMap {
 
     /// The traversability mask of `vehicle`: cell `(x, y)` is free exactly when the footprint fits
     /// there. Kept current by every update. Fails with [`ClearanceError::NotTracked`].
-    pub fn vehicle_mask(&self, vehicle: &Vehicle) -> Result<&Grid, ClearanceError> {
+    pub fn vehicle_mask(&self, vehicle: &Vehicle) -> Result<&CellMask, ClearanceError> {
         Ok(&self.tracked(vehicle)?.mask)
+    }
+
+    /// [`ClearanceMap::vehicle_mask`] as a shared handle, for a reader that keeps it beside its
+    /// own structures (the vehicle's Block A* grid): valid until the next update, which leaves
+    /// the handle's copy as it was. Fails with [`ClearanceError::NotTracked`].
+    pub fn shared_vehicle_mask(&self, vehicle: &Vehicle) -> Result<Arc<CellMask>, ClearanceError> {
+        Ok(self.tracked(vehicle)?.mask.clone())
     }
 
     /// The region of cell `(x, y)` for `vehicle` (equal ids: connected; valid until the next
@@ -348,8 +359,8 @@ impl ClearanceMap {
             let Some(affected) = layer.update(&self.classes, cells) else { continue };
             out.annotations = Some(union_rect(out.annotations, affected));
             for v in self.vehicles.iter_mut().filter(|v| v.layer == li) {
-                if let Some(rect) = update_mask(layer, v.vehicle.footprint, &mut v.mask, affected) {
-                    v.regions.update(&v.mask, rect);
+                if let Some(rect) = update_mask(layer, v.vehicle.footprint, Arc::make_mut(&mut v.mask), affected) {
+                    v.regions.update(v.mask.as_ref(), rect);
                     out.masks.push(MaskChange { vehicle: v.vehicle, rect });
                 }
             }
@@ -425,26 +436,28 @@ fn check_map(map: &OccupancyMap) -> Result<(), ClearanceError> {
     Ok(())
 }
 
-fn build_mask(layer: &ClearanceLayer, footprint: Footprint, width: usize, height: usize) -> Grid {
+fn build_mask(layer: &ClearanceLayer, footprint: Footprint, width: usize, height: usize) -> CellMask {
     // Straight from the value arrays (same rule as `Footprint::fits`), one pass over the map.
-    let blocked: Vec<bool> = match footprint {
+    match footprint {
         Footprint::Circle { .. } => {
-            let t = footprint.distance_sq_threshold();
-            layer.distance().values().iter().map(|&d| u32::from(d) <= t).collect()
+            let (t, d) = (footprint.distance_sq_threshold(), layer.distance().values());
+            CellMask::from_fn(width, height, |k| u32::from(d[k]) <= t)
         }
-        Footprint::Square { side } => layer.clearance().values().iter().map(|&c| u16::from(c) < side).collect(),
-    };
-    Grid::from_blocked(width, height, blocked).expect("map size was validated")
+        Footprint::Square { side } => {
+            let c = layer.clearance().values();
+            CellMask::from_fn(width, height, |k| u16::from(c[k]) < side)
+        }
+    }
 }
 
 /// Re-evaluates the mask inside `rect`; returns the bounding box of the cells that flipped.
-fn update_mask(layer: &ClearanceLayer, footprint: Footprint, mask: &mut Grid, rect: CellRect) -> Option<CellRect> {
+fn update_mask(layer: &ClearanceLayer, footprint: Footprint, mask: &mut CellMask, rect: CellRect) -> Option<CellRect> {
     let mut changed = None;
     for y in rect.y..rect.y + rect.height {
         for x in rect.x..rect.x + rect.width {
             let blocked = !footprint.fits(layer, x, y);
             if blocked != mask.is_blocked(x as i64, y as i64) {
-                mask.set_blocked(x, y, blocked).expect("rect lies inside the map");
+                mask.set(x, y, blocked);
                 changed = Some(union_rect(changed, CellRect { x, y, width: 1, height: 1 }));
             }
         }

@@ -21,7 +21,7 @@
 
 use super::distance::grow;
 use super::tiled_labels::TiledLabels;
-use crate::grid::{CellRect, Grid};
+use crate::grid::{BlockedAt, CellRect};
 
 /// Margin (cells) around a change inside which connectivity is checked locally before falling
 /// back to a global flood fill.
@@ -42,13 +42,13 @@ pub struct Regions {
 
 impl Regions {
     /// The regions of `mask` (traversable = not blocked).
-    pub fn new(mask: &Grid) -> Self {
+    pub fn new(mask: &impl BlockedAt) -> Self {
         Self::with_margin(mask, LOCAL_MARGIN)
     }
 
     /// As [`Regions::new`] with the margin of the local connectivity check set to `margin` cells
     /// (at least 1).
-    pub(crate) fn with_margin(mask: &Grid, margin: usize) -> Self {
+    pub(crate) fn with_margin(mask: &impl BlockedAt, margin: usize) -> Self {
         let mut r = Self {
             margin: margin.max(1),
             width: mask.width(),
@@ -67,23 +67,27 @@ impl Regions {
     /// are blocked) and unites labels that meet; pass 2 makes the same choices again and writes
     /// each cell's root, a tile row at a time, so the labels stay by tiles throughout (two rows
     /// of `u32` and one tile row of roots are all the scratch it takes).
-    fn rebuild(&mut self, mask: &Grid) {
+    fn rebuild(&mut self, mask: &impl BlockedAt) {
         let (w, h) = (self.width, self.height);
         self.labels = TiledLabels::filled(w, h, 0);
         self.parent = vec![0];
         self.rank = vec![0];
-        let blocked = mask.blocked_cells();
         // The raw label of every cell of row `y` (`label(left, up)` for a free cell), from the
         // row above (`up`, all 0 for row 0).
-        fn label_row(blocked: &[bool], y: usize, up: &[u32], row: &mut [u32], mut label: impl FnMut(u32, u32) -> u32) {
-            let w = row.len();
-            for x in 0..w {
-                row[x] = if blocked[y * w + x] { 0 } else { label(if x > 0 { row[x - 1] } else { 0 }, up[x]) };
+        fn label_row(
+            mask: &impl BlockedAt,
+            y: usize,
+            up: &[u32],
+            row: &mut [u32],
+            mut label: impl FnMut(u32, u32) -> u32,
+        ) {
+            for x in 0..row.len() {
+                row[x] = if mask.blocked_at(x, y) { 0 } else { label(if x > 0 { row[x - 1] } else { 0 }, up[x]) };
             }
         }
         let (mut up, mut row) = (vec![0u32; w], vec![0u32; w]);
         for y in 0..h {
-            label_row(blocked, y, &up, &mut row, |left, up| match (left, up) {
+            label_row(mask, y, &up, &mut row, |left, up| match (left, up) {
                 (0, 0) => self.fresh_label(),
                 (l, 0) | (0, l) => l,
                 (l, u) if l == u => l,
@@ -105,7 +109,7 @@ impl Regions {
         up.fill(0);
         let mut roots: Vec<u32> = Vec::with_capacity(w * 8);
         for y in 0..h {
-            label_row(blocked, y, &up, &mut row, |left, up| match (left, up) {
+            label_row(mask, y, &up, &mut row, |left, up| match (left, up) {
                 (0, 0) => {
                     next += 1;
                     next - 1
@@ -132,7 +136,7 @@ impl Regions {
 
     /// Labels every traversable cell 4-connected to `start` with `label`. With `window`, the fill
     /// stays inside it and writes into `local` (indexed within the window) instead of the labels.
-    fn flood(&mut self, blocked: &[bool], start: usize, label: u32, mut window: Option<(CellRect, &mut [u32])>) {
+    fn flood(&mut self, mask: &impl BlockedAt, start: usize, label: u32, mut window: Option<(CellRect, &mut [u32])>) {
         let w = self.width;
         let mut stack = std::mem::take(&mut self.stack);
         stack.clear();
@@ -164,22 +168,23 @@ impl Regions {
         while let Some(i) = stack.pop() {
             let i = i as usize;
             let (x, y) = (i % w, i / w);
-            let mut visit = |j: usize, this: &mut Self, stack: &mut Vec<u32>| {
-                if !blocked[j] && mark(j, this) {
+            let mut visit = |nx: usize, ny: usize, this: &mut Self, stack: &mut Vec<u32>| {
+                let j = ny * w + nx;
+                if !mask.blocked_at(nx, ny) && mark(j, this) {
                     stack.push(j as u32);
                 }
             };
             if x > wx0 {
-                visit(i - 1, self, &mut stack);
+                visit(x - 1, y, self, &mut stack);
             }
             if x + 1 < wx1 {
-                visit(i + 1, self, &mut stack);
+                visit(x + 1, y, self, &mut stack);
             }
             if y > wy0 {
-                visit(i - w, self, &mut stack);
+                visit(x, y - 1, self, &mut stack);
             }
             if y + 1 < wy1 {
-                visit(i + w, self, &mut stack);
+                visit(x, y + 1, self, &mut stack);
             }
         }
         self.stack = stack;
@@ -240,7 +245,7 @@ impl Regions {
     }
 
     /// Brings the regions up to date after `mask` changed inside `changed` only.
-    pub fn update(&mut self, mask: &Grid, changed: CellRect) {
+    pub fn update(&mut self, mask: &impl BlockedAt, changed: CellRect) {
         if changed.is_empty() {
             return;
         }
@@ -249,12 +254,11 @@ impl Regions {
             self.rebuild(mask);
             return;
         }
-        let blocked = mask.blocked_cells();
         let w = self.width;
         let mut removed_any = false;
         for y in changed.y..changed.y + changed.height {
             for x in changed.x..changed.x + changed.width {
-                if blocked[y * w + x] && self.labels.get(x, y) != 0 {
+                if mask.blocked_at(x, y) && self.labels.get(x, y) != 0 {
                     self.labels.set(x, y, 0);
                     removed_any = true;
                 }
@@ -266,12 +270,12 @@ impl Regions {
         let mut components: Vec<(usize, Vec<u32>)> = Vec::new();
         for ly in 0..window.height {
             for lx in 0..window.width {
-                let i = (window.y + ly) * w + window.x + lx;
-                if blocked[i] || local[ly * window.width + lx] != 0 {
+                let (x, y) = (window.x + lx, window.y + ly);
+                if mask.blocked_at(x, y) || local[ly * window.width + lx] != 0 {
                     continue;
                 }
-                let id = components.len() as u32 + 1;
-                self.flood(blocked, i, id, Some((window, &mut local)));
+                let (i, id) = (y * w + x, components.len() as u32 + 1);
+                self.flood(mask, i, id, Some((window, &mut local)));
                 components.push((i, Vec::new()));
             }
         }
@@ -321,7 +325,7 @@ impl Regions {
         }
         for (_, starts) in by_root {
             if starts.len() >= 2 {
-                self.separate_pieces(blocked, &starts);
+                self.separate_pieces(mask, &starts);
             }
         }
         self.compact(window);
@@ -339,7 +343,7 @@ impl Regions {
     /// a closed piece and gets a fresh label. Stops when at most one group is still open, so the
     /// cost is about the number of searches times the size of the smaller pieces (or of the detour
     /// joining them), not the size of the region.
-    fn separate_pieces(&mut self, blocked: &[bool], starts: &[usize]) {
+    fn separate_pieces(&mut self, mask: &impl BlockedAt, starts: &[usize]) {
         let (w, h) = (self.width, self.height);
         let k = starts.len();
         let mut owner: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
@@ -393,7 +397,7 @@ impl Regions {
                 (y + 1 < h).then(|| c + w),
             ];
             for n in neighbours.into_iter().flatten() {
-                if blocked[n] {
+                if mask.blocked_at(n % w, n / w) {
                     continue;
                 }
                 match owner.get(&(n as u32)) {
@@ -441,6 +445,7 @@ impl crate::memory::HeapSize for Regions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grid::Grid;
     use proptest::prelude::*;
     use std::collections::VecDeque;
 

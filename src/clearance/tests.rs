@@ -86,7 +86,7 @@ proptest! {
             let (x, y) = (px % w, py % h);
             let (pw, ph) = (pw.min(w - x), ph.min(h - y));
             let patch = values(&pbytes[..pw * ph], d);
-            let before: Vec<crate::grid::Grid> = vehicles().iter().map(|v| m.vehicle_mask(v).unwrap().clone()).collect();
+            let before: Vec<crate::search::los::CellMask> = vehicles().iter().map(|v| m.vehicle_mask(v).unwrap().clone()).collect();
             let changed = m.apply_patch(PatchRect { x: x as i64, y: y as i64, width: pw as i64, height: ph as i64 }, &patch).unwrap();
             let reference = fresh(m.data().to_vec(), w, h);
             assert_same(&m, &reference)?;

@@ -7,7 +7,7 @@ use crate::clearance::{Capability, ChangedRegion, Classifier, ClearanceConfig, C
 use crate::costs::CostField;
 use crate::directional::verify::Vehicle as VerifiedVehicle;
 use crate::directional::{self, CollisionMap, Directional, Obstacles};
-use crate::grid::{CellRect, Grid};
+use crate::grid::CellRect;
 use crate::lddb::Lddb;
 use crate::map::OccupancyMap;
 use std::sync::Arc;
@@ -153,7 +153,8 @@ pub struct ProfileBytes {
     /// pricing the map alike: same inscribed disk, traversability and cost settings; the
     /// obstacle distance they are made from is the annotations').
     pub costs: usize,
-    /// Block A*'s pattern codes (and the mask they are read from).
+    /// Block A*'s pattern codes (the mask they are read from is the vehicle's, in
+    /// `mask_and_regions`).
     pub blocks: usize,
 }
 
@@ -331,9 +332,9 @@ impl PreparedMap {
         let vehicle = SiteNeeds::of(config, res)?.vehicle;
         let mask = site
             .clearance
-            .vehicle_mask(&vehicle)
+            .shared_vehicle_mask(&vehicle)
             .map_err(|e| invalid(format!("the map's annotations do not serve this vehicle: {e}")))?;
-        let blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
+        let blocks = BlockGrid::on_mask(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
         let collision = Self::collision_map(&site, config, &vehicle, donor);
         let refiner = refiner::for_config(config, res, previous.map(|p| p.refiner.as_ref()))?;
         Ok(Self { site, vehicle, collision, blocks, refiner })
@@ -375,16 +376,18 @@ impl PreparedMap {
             mask_and_regions: unless(mask_shared, self.site.clearance.vehicle_bytes(&self.vehicle).unwrap_or(0)),
             collision: unless(obstacles_shared, self.collision.obstacle_heap_bytes()),
             costs: unless(costs_shared, self.collision.costs().map_or(0, HeapSize::heap_bytes)),
-            blocks: self.blocks.heap_bytes(),
+            blocks: self.blocks.code_heap_bytes(),
         }
     }
 
     /// Splits off the site, so a group of profiles can hand theirs back and have it edited in
     /// place (see `planner::maps`).
     pub(super) fn detach(self) -> (Arc<SiteMap>, Detached) {
-        let Self { site, vehicle, mut collision, blocks, refiner } = self;
-        // The site's holder updates the obstacle distance in place; `attach` takes it back.
+        let Self { site, vehicle, mut collision, mut blocks, refiner } = self;
+        // The site updates the obstacle distance and the vehicle mask in place; `attach` takes
+        // them back.
         collision.release_distance();
+        blocks.release_mask();
         (site, Detached { vehicle, collision, blocks, refiner })
     }
 
@@ -404,8 +407,8 @@ impl PreparedMap {
         let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
         if changed.rebuilt {
             self.collision = Self::collision_map(&self.site, config, &self.vehicle, donor);
-            let mask = self.site.clearance.vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
-            self.blocks = BlockGrid::new(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
+            let mask = self.site.clearance.shared_vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
+            self.blocks = BlockGrid::on_mask(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
             return Ok(MapUpdate { changed: changed.cells, rebuilt: true, costs_changed: changed.cells });
         }
         match (donor.obstacles, changed.cells) {
@@ -429,10 +432,9 @@ impl PreparedMap {
             }
             _ => None,
         };
-        let mask = self.site.clearance.vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
-        for m in changed.masks.iter().filter(|m| m.vehicle == self.vehicle) {
-            self.blocks.update_rect(mask, m.rect).map_err(|e| invalid(e.to_string()))?;
-        }
+        let mask = self.site.clearance.shared_vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
+        let rects: Vec<CellRect> = changed.masks.iter().filter(|m| m.vehicle == self.vehicle).map(|m| m.rect).collect();
+        self.blocks.follow_mask(mask, &rects).map_err(|e| invalid(e.to_string()))?;
         Ok(MapUpdate { changed: changed.cells, rebuilt: false, costs_changed })
     }
 
@@ -450,7 +452,7 @@ impl PreparedMap {
     }
 
     /// The grid the any-angle search runs on: free where the vehicle fits.
-    pub fn vehicle_mask(&self) -> &Grid {
+    pub fn vehicle_mask(&self) -> &crate::search::los::CellMask {
         // The vehicle was tracked when this map was prepared.
         self.site.clearance.vehicle_mask(&self.vehicle).expect("vehicle tracked at construction")
     }
@@ -478,8 +480,10 @@ impl Detached {
 
     /// The prepared map again, on `site`.
     pub(super) fn attach(self, site: Arc<SiteMap>) -> PreparedMap {
-        let Self { vehicle, mut collision, blocks, refiner } = self;
+        let Self { vehicle, mut collision, mut blocks, refiner } = self;
         collision.set_distance(site.obstacle_distance(&vehicle));
+        let mask = site.clearance.shared_vehicle_mask(&vehicle).expect("the site tracks every profile's vehicle");
+        blocks.follow_mask(mask, &[]).expect("the site's mask has the map's size");
         PreparedMap { site, vehicle, collision, blocks, refiner }
     }
 }

@@ -59,6 +59,19 @@ impl CellMask {
         m
     }
 
+    /// The mask of a `width x height` grid whose cell of row-major index `k` is blocked when
+    /// `blocked(k)` is true: one pass, row by row.
+    pub fn from_fn(width: usize, height: usize, blocked: impl Fn(usize) -> bool) -> Self {
+        let mut m = Self::all_blocked(width, height);
+        for y in 0..height {
+            let row = &mut m.cells[(y + 1) * m.stride + 1..][..width];
+            for (x, c) in row.iter_mut().enumerate() {
+                *c = u8::from(blocked(y * width + x));
+            }
+        }
+        m
+    }
+
     /// A `width x height` mask with every cell blocked.
     pub fn all_blocked(width: usize, height: usize) -> Self {
         let stride = width + 2;
@@ -89,6 +102,18 @@ impl CellMask {
     #[inline]
     pub(crate) fn padded_cells(&self) -> (&[u8], usize) {
         (&self.cells, self.stride)
+    }
+
+    /// True when cell `(x, y)` is blocked or outside the grid (as [`Grid::is_blocked`]).
+    #[inline]
+    pub fn is_blocked(&self, x: i64, y: i64) -> bool {
+        x < 0 || y < 0 || x >= self.width as i64 || y >= self.height as i64 || self.blocked(x, y)
+    }
+
+    /// True when cell `(x, y)` is inside the grid and free.
+    #[inline]
+    pub fn is_free(&self, x: i64, y: i64) -> bool {
+        !self.is_blocked(x, y)
     }
 
     /// True when cell `(x, y)` is blocked. Valid for `-1 <= x <= width`, `-1 <= y <= height`
@@ -236,6 +261,21 @@ impl CellMask {
                 LosRule::Conservative => !a && !b,
             }
         })
+    }
+}
+
+impl crate::grid::BlockedAt for CellMask {
+    fn width(&self) -> usize {
+        self.width
+    }
+
+    fn height(&self) -> usize {
+        self.height
+    }
+
+    #[inline]
+    fn blocked_at(&self, x: usize, y: usize) -> bool {
+        self.cells[(y + 1) * self.stride + x + 1] != 0
     }
 }
 
