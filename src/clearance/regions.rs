@@ -23,6 +23,10 @@ use super::distance::grow;
 use super::tiled_labels::TiledLabels;
 use crate::grid::{BlockedAt, CellRect};
 
+/// Label count beyond which an update relabels from scratch: far enough below the tiles'
+/// [`super::tiled_labels::VALUE_LIMIT`] (2^31) that one update's fresh labels stay below it.
+const LABEL_RELABEL_AT: usize = 3 << 29;
+
 /// Margin (cells) around a change inside which connectivity is checked locally before falling
 /// back to a global flood fill.
 const LOCAL_MARGIN: usize = 16;
@@ -249,8 +253,11 @@ impl Regions {
         if changed.is_empty() {
             return;
         }
-        // Labels only grow; relabel from scratch once they outnumber the cells (amortised O(1)).
-        if self.parent.len() > 2 * self.width * self.height + 1024 {
+        // Labels only grow; relabel from scratch once they outnumber the cells (amortised O(1)),
+        // or near the largest label the tiles hold (a relabelled map of at most 2^31 cells, the
+        // most a grid holds, needs at most 2^30 + 1: every other cell).
+        let limit = (2 * self.width * self.height + 1024).min(LABEL_RELABEL_AT);
+        if self.parent.len() > limit {
             self.rebuild(mask);
             return;
         }

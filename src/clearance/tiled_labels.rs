@@ -24,8 +24,8 @@ const EXPANDED: u32 = 1 << 31;
 const TWO_VALUED: u32 = 1 << 30;
 /// The bits of an entry's index.
 const INDEX: u32 = TWO_VALUED - 1;
-/// Values stored must be below this.
-pub(super) const VALUE_LIMIT: u32 = TWO_VALUED;
+/// Values stored must be below this (a value is read as one only while bit 31 is clear).
+pub(super) const VALUE_LIMIT: u32 = EXPANDED;
 
 /// A tile whose cells hold 0 or `value`: bit `row * 8 + column` of `holds` set for the cells
 /// holding `value`.
@@ -43,7 +43,7 @@ enum Form {
 }
 
 /// Values per cell of a `width x height` map, by tiles (see the module documentation). Values
-/// must be below [`VALUE_LIMIT`] (2^30).
+/// must be below [`VALUE_LIMIT`] (2^31).
 #[derive(Debug, Clone, Default)]
 pub(super) struct TiledLabels {
     width: usize,

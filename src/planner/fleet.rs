@@ -170,7 +170,8 @@ impl Fleet {
     /// Gives every profile its parameters at once (`configs` in the profiles' order), so a change
     /// that must reach all of them together (the map's `occupied_threshold`) is one step. The
     /// map is annotated anew, once, only when the annotations the profiles need changed (a
-    /// vehicle's size or traversability, the threshold); a profile whose parameters did not
+    /// vehicle's size or traversability, the threshold, the obstacle distance's cap when a
+    /// profile's costs reach beyond 31 cells); a profile whose parameters did not
     /// change keeps its map otherwise. Fails with `INVALID_INPUT` (a count that is not the
     /// profiles', parameters out of range, profiles reading the map with different thresholds, a
     /// footprint the map cannot annotate); nothing changes then.

@@ -146,7 +146,8 @@ impl Planner {
     }
 
     /// Replaces the parameters and re-derives the held map under them (its annotations kept
-    /// when the vehicle's size and the map's threshold are unchanged). On error nothing changes.
+    /// when the vehicle's size, the map's threshold and the obstacle distance's cap, which the
+    /// costs' reach can raise, are unchanged). On error nothing changes.
     pub fn set_config(&mut self, config: PlannerConfig) -> Result<(), PlanError> {
         maps::set_configs(&mut [self], vec![config])
     }

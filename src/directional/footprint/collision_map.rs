@@ -166,14 +166,15 @@ impl CollisionMap {
     }
 
     /// Distance (cells) from the centre of cell `(x, y)` to the nearest blocked cell's centre
-    /// (cells outside the map count as blocked); `None` outside the map or at the field's cap
-    /// (at least 32 cells) or beyond.
+    /// (cells outside the map count as blocked); `None` outside the map or at 32 cells or beyond
+    /// (the reach every field here has, whatever its cap, so the figures read from it do not
+    /// depend on what else the field serves).
     pub fn centre_distance(&self, x: i64, y: i64) -> Option<f64> {
         if x < 0 || y < 0 || x >= self.width as i64 || y >= self.height as i64 {
             return None;
         }
         let d2 = self.distance.values()[y as usize * self.width + x as usize];
-        let cap = u32::from(self.distance.cap());
+        let cap = u32::from(CLEARANCE_CAP.min(self.distance.cap()));
         (u32::from(d2) < cap * cap).then(|| f64::from(d2).sqrt())
     }
 
