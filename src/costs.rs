@@ -20,18 +20,21 @@
 //! above the length, `cost_penalty ∫ c ds`). At `cost_penalty` 0 no field is built and every
 //! stage prices lengths alone.
 //!
-//! The field reads the obstacle distance from an exact capped Euclidean field
-//! ([`DistanceField`]) it does not hold: in the planner that is the clearance annotations' own
-//! (one per traversability, shared by every profile and by the collision map), whose cap the
-//! site raises to [`CostRule::distance_cap`]. It is kept current under map patches
-//! ([`CostField::update`]): once the distance is, the costs are recomputed where a distance or
-//! a grade may have changed.
+//! The field holds no per-cell data: it reads each cell's value and obstacle distance when
+//! asked, through shared handles, and looks both up in small tables. The distance is an exact
+//! capped Euclidean field ([`DistanceField`]): in the planner the clearance annotations' own (one
+//! per traversability, shared by every profile and by the collision map), whose cap the site
+//! raises to [`CostRule::distance_cap`], and the values are the site's. Under map patches the
+//! field gives both up while the site edits them ([`CostField::release`]) and takes them back
+//! after ([`CostField::attach`]); [`CostField::affected`] bounds the cells whose cost may have
+//! changed.
 
 use crate::clearance::distance::{DistanceField, MAX_DISTANCE_CAP};
 use crate::geometry::Point2;
 use crate::grid::CellRect;
 use crate::map::{OccupancyMap, Traversability};
 use crate::trajectory::Segment;
+use std::sync::Arc;
 
 /// Sampling step of path costs (cells): a quarter cell, as Navigation2's planner benchmark
 /// samples paths.
@@ -90,16 +93,43 @@ impl CostRule {
     }
 }
 
-/// Per-cell normalised costs of one map under a [`CostRule`], stored as bytes (`c * 255`).
-#[derive(Debug, Clone, PartialEq)]
+/// The normalised costs of one map under a [`CostRule`], read on demand from the map's values
+/// and its obstacle distance: a cell's cost is the larger of its grade and its clearance cost,
+/// each looked up in a small table as a byte (`c * 255`). It holds no per-cell data of its own:
+/// the values and the distance are shared handles (in the planner, the site's own copies), so a
+/// profile's costs cost a few kilobytes of tables whatever the map's size.
+#[derive(Debug, Clone)]
 pub struct CostField {
     width: usize,
     height: usize,
     rule: CostRule,
+    tables: Arc<CostTables>,
+    /// The occupancy values the grades are read from.
+    values: Arc<OccupancyMap>,
+    /// The obstacle distance of `values`' blocked cells, capped at the rule's
+    /// [`CostRule::distance_cap`] or beyond.
+    distance: Arc<DistanceField>,
+}
+
+/// What a [`CostField`] looks its bytes up in.
+#[derive(Debug, PartialEq)]
+struct CostTables {
+    /// Grade byte by occupancy value (as `u8`).
+    by_grade: [u8; 256],
     /// Clearance cost byte by squared distance, up to the square of the rule's
     /// [`CostRule::distance_cap`] (every farther cell reads the last entry, 0).
     by_distance: Vec<u8>,
-    cost: Vec<u8>,
+}
+
+impl CostTables {
+    fn of(rule: &CostRule) -> Self {
+        let cap = u32::from(rule.distance_cap());
+        let by_distance: Vec<u8> =
+            (0..=cap * cap).map(|d2| to_byte(rule.clearance_cost(f64::from(d2).sqrt()))).collect();
+        let by_grade = std::array::from_fn(|v| to_byte(rule.grade(v as u8 as i8)));
+        debug_assert_eq!(by_distance.last(), Some(&0), "a distance beyond the table costs what its last entry does");
+        Self { by_grade, by_distance }
+    }
 }
 
 /// A normalised cost as a byte.
@@ -107,26 +137,31 @@ fn to_byte(c: f64) -> u8 {
     (c.clamp(0.0, 1.0) * 255.0).round() as u8
 }
 
+impl PartialEq for CostField {
+    /// The same rule and the same cost in every cell (O(cells)), however the inputs are held.
+    fn eq(&self, other: &Self) -> bool {
+        self.rule == other.rule
+            && (self.width, self.height) == (other.width, other.height)
+            && (0..self.width * self.height).all(|k| self.byte_of(k) == other.byte_of(k))
+    }
+}
+
 impl CostField {
-    /// The field of `map` under `rule` with the obstacle distance `distance` (of `map`'s cells
-    /// blocked under the rule's traversability, capped at [`CostRule::distance_cap`] or beyond):
-    /// O(cells).
-    pub fn new(map: &OccupancyMap, rule: CostRule, distance: &DistanceField) -> Self {
-        debug_assert!(distance.cap() >= rule.distance_cap() && distance.values().len() == map.data.len());
-        let (width, height) = (map.info.width, map.info.height);
-        let cap = u32::from(rule.distance_cap());
-        let by_distance = (0..=cap * cap).map(|d2| to_byte(rule.clearance_cost(f64::from(d2).sqrt()))).collect();
-        let mut field = Self { width, height, rule, by_distance, cost: vec![0; width * height] };
-        field.recompute(map, CellRect { x: 0, y: 0, width, height }, distance);
-        field
+    /// The costs of `values` under `rule`, `distance` being the obstacle distance of `values`'
+    /// cells blocked under the rule's traversability, capped at [`CostRule::distance_cap`] or
+    /// beyond: O(1) beside the tables (both are held, not copied).
+    pub fn new(values: Arc<OccupancyMap>, rule: CostRule, distance: Arc<DistanceField>) -> Self {
+        debug_assert!(distance.cap() >= rule.distance_cap() && distance.values().len() == values.data.len());
+        let (width, height) = (values.info.width, values.info.height);
+        Self { width, height, rule, tables: Arc::new(CostTables::of(&rule)), values, distance }
     }
 
-    /// [`CostField::new`] with an obstacle distance made for it and dropped (for a caller
-    /// that holds none, such as a picture or a benchmark): O(cells).
+    /// [`CostField::new`] on a copy of `map` with an obstacle distance made for it (for a
+    /// caller that holds neither, such as a picture or a benchmark): O(cells).
     pub fn of_map(map: &OccupancyMap, rule: CostRule) -> Self {
         let blocked: Vec<bool> = map.data.iter().map(|&v| rule.traversability.is_blocked(v)).collect();
         let distance = DistanceField::new(map.info.width, map.info.height, &blocked, rule.distance_cap());
-        Self::new(map, rule, &distance)
+        Self::new(Arc::new(map.clone()), rule, Arc::new(distance))
     }
 
     /// The rule the field was built with.
@@ -134,68 +169,79 @@ impl CostField {
         &self.rule
     }
 
-    /// Brings the field up to date after the values inside `changed` changed in `map` (same
-    /// geometry as the map it was built from), `distance` being the obstacle distance already
-    /// brought up to date (as [`CostField::new`] takes it): every cell whose distance (up to the
-    /// rule's cap) or grade may have changed is recomputed. Returns that rectangle. The result
-    /// equals a fresh build on `map`.
-    pub fn update(&mut self, map: &OccupancyMap, changed: CellRect, distance: &DistanceField) -> CellRect {
+    /// Gives up the values and the distance until [`CostField::attach`] brings them back, so
+    /// their other holder (the planner's site) can update them in place; no cost may be read
+    /// meanwhile.
+    pub fn release(&mut self) {
+        let empty = crate::map::MapInfo { width: 0, height: 0, ..self.values.info.clone() };
+        self.values = Arc::new(OccupancyMap { info: empty, data: Vec::new() });
+        self.distance = Arc::new(DistanceField::new(0, 0, &[], 1));
+    }
+
+    /// Takes `values` and `distance` (as [`CostField::new`] takes them; the same geometry) as
+    /// they are now, after the values inside some rectangle changed: the costs read them from
+    /// then on. [`CostField::affected`] bounds the cells whose cost may have changed.
+    pub fn attach(&mut self, values: Arc<OccupancyMap>, distance: Arc<DistanceField>) {
         debug_assert!(distance.cap() >= self.rule.distance_cap());
+        debug_assert_eq!((values.info.width, values.info.height), (self.width, self.height));
+        debug_assert_eq!(distance.values().len(), values.data.len());
+        (self.values, self.distance) = (values, distance);
+    }
+
+    /// True when the field reads its grades from `values` itself (the same copy, not an equal
+    /// one).
+    pub fn reads(&self, values: &OccupancyMap) -> bool {
+        std::ptr::eq(&*self.values, values)
+    }
+
+    /// The cells whose cost may change when the values inside `changed` change: those whose
+    /// grade is read there, and those whose distance (up to the rule's cap) may change.
+    pub fn affected(&self, changed: CellRect) -> CellRect {
         let grow = usize::from(self.rule.distance_cap()) - 1;
         let (x0, y0) = (changed.x.saturating_sub(grow), changed.y.saturating_sub(grow));
         let x1 = (changed.x + changed.width + grow).min(self.width);
         let y1 = (changed.y + changed.height + grow).min(self.height);
-        let affected = CellRect { x: x0, y: y0, width: x1.saturating_sub(x0), height: y1.saturating_sub(y0) };
-        self.recompute(map, affected, distance);
-        affected
+        CellRect { x: x0, y: y0, width: x1.saturating_sub(x0), height: y1.saturating_sub(y0) }
     }
 
-    fn recompute(&mut self, map: &OccupancyMap, rect: CellRect, distance: &DistanceField) {
-        let d2 = distance.values();
-        let last = self.by_distance.len() - 1;
-        for y in rect.y..rect.y + rect.height {
-            for x in rect.x..rect.x + rect.width {
-                let k = y * self.width + x;
-                let by_grade = to_byte(self.rule.grade(map.data[k]));
-                self.cost[k] = by_grade.max(self.by_distance[usize::from(d2[k]).min(last)]);
-            }
+    /// The inputs as borrowed slices, for the inner loops below (no handle followed per cell).
+    #[inline]
+    fn cells(&self) -> Cells<'_> {
+        let t = &*self.tables;
+        Cells {
+            width: self.width,
+            height: self.height,
+            values: &self.values.data,
+            d2: self.distance.values(),
+            by_grade: &t.by_grade,
+            by_distance: &t.by_distance,
         }
+    }
+
+    /// The cost byte of the cell at row-major index `k` (inside the map).
+    fn byte_of(&self, k: usize) -> u8 {
+        self.cells().byte_of(k)
     }
 
     /// The normalised cost (`0..=1`) of cell `(x, y)`; 1 outside the map.
     #[inline]
     pub fn cost(&self, x: i64, y: i64) -> f64 {
-        f64::from(self.byte(x, y)) / 255.0
+        f64::from(self.cells().byte(x, y)) / 255.0
     }
 
     /// The normalised cost at point `p` (cell units): that of the cell holding it.
     #[inline]
     pub fn cost_at(&self, p: Point2) -> f64 {
-        f64::from(self.byte_at(p)) / 255.0
-    }
-
-    /// The cost at point `p` (cell units) as stored, `0..=255` for `0..=1` (255 outside the
-    /// map): the line integrals sum these as integers and scale once.
-    #[inline]
-    fn byte_at(&self, p: Point2) -> u8 {
-        self.byte(crate::geometry::floor_i64(p.x), crate::geometry::floor_i64(p.y))
-    }
-
-    /// The stored cost of cell `(x, y)`, `u8::MAX` (cost 1) outside the map.
-    #[inline]
-    fn byte(&self, x: i64, y: i64) -> u8 {
-        if x < 0 || y < 0 || x >= self.width as i64 || y >= self.height as i64 {
-            return u8::MAX;
-        }
-        self.cost[y as usize * self.width + x as usize]
+        f64::from(self.cells().byte_at(p)) / 255.0
     }
 
     /// `cost_penalty * c` of the cell at index `y * width + x` (the weight above 1 per cell
-    /// unit) as a closure for a search's inner loop: a table lookup per call. An index outside
+    /// unit) as a closure for a search's inner loop: table lookups per call. An index outside
     /// the map is the caller's error (it panics).
     pub fn extra_per_cell(&self) -> impl Fn(usize) -> f64 + '_ {
         let table: [f64; 256] = std::array::from_fn(|b| self.rule.cost_penalty * b as f64 / 255.0);
-        move |i| table[usize::from(self.cost[i])]
+        let cells = self.cells();
+        move |i| table[usize::from(cells.byte_of(i))]
     }
 
     /// `cost_penalty`.
@@ -208,8 +254,9 @@ impl CostField {
     pub fn extra_along(&self, segments: &[Segment]) -> f64 {
         let mut sum = 0.0;
         for s in segments {
-            let points = s.points_along();
-            sum += sample_mid(s.length, |t| self.byte_at(points.at(t)));
+            let (points, cells) = (s.points_along(), self.cells());
+            let mut along = Along::new(cells);
+            sum += sample_mid(s.length, |t| along.byte_at(points.at(t)));
         }
         self.rule.cost_penalty * sum / 255.0
     }
@@ -217,8 +264,11 @@ impl CostField {
     /// The cost above their length of `cells` (each a cell offset and the length in it) placed
     /// at `(x, y)`: a tabulated curve's [`CostField::extra_along`].
     pub fn extra_cells(&self, cells: &[crate::directional::CentreCell], x: i64, y: i64) -> f64 {
-        let sum: f64 =
-            cells.iter().map(|c| f64::from(c.length) * self.cost(x + i64::from(c.dx), y + i64::from(c.dy))).sum();
+        let field = self.cells();
+        let cost = |c: &crate::directional::CentreCell| {
+            f64::from(field.byte(x + i64::from(c.dx), y + i64::from(c.dy))) / 255.0
+        };
+        let sum: f64 = cells.iter().map(|c| f64::from(c.length) * cost(c)).sum();
         self.rule.cost_penalty * sum
     }
 
@@ -230,17 +280,78 @@ impl CostField {
             return 0.0;
         }
         let n = (len / COST_STEP).ceil().max(1.0);
-        let mut sum = 0u64;
+        let (mut sum, mut along) = (0u64, Along::new(self.cells()));
         for k in 0..n as usize {
             let t = (k as f64 + 0.5) / n;
-            sum += u64::from(self.byte_at(Point2::new(a.x + t * dx, a.y + t * dy)));
+            sum += u64::from(along.byte_at(Point2::new(a.x + t * dx, a.y + t * dy)));
         }
         self.rule.cost_penalty * sum as f64 / 255.0 * (len / n)
     }
 
-    /// Bytes held (costs and table).
+    /// Bytes of the tables (the values and distance it reads are their holders').
     pub fn bytes(&self) -> usize {
-        self.cost.len() + self.by_distance.len()
+        std::mem::size_of::<CostTables>() + self.tables.by_distance.len()
+    }
+}
+
+/// A [`CostField`]'s inputs and tables, borrowed.
+#[derive(Clone, Copy)]
+struct Cells<'a> {
+    width: usize,
+    height: usize,
+    values: &'a [i8],
+    d2: &'a [u16],
+    by_grade: &'a [u8; 256],
+    by_distance: &'a [u8],
+}
+
+impl Cells<'_> {
+    /// The cost byte of the cell at row-major index `k` (inside the map): its grade's or its
+    /// clearance cost's, the larger (a distance beyond the table costs 0, as its last entry).
+    #[inline]
+    fn byte_of(&self, k: usize) -> u8 {
+        let (v, d2) = (self.values[k], self.d2[k]);
+        let by_distance = self.by_distance.get(usize::from(d2)).copied().unwrap_or(0);
+        self.by_grade[usize::from(v as u8)].max(by_distance)
+    }
+
+    /// The cost byte of cell `(x, y)`, `u8::MAX` (cost 1) outside the map.
+    #[inline]
+    fn byte(&self, x: i64, y: i64) -> u8 {
+        if x < 0 || y < 0 || x >= self.width as i64 || y >= self.height as i64 {
+            return u8::MAX;
+        }
+        self.byte_of(y as usize * self.width + x as usize)
+    }
+
+    /// The cost byte at point `p` (cell units), `0..=255` for `0..=1` (255 outside the map):
+    /// the line integrals sum these as integers and scale once.
+    #[inline]
+    fn byte_at(&self, p: Point2) -> u8 {
+        self.byte(crate::geometry::floor_i64(p.x), crate::geometry::floor_i64(p.y))
+    }
+}
+
+/// [`Cells::byte_at`] for points taken in order along a curve: consecutive samples (four per
+/// cell crossed) mostly fall in the cell of the one before, whose byte is kept.
+struct Along<'a> {
+    cells: Cells<'a>,
+    /// The last cell read (`(i64::MIN, _)`: none yet) and its byte.
+    last: ((i64, i64), u8),
+}
+
+impl<'a> Along<'a> {
+    fn new(cells: Cells<'a>) -> Self {
+        Self { cells, last: ((i64::MIN, i64::MIN), 0) }
+    }
+
+    #[inline]
+    fn byte_at(&mut self, p: Point2) -> u8 {
+        let cell = (crate::geometry::floor_i64(p.x), crate::geometry::floor_i64(p.y));
+        if cell != self.last.0 {
+            self.last = (cell, self.cells.byte(cell.0, cell.1));
+        }
+        self.last.1
     }
 }
 
@@ -261,8 +372,9 @@ fn sample_mid(len: f64, mut f: impl FnMut(f64) -> u8) -> f64 {
 }
 
 impl crate::memory::HeapSize for CostField {
+    /// The tables: the values and distance it reads are counted by their holder.
     fn heap_bytes(&self) -> usize {
-        self.by_distance.heap_bytes() + self.cost.heap_bytes()
+        self.bytes()
     }
 }
 
@@ -324,7 +436,7 @@ mod tests {
     }
 
     #[test]
-    fn updates_equal_a_fresh_build() {
+    fn costs_follow_their_inputs_and_equal_a_fresh_build() {
         let mut m = map(&[
             "........................",
             "........................",
@@ -334,18 +446,30 @@ mod tests {
             "........................",
             "........................",
         ]);
-        // The distance held apart, at a larger cap than the rule needs (as the planner's
-        // annotations hold it).
+        // The inputs held apart, the distance at a larger cap than the rule needs (as the
+        // planner's annotations hold it), each edited in place after the field released them.
         let blocked = |m: &OccupancyMap| m.data.iter().map(|&v| v >= 65).collect::<Vec<bool>>();
         let (w, h) = (m.info.width, m.info.height);
-        let mut distance = DistanceField::new(w, h, &blocked(&m), 20);
-        let mut f = CostField::new(&m, rule(1.0), &distance);
+        let mut distance = Arc::new(DistanceField::new(w, h, &blocked(&m), 20));
+        let mut values = Arc::new(m.clone());
+        let mut f = CostField::new(values.clone(), rule(1.0), distance.clone());
         for (x, y, v) in [(3usize, 3usize, 100i8), (8, 2, 0), (18, 4, 30), (20, 6, 100), (12, 1, 40)] {
+            let before = CostField::of_map(&m, rule(1.0));
+            f.release();
             m.data[y * w + x] = v;
+            Arc::get_mut(&mut values).expect("released").data[y * w + x] = v;
             let rect = CellRect { x, y, width: 1, height: 1 };
-            distance.update(&blocked(&m), rect);
-            f.update(&m, rect, &distance);
+            Arc::get_mut(&mut distance).expect("released").update(&blocked(&m), rect);
+            f.attach(values.clone(), distance.clone());
             assert_eq!(f, CostField::of_map(&m, rule(1.0)), "after ({x}, {y}) = {v}");
+            // Every cell whose cost changed lies in what the field says may have changed.
+            let affected = f.affected(rect);
+            for (cy, cx) in (0..h).flat_map(|cy| (0..w).map(move |cx| (cy, cx))) {
+                let inside = (affected.x..affected.x + affected.width).contains(&cx)
+                    && (affected.y..affected.y + affected.height).contains(&cy);
+                let (a, b) = (before.cost(cx as i64, cy as i64), f.cost(cx as i64, cy as i64));
+                assert!(inside || a == b, "({cx}, {cy}) changed outside {affected:?}");
+            }
         }
     }
 

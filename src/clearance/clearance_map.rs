@@ -81,8 +81,9 @@ struct TrackedVehicle {
 pub struct ClearanceMap {
     config: ClearanceConfig,
     /// The occupancy map the annotations describe (its values are written by every patch; the
-    /// planner's site reads the map from here rather than holding a second copy).
-    map: OccupancyMap,
+    /// planner's site reads the map from here rather than holding a second copy; its traversal
+    /// costs read the values through [`ClearanceMap::shared_map`]).
+    map: Arc<OccupancyMap>,
     class_table: [u8; 256],
     classes: Vec<u8>,
     layers: Vec<ClearanceLayer>,
@@ -126,7 +127,7 @@ impl ClearanceMap {
         check_map(&map)?;
         let class_table = config.classifier.table();
         let classes = map.data.iter().map(|&v| class_table[v as u8 as usize]).collect();
-        let mut m = Self { config, map, class_table, classes, layers: Vec::new(), vehicles: Vec::new() };
+        let mut m = Self { config, map: Arc::new(map), class_table, classes, layers: Vec::new(), vehicles: Vec::new() };
         for &c in capabilities {
             m.add_capability(c);
         }
@@ -155,6 +156,14 @@ impl ClearanceMap {
     /// The held map: its geometry and its values as last patched or replaced.
     pub fn map(&self) -> &OccupancyMap {
         &self.map
+    }
+
+    /// The held map as a shared handle, for a reader that must outlive a borrow of the
+    /// annotations (the planner's traversal costs). Holding it while the map is patched makes
+    /// the patch copy the values first: a holder that follows the edits releases it before them
+    /// and takes it again after.
+    pub fn shared_map(&self) -> Arc<OccupancyMap> {
+        self.map.clone()
     }
 
     /// The geometry of the held map.
@@ -344,7 +353,7 @@ impl ClearanceMap {
         for (row, chunk) in data.chunks_exact(r.width).enumerate() {
             let y = r.y + row;
             let start = y * w + r.x;
-            self.map.data[start..start + r.width].copy_from_slice(chunk);
+            Arc::make_mut(&mut self.map).data[start..start + r.width].copy_from_slice(chunk);
             for (dx, &v) in chunk.iter().enumerate() {
                 let c = self.class_table[v as u8 as usize];
                 if c != self.classes[start + dx] {

@@ -506,10 +506,15 @@ impl<'a> Search<'a> {
                 }
                 for heading in 0..self.nb {
                     let Some(e) = edges.edge_in(next_gear, b, heading, dx, dy) else { continue };
-                    let extra = self.map.costs().map_or(0.0, |c| c.extra_cells(&e.centre, bx, by));
-                    let ng = gi + e.length * factor + tp * e.turning + change + extra;
                     let nidx = self.index(ni, nj, heading, next_gear);
-                    if ng >= self.g[nidx] || self.closed[nidx] {
+                    // The edge's cost integral (>= 0) is read only when the edge can still win
+                    // without it.
+                    let unpriced = gi + e.length * factor + tp * e.turning + change;
+                    if self.closed[nidx] || unpriced >= self.g[nidx] {
+                        continue;
+                    }
+                    let ng = unpriced + self.map.costs().map_or(0.0, |c| c.extra_cells(&e.centre, bx, by));
+                    if ng >= self.g[nidx] {
                         continue;
                     }
                     if !self.map.spans_free(&e.spans, bx, by) {

@@ -3,14 +3,15 @@
 //!
 //! Every change to the map reaches the shared annotations once ([`SiteMap`]: occupancy values,
 //! obstacle distance, clearance, every vehicle's mask and regions), then each profile follows
-//! what changed in its own layers (collision map, costs, Block A* pattern codes). Profiles that
-//! read the map alike share one copy of the blocked cells' counts (same
-//! traversability) and of the costs (same cost rule): the first profile holding it (its
-//! *donor*) builds and updates it, the others take it from that one. A plan in flight keeps the
+//! what changed in its own layers (collision map, Block A* pattern codes; the costs read the
+//! site's values and obstacle distance, so they have nothing to follow). Profiles that read the
+//! map alike (same traversability) share one copy of the blocked cells' counts: the first
+//! profile holding it (its *donor*) builds and updates it, the others take it from that one. A
+//! plan in flight keeps the
 //! maps it started with: what it still holds is copied before it is changed (copy-on-write), and
 //! nothing else is.
 
-use super::prepared::{same_costs, same_obstacles, Detached, Donor, MapUpdate, PreparedMap, SiteMap};
+use super::prepared::{same_obstacles, Detached, Donor, MapUpdate, PreparedMap, SiteMap};
 use super::{PlanError, Planner, PlannerConfig, StatusCode};
 use crate::clearance::{ChangedRegion, PatchRect};
 use crate::grid::CellRect;
@@ -139,18 +140,14 @@ fn configs_of(group: &[&mut Planner]) -> Vec<PlannerConfig> {
 /// profile's tables where they apply; all or nothing. A profile whose map already stands on
 /// `site` under the same parameters keeps it.
 fn derive_all(group: &mut [&mut Planner], site: Arc<SiteMap>, configs: &[PlannerConfig]) -> Result<(), PlanError> {
-    let res = site.map().info.resolution;
     let mut derived: Vec<Arc<PreparedMap>> = Vec::with_capacity(group.len());
     for (i, (p, config)) in group.iter().zip(configs).enumerate() {
         let unchanged = p.map.as_ref().filter(|m| Arc::ptr_eq(&m.site, &site) && p.config == *config);
         derived.push(match unchanged {
             Some(m) => m.clone(),
             None => {
-                let donors = Donors::of(configs, i, res);
-                let donor = Donor {
-                    obstacles: donors.obstacles.map(|j| derived[j].collision.obstacles()),
-                    costs: donors.costs.and_then(|j| derived[j].collision.shared_costs()).map(|c| (c, None)),
-                };
+                let donors = Donors::of(configs, i);
+                let donor = Donor { obstacles: donors.obstacles.map(|j| derived[j].collision.obstacles()) };
                 Arc::new(PreparedMap::on_site_with(site.clone(), config, &p.lddb, p.map.as_deref(), donor)?)
             }
         });
@@ -178,7 +175,7 @@ fn edit_site(
         let held = p.map.take().expect("the group holds a map (checked by the caller)");
         let (s, d) = Arc::try_unwrap(held).unwrap_or_else(|shared| (*shared).clone()).detach();
         debug_assert!(site.as_ref().is_none_or(|first| Arc::ptr_eq(first, &s)), "a group shares one site");
-        donors.push(Donors::of(&configs, i, s.map().info.resolution));
+        donors.push(Donors::of(&configs, i));
         site = Some(s);
         detached.push(d);
     }
@@ -207,10 +204,7 @@ fn edit_site(
     for (i, (d, from)) in detached.into_iter().zip(donors).enumerate() {
         let mut prepared = d.attach(site.clone());
         let donated = |j: usize| group[j].map.as_ref().expect("a donor has followed");
-        let donor = Donor {
-            obstacles: from.obstacles.map(|j| donated(j).collision.obstacles()),
-            costs: from.costs.and_then(|j| Some((donated(j).collision.shared_costs()?, updates.get(j)?.costs_changed))),
-        };
+        let donor = Donor { obstacles: from.obstacles.map(|j| donated(j).collision.obstacles()) };
         let update = prepared.follow(&changed, values, &group[i].config, &group[i].lddb, donor);
         match update {
             Ok(update) => updates.push(update),
@@ -226,21 +220,15 @@ fn edit_site(
 }
 
 /// Which earlier profile of a group gives a profile its shared layers (see [`Donor`]): the
-/// first whose map reads the same blocked cells, and the first that prices it alike.
+/// first whose map reads the same blocked cells.
 pub(super) struct Donors {
     pub(super) obstacles: Option<usize>,
-    pub(super) costs: Option<usize>,
 }
 
 impl Donors {
-    /// Profile `i`'s donors among `configs` (the group's parameters, in order), on a map of
-    /// `resolution` m per cell.
-    fn of(configs: &[PlannerConfig], i: usize, resolution: f64) -> Self {
-        let first = |same: &dyn Fn(&PlannerConfig) -> bool| (0..i).find(|&j| same(&configs[j]));
-        Self {
-            obstacles: first(&|c| same_obstacles(c, &configs[i])),
-            costs: first(&|c| same_costs(c, &configs[i], resolution)),
-        }
+    /// Profile `i`'s donors among `configs` (the group's parameters, in order).
+    fn of(configs: &[PlannerConfig], i: usize) -> Self {
+        Self { obstacles: (0..i).find(|&j| same_obstacles(&configs[j], &configs[i])) }
     }
 }
 

@@ -120,24 +120,15 @@ impl SiteNeeds {
 }
 
 /// What a profile's map may take from another profile's on the same site instead of building
-/// its own: the blocked cells' counts (same traversability), the costs (same cost
-/// rule). See `planner::maps`.
+/// its own: the blocked cells' counts (same traversability). See `planner::maps`.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Donor {
     pub(super) obstacles: Option<Obstacles>,
-    /// The costs, and the cells whose costs changed in the update that brought them (`follow`).
-    pub(super) costs: Option<(Arc<CostField>, Option<CellRect>)>,
 }
 
 /// True when two profiles' maps on one site read the same blocked cells.
 pub(super) fn same_obstacles(a: &PlannerConfig, b: &PlannerConfig) -> bool {
     a.traversability() == b.traversability()
-}
-
-/// True when two profiles' maps on one site (of `resolution` m per cell) price it alike.
-pub(super) fn same_costs(a: &PlannerConfig, b: &PlannerConfig, resolution: f64) -> bool {
-    let rule = a.cost_rule(resolution);
-    rule.is_some() && rule == b.cost_rule(resolution)
 }
 
 /// The heap one profile holds of its own, by component (bytes; see [`PreparedMap::own_bytes`]).
@@ -149,9 +140,8 @@ pub struct ProfileBytes {
     /// The collision map without the costs: the blocked cells' prefix counts (shared with any
     /// profile of the same traversability; the obstacle distance it reads is the annotations').
     pub collision: usize,
-    /// The traversal costs, one byte a cell (0 at `cost_penalty` 0; shared with any profile
-    /// pricing the map alike: same inscribed disk, traversability and cost settings; the
-    /// obstacle distance they are made from is the annotations').
+    /// The traversal costs' tables (0 at `cost_penalty` 0): a few kilobytes, whatever the
+    /// map's size, since a cell's cost is read from the site's values and obstacle distance.
     pub costs: usize,
     /// Block A*'s pattern codes (the mask they are read from is the vehicle's, in
     /// `mask_and_regions`).
@@ -349,33 +339,30 @@ impl PreparedMap {
             Some(o) => CollisionMap::on_obstacles(o, distance.clone(), info.width, info.height),
             None => CollisionMap::on_distance(&site.map().to_grid(config.traversability()), distance.clone()),
         };
-        match donor.costs {
-            Some((costs, _)) => collision.set_shared_costs(Some(costs)),
-            None => collision.set_costs(config.cost_rule(res).map(|rule| CostField::new(site.map(), rule, &distance))),
-        }
+        collision
+            .set_costs(config.cost_rule(res).map(|rule| CostField::new(site.clearance.shared_map(), rule, distance)));
         collision
     }
 
     /// The heap this profile's map holds beside the site, by component (the Directional A*
     /// tables, which do not grow with the map, left out). What it shares with other profiles (a
-    /// mask, the blocked cells' counts, the costs) is counted here too: see
+    /// mask, the blocked cells' counts) is counted here too: see
     /// [`PreparedMap::bytes_beside`] to count each once.
     pub fn own_bytes(&self) -> ProfileBytes {
         self.bytes_beside(&[])
     }
 
     /// [`PreparedMap::own_bytes`] less what it shares with any of `others` (profiles on the
-    /// same site): their vehicle's mask and regions, the blocked cells' counts, the costs.
+    /// same site): their vehicle's mask and regions, the blocked cells' counts.
     pub fn bytes_beside(&self, others: &[&PreparedMap]) -> ProfileBytes {
         use crate::memory::HeapSize;
         let mask_shared = others.iter().any(|o| o.vehicle == self.vehicle);
         let obstacles_shared = others.iter().any(|o| o.collision.shares_obstacles_with(&self.collision));
-        let costs_shared = others.iter().any(|o| o.collision.shares_costs_with(&self.collision));
         let unless = |shared: bool, bytes: usize| if shared { 0 } else { bytes };
         ProfileBytes {
             mask_and_regions: unless(mask_shared, self.site.clearance.vehicle_bytes(&self.vehicle).unwrap_or(0)),
             collision: unless(obstacles_shared, self.collision.obstacle_heap_bytes()),
-            costs: unless(costs_shared, self.collision.costs().map_or(0, HeapSize::heap_bytes)),
+            costs: self.collision.costs().map_or(0, HeapSize::heap_bytes),
             blocks: self.blocks.code_heap_bytes(),
         }
     }
@@ -384,8 +371,8 @@ impl PreparedMap {
     /// place (see `planner::maps`).
     pub(super) fn detach(self) -> (Arc<SiteMap>, Detached) {
         let Self { site, vehicle, mut collision, mut blocks, refiner } = self;
-        // The site updates the obstacle distance and the vehicle mask in place; `attach` takes
-        // them back.
+        // The site updates the obstacle distance, the values the costs read and the vehicle
+        // mask in place; `attach` takes them back.
         collision.release_distance();
         blocks.release_mask();
         (site, Detached { vehicle, collision, blocks, refiner })
@@ -421,17 +408,9 @@ impl PreparedMap {
             }
             (None, None) => {}
         }
-        let costs_changed = match (donor.costs, values) {
-            (Some((costs, rect)), _) => {
-                self.collision.set_shared_costs(Some(costs));
-                rect
-            }
-            (None, Some(rect)) => {
-                let distance = self.site.obstacle_distance(&self.vehicle);
-                self.collision.costs_mut().map(|costs| costs.update(self.site.map(), rect, &distance))
-            }
-            _ => None,
-        };
+        // The costs read the site's values and distance, taken back on `attach`: only what may
+        // have changed is reported.
+        let costs_changed = values.and_then(|rect| Some(self.collision.costs()?.affected(rect)));
         let mask = self.site.clearance.shared_vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
         let rects: Vec<CellRect> = changed.masks.iter().filter(|m| m.vehicle == self.vehicle).map(|m| m.rect).collect();
         self.blocks.follow_mask(mask, &rects).map_err(|e| invalid(e.to_string()))?;
@@ -473,15 +452,12 @@ impl Detached {
         if donors.obstacles.is_some() {
             self.collision.release_obstacles();
         }
-        if donors.costs.is_some() {
-            self.collision.release_costs();
-        }
     }
 
     /// The prepared map again, on `site`.
     pub(super) fn attach(self, site: Arc<SiteMap>) -> PreparedMap {
         let Self { vehicle, mut collision, mut blocks, refiner } = self;
-        collision.set_distance(site.obstacle_distance(&vehicle));
+        collision.set_distance(site.obstacle_distance(&vehicle), site.clearance.shared_map());
         let mask = site.clearance.shared_vehicle_mask(&vehicle).expect("the site tracks every profile's vehicle");
         blocks.follow_mask(mask, &[]).expect("the site's mask has the map's size");
         PreparedMap { site, vehicle, collision, blocks, refiner }

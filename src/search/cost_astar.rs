@@ -290,9 +290,15 @@ impl CostAStar {
                 if s.is_closed(j) {
                     continue;
                 }
+                // The move's cost integral (>= 0) is read only when the move can still win
+                // without it.
+                let unpriced = gu + m.len;
+                if unpriced >= s.g(j) {
+                    continue;
+                }
                 let extra: f64 =
                     m.weights[..m.weights_len].iter().map(|&(o, l)| l * cell_extra((i as isize + o) as usize)).sum();
-                let ng = gu + m.len + extra;
+                let ng = unpriced + extra;
                 if ng < s.g(j) {
                     s.set(j, ng, i as u32);
                     open.push(OpenEntry::new(ng + hfn(x + m.dx, y + m.dy), ng, j));

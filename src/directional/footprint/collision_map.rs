@@ -18,8 +18,8 @@ use std::sync::Arc;
 /// What does not depend on the footprint is held behind `Arc`s, so vehicle profiles that read
 /// the map alike share one copy: the blocked cells' counts ([`Obstacles`],
 /// [`CollisionMap::on_obstacles`]), the obstacle distance (in the planner, the clearance
-/// annotations' own: [`CollisionMap::on_distance`]) and the costs. An update copies them first
-/// only when another holder still has them (copy-on-write).
+/// annotations' own: [`CollisionMap::on_distance`]) and what the costs read. An update copies
+/// them first only when another holder still has them (copy-on-write).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CollisionMap {
     width: usize,
@@ -32,8 +32,9 @@ pub struct CollisionMap {
     /// samples near obstacles pay for the exact test.
     distance: Arc<DistanceField>,
     /// What passing each cell costs, when the planner prices costs ([`crate::costs`]): every
-    /// stage of refinement reads it beside the blocked cells, so it travels with them.
-    costs: Option<Arc<CostField>>,
+    /// stage of refinement reads it beside the blocked cells, so it travels with them (tables
+    /// only: the values and distance it reads are shared).
+    costs: Option<CostField>,
 }
 
 /// The blocked cells of one map counted as every footprint reads them.
@@ -104,20 +105,9 @@ impl CollisionMap {
         Obstacles(self.counts.clone())
     }
 
-    /// The costs as a shared handle, to give another profile pricing the map alike
-    /// ([`CollisionMap::set_shared_costs`]).
-    pub fn shared_costs(&self) -> Option<Arc<CostField>> {
-        self.costs.clone()
-    }
-
     /// True when both maps hold one copy of the blocked cells' counts.
     pub fn shares_obstacles_with(&self, other: &CollisionMap) -> bool {
         Arc::ptr_eq(&self.counts, &other.counts)
-    }
-
-    /// True when both maps hold one copy of the costs.
-    pub fn shares_costs_with(&self, other: &CollisionMap) -> bool {
-        matches!((&self.costs, &other.costs), (Some(a), Some(b)) if Arc::ptr_eq(a, b))
     }
 
     /// The map of the blocked cells whose counts `obstacles` holds (another map's, `width` x
@@ -128,11 +118,6 @@ impl CollisionMap {
         Self { width, height, counts: obstacles.0, distance, costs: None }
     }
 
-    /// Sets the costs to a shared copy (another profile's, pricing the same map alike).
-    pub fn set_shared_costs(&mut self, costs: Option<Arc<CostField>>) {
-        self.costs = costs;
-    }
-
     /// Gives up the blocked cells' counts until [`CollisionMap::follow_obstacles`] brings them
     /// back, so the map holding the same copy can update it in place instead of copying it;
     /// nothing may be tested meanwhile.
@@ -140,23 +125,25 @@ impl CollisionMap {
         self.counts = Arc::new(BlockedCounts { prefix: Vec::new() });
     }
 
-    /// Gives up the obstacle distance until [`CollisionMap::set_distance`] brings it back, so
-    /// its other holder (the clearance annotations) can update it in place; nothing may be
-    /// tested meanwhile.
+    /// Gives up the obstacle distance and what the costs read until
+    /// [`CollisionMap::set_distance`] brings them back, so their other holder (the clearance
+    /// annotations) can update them in place; nothing may be tested or priced meanwhile.
     pub fn release_distance(&mut self) {
         self.distance = Arc::new(DistanceField::new(0, 0, &[], 1));
+        if let Some(costs) = &mut self.costs {
+            costs.release();
+        }
     }
 
     /// Takes `distance`: the obstacle distance of this map's blocked cells as they are now (the
-    /// holder of the copy it was built with having brought it up to date).
-    pub fn set_distance(&mut self, distance: Arc<DistanceField>) {
+    /// holder of the copy it was built with having brought it up to date), and `values`, the
+    /// occupancy values as they are now, which the costs (if any) read with it.
+    pub fn set_distance(&mut self, distance: Arc<DistanceField>, values: Arc<crate::map::OccupancyMap>) {
         debug_assert_eq!(distance.values().len(), self.width * self.height);
+        if let Some(costs) = &mut self.costs {
+            costs.attach(values, distance.clone());
+        }
         self.distance = distance;
-    }
-
-    /// Gives up the costs (see [`CollisionMap::release_obstacles`]).
-    pub fn release_costs(&mut self) {
-        self.costs = None;
     }
 
     /// Takes `obstacles` (another map's, already brought up to date after its cells changed).
@@ -181,17 +168,12 @@ impl CollisionMap {
     /// The traversal costs every stage prices paths by; `None`: lengths alone.
     #[inline]
     pub fn costs(&self) -> Option<&CostField> {
-        self.costs.as_deref()
+        self.costs.as_ref()
     }
 
     /// Sets (or, with `None`, removes) the traversal costs.
     pub fn set_costs(&mut self, costs: Option<CostField>) {
-        self.costs = costs.map(Arc::new);
-    }
-
-    /// The traversal costs, for an update in place (copied first when shared).
-    pub fn costs_mut(&mut self) -> Option<&mut CostField> {
-        self.costs.as_mut().map(Arc::make_mut)
+        self.costs = costs;
     }
 
     /// The cost of `segments` above their length (cells; 0 without costs): what every stage adds
