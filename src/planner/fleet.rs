@@ -119,8 +119,8 @@ impl Fleet {
 
     /// The heap the map holds for the fleet, each buffer counted once (`None` with no map): what
     /// every profile shares ([`SiteMap::bytes`](super::SiteMap::bytes)), and per
-    /// profile, in order, what it holds beyond the profiles before it. A mask, the blocked cells'
-    /// counts or the costs that several profiles share are counted for the first of them (see
+    /// profile, in order, what it holds beyond the profiles before it. A mask or the blocked cells
+    /// that several profiles share are counted for the first of them (see
     /// [`PreparedMap::bytes_beside`](super::PreparedMap::bytes_beside)).
     pub fn memory(&self) -> Option<(SiteBytes, Vec<ProfileBytes>)> {
         let maps = self.planners.iter().map(|p| p.map().map(|m| m.as_ref())).collect::<Option<Vec<_>>>()?;

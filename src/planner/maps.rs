@@ -5,7 +5,7 @@
 //! obstacle distance, clearance, every vehicle's mask and regions), then each profile follows
 //! what changed in its own layers (collision map, Block A* pattern codes; the costs read the
 //! site's values and obstacle distance, so they have nothing to follow). Profiles that read the
-//! map alike (same traversability) share one copy of the blocked cells' counts: the first
+//! map alike (same traversability) share one copy of the blocked cells (a bit each): the first
 //! profile holding it (its *donor*) builds and updates it, the others take it from that one. A
 //! plan in flight keeps the
 //! maps it started with: what it still holds is copied before it is changed (copy-on-write), and

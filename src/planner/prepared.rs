@@ -120,7 +120,7 @@ impl SiteNeeds {
 }
 
 /// What a profile's map may take from another profile's on the same site instead of building
-/// its own: the blocked cells' counts (same traversability). See `planner::maps`.
+/// its own: the blocked cells (same traversability). See `planner::maps`.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Donor {
     pub(super) obstacles: Option<Obstacles>,
@@ -137,7 +137,7 @@ pub struct ProfileBytes {
     /// Its vehicle's mask and regions, kept in the shared annotations (shared with any profile
     /// whose vehicle is the same).
     pub mask_and_regions: usize,
-    /// The collision map without the costs: the blocked cells' prefix counts (shared with any
+    /// The collision map without the costs: the blocked cells, a bit each (shared with any
     /// profile of the same traversability; the obstacle distance it reads is the annotations').
     pub collision: usize,
     /// The traversal costs' tables (0 at `cost_penalty` 0): a few kilobytes, whatever the
@@ -346,14 +346,14 @@ impl PreparedMap {
 
     /// The heap this profile's map holds beside the site, by component (the Directional A*
     /// tables, which do not grow with the map, left out). What it shares with other profiles (a
-    /// mask, the blocked cells' counts) is counted here too: see
+    /// mask, the blocked cells) is counted here too: see
     /// [`PreparedMap::bytes_beside`] to count each once.
     pub fn own_bytes(&self) -> ProfileBytes {
         self.bytes_beside(&[])
     }
 
     /// [`PreparedMap::own_bytes`] less what it shares with any of `others` (profiles on the
-    /// same site): their vehicle's mask and regions, the blocked cells' counts.
+    /// same site): their vehicle's mask and regions, the blocked cells.
     pub fn bytes_beside(&self, others: &[&PreparedMap]) -> ProfileBytes {
         use crate::memory::HeapSize;
         let mask_shared = others.iter().any(|o| o.vehicle == self.vehicle);
@@ -403,7 +403,7 @@ impl PreparedMap {
             (None, Some(rect)) => {
                 let (values, rule) = (&self.site.map().data, config.traversability());
                 self.collision
-                    .update_counts(rect, |k| rule.is_blocked(values[k]))
+                    .update_blocked(rect, |k| rule.is_blocked(values[k]))
                     .map_err(|e| invalid(e.to_string()))?
             }
             (None, None) => {}

@@ -11,12 +11,12 @@ use crate::grid::Grid;
 use crate::trajectory::Segment;
 use std::sync::Arc;
 
-/// Blocked cells with per-row prefix counts, so a whole run of cells is tested in O(1), and
+/// Blocked cells, a bit per cell, so a run of cells is tested a word (64 cells) at a time, and
 /// their obstacle distance, so most tests never visit a cell. Built once per map (O(cells));
 /// everything outside the grid is blocked.
 ///
 /// What does not depend on the footprint is held behind `Arc`s, so vehicle profiles that read
-/// the map alike share one copy: the blocked cells' counts ([`Obstacles`],
+/// the map alike share one copy: the blocked cells ([`Obstacles`],
 /// [`CollisionMap::on_obstacles`]), the obstacle distance (in the planner, the clearance
 /// annotations' own: [`CollisionMap::on_distance`]) and what the costs read. An update copies
 /// them first only when another holder still has them (copy-on-write).
@@ -24,7 +24,7 @@ use std::sync::Arc;
 pub struct CollisionMap {
     width: usize,
     height: usize,
-    counts: Arc<BlockedCounts>,
+    bits: Arc<BlockedBits>,
     /// Squared distance from each cell centre to the nearest blocked (or outside) cell centre,
     /// capped (capped values are lower bounds). A disk test whose disk lies within it needs no
     /// cell, and a sweep skips every sample that lies closer along the curve than the obstacle
@@ -37,46 +37,61 @@ pub struct CollisionMap {
     costs: Option<CostField>,
 }
 
-/// The blocked cells of one map counted as every footprint reads them.
+/// The blocked cells of one map as every footprint reads them: a bit per cell, each row starting
+/// on a word of its own.
 #[derive(Debug, Clone, PartialEq)]
-struct BlockedCounts {
-    /// `prefix[y * (width + 1) + x]` = blocked cells among columns `0..x` of row `y`, modulo
-    /// 2^16 (two bytes a cell instead of four): a run of at most [`MAX_COUNTED_RUN`] cells holds
-    /// fewer blocked cells than 2^16, so its count is 0 modulo 2^16 exactly when it is free.
-    prefix: Vec<u16>,
+struct BlockedBits {
+    /// Words per row: `ceil(width / 64)`.
+    row_words: usize,
+    /// Bit `x % 64` of word `y * row_words + x / 64` is set when cell `(x, y)` is blocked (the
+    /// bits beyond the last column are clear).
+    words: Vec<u64>,
 }
 
-impl BlockedCounts {
+impl BlockedBits {
     fn new(grid: &Grid) -> Self {
         let (w, h) = (grid.width(), grid.height());
-        let mut counts = Self { prefix: vec![0u16; h * (w + 1)] };
+        let row_words = w.div_ceil(64);
+        let mut bits = Self { row_words, words: vec![0; h * row_words] };
         let cells = grid.blocked_cells();
-        counts.update_rows(w, crate::grid::CellRect { x: 0, y: 0, width: w, height: h }, |k| cells[k]);
-        counts
+        bits.update(w, crate::grid::CellRect { x: 0, y: 0, width: w, height: h }, |k| cells[k]);
+        bits
     }
 
     /// After the cells of `rect` (inside the map, `width` columns) changed: `blocked(k)` tells
-    /// whether the cell of row-major index `k` is blocked now. Only the rows of `rect` are read.
-    fn update_rows(&mut self, width: usize, rect: crate::grid::CellRect, blocked: impl Fn(usize) -> bool) {
+    /// whether the cell of row-major index `k` is blocked now. Only the cells of `rect` are read.
+    fn update(&mut self, width: usize, rect: crate::grid::CellRect, blocked: impl Fn(usize) -> bool) {
         for y in rect.y..rect.y + rect.height {
-            let out = &mut self.prefix[y * (width + 1)..(y + 1) * (width + 1)];
-            let mut n = 0u16;
-            for x in 0..width {
-                n = n.wrapping_add(u16::from(blocked(y * width + x)));
-                out[x + 1] = n;
+            let row = &mut self.words[y * self.row_words..(y + 1) * self.row_words];
+            for x in rect.x..rect.x + rect.width {
+                let bit = 1u64 << (x % 64);
+                if blocked(y * width + x) {
+                    row[x / 64] |= bit;
+                } else {
+                    row[x / 64] &= !bit;
+                }
             }
         }
     }
+
+    /// True when no cell `x0..=x1` (`x0 <= x1`, inside the row) of row `y` is blocked.
+    #[inline]
+    fn run_clear(&self, y: usize, x0: usize, x1: usize) -> bool {
+        let row = &self.words[y * self.row_words..(y + 1) * self.row_words];
+        let (first, last) = (x0 / 64, x1 / 64);
+        let from_x0 = u64::MAX << (x0 % 64);
+        let to_x1 = u64::MAX >> (63 - x1 % 64);
+        if first == last {
+            return row[first] & from_x0 & to_x1 == 0;
+        }
+        row[first] & from_x0 == 0 && row[first + 1..last].iter().all(|&w| w == 0) && row[last] & to_x1 == 0
+    }
 }
 
-/// The blocked cells' counts of a [`CollisionMap`], which do not depend on the footprint, as a
-/// shared handle: see [`CollisionMap::on_obstacles`].
+/// The blocked cells of a [`CollisionMap`], which do not depend on the footprint, as a shared
+/// handle: see [`CollisionMap::on_obstacles`].
 #[derive(Debug, Clone)]
-pub struct Obstacles(Arc<BlockedCounts>);
-
-/// The longest run of cells whose blocked count the prefix counts (kept modulo 2^16) give
-/// exactly.
-const MAX_COUNTED_RUN: usize = u16::MAX as usize;
+pub struct Obstacles(Arc<BlockedBits>);
 
 /// The obstacle distance cap (cells) of a map that makes its own ([`CollisionMap::new`]): a
 /// sweep skips at most `CLEARANCE_CAP - radius` cells per sample, and a map update recomputes
@@ -84,45 +99,45 @@ const MAX_COUNTED_RUN: usize = u16::MAX as usize;
 const CLEARANCE_CAP: u16 = 32;
 
 impl CollisionMap {
-    /// The prefix counts and the obstacle distance of `grid`.
+    /// The blocked cells and the obstacle distance of `grid`.
     pub fn new(grid: &Grid) -> Self {
         let distance = DistanceField::new(grid.width(), grid.height(), grid.blocked_cells(), CLEARANCE_CAP);
         Self::on_distance(grid, Arc::new(distance))
     }
 
-    /// The prefix counts of `grid`, with `distance` (the obstacle distance of `grid`'s blocked
+    /// The blocked cells of `grid`, with `distance` (the obstacle distance of `grid`'s blocked
     /// cells, any cap, such as the clearance annotations' own) held as it is given: equal to
     /// [`CollisionMap::new`] in every answer.
     pub fn on_distance(grid: &Grid, distance: Arc<DistanceField>) -> Self {
         debug_assert_eq!(distance.values().len(), grid.width() * grid.height());
         let (width, height) = (grid.width(), grid.height());
-        Self { width, height, counts: Arc::new(BlockedCounts::new(grid)), distance, costs: None }
+        Self { width, height, bits: Arc::new(BlockedBits::new(grid)), distance, costs: None }
     }
 
-    /// The blocked cells' counts, to share with the map of another footprint on the same blocked
+    /// The blocked cells, to share with the map of another footprint on the same blocked
     /// cells ([`CollisionMap::on_obstacles`], [`CollisionMap::follow_obstacles`]).
     pub fn obstacles(&self) -> Obstacles {
-        Obstacles(self.counts.clone())
+        Obstacles(self.bits.clone())
     }
 
-    /// True when both maps hold one copy of the blocked cells' counts.
+    /// True when both maps hold one copy of the blocked cells.
     pub fn shares_obstacles_with(&self, other: &CollisionMap) -> bool {
-        Arc::ptr_eq(&self.counts, &other.counts)
+        Arc::ptr_eq(&self.bits, &other.bits)
     }
 
-    /// The map of the blocked cells whose counts `obstacles` holds (another map's, `width` x
+    /// The map of the blocked cells `obstacles` holds (another map's, `width` x
     /// `height`) and whose obstacle distance is `distance`, without costs: it holds one copy of
     /// each with their holders. Equal to [`CollisionMap::new`] on those cells.
     pub fn on_obstacles(obstacles: Obstacles, distance: Arc<DistanceField>, width: usize, height: usize) -> Self {
         debug_assert_eq!(distance.values().len(), width * height);
-        Self { width, height, counts: obstacles.0, distance, costs: None }
+        Self { width, height, bits: obstacles.0, distance, costs: None }
     }
 
-    /// Gives up the blocked cells' counts until [`CollisionMap::follow_obstacles`] brings them
+    /// Gives up the blocked cells until [`CollisionMap::follow_obstacles`] brings them
     /// back, so the map holding the same copy can update it in place instead of copying it;
     /// nothing may be tested meanwhile.
     pub fn release_obstacles(&mut self) {
-        self.counts = Arc::new(BlockedCounts { prefix: Vec::new() });
+        self.bits = Arc::new(BlockedBits { row_words: 0, words: Vec::new() });
     }
 
     /// Gives up the obstacle distance and what the costs read until
@@ -149,7 +164,7 @@ impl CollisionMap {
     /// Takes `obstacles` (another map's, already brought up to date after its cells changed).
     /// The result equals a fresh build.
     pub fn follow_obstacles(&mut self, obstacles: Obstacles) {
-        self.counts = obstacles.0;
+        self.bits = obstacles.0;
     }
 
     /// Distance (cells) from the centre of cell `(x, y)` to the nearest blocked cell's centre
@@ -222,17 +237,7 @@ impl CollisionMap {
         if x1 < x0 {
             return true;
         }
-        let base = y as usize * (self.width + 1);
-        let prefix = &self.counts.prefix;
-        // Counts are modulo 2^16: a run longer than that is checked in pieces.
-        let (mut a, end) = (x0 as usize, x1 as usize + 1);
-        while end - a > MAX_COUNTED_RUN {
-            if prefix[base + a + MAX_COUNTED_RUN] != prefix[base + a] {
-                return false;
-            }
-            a += MAX_COUNTED_RUN;
-        }
-        prefix[base + end] == prefix[base + a]
+        self.bits.run_clear(y as usize, x0 as usize, x1 as usize)
     }
 
     /// True when every span, shifted by `(dx, dy)`, is free.
@@ -270,7 +275,7 @@ impl CollisionMap {
     }
 
     /// Brings the map up to date after the cells of `rect` changed in `grid` (same size as the
-    /// grid this map was built from): the prefix counts of the rows of `rect` and the obstacle
+    /// grid this map was built from): the blocked cells of `rect` and the obstacle
     /// distance around it. The result equals a fresh build on `grid`. Fails, changing nothing,
     /// with [`GridError::SizeMismatch`] or [`GridError::RectOutside`].
     pub fn update_rect(&mut self, grid: &Grid, rect: crate::grid::CellRect) -> Result<(), GridError> {
@@ -284,7 +289,7 @@ impl CollisionMap {
             });
         }
         let cells = grid.blocked_cells();
-        self.update_counts(rect, |k| cells[k])?;
+        self.update_blocked(rect, |k| cells[k])?;
         if !rect.is_empty() {
             Arc::make_mut(&mut self.distance).update(cells, rect);
         }
@@ -292,12 +297,12 @@ impl CollisionMap {
     }
 
     /// [`CollisionMap::update_rect`] for a map whose obstacle distance another holder (the
-    /// clearance annotations) brings up to date: the prefix counts of the rows of `rect` only,
+    /// clearance annotations) brings up to date: the blocked cells of `rect` only,
     /// read from `blocked(k)` (whether the cell of row-major index `k` is blocked now; only
-    /// those rows are asked, so no grid of the whole map is needed), the distance to be taken
+    /// those cells are asked, so no grid of the whole map is needed), the distance to be taken
     /// with [`CollisionMap::set_distance`]. Fails, changing nothing, with
     /// [`GridError::RectOutside`].
-    pub fn update_counts(
+    pub fn update_blocked(
         &mut self,
         rect: crate::grid::CellRect,
         blocked: impl Fn(usize) -> bool,
@@ -307,7 +312,7 @@ impl CollisionMap {
             return Err(GridError::RectOutside { rect, width: w, height: h });
         }
         if !rect.is_empty() {
-            Arc::make_mut(&mut self.counts).update_rows(w, rect, blocked);
+            Arc::make_mut(&mut self.bits).update(w, rect, blocked);
         }
         Ok(())
     }
@@ -626,10 +631,10 @@ impl Proven {
 }
 
 impl CollisionMap {
-    /// Heap bytes of the blocked cells' counts, which profiles reading the map alike share (see
+    /// Heap bytes of the blocked cells, which profiles reading the map alike share (see
     /// [`Obstacles`]).
     pub fn obstacle_heap_bytes(&self) -> usize {
-        self.counts.prefix.heap_bytes()
+        self.bits.words.heap_bytes()
     }
 
     /// Heap bytes of the obstacle distance (in the planner the clearance annotations', counted

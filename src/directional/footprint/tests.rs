@@ -66,11 +66,10 @@ fn collision_map_runs() {
     assert!(m.sweep_free(&[miss], 0.0, 0.0));
 }
 
-/// The blocked counts are kept modulo 2^16: runs of any length still answer by brute force, on a
-/// row with exactly 2^16 blocked cells (the count a wrapped total would read as 0) and a few
-/// blocked cells scattered after them.
+/// Runs are tested a 64-cell word at a time: on a long row (many words, a run of 2^16 blocked
+/// cells and a few scattered after them) runs of any length answer like brute force.
 #[test]
-fn runs_longer_than_the_counts_wrap_answer_like_brute_force() {
+fn long_runs_answer_like_brute_force() {
     let w = 3 * 65_536 + 17;
     let blocked = |x: usize| x < 65_536 || x == 150_001 || x == 196_000;
     let g = Grid::from_blocked(w, 1, (0..w).map(blocked).collect()).unwrap();
@@ -85,6 +84,45 @@ fn runs_longer_than_the_counts_wrap_answer_like_brute_force() {
     }));
     for (x0, x1) in ends {
         assert_eq!(m.run_free(0, x0 as i64, x1 as i64), brute(x0, x1), "run {x0}..={x1}");
+    }
+}
+
+/// Every run of a few rows three words and a bit wide (so runs start and end on, before and
+/// after every word boundary, and the last word is partial) answers like brute force, as built
+/// and after each of a series of random patches applied in place.
+#[test]
+fn every_run_answers_like_brute_force_across_words_and_patches() {
+    let (w, h) = (64 * 3 + 5, 4);
+    let mut next = uniform(11);
+    let mut cells: Vec<bool> = (0..w * h).map(|_| next() < 0.02).collect();
+    let mut m = CollisionMap::new(&Grid::from_blocked(w, h, cells.clone()).unwrap());
+    for round in 0..6 {
+        for y in 0..h {
+            let row = &cells[y * w..(y + 1) * w];
+            for x0 in 0..w {
+                let mut clear = true;
+                for (x1, &blocked) in row.iter().enumerate().skip(x0) {
+                    clear &= !blocked;
+                    assert_eq!(
+                        m.run_free(y as i64, x0 as i64, x1 as i64),
+                        clear,
+                        "round {round}, row {y}, {x0}..={x1}"
+                    );
+                }
+            }
+        }
+        // Outside the map is blocked.
+        assert!(!m.run_free(0, -1, 3) && !m.run_free(0, 0, w as i64) && !m.run_free(h as i64, 0, 0));
+        let (rw, rh) = (1 + (next() * 80.0) as usize, 1 + (next() * 3.0) as usize);
+        let (x, y) = ((next() * (w - rw + 1) as f64) as usize, (next() * (h - rh + 1) as f64) as usize);
+        for yy in y..y + rh {
+            for xx in x..x + rw {
+                cells[yy * w + xx] = next() < 0.5;
+            }
+        }
+        let grid = Grid::from_blocked(w, h, cells.clone()).unwrap();
+        m.update_rect(&grid, crate::grid::CellRect { x, y, width: rw, height: rh }).unwrap();
+        assert_eq!(m, CollisionMap::new(&grid), "round {round}: a patch applied in place equals a fresh build");
     }
 }
 
