@@ -353,6 +353,10 @@ impl BlockState {
     }
 }
 
+// SAFETY: every field is a plain number, for which all-zero bytes are a valid value; a state of
+// stamp 0 is untouched (no live generation is 0), so `touched` resets it before any use.
+unsafe impl bytemuck::Zeroable for BlockState {}
+
 impl Default for BlockState {
     fn default() -> Self {
         Self { stamp: 0, dirty: 0, key: f64::INFINITY, g: [f64::INFINITY; 16] }
@@ -493,17 +497,20 @@ impl BlockAStar {
     }
 
     fn begin(&mut self, nodes: usize, blocks: usize) {
+        // Zeroed allocations: the operating system maps a page only when a query first writes to
+        // it, so the resident scratch grows with the area the queries reached, not with the map.
+        // A parent entry is read only along a found path, where it was written.
         if self.parent.len() != nodes {
-            self.parent = vec![(NONE, NONE); nodes];
+            self.parent = bytemuck::zeroed_vec(nodes);
         }
         if self.blocks.len() != blocks {
-            self.blocks = vec![BlockState::default(); blocks];
+            self.blocks = bytemuck::zeroed_vec(blocks);
         }
         // Fresh blocks carry stamp 0, which never equals a live generation; the generation is
         // never reset here, since other blocks may still hold stamps of earlier queries.
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
-            self.blocks.iter_mut().for_each(|s| s.stamp = 0);
+            self.blocks = bytemuck::zeroed_vec(blocks);
             self.generation = 1;
         }
         self.heap.clear();

@@ -24,6 +24,7 @@ mod maps;
 mod overlap;
 pub mod prepared;
 mod refiner;
+mod search_pool;
 pub mod stats;
 pub mod status;
 mod steps;
@@ -101,7 +102,7 @@ impl Planner {
     }
 
     /// The heap the map in force holds, by component (`None` with no map): its site's, and this
-    /// profile's own. The per-thread search scratch is apart:
+    /// profile's own. The pooled search scratch is apart:
     /// [`thread_stores_bytes`](crate::planner::thread_stores_bytes).
     pub fn memory(&self) -> Option<(SiteBytes, ProfileBytes)> {
         self.map().map(|m| (m.site.bytes(), m.bytes_beside(&[])))
@@ -163,7 +164,7 @@ impl Planner {
     /// `TIMEOUT`, `SUPERSEDED`.
     pub fn plan(&self, start: Pose2, goal: Pose2, goal_heading_free: bool, budget: &Budget) -> Result<Plan, PlanError> {
         let result = self.plan_steps(start, goal, goal_heading_free, budget);
-        // What this thread's stores hold now (a first plan allocates them: /diagnostics says so).
+        // What this thread's memos hold now (a first plan allocates them: /diagnostics says so).
         steps::account_thread_stores();
         result
     }

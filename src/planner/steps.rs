@@ -13,12 +13,12 @@
 use super::refiner::{Job, Refine};
 use super::stats::StageClock;
 use super::{Budget, PathFigures, Plan, PlanError, PlanStats, Planner, PreparedMap, StatusCode};
-use crate::block_astar::{BlockAStar, BlockGrid};
+use crate::block_astar::BlockGrid;
 use crate::clearance::{self, reach::Reach};
 use crate::directional;
 use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::lddb::Metric;
-use crate::search::cost_astar::{pull_strings, CostAStar};
+use crate::search::cost_astar::pull_strings;
 use crate::search::los::LosRule;
 use crate::search::path::{GridPath, SearchFailure};
 use crate::stages::{SolvedBy, Stage};
@@ -26,30 +26,23 @@ use crate::trajectory::Trajectory;
 use std::time::Instant;
 
 thread_local! {
-    /// One Block A* searcher per thread: its scratch memory (sized to the largest map searched on
-    /// the thread, about 17 bytes per cell: [`BlockAStar::scratch_bytes`]) is reused across plans
-    /// instead of being allocated and cleared for each one, and freed when the thread ends. The
-    /// node plans on at most three threads (its capped blocking pool), so at most three copies.
-    static BLOCK_SEARCH: std::cell::RefCell<BlockAStar> = std::cell::RefCell::new(BlockAStar::new());
-    /// One cost-weighted searcher per thread, likewise (about 16 bytes per cell of the largest
-    /// map searched with costs on the thread).
-    static COST_SEARCH: std::cell::RefCell<CostAStar> = std::cell::RefCell::new(CostAStar::new());
-    /// What this thread's stores add to [`THREAD_STORES_BYTES`]; taken back when the thread
+    /// What this thread's memos add to [`THREAD_STORES_BYTES`]; taken back when the thread
     /// ends.
     static SCRATCH_SHARE: ScratchShare = const { ScratchShare(std::cell::Cell::new(0)) };
 }
 
-/// Bytes the per-thread stores hold, over every thread (see [`thread_stores_bytes`]).
+/// Bytes the per-thread memos hold, over every thread (see [`thread_stores_bytes`]).
 static THREAD_STORES_BYTES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-/// The bytes the per-thread stores of planning hold now, summed over every thread that planned
-/// and is still alive: the guide searchers' scratch (sized by the largest map a thread searched,
-/// about 33 bytes per cell) and the Dubins and Reeds-Shepp memos (fixed tables, each within 3 MiB
-/// per thread). Bounded, but allocated at once by a thread's first plan, which a soak must not
-/// read as growth. Brought up to date at the end of every plan; the node reports it in
+/// The bytes the stores of planning hold now: the guide searchers' scratch, pooled across the
+/// planning threads (`planner::search_pool`: as many searchers as plans ran at once, each sized
+/// by the largest map it searched, about 33 bytes per cell of address space, resident where its
+/// queries reached), and each planning thread's Dubins and Reeds-Shepp memos (fixed tables,
+/// each within 3 MiB per thread). Bounded, but allocated at once by the first plan, which a soak
+/// must not read as growth. Brought up to date at the end of every plan; the node reports it in
 /// `/diagnostics` (`thread_stores_bytes`).
 pub fn thread_stores_bytes() -> usize {
-    THREAD_STORES_BYTES.load(std::sync::atomic::Ordering::Relaxed)
+    THREAD_STORES_BYTES.load(std::sync::atomic::Ordering::Relaxed) + super::search_pool::pooled_bytes()
 }
 
 /// One thread's share of [`THREAD_STORES_BYTES`].
@@ -74,12 +67,11 @@ impl Drop for ScratchShare {
     }
 }
 
-/// Records what this thread's stores hold (called at the end of every plan).
+/// Records what this thread's memos hold (called at the end of every plan; the pooled
+/// searchers count themselves).
 pub(super) fn account_thread_stores() {
-    let block = BLOCK_SEARCH.try_with(|s| s.borrow().scratch_bytes()).unwrap_or(0);
-    let cost = COST_SEARCH.try_with(|s| s.borrow().scratch_bytes()).unwrap_or(0);
     let memos = crate::curves::memo::memo_bytes() + crate::curves::reeds_shepp::memo_bytes();
-    let _ = SCRATCH_SHARE.try_with(|share| share.set(block + cost + memos));
+    let _ = SCRATCH_SHARE.try_with(|share| share.set(memos));
 }
 
 /// One plan request, validated, with what the steps record on the way.
@@ -334,8 +326,8 @@ impl<'a> Request<'a> {
             straight
         } else {
             let (planner, prepared, budget) = (self.planner, self.prepared, self.budget);
-            let found = BLOCK_SEARCH.with(|search| {
-                search.borrow_mut().find_path(
+            let found = super::search_pool::with_block_search(|search| {
+                search.find_path(
                     &planner.lddb,
                     &prepared.blocks,
                     sv,
@@ -379,8 +371,8 @@ impl<'a> Request<'a> {
         let (mask, budget) = (self.prepared.blocks.mask(), self.budget);
         let extra = costs.extra_per_cell();
         let cell = |c: (usize, usize)| (c.0 as u32, c.1 as u32);
-        let found = COST_SEARCH.with(|search| {
-            search.borrow_mut().find_path(mask, cell(start_cell), cell(goal_cell), &extra, || budget.should_stop())
+        let found = super::search_pool::with_cost_search(|search| {
+            search.find_path(mask, cell(start_cell), cell(goal_cell), &extra, || budget.should_stop())
         });
         let path = match found {
             Ok(p) => p,

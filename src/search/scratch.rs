@@ -12,6 +12,10 @@ pub const NO_PARENT: u32 = u32::MAX;
 ///
 /// The three values of a node share one 16-byte record, so a node's test and update touch one
 /// cache line, not three arrays.
+///
+/// The records are allocated zeroed (a stale record is stamp 0, whatever its other fields), so
+/// the operating system maps a page of them only when a query first writes to it: the resident
+/// memory grows with the area the thread's queries reached, not with the map.
 #[derive(Debug, Default, Clone)]
 pub struct NodeScratch {
     nodes: Vec<NodeRecord>,
@@ -30,6 +34,10 @@ struct NodeRecord {
 
 const STALE: NodeRecord = NodeRecord { g: f64::INFINITY, parent: NO_PARENT, stamp: 0 };
 
+// SAFETY: every field is a plain number, for which all-zero bytes are a valid value (a record of
+// stamp 0 is stale, as `STALE`).
+unsafe impl bytemuck::Zeroable for NodeRecord {}
+
 impl NodeScratch {
     /// Bytes held (records and open list), at their capacity.
     pub fn bytes(&self) -> usize {
@@ -40,12 +48,13 @@ impl NodeScratch {
     /// Prepares for a query over `nodes` nodes: forgets every value of the previous query.
     pub fn begin(&mut self, nodes: usize) {
         if self.nodes.len() != nodes {
-            self.nodes = vec![STALE; nodes];
+            self.nodes = bytemuck::zeroed_vec(nodes);
         }
         self.generation = self.generation.wrapping_add(2);
         if self.generation == 0 {
-            // After 2^31 queries the stamps wrap: clear them once.
-            self.nodes.iter_mut().for_each(|n| *n = STALE);
+            // After 2^31 queries the stamps wrap: clear them once (a fresh zeroed allocation,
+            // so the pages no query reached since stay unmapped).
+            self.nodes = bytemuck::zeroed_vec(nodes);
             self.generation = 2;
         }
         self.heap.clear();
