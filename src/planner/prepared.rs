@@ -337,7 +337,11 @@ impl PreparedMap {
         let distance = site.obstacle_distance(vehicle);
         let mut collision = match donor.obstacles {
             Some(o) => CollisionMap::on_obstacles(o, distance.clone(), info.width, info.height),
-            None => CollisionMap::on_distance(&site.map().to_grid(config.traversability()), distance.clone()),
+            None => {
+                let rule = config.traversability();
+                let size = (info.width, info.height);
+                CollisionMap::on_values(&site.map().data, |v| rule.is_blocked(v), size, distance.clone())
+            }
         };
         collision
             .set_costs(config.cost_rule(res).map(|rule| CostField::new(site.clearance.shared_map(), rule, distance)));

@@ -49,12 +49,11 @@ struct BlockedBits {
 }
 
 impl BlockedBits {
-    fn new(grid: &Grid) -> Self {
-        let (w, h) = (grid.width(), grid.height());
+    /// The cells of a `w x h` map for which `blocked(k)` (row-major index) is true.
+    fn new(w: usize, h: usize, blocked: impl Fn(usize) -> bool) -> Self {
         let row_words = w.div_ceil(64);
         let mut bits = Self { row_words, words: vec![0; h * row_words] };
-        let cells = grid.blocked_cells();
-        bits.update(w, crate::grid::CellRect { x: 0, y: 0, width: w, height: h }, |k| cells[k]);
+        bits.update(w, crate::grid::CellRect { x: 0, y: 0, width: w, height: h }, blocked);
         bits
     }
 
@@ -111,7 +110,21 @@ impl CollisionMap {
     pub fn on_distance(grid: &Grid, distance: Arc<DistanceField>) -> Self {
         debug_assert_eq!(distance.values().len(), grid.width() * grid.height());
         let (width, height) = (grid.width(), grid.height());
-        Self { width, height, bits: Arc::new(BlockedBits::new(grid)), distance, costs: None }
+        let cells = grid.blocked_cells();
+        Self { width, height, bits: Arc::new(BlockedBits::new(width, height, |k| cells[k])), distance, costs: None }
+    }
+
+    /// [`CollisionMap::on_distance`] read straight from a `width x height` map's values
+    /// (row-major), `blocked` saying which are obstacles: no grid of the whole map is made.
+    pub fn on_values(
+        values: &[i8],
+        blocked: impl Fn(i8) -> bool,
+        (width, height): (usize, usize),
+        distance: Arc<DistanceField>,
+    ) -> Self {
+        debug_assert!(values.len() == width * height && distance.values().len() == width * height);
+        let bits = BlockedBits::new(width, height, |k| blocked(values[k]));
+        Self { width, height, bits: Arc::new(bits), distance, costs: None }
     }
 
     /// The blocked cells, to share with the map of another footprint on the same blocked

@@ -519,3 +519,17 @@ pub(super) fn random_polygon(next: &mut impl FnMut() -> f64) -> crate::polygon::
     };
     crate::polygon::Polygon::new(corners.into_iter().map(|(x, y)| Point2::new(x, y)).collect()).unwrap()
 }
+
+/// A map read straight from its values equals the one built from its grid.
+#[test]
+fn a_map_read_from_values_equals_one_from_its_grid() {
+    let (w, h) = (131, 7);
+    let mut next = uniform(5);
+    let values: Vec<i8> = (0..w * h).map(|_| [-1i8, 0, 0, 0, 40, 65, 100][(next() * 7.0) as usize]).collect();
+    let rule = crate::map::Traversability { occupied_threshold: 65, allow_unknown: false };
+    let blocked: Vec<bool> = values.iter().map(|&v| rule.is_blocked(v)).collect();
+    let grid = Grid::from_blocked(w, h, blocked.clone()).unwrap();
+    let distance = std::sync::Arc::new(crate::clearance::distance::DistanceField::new(w, h, &blocked, 20));
+    let from_values = CollisionMap::on_values(&values, |v| rule.is_blocked(v), (w, h), distance.clone());
+    assert_eq!(from_values, CollisionMap::on_distance(&grid, distance));
+}
