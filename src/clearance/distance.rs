@@ -25,6 +25,7 @@
 //! recomputes exactly the window it can affect with the same exact transform, so the incremental
 //! result is identical to a full recomputation (tested after long random patch sequences).
 
+use super::blocked_rows::{BlockedRows, FlagRows};
 use crate::grid::CellRect;
 
 /// Largest supported cap: sums `dx² + g²` below `2 * 127²` fit the `i16` lanes of the row pass.
@@ -52,7 +53,13 @@ impl DistanceField {
     /// The field of a `width x height` grid whose row-major blocked flags are `blocked`, exact up
     /// to `cap` cells (`1..=`[`MAX_DISTANCE_CAP`], checked by the caller).
     pub fn new(width: usize, height: usize, blocked: &[bool], cap: u16) -> Self {
-        debug_assert!(blocked.len() == width * height && (1..=MAX_DISTANCE_CAP).contains(&cap));
+        debug_assert!(blocked.len() == width * height);
+        Self::from_rows(width, height, &mut FlagRows { flags: blocked, width }, cap)
+    }
+
+    /// [`DistanceField::new`] reading the blocked cells from `blocked` a row at a time.
+    pub fn from_rows(width: usize, height: usize, blocked: &mut impl BlockedRows, cap: u16) -> Self {
+        debug_assert!((1..=MAX_DISTANCE_CAP).contains(&cap));
         let mut f =
             Self { width, height, cap, vertical: vec![0; width * height], distance_sq: vec![0; width * height] };
         let all = CellRect { x: 0, y: 0, width, height };
@@ -86,6 +93,13 @@ impl DistanceField {
     /// Brings the field up to date after the blocked flags changed inside `changed` only; returns
     /// the rectangle of cells that were recomputed (see [`DistanceField::affected`]).
     pub fn update(&mut self, blocked: &[bool], changed: CellRect) -> CellRect {
+        let width = self.width;
+        self.update_rows(&mut FlagRows { flags: blocked, width }, changed)
+    }
+
+    /// [`DistanceField::update`] reading the blocked cells from `blocked` a row at a time (only
+    /// rows and columns near `changed` are asked).
+    pub fn update_rows(&mut self, blocked: &mut impl BlockedRows, changed: CellRect) -> CellRect {
         let cap = self.cap as usize;
         // Vertical distances change only in the patch's columns, within cap - 1 rows of it.
         let columns =
@@ -98,7 +112,7 @@ impl DistanceField {
 
     /// Phase 1 over `rect`, seeded by the stored values just above and below it (which the caller
     /// guarantees are unchanged): a forward and a backward sweep per column.
-    fn vertical_pass(&mut self, blocked: &[bool], rect: CellRect) {
+    fn vertical_pass(&mut self, blocked: &mut impl BlockedRows, rect: CellRect) {
         let (w, cap) = (self.width, self.cap.min(255) as u8);
         let (x0, x1) = (rect.x, rect.x + rect.width);
         let (y0, y1) = (rect.y, rect.y + rect.height);
@@ -108,7 +122,7 @@ impl DistanceField {
             let row = y * w;
             let (head, tail) = self.vertical.split_at_mut(row);
             let cur = &mut tail[x0..x1];
-            let b = &blocked[row + x0..row + x1];
+            let b = blocked.row(y, x0, x1);
             // `free_mask` is 0xff for a free cell and 0 for a blocked one (branch-free select).
             let free_mask = |bb: bool| (bb as u8).wrapping_sub(1);
             if y == 0 {

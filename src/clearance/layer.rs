@@ -1,5 +1,6 @@
-//! The annotations of one capability: its blocked flags, obstacle distance and true clearance.
+//! The annotations of one capability: obstacle distance (whose zeros are its blocked cells) and true clearance.
 
+use super::blocked_rows::ClassRows;
 use super::classes::Capability;
 use super::distance::DistanceField;
 use super::true_clearance::TrueClearance;
@@ -13,7 +14,6 @@ pub struct ClearanceLayer {
     capability: Capability,
     width: usize,
     height: usize,
-    blocked: Vec<bool>,
     /// Behind an `Arc` because the planner's collision maps and costs read it too
     /// ([`ClearanceLayer::shared_distance`]); an update copies it only while a plan in flight
     /// still holds the old one.
@@ -25,10 +25,12 @@ impl ClearanceLayer {
     /// Annotates the row-major cell classes `classes` of a `width x height` map for `capability`.
     /// The caps come from `config`, which the caller has validated.
     pub fn new(width: usize, height: usize, classes: &[u8], capability: Capability, config: &ClearanceConfig) -> Self {
-        let blocked: Vec<bool> = classes.iter().map(|&c| !capability.allows_index(c)).collect();
-        let distance = Arc::new(DistanceField::new(width, height, &blocked, config.distance_cap));
-        let clearance = TrueClearance::new(width, height, &blocked, config.clearance_cap);
-        Self { capability, width, height, blocked, distance, clearance }
+        // The blocked cells are read from the classes a row at a time; afterwards they are the
+        // cells of obstacle distance 0, so no flag per cell is kept.
+        let mut rows = ClassRows::new(classes, width, capability);
+        let distance = Arc::new(DistanceField::from_rows(width, height, &mut rows, config.distance_cap));
+        let clearance = TrueClearance::from_rows(width, height, &mut rows, config.clearance_cap);
+        Self { capability, width, height, distance, clearance }
     }
 
     /// The capability these annotations are for.
@@ -49,7 +51,9 @@ impl ClearanceLayer {
     /// True when cell `(x, y)` is not traversable under the capability (or outside the map).
     #[inline]
     pub fn is_blocked(&self, x: usize, y: usize) -> bool {
-        x >= self.width || y >= self.height || self.blocked[y * self.width + x]
+        // Blocked cells, and only they, are at distance 0 (a free cell is at least a cell from
+        // the nearest blocked one, or from the border).
+        x >= self.width || y >= self.height || self.distance.values()[y * self.width + x] == 0
     }
 
     /// Capped squared obstacle distance of cell `(x, y)` in cell units² (see
@@ -111,23 +115,22 @@ impl ClearanceLayer {
         let mut changed: Option<CellRect> = None;
         for y in rect.y..rect.y + rect.height {
             for x in rect.x..rect.x + rect.width {
-                let i = y * self.width + x;
-                let b = !self.capability.allows_index(classes[i]);
-                if b != self.blocked[i] {
-                    self.blocked[i] = b;
+                let b = !self.capability.allows_index(classes[y * self.width + x]);
+                if b != self.is_blocked(x, y) {
                     changed = Some(union_rect(changed, CellRect { x, y, width: 1, height: 1 }));
                 }
             }
         }
         let changed = changed?;
-        let a = Arc::make_mut(&mut self.distance).update(&self.blocked, changed);
-        let b = self.clearance.update(&self.blocked, changed);
+        let mut rows = ClassRows::new(classes, self.width, self.capability);
+        let a = Arc::make_mut(&mut self.distance).update_rows(&mut rows, changed);
+        let b = self.clearance.update_rows(&mut rows, changed);
         Some(union_rect(Some(a), b))
     }
 }
 
 impl crate::memory::HeapSize for ClearanceLayer {
     fn heap_bytes(&self) -> usize {
-        self.blocked.heap_bytes() + self.distance.heap_bytes() + self.clearance.heap_bytes()
+        self.distance.heap_bytes() + self.clearance.heap_bytes()
     }
 }

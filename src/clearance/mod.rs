@@ -53,6 +53,7 @@
 //! ```
 
 pub mod annotated_astar;
+pub mod blocked_rows;
 pub mod classes;
 mod clearance_map;
 pub mod display;

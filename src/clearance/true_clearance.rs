@@ -12,6 +12,7 @@
 //! depends only on the `cap x cap` square it anchors, so after a patch only the patch grown by
 //! `cap - 1` toward -x and -y is recomputed.
 
+use super::blocked_rows::{BlockedRows, FlagRows};
 use crate::grid::CellRect;
 
 /// Largest supported cap (values fit in a `u8`).
@@ -30,7 +31,13 @@ impl TrueClearance {
     /// The clearance of a `width x height` grid with row-major blocked flags `blocked`, capped at
     /// `cap` (`1..=`[`MAX_CLEARANCE_CAP`], checked by the caller).
     pub fn new(width: usize, height: usize, blocked: &[bool], cap: u16) -> Self {
-        debug_assert!(blocked.len() == width * height && (1..=MAX_CLEARANCE_CAP).contains(&cap));
+        debug_assert!(blocked.len() == width * height);
+        Self::from_rows(width, height, &mut FlagRows { flags: blocked, width }, cap)
+    }
+
+    /// [`TrueClearance::new`] reading the blocked cells from `blocked` a row at a time.
+    pub fn from_rows(width: usize, height: usize, blocked: &mut impl BlockedRows, cap: u16) -> Self {
+        debug_assert!((1..=MAX_CLEARANCE_CAP).contains(&cap));
         let mut c = Self { width, height, cap: cap as u8, values: vec![0; width * height] };
         c.sweep(blocked, CellRect { x: 0, y: 0, width, height });
         c
@@ -64,6 +71,13 @@ impl TrueClearance {
     /// Brings the values up to date after the blocked flags changed inside `changed` only;
     /// returns the recomputed rectangle (see [`TrueClearance::affected`]).
     pub fn update(&mut self, blocked: &[bool], changed: CellRect) -> CellRect {
+        let width = self.width;
+        self.update_rows(&mut FlagRows { flags: blocked, width }, changed)
+    }
+
+    /// [`TrueClearance::update`] reading the blocked cells from `blocked` a row at a time (only
+    /// the recomputed rectangle's rows and columns are asked).
+    pub fn update_rows(&mut self, blocked: &mut impl BlockedRows, changed: CellRect) -> CellRect {
         let a = self.affected(changed);
         self.sweep(blocked, a);
         a
@@ -71,14 +85,15 @@ impl TrueClearance {
 
     /// The recurrence over `rect` from its high corner, reading the (unchanged) stored values just
     /// beyond it.
-    fn sweep(&mut self, blocked: &[bool], rect: CellRect) {
+    fn sweep(&mut self, blocked: &mut impl BlockedRows, rect: CellRect) {
         let (w, h, cap) = (self.width, self.height, self.cap);
         let (x0, x1) = (rect.x, rect.x + rect.width);
         for y in (rect.y..rect.y + rect.height).rev() {
             let row = y * w;
             let (head, tail) = self.values.split_at_mut(row + w);
             let cur = &mut head[row..row + w];
-            let b = &blocked[row..row + w];
+            // The flags of columns x0..x1: `b[x - x0]` is column x's.
+            let b = blocked.row(y, x0, x1);
             // First the bound from the row below (vectorises): 1 + min(below, below-right).
             // `free_mask` is 0xff for a free cell and 0 for a blocked one (branch-free select).
             let free_mask = |bb: bool| (bb as u8).wrapping_sub(1);
@@ -87,16 +102,16 @@ impl TrueClearance {
                 // The last column's below-right neighbour is outside the map (0).
                 let inner = if x1 == w { x1 - 1 } else { x1 };
                 let (c, bl, dg, bb) =
-                    (&mut cur[x0..inner], &below[x0..inner], &below[x0 + 1..inner + 1], &b[x0..inner]);
+                    (&mut cur[x0..inner], &below[x0..inner], &below[x0 + 1..inner + 1], &b[..inner - x0]);
                 for (((c, &bl), &dg), &bb) in c.iter_mut().zip(bl).zip(dg).zip(bb) {
                     *c = free_mask(bb) & bl.min(dg).saturating_add(1).min(cap);
                 }
                 if inner < x1 {
-                    cur[inner] = free_mask(b[inner]) & 1;
+                    cur[inner] = free_mask(b[inner - x0]) & 1;
                 }
             } else {
-                for x in x0..x1 {
-                    cur[x] = free_mask(b[x]) & 1;
+                for (c, &bb) in cur[x0..x1].iter_mut().zip(b) {
+                    *c = free_mask(bb) & 1;
                 }
             }
             // Then the serial bound from the right neighbour: 1 + right.
