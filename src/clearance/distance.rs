@@ -16,8 +16,9 @@
 //! `cap`, which only lowers values already `>= cap` and so leaves capped results unchanged).
 //! Phase 2 takes, per row, `min over i of (x - i)² + g(i)²`; with the cap this is a short,
 //! branch-free windowed minimum rather than a lower envelope of parabolas (see
-//! `DistanceField::envelope_pass`). `g` is kept between updates so a patch only redoes phase 1 in
-//! the patch's columns.
+//! `DistanceField::envelope_pass`). `g` is not kept: a patch redoes phase 1 over the window
+//! phase 2 reads (the patch grown by `2 (cap - 1)` columns and `cap - 1` rows), from the blocked
+//! cells of those columns within `cap` rows beyond, so the field holds 2 bytes per cell.
 //!
 //! Relation to Brushfire: dynamic Brushfire updates a distance map by wavefronts spreading from
 //! changed cells, carrying nearest-obstacle references between neighbours; such propagation is not
@@ -31,15 +32,13 @@ use crate::grid::CellRect;
 /// Largest supported cap: sums `dx² + g²` below `2 * 127²` fit the `i16` lanes of the row pass.
 pub const MAX_DISTANCE_CAP: u16 = 127;
 
-/// The capped squared obstacle distance of every cell, kept with its vertical-distance pass.
+/// The capped squared obstacle distance of every cell.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DistanceField {
     width: usize,
     height: usize,
     cap: u16,
-    /// Phase 1: vertical distance to the nearest blocked cell in the column, capped at `cap`.
-    vertical: Vec<u8>,
-    /// Phase 2: capped squared Euclidean distance.
+    /// Capped squared Euclidean distance (phase 2; phase 1 is made afresh where it is needed).
     distance_sq: Vec<u16>,
 }
 
@@ -60,11 +59,8 @@ impl DistanceField {
     /// [`DistanceField::new`] reading the blocked cells from `blocked` a row at a time.
     pub fn from_rows(width: usize, height: usize, blocked: &mut impl BlockedRows, cap: u16) -> Self {
         debug_assert!((1..=MAX_DISTANCE_CAP).contains(&cap));
-        let mut f =
-            Self { width, height, cap, vertical: vec![0; width * height], distance_sq: vec![0; width * height] };
-        let all = CellRect { x: 0, y: 0, width, height };
-        f.vertical_pass(blocked, all);
-        f.envelope_pass(all);
+        let mut f = Self { width, height, cap, distance_sq: vec![0; width * height] };
+        f.recompute(blocked, CellRect { x: 0, y: 0, width, height });
         f
     }
 
@@ -100,59 +96,20 @@ impl DistanceField {
     /// [`DistanceField::update`] reading the blocked cells from `blocked` a row at a time (only
     /// rows and columns near `changed` are asked).
     pub fn update_rows(&mut self, blocked: &mut impl BlockedRows, changed: CellRect) -> CellRect {
-        let cap = self.cap as usize;
-        // Vertical distances change only in the patch's columns, within cap - 1 rows of it.
-        let columns =
-            CellRect { x: changed.x, width: changed.width, ..grow(changed, cap - 1, self.width, self.height) };
-        self.vertical_pass(blocked, columns);
         let affected = self.affected(changed);
-        self.envelope_pass(affected);
+        self.recompute(blocked, affected);
         affected
     }
 
-    /// Phase 1 over `rect`, seeded by the stored values just above and below it (which the caller
-    /// guarantees are unchanged): a forward and a backward sweep per column.
-    fn vertical_pass(&mut self, blocked: &mut impl BlockedRows, rect: CellRect) {
-        let (w, cap) = (self.width, self.cap.min(255) as u8);
-        let (x0, x1) = (rect.x, rect.x + rect.width);
-        let (y0, y1) = (rect.y, rect.y + rect.height);
-        // Forward (downwards in index terms): distance to the nearest blocked cell above. Whole row
-        // slices so the loops vectorise.
-        for y in y0..y1 {
-            let row = y * w;
-            let (head, tail) = self.vertical.split_at_mut(row);
-            let cur = &mut tail[x0..x1];
-            let b = blocked.row(y, x0, x1);
-            // `free_mask` is 0xff for a free cell and 0 for a blocked one (branch-free select).
-            let free_mask = |bb: bool| (bb as u8).wrapping_sub(1);
-            if y == 0 {
-                for (c, &bb) in cur.iter_mut().zip(b) {
-                    *c = free_mask(bb) & 1;
-                }
-            } else {
-                let above = &head[row - w + x0..row - w + x1];
-                for ((c, &a), &bb) in cur.iter_mut().zip(above).zip(b) {
-                    *c = free_mask(bb) & a.saturating_add(1).min(cap);
-                }
-            }
-        }
-        // Backward: the nearest blocked cell below may be closer.
-        for y in (y0..y1).rev() {
-            let row = y * w;
-            let (head, tail) = self.vertical.split_at_mut(row + w);
-            let cur = &mut head[row + x0..row + x1];
-            if y + 1 == self.height {
-                for c in cur.iter_mut() {
-                    *c = (*c).min(1);
-                }
-            } else {
-                let below = &tail[x0..x1];
-                // Stored values are at most `cap`, so `cap` needs no second application here.
-                for (c, &b) in cur.iter_mut().zip(below) {
-                    *c = (*c).min(b.saturating_add(1));
-                }
-            }
-        }
+    /// Recomputes the cells of `rect`: phase 1 over the columns phase 2 reads (`rect` widened by
+    /// `cap - 1`), from the blocked cells of its rows and up to `cap` rows beyond, then phase 2.
+    fn recompute(&mut self, blocked: &mut impl BlockedRows, rect: CellRect) {
+        let margin = self.cap as usize - 1;
+        let cols = (rect.x.saturating_sub(margin), (rect.x + rect.width + margin).min(self.width));
+        let rows = (rect.y, rect.y + rect.height);
+        let vertical = vertical_window(blocked, self.height, self.cap, cols, rows);
+        let window = Window { g: &vertical, x0: cols.0, width: cols.1 - cols.0 };
+        self.envelope_pass(&window, rect);
     }
 
     /// Phase 2 for the cells of `rect`: per cell, `min(g(x)², min over 0 < dx < cap of dx² +
@@ -162,16 +119,91 @@ impl DistanceField {
     /// column already gives `g(x)²`, so only `dx < g(x)` can improve it; each block of cells
     /// searches `dx` up to its largest `g` less one (at most `cap - 1`), in `i16` lanes that the
     /// compiler vectorises. Exact: every site that can bring a value below the cap is examined.
-    fn envelope_pass(&mut self, rect: CellRect) {
+    fn envelope_pass(&mut self, window: &Window<'_>, rect: CellRect) {
         let (cap, width) = (self.cap, self.width);
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2 (checked just above).
-            unsafe { row_pass_avx2(&self.vertical, &mut self.distance_sq, width, cap, rect) };
+            unsafe { row_pass_avx2(window, &mut self.distance_sq, width, cap, rect) };
             return;
         }
-        row_pass(&self.vertical, &mut self.distance_sq, width, cap, rect);
+        row_pass(window, &mut self.distance_sq, width, cap, rect);
     }
+}
+
+/// Phase 1 over a window: the vertical distances of columns `cols.0..cols.1` in rows
+/// `rows.0..rows.1` (rows of the window), row-major.
+struct Window<'a> {
+    g: &'a [u8],
+    /// The first column.
+    x0: usize,
+    /// Columns per row.
+    width: usize,
+}
+
+/// Phase 1 for columns `cols.0..cols.1` and rows `rows.0..rows.1` of a map `height` rows high:
+/// per cell the vertical distance to the nearest blocked cell in its column (the rows beyond the
+/// map counting as blocked), capped at `cap`, read from `blocked` over those rows and up to
+/// `cap` rows beyond each side. Exact: a blocked cell farther than that is beyond the cap.
+/// Row-major, `cols.1 - cols.0` per row, the rows `rows.0..rows.1` only.
+fn vertical_window(
+    blocked: &mut impl BlockedRows,
+    height: usize,
+    cap: u16,
+    cols: (usize, usize),
+    rows: (usize, usize),
+) -> Vec<u8> {
+    let cap8 = cap.min(255) as u8;
+    let ((x0, x1), (y0, y1)) = (cols, rows);
+    let w = x1 - x0;
+    // The rows read: `cap` beyond the window on each side, within the map.
+    let (s0, s1) = (y0.saturating_sub(cap as usize), (y1 + cap as usize).min(height));
+    let mut g = vec![0u8; (s1 - s0) * w];
+    // `free_mask` is 0xff for a free cell and 0 for a blocked one (branch-free select).
+    let free_mask = |bb: bool| (bb as u8).wrapping_sub(1);
+    // Forward (downwards in index terms): distance to the nearest blocked cell above. Whole row
+    // slices so the loops vectorise. Above the first row read nothing is known: as far as the
+    // cap, which is exact from `cap` rows further on.
+    for y in s0..s1 {
+        let r = (y - s0) * w;
+        let b = blocked.row(y, x0, x1);
+        let (head, tail) = g.split_at_mut(r);
+        let cur = &mut tail[..w];
+        if y == 0 {
+            for (c, &bb) in cur.iter_mut().zip(b) {
+                *c = free_mask(bb) & 1;
+            }
+        } else if y == s0 {
+            for (c, &bb) in cur.iter_mut().zip(b) {
+                *c = free_mask(bb) & cap8;
+            }
+        } else {
+            let above = &head[r - w..r];
+            for ((c, &a), &bb) in cur.iter_mut().zip(above).zip(b) {
+                *c = free_mask(bb) & a.saturating_add(1).min(cap8);
+            }
+        }
+    }
+    // Backward: the nearest blocked cell below may be closer (below the last row read, nothing
+    // is known; below the map's last row, the border is).
+    for y in (s0..s1).rev() {
+        let r = (y - s0) * w;
+        let (head, tail) = g.split_at_mut(r + w);
+        let cur = &mut head[r..r + w];
+        if y + 1 == height {
+            for c in cur.iter_mut() {
+                *c = (*c).min(1);
+            }
+        } else if y + 1 < s1 {
+            // Values are at most `cap`, so `cap` needs no second application here.
+            for (c, &b) in cur.iter_mut().zip(&tail[..w]) {
+                *c = (*c).min(b.saturating_add(1));
+            }
+        }
+    }
+    g.drain(..(y0 - s0) * w);
+    g.truncate((y1 - y0) * w);
+    g
 }
 
 /// [`row_pass`] compiled for AVX2 (twice the lanes of the baseline SSE2).
@@ -180,13 +212,14 @@ impl DistanceField {
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn row_pass_avx2(vertical: &[u8], distance_sq: &mut [u16], width: usize, cap: u16, rect: CellRect) {
-    row_pass(vertical, distance_sq, width, cap, rect)
+unsafe fn row_pass_avx2(window: &Window<'_>, distance_sq: &mut [u16], width: usize, cap: u16, rect: CellRect) {
+    row_pass(window, distance_sq, width, cap, rect)
 }
 
-/// Phase 2 over the rows of `rect` (see `DistanceField::envelope_pass`).
+/// Phase 2 over the rows of `rect` (see `DistanceField::envelope_pass`), phase 1 read from
+/// `window` (rows `rect`'s, columns at least `rect`'s widened by `cap - 1` within the map).
 #[inline(always)]
-fn row_pass(vertical: &[u8], distance_sq: &mut [u16], w: usize, cap: u16, rect: CellRect) {
+fn row_pass(window: &Window<'_>, distance_sq: &mut [u16], w: usize, cap: u16, rect: CellRect) {
     let margin = cap as usize - 1;
     let cap_sq = (cap * cap) as i16;
     let n = rect.width;
@@ -199,9 +232,12 @@ fn row_pass(vertical: &[u8], distance_sq: &mut [u16], w: usize, cap: u16, rect: 
     let map_hi = (rect.x + n + margin).min(w);
     for y in rect.y..rect.y + rect.height {
         let row = y * w;
-        let g = &vertical[row..row + w];
+        let wr = (y - rect.y) * window.width;
+        // `g[c - x0]` is column c's vertical distance.
+        let (g, x0) = (&window.g[wr..wr + window.width], window.x0);
+        debug_assert!(x0 <= map_lo && map_hi <= x0 + window.width);
         for c in map_lo..map_hi {
-            let v = i16::from(g[c]);
+            let v = i16::from(g[c - x0]);
             padded[(c as i64 - col0) as usize] = v * v;
         }
         for border in [-1, w as i64] {
@@ -213,7 +249,7 @@ fn row_pass(vertical: &[u8], distance_sq: &mut [u16], w: usize, cap: u16, rect: 
         for start in (0..n).step_by(ROW_BLOCK) {
             let len = ROW_BLOCK.min(n - start);
             let centre = margin + start;
-            let reach = g[rect.x + start..rect.x + start + len].iter().max().map_or(0, |&m| m as usize);
+            let reach = g[rect.x + start - x0..rect.x + start + len - x0].iter().max().map_or(0, |&m| m as usize);
             let reach = reach.saturating_sub(1).min(margin);
             let mut best = block(centre);
             for dx in 1..=reach {
@@ -265,7 +301,7 @@ pub fn brute_force_distance_sq(width: usize, height: usize, blocked: &[bool], ca
 
 impl crate::memory::HeapSize for DistanceField {
     fn heap_bytes(&self) -> usize {
-        self.vertical.heap_bytes() + self.distance_sq.heap_bytes()
+        self.distance_sq.heap_bytes()
     }
 }
 
@@ -304,7 +340,9 @@ mod tests {
             let blocked = random_blocked(w, h, 99 + w as u64, 15);
             let f = DistanceField::new(w, h, &blocked, cap);
             let mut baseline = vec![0u16; w * h];
-            row_pass(&f.vertical, &mut baseline, w, cap, CellRect { x: 0, y: 0, width: w, height: h });
+            let vertical = vertical_window(&mut FlagRows { flags: &blocked, width: w }, h, cap, (0, w), (0, h));
+            let window = Window { g: &vertical, x0: 0, width: w };
+            row_pass(&window, &mut baseline, w, cap, CellRect { x: 0, y: 0, width: w, height: h });
             assert_eq!(&baseline[..], f.values());
             assert_eq!(f.values(), &brute_force_distance_sq(w, h, &blocked, cap)[..]);
         }
@@ -343,6 +381,7 @@ mod tests {
                 }
                 f.update(&blocked, r);
                 prop_assert_eq!(&f, &DistanceField::new(w, h, &blocked, cap));
+                prop_assert_eq!(f.values(), &brute_force_distance_sq(w, h, &blocked, cap)[..]);
             }
         }
     }
