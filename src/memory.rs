@@ -106,6 +106,45 @@ impl<T: HeapSize> HeapSize for Option<T> {
     }
 }
 
+/// Hands the whole pages of `values` back to the operating system, which maps them again,
+/// zero-filled, when they are next touched: the slice then reads as all zeros there, which a
+/// [`bytemuck::Zeroable`] type allows, and it stops counting in the resident set. For scratch
+/// memory whose zero value means "untouched" (the searches' generation-stamped records): a
+/// search that reached far leaves nothing resident behind it. The partial pages at either end
+/// keep their contents. Linux only (elsewhere nothing happens, which is also correct: the
+/// contents stay as they were).
+pub fn release_zeroed<T: bytemuck::Zeroable>(values: &mut [T]) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let start = values.as_mut_ptr() as usize;
+        let end = start + std::mem::size_of_val(values);
+        let (first, last) = (start.div_ceil(PAGE) * PAGE, end / PAGE * PAGE);
+        if last > first {
+            // SAFETY: [first, last) lies within `values`, which we borrow exclusively; it is
+            // private anonymous or heap memory of this process, which MADV_DONTNEED zero-fills
+            // on the next touch, and all-zero bytes are a valid `T` (`Zeroable`). On failure
+            // (never expected) nothing changed.
+            unsafe {
+                libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_DONTNEED);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = values;
+}
+
+/// Asks the C allocator to hand the free memory it keeps for reuse back to the operating system
+/// (glibc's `malloc_trim`; nothing elsewhere). Costs a walk over the allocator's free lists: for
+/// after a large piece of work, not for a hot loop.
+pub fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only reads and releases the allocator's own free memory.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +168,22 @@ mod tests {
     fn no_heap_figures_without_the_counting_allocator() {
         // The library's own test binary does not install it.
         assert_eq!(heap(), None);
+    }
+
+    #[test]
+    fn released_pages_read_as_zeros_and_the_partial_ends_keep_their_values() {
+        let mut v: Vec<u64> = vec![7; 3 * 4096];
+        // A slice starting and ending inside pages.
+        let (a, b) = (5, v.len() - 9);
+        super::release_zeroed(&mut v[a..b]);
+        let zeros = v.iter().filter(|&&x| x == 0).count();
+        assert!(zeros > 0 || cfg!(not(target_os = "linux")));
+        // Every value is either as it was or zero; nothing outside the slice changed.
+        assert!(v.iter().all(|&x| x == 7 || x == 0));
+        assert!(v[..a].iter().chain(&v[b..]).all(|&x| x == 7));
+        // Only whole pages were released: the values before the first page boundary keep theirs.
+        let first = (v[a..].as_ptr() as usize).div_ceil(4096) * 4096;
+        let kept = (first - v[a..].as_ptr() as usize) / 8;
+        assert!(v[a..a + kept].iter().all(|&x| x == 7));
     }
 }

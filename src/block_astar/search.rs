@@ -496,6 +496,14 @@ impl BlockAStar {
             + self.hop_vertices.capacity() * size_of::<usize>()
     }
 
+    /// Hands the scratch's pages back to the operating system (see
+    /// [`crate::memory::release_zeroed`]): nothing of it stays resident until the next query
+    /// touches it again, and every query still sees untouched records (a zeroed record is).
+    pub fn release_scratch_pages(&mut self) {
+        crate::memory::release_zeroed(&mut self.parent);
+        crate::memory::release_zeroed(&mut self.blocks);
+    }
+
     fn begin(&mut self, nodes: usize, blocks: usize) {
         // Zeroed allocations: the operating system maps a page only when a query first writes to
         // it, so the resident scratch grows with the area the queries reached, not with the map.
@@ -1510,6 +1518,29 @@ mod tests {
             assert_eq!(search.scratch_bytes(), held);
             solve(&mut search, &small, (35, 25));
             assert!(search.scratch_bytes() < held);
+        }
+    }
+
+    /// A searcher whose scratch pages were handed back answers every query as a fresh one does
+    /// (its records read as untouched), whatever the queries before.
+    #[test]
+    fn released_scratch_answers_like_a_fresh_searcher() {
+        let lddb = Lddb::build(4, &|_, _| {}).expect("LDDB");
+        let (w, h) = (300, 200);
+        let blocked = (0..w * h).map(|i| (i % w) % 9 == 4 && (i / w) % 7 != 0).collect();
+        let grid = BlockGrid::new(&Grid::from_blocked(w, h, blocked).expect("grid"), 4).expect("blocks");
+        let ends = [((0, 0), (296, 195)), ((150, 3), (2, 190)), ((296, 0), (10, 100))];
+        let solve = |search: &mut BlockAStar, (a, b): ((u32, u32), (u32, u32))| {
+            let p = search.find_path(&lddb, &grid, a, b, Metric::AnyAngle, LosRule::Conservative, || false);
+            p.expect("path")
+        };
+        let mut reused = BlockAStar::new();
+        for round in 0..3 {
+            for &e in &ends {
+                let got = solve(&mut reused, e);
+                reused.release_scratch_pages();
+                assert_eq!(got, solve(&mut BlockAStar::new(), e), "round {round}, {e:?}");
+            }
         }
     }
 }

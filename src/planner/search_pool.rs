@@ -13,6 +13,38 @@ use crate::search::cost_astar::CostAStar;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 
+/// Scratch address space above which a searcher gives its pages back after each plan (see
+/// [`Pooled::release_pages`]): maps of about 15 million cells and more. Below it the pages stay,
+/// so plans on smaller maps pay no page faults; above it what a long search touched does not stay
+/// resident between plans, for the few page faults per touched page the next plan pays.
+const RELEASE_ABOVE: usize = 256 << 20;
+
+/// What the pool needs of a searcher.
+trait Pooled: Default {
+    /// Scratch bytes held (address space).
+    fn scratch_bytes(&self) -> usize;
+    /// Hands the scratch's pages back to the operating system, contents reading as untouched.
+    fn release_pages(&mut self);
+}
+
+impl Pooled for BlockAStar {
+    fn scratch_bytes(&self) -> usize {
+        BlockAStar::scratch_bytes(self)
+    }
+    fn release_pages(&mut self) {
+        self.release_scratch_pages();
+    }
+}
+
+impl Pooled for CostAStar {
+    fn scratch_bytes(&self) -> usize {
+        CostAStar::scratch_bytes(self)
+    }
+    fn release_pages(&mut self) {
+        self.release_scratch_pages();
+    }
+}
+
 /// Idle searchers of one kind, and the scratch bytes held by all of them, idle or in use.
 struct Pool<T> {
     idle: Mutex<Vec<T>>,
@@ -22,22 +54,28 @@ struct Pool<T> {
 static BLOCK: Pool<BlockAStar> = Pool { idle: Mutex::new(Vec::new()), bytes: AtomicUsize::new(0) };
 static COST: Pool<CostAStar> = Pool { idle: Mutex::new(Vec::new()), bytes: AtomicUsize::new(0) };
 
-impl<T: Default> Pool<T> {
+impl<T: Pooled> Pool<T> {
     /// Runs `f` with the searcher returned last (a new one when none is idle), then gives it
-    /// back, counting what its scratch grew or shrank by. A panic in `f` drops the searcher
-    /// and takes its bytes off the count.
-    fn with<R>(&self, scratch_bytes: impl Fn(&T) -> usize, f: impl FnOnce(&mut T) -> R) -> R {
+    /// back, counting what its scratch grew or shrank by, its pages released when the scratch
+    /// is larger than [`RELEASE_ABOVE`]. A panic in `f` drops the searcher and takes its bytes
+    /// off the count.
+    fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
         // A poisoned lock only means a panic elsewhere while pushing or popping: the list is
         // still a list of whole searchers.
         let taken = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let mut searcher = taken.unwrap_or_default();
-        let lent = Lent { bytes: &self.bytes, counted: scratch_bytes(&searcher) };
+        let lent = Lent { bytes: &self.bytes, counted: searcher.scratch_bytes() };
         let result = f(&mut searcher);
-        let after = scratch_bytes(&searcher);
+        let after = searcher.scratch_bytes();
         if after >= lent.counted {
             self.bytes.fetch_add(after - lent.counted, Relaxed);
         } else {
             self.bytes.fetch_sub(lent.counted - after, Relaxed);
+        }
+        if after > RELEASE_ABOVE {
+            searcher.release_pages();
+            // What the plan's other stages freed (repair windows, path lists) goes back too.
+            crate::memory::trim_heap();
         }
         self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(searcher);
         result
@@ -61,12 +99,12 @@ impl Drop for Lent<'_> {
 
 /// Runs `f` with a Block A* searcher from the pool.
 pub(super) fn with_block_search<R>(f: impl FnOnce(&mut BlockAStar) -> R) -> R {
-    BLOCK.with(BlockAStar::scratch_bytes, f)
+    BLOCK.with(f)
 }
 
 /// Runs `f` with a cost-weighted A* searcher from the pool.
 pub(super) fn with_cost_search<R>(f: impl FnOnce(&mut CostAStar) -> R) -> R {
-    COST.with(CostAStar::scratch_bytes, f)
+    COST.with(f)
 }
 
 /// The scratch bytes every pooled searcher holds, idle or in use (address space: see the module
@@ -80,12 +118,17 @@ mod tests {
     use super::*;
     use std::sync::{Arc, Barrier};
 
-    fn pool() -> Arc<Pool<Vec<u8>>> {
-        Arc::new(Pool { idle: Mutex::new(Vec::new()), bytes: AtomicUsize::new(0) })
+    impl Pooled for Vec<u8> {
+        fn scratch_bytes(&self) -> usize {
+            self.capacity()
+        }
+        fn release_pages(&mut self) {
+            crate::memory::release_zeroed(self);
+        }
     }
 
-    fn capacity(v: &Vec<u8>) -> usize {
-        v.capacity()
+    fn pool() -> Arc<Pool<Vec<u8>>> {
+        Arc::new(Pool { idle: Mutex::new(Vec::new()), bytes: AtomicUsize::new(0) })
     }
 
     #[test]
@@ -93,7 +136,7 @@ mod tests {
         let pool = pool();
         for _ in 0..5 {
             let p = pool.clone();
-            std::thread::spawn(move || p.with(capacity, |v| v.reserve_exact(1000))).join().unwrap();
+            std::thread::spawn(move || p.with(|v| v.reserve_exact(1000))).join().unwrap();
         }
         let idle = pool.idle.lock().unwrap();
         assert_eq!(idle.len(), 1);
@@ -108,7 +151,7 @@ mod tests {
             .map(|_| {
                 let (p, b) = (pool.clone(), both_in.clone());
                 std::thread::spawn(move || {
-                    p.with(capacity, |v| {
+                    p.with(|v| {
                         v.reserve_exact(100);
                         b.wait();
                     })
@@ -119,7 +162,7 @@ mod tests {
         assert_eq!(pool.idle.lock().unwrap().len(), 2);
         let p = pool.clone();
         let panicked = std::thread::spawn(move || {
-            p.with(capacity, |v| {
+            p.with(|v| {
                 v.reserve_exact(10_000);
                 panic!("a plan panics with the searcher in hand")
             })

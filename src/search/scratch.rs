@@ -45,6 +45,12 @@ impl NodeScratch {
             + self.heap.capacity() * std::mem::size_of::<(Reverse<u64>, u32)>()
     }
 
+    /// Hands the records' pages back to the operating system (see
+    /// [`crate::memory::release_zeroed`]): they read as stale records (stamp 0) afterwards.
+    pub fn release_pages(&mut self) {
+        crate::memory::release_zeroed(&mut self.nodes);
+    }
+
     /// Prepares for a query over `nodes` nodes: forgets every value of the previous query.
     pub fn begin(&mut self, nodes: usize) {
         if self.nodes.len() != nodes {
