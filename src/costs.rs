@@ -336,22 +336,26 @@ impl Cells<'_> {
 /// cell crossed) mostly fall in the cell of the one before, whose byte is kept.
 struct Along<'a> {
     cells: Cells<'a>,
-    /// The last cell read (`(i64::MIN, _)`: none yet) and its byte.
-    last: ((i64, i64), u8),
+    /// The last cell read and its byte (`None`: none yet).
+    last: Option<((i64, i64), u8)>,
 }
 
 impl<'a> Along<'a> {
     fn new(cells: Cells<'a>) -> Self {
-        Self { cells, last: ((i64::MIN, i64::MIN), 0) }
+        Self { cells, last: None }
     }
 
     #[inline]
     fn byte_at(&mut self, p: Point2) -> u8 {
         let cell = (crate::geometry::floor_i64(p.x), crate::geometry::floor_i64(p.y));
-        if cell != self.last.0 {
-            self.last = (cell, self.cells.byte(cell.0, cell.1));
+        match self.last {
+            Some((at, byte)) if at == cell => byte,
+            _ => {
+                let byte = self.cells.byte(cell.0, cell.1);
+                self.last = Some((cell, byte));
+                byte
+            }
         }
-        self.last.1
     }
 }
 

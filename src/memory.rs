@@ -110,21 +110,32 @@ impl<T: HeapSize> HeapSize for Option<T> {
 /// zero-filled, when they are next touched: the slice then reads as all zeros there, which a
 /// [`bytemuck::Zeroable`] type allows, and it stops counting in the resident set. For scratch
 /// memory whose zero value means "untouched" (the searches' generation-stamped records): a
-/// search that reached far leaves nothing resident behind it. The partial pages at either end
-/// keep their contents. Linux only (elsewhere nothing happens, which is also correct: the
-/// contents stay as they were).
-pub fn release_zeroed<T: bytemuck::Zeroable>(values: &mut [T]) {
+/// search that reached far leaves nothing resident behind it. Only pages (of the running
+/// system's size) wholly inside `values` are released; the partial pages at either end keep
+/// their contents. Linux only (elsewhere nothing happens, which is also correct: the contents
+/// stay as they were).
+///
+/// # Safety
+/// `values` must lie in private anonymous memory, as the global allocator's heap is (a file
+/// mapping would read back the file's bytes, not zeros), and all-zero bytes must be a valid `T`
+/// (`Zeroable` says so).
+pub(crate) unsafe fn release_zeroed<T: bytemuck::Zeroable>(values: &mut [T]) {
     #[cfg(target_os = "linux")]
     {
-        const PAGE: usize = 4096;
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        let Ok(page) = usize::try_from(page) else { return };
+        if page == 0 {
+            return;
+        }
         let start = values.as_mut_ptr() as usize;
         let end = start + std::mem::size_of_val(values);
-        let (first, last) = (start.div_ceil(PAGE) * PAGE, end / PAGE * PAGE);
+        let (first, last) = (start.div_ceil(page) * page, end / page * page);
         if last > first {
-            // SAFETY: [first, last) lies within `values`, which we borrow exclusively; it is
-            // private anonymous or heap memory of this process, which MADV_DONTNEED zero-fills
-            // on the next touch, and all-zero bytes are a valid `T` (`Zeroable`). On failure
-            // (never expected) nothing changed.
+            // SAFETY: [first, last) is a whole number of pages inside `values`, which we borrow
+            // exclusively, and private anonymous memory (the caller's promise), which
+            // MADV_DONTNEED zero-fills on the next touch; all-zero bytes are a valid `T`. On
+            // failure (never expected) nothing changed.
             unsafe {
                 libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_DONTNEED);
             }
@@ -172,17 +183,19 @@ mod tests {
 
     #[test]
     fn released_pages_read_as_zeros_and_the_partial_ends_keep_their_values() {
-        let mut v: Vec<u64> = vec![7; 3 * 4096];
+        let mut v: Vec<u64> = vec![7; 3 * 65536];
         // A slice starting and ending inside pages.
         let (a, b) = (5, v.len() - 9);
-        super::release_zeroed(&mut v[a..b]);
+        // SAFETY: a Vec's heap memory; u64 is Zeroable.
+        unsafe { super::release_zeroed(&mut v[a..b]) };
         let zeros = v.iter().filter(|&&x| x == 0).count();
         assert!(zeros > 0 || cfg!(not(target_os = "linux")));
         // Every value is either as it was or zero; nothing outside the slice changed.
         assert!(v.iter().all(|&x| x == 7 || x == 0));
         assert!(v[..a].iter().chain(&v[b..]).all(|&x| x == 7));
         // Only whole pages were released: the values before the first page boundary keep theirs.
-        let first = (v[a..].as_ptr() as usize).div_ceil(4096) * 4096;
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        let first = (v[a..].as_ptr() as usize).div_ceil(page) * page;
         let kept = (first - v[a..].as_ptr() as usize) / 8;
         assert!(v[a..a + kept].iter().all(|&x| x == 7));
     }

@@ -500,8 +500,11 @@ impl BlockAStar {
     /// [`crate::memory::release_zeroed`]): nothing of it stays resident until the next query
     /// touches it again, and every query still sees untouched records (a zeroed record is).
     pub fn release_scratch_pages(&mut self) {
-        crate::memory::release_zeroed(&mut self.parent);
-        crate::memory::release_zeroed(&mut self.blocks);
+        // SAFETY: both are the global allocator's heap memory (Vecs) and Zeroable.
+        unsafe {
+            crate::memory::release_zeroed(&mut self.parent);
+            crate::memory::release_zeroed(&mut self.blocks);
+        }
     }
 
     fn begin(&mut self, nodes: usize, blocks: usize) {

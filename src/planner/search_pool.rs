@@ -4,9 +4,11 @@
 //! per cell of address space; the pages become resident only where a query writes:
 //! [`BlockAStar::scratch_bytes`]). One searcher per thread would hold a copy per thread that
 //! ever planned, each resident wherever that thread's queries reached. A pool holds them instead:
-//! a plan takes the searcher returned last (its pages are the ones already resident) and gives it
-//! back when done, so there are only as many searchers as plans ever ran at once (at most the
-//! node's three planning threads), and plans that follow each other reuse one.
+//! a plan takes the searcher returned last (on maps whose scratch stays resident between plans,
+//! its pages are the ones already mapped) and gives it back when done, so there are only as many
+//! searchers as plans ever ran at once (at most the node's three planning threads), and plans
+//! that follow each other reuse one. Above [`RELEASE_ABOVE`] a searcher hands its pages back to
+//! the operating system after each plan.
 
 use crate::block_astar::BlockAStar;
 use crate::search::cost_astar::CostAStar;
@@ -123,7 +125,8 @@ mod tests {
             self.capacity()
         }
         fn release_pages(&mut self) {
-            crate::memory::release_zeroed(self);
+            // SAFETY: a Vec's heap memory; u8 is Zeroable.
+            unsafe { crate::memory::release_zeroed(self) };
         }
     }
 

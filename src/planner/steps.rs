@@ -36,7 +36,7 @@ static THREAD_STORES_BYTES: std::sync::atomic::AtomicUsize = std::sync::atomic::
 
 /// The bytes the stores of planning hold now: the guide searchers' scratch, pooled across the
 /// planning threads (`planner::search_pool`: as many searchers as plans ran at once, each sized
-/// by the largest map it searched, about 33 bytes per cell of address space, resident where its
+/// by the latest map it searched, about 33 bytes per cell of address space, resident where its
 /// queries reached), and each planning thread's Dubins and Reeds-Shepp memos (fixed tables,
 /// each within 3 MiB per thread). Bounded, but allocated at once by the first plan, which a soak
 /// must not read as growth. Brought up to date at the end of every plan; the node reports it in

@@ -158,7 +158,7 @@ impl Default for CostAStar {
 }
 
 impl CostAStar {
-    /// Bytes of scratch held (sized by the largest map searched): node records, open list and
+    /// Bytes of scratch held (sized by the latest map searched): node records, open list and
     /// the moves laid out for the last width.
     pub fn scratch_bytes(&self) -> usize {
         self.scratch.bytes()

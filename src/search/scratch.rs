@@ -48,7 +48,8 @@ impl NodeScratch {
     /// Hands the records' pages back to the operating system (see
     /// [`crate::memory::release_zeroed`]): they read as stale records (stamp 0) afterwards.
     pub fn release_pages(&mut self) {
-        crate::memory::release_zeroed(&mut self.nodes);
+        // SAFETY: the global allocator's heap memory (a Vec), and NodeRecord is Zeroable.
+        unsafe { crate::memory::release_zeroed(&mut self.nodes) };
     }
 
     /// Prepares for a query over `nodes` nodes: forgets every value of the previous query.

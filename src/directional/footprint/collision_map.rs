@@ -289,8 +289,11 @@ impl CollisionMap {
 
     /// Brings the map up to date after the cells of `rect` changed in `grid` (same size as the
     /// grid this map was built from): the blocked cells of `rect` and the obstacle
-    /// distance around it. The result equals a fresh build on `grid`. Fails, changing nothing,
-    /// with [`GridError::SizeMismatch`] or [`GridError::RectOutside`].
+    /// distance around it. The result equals a fresh build on `grid`. The costs, if any, read
+    /// values this map is not given, so they are dropped (set them again from the new values; the
+    /// planner's maps are brought up to date by their site instead: `update_blocked`,
+    /// `set_distance`). Fails, changing nothing, with [`GridError::SizeMismatch`] or
+    /// [`GridError::RectOutside`].
     pub fn update_rect(&mut self, grid: &Grid, rect: crate::grid::CellRect) -> Result<(), GridError> {
         if grid.width() != self.width || grid.height() != self.height {
             let (width, height) = (grid.width(), grid.height());
@@ -303,6 +306,8 @@ impl CollisionMap {
         }
         let cells = grid.blocked_cells();
         self.update_blocked(rect, |k| cells[k])?;
+        // Dropped before the distance is edited, so it is edited in place, not copied.
+        self.costs = None;
         if !rect.is_empty() {
             Arc::make_mut(&mut self.distance).update(cells, rect);
         }
