@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "tests" / "ros"))
 
 import rclpy  # noqa: E402
 from living import PATCH_QOS, patch_msg  # noqa: E402
-from helpers import Peer, start_node, tmpdir  # noqa: E402
+from helpers import Peer, exit_on_sigterm, start_node, tmpdir  # noqa: E402
 from map_server_files import read_map_server  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from nav_msgs.msg import OccupancyGrid  # noqa: E402
@@ -88,6 +88,8 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", help="write the figures there")
     args = ap.parse_args()
+    # SIGTERM ends the run as Ctrl-C does: its clean-up stops the node.
+    exit_on_sigterm()
 
     t = time.monotonic()
     values, res = tiled(args.map, args.size)
