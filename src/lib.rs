@@ -18,6 +18,7 @@ pub mod directional;
 pub mod error;
 pub mod geometry;
 pub mod grid;
+pub mod hierarchy;
 pub mod lddb;
 pub mod lifecycle;
 pub mod map;

@@ -20,6 +20,8 @@ pub enum Stage {
     GuideLineOfSight,
     /// Block A* over the LDDB on the vehicle mask.
     BlockAstar,
+    /// With costs, a long plan: the corridor from the cluster graph (`hierarchy`).
+    Corridor,
     /// With costs: the cheapest 16-connected path on the vehicle mask, string-pulled where that
     /// costs no more (`search::cost_astar`).
     CostGuide,
@@ -57,6 +59,7 @@ impl Stage {
             Stage::Direct => "direct",
             Stage::GuideLineOfSight => "guide_line_of_sight",
             Stage::BlockAstar => "block_astar",
+            Stage::Corridor => "corridor",
             Stage::CostGuide => "cost_guide",
             Stage::PathPoints => "path_points",
             Stage::SmoothingCoarse => "smoothing_coarse",
@@ -140,6 +143,7 @@ mod tests {
             Direct,
             GuideLineOfSight,
             BlockAstar,
+            Corridor,
             CostGuide,
             PathPoints,
             SmoothingCoarse,

@@ -171,6 +171,7 @@ fn updates_reach_every_profile_as_a_fresh_build() {
             assert_eq!(held.vehicle_mask(), f.vehicle_mask(), "{name}: mask differs after step {step}");
             assert_eq!(held.blocks, f.blocks, "{name}: pattern codes differ after step {step}");
             assert_eq!(held.collision, f.collision, "{name}: collision map differs after step {step}");
+            assert_eq!(held.hierarchy, f.hierarchy, "{name}: cluster graph differs after step {step}");
         }
         // One copy of the blocked cells' counts for all (one traversability); the costs of
         // every profile read the site's one copy of the values (and hold no copy of their own).

@@ -42,7 +42,9 @@ pub struct BenchNavArgs {
     /// pipeline-rs, directional-24-rs, ... `pipeline` plans with the traversal costs of
     /// `--cost-penalty`, `pipeline-shortest` at cost penalty 0 (the shortest legal path); the
     /// full Directional A* searches price the same costs as `pipeline`. `pipeline-polygon`,
-    /// `pipeline-shortest-polygon` (and their `-rs`) plan with the polygon of `--footprint`.
+    /// `pipeline-shortest-polygon` (and their `-rs`) plan with the polygon of `--footprint`; with
+    /// `-flat` after the pipeline's name (`pipeline-flat`, `pipeline-polygon-flat-rs`) the
+    /// cluster graph's corridors are off, every guide searched over the whole map.
     #[arg(long, default_value = "pipeline,directional-24")]
     pub algo: String,
     /// Nav2's footprint string (map units, base_link frame) for the `-polygon` algorithms; the
@@ -88,10 +90,12 @@ pub struct BenchNavArgs {
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Method {
     /// The planner, with traversal costs when `costs`, with the polygon of `--footprint` when
-    /// `polygon` (else the disk of `--robot-radius`).
+    /// `polygon` (else the disk of `--robot-radius`), without the cluster graph's corridors when
+    /// `flat` (every guide searched over the whole map).
     Pipeline {
         costs: bool,
         polygon: bool,
+        flat: bool,
     },
     Full(Neighbourhood),
 }
@@ -110,13 +114,17 @@ impl Algo {
             Some(base) => (base, MotionModel::ReedsShepp),
             None => (s, MotionModel::Forward),
         };
+        let (base, flat) = match base.strip_suffix("-flat") {
+            Some(base) if base.starts_with("pipeline") => (base, true),
+            _ => (base, false),
+        };
         let (base, polygon) = match base.strip_suffix("-polygon") {
             Some(base) if base.starts_with("pipeline") => (base, true),
             _ => (base, false),
         };
         let method = match base {
-            "pipeline" => Method::Pipeline { costs: true, polygon },
-            "pipeline-shortest" => Method::Pipeline { costs: false, polygon },
+            "pipeline" => Method::Pipeline { costs: true, polygon, flat },
+            "pipeline-shortest" => Method::Pipeline { costs: false, polygon, flat },
             "directional-8" => Method::Full(Neighbourhood::Directional8),
             "directional-24" => Method::Full(Neighbourhood::Directional24),
             "directional-48" => Method::Full(Neighbourhood::Directional48),
@@ -124,23 +132,33 @@ impl Algo {
                 return Err(CliError(format!(
                     "unknown algorithm {s:?} (expected pipeline, pipeline-shortest, directional-8, directional-24, \
                      directional-48, \
-                     each with or without the suffix -rs; the pipelines also with -polygon before it)"
+                     each with or without the suffix -rs; the pipelines also with -polygon and/or -flat before it)"
                 )))
             }
         };
         Ok(Self { method, model })
     }
 
+    /// The pipeline that plans (for a full search: gives its Directional A* context) for it.
+    fn engine(self) -> Method {
+        match self.method {
+            Method::Full(_) => Method::Pipeline { costs: true, polygon: false, flat: false },
+            pipeline => pipeline,
+        }
+    }
+
     fn name(self) -> String {
         let base = match self.method {
-            Method::Pipeline { costs: true, polygon: false } => "pipeline",
-            Method::Pipeline { costs: false, polygon: false } => "pipeline-shortest",
-            Method::Pipeline { costs: true, polygon: true } => "pipeline-polygon",
-            Method::Pipeline { costs: false, polygon: true } => "pipeline-shortest-polygon",
-            Method::Full(n) => n.name(),
+            Method::Pipeline { costs, polygon, flat } => format!(
+                "pipeline{}{}{}",
+                if costs { "" } else { "-shortest" },
+                if polygon { "-polygon" } else { "" },
+                if flat { "-flat" } else { "" }
+            ),
+            Method::Full(n) => n.name().to_string(),
         };
         match self.model {
-            MotionModel::Forward => base.to_string(),
+            MotionModel::Forward => base,
             MotionModel::ReedsShepp => format!("{base}-rs"),
         }
     }
@@ -150,8 +168,7 @@ impl Algo {
 /// disk or the polygon.
 struct Engine {
     model: MotionModel,
-    costs: bool,
-    polygon: bool,
+    method: Method,
     planner: Planner,
     ctx: Option<Directional>,
 }
@@ -163,8 +180,9 @@ impl Engine {
         let (site, own) = self.planner.memory()?;
         Some(serde_json::json!({
             "motion_model": self.model.name(),
-            "costs": self.costs,
-            "polygon": self.polygon,
+            "costs": matches!(self.method, Method::Pipeline { costs: true, .. }),
+            "polygon": matches!(self.method, Method::Pipeline { polygon: true, .. }),
+            "flat": matches!(self.method, Method::Pipeline { flat: true, .. }),
             "shared": super::bytes_per_cell(&site.components(), cells),
             "profile": super::bytes_per_cell(&own.components(), cells),
             "total": (site.total() + own.total()) as f64 / cells,
@@ -385,25 +403,24 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
     if wants_polygon != polygon.is_some() {
         return Err(CliError("the -polygon algorithms and --footprint go together".into()));
     }
-    let pipeline_kind = |a: &Algo| match a.method {
-        Method::Pipeline { costs, polygon } => Some((a.model, costs, polygon)),
-        Method::Full(_) => None,
-    };
-    let mut kinds: Vec<(MotionModel, bool, bool)> = MotionModel::ALL
-        .into_iter()
-        .flat_map(|m| [(m, true, false), (m, false, false), (m, true, true), (m, false, true)])
-        .filter(|&(m, c, p)| algos.iter().any(|a| pipeline_kind(a) == Some((m, c, p))))
-        .collect();
-    // The full searches take their Directional A* context from the disk's costed engine.
-    for a in algos.iter().filter(|a| matches!(a.method, Method::Full(_))) {
-        if !kinds.contains(&(a.model, true, false)) {
-            kinds.push((a.model, true, false));
+    // One engine per pipeline the algorithms name; the full searches take their Directional A*
+    // context from the disk's costed engine.
+    let mut kinds: Vec<(MotionModel, Method)> = Vec::new();
+    for a in &algos {
+        let kind = (a.model, a.engine());
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
         }
     }
-    for (model, costs, with_polygon) in kinds {
+    for (model, method) in kinds {
+        let Method::Pipeline { costs, polygon: with_polygon, flat } = method else {
+            unreachable!("engines are pipelines")
+        };
         let cost_penalty = if costs { config.cost_penalty } else { 0.0 };
         let footprint = if with_polygon { polygon.clone() } else { None };
-        let config = PlannerConfig { motion_model: model, cost_penalty, footprint, ..config.clone() };
+        let hierarchy_min_distance = if flat { f64::MAX } else { config.hierarchy_min_distance };
+        let config =
+            PlannerConfig { motion_model: model, cost_penalty, footprint, hierarchy_min_distance, ..config.clone() };
         let mut planner = Planner::new(config.clone())?;
         planner.set_units(u);
         planner.set_map(map.clone())?;
@@ -417,7 +434,7 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
         if let Some(d) = planner.map().and_then(|m| m.directional()) {
             d.edges().fill_all();
         }
-        engines.push(Engine { model, costs, polygon: with_polygon, planner, ctx });
+        engines.push(Engine { model, method, planner, ctx });
     }
     let cmap = CollisionMap::new(&grid);
     // The full searches price the costs the pipeline does (the same field); verification reads
@@ -478,14 +495,8 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
     let mut memory = Vec::new();
     for (done, &(s, g)) in pairs.iter().enumerate() {
         for (a, row) in algos.iter().zip(rows.iter_mut()) {
-            let (costs, with_polygon) = match a.method {
-                Method::Pipeline { costs, polygon } => (costs, polygon),
-                Method::Full(_) => (true, false),
-            };
-            let engine = engines
-                .iter_mut()
-                .find(|e| e.model == a.model && e.costs == costs && e.polygon == with_polygon)
-                .expect("one engine per kind");
+            let engine =
+                engines.iter_mut().find(|e| e.model == a.model && e.method == a.engine()).expect("one engine per kind");
             let t0 = Instant::now();
             let deadline = t0 + budget;
             let mut stop = || Instant::now() >= deadline;

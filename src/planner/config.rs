@@ -70,6 +70,10 @@ pub struct PlannerConfig {
     /// Gap (m, >= 0) between the footprint and the nearest obstacle below which a cell's cost
     /// rises (0 at this gap, 1 at the footprint's reach); 0: the map's grades alone.
     pub preferred_clearance: f64,
+    /// Distance (m, >= 0) between start and goal beyond which the cost guide searches only the
+    /// corridor the cluster graph gives ([`crate::hierarchy`]); nearer pairs are searched over
+    /// the whole map, exactly.
+    pub hierarchy_min_distance: f64,
 }
 
 impl Default for PlannerConfig {
@@ -93,6 +97,7 @@ impl Default for PlannerConfig {
             change_penalty: 0.0,
             cost_penalty: 2.0,
             preferred_clearance: 0.35,
+            hierarchy_min_distance: 25.0,
         }
     }
 }
@@ -101,7 +106,7 @@ impl PlannerConfig {
     /// Every parameter of the planner: its name (the node's ROS parameter and the parameters
     /// file's key), field, range and unit. The one owner of these ranges: the node's table adds
     /// its own parameters to these (`crate::params`), the CLI sets these by name.
-    pub const PARAMS: [ParamSpec<PlannerConfig>; 18] = [
+    pub const PARAMS: [ParamSpec<PlannerConfig>; 19] = [
         ParamSpec {
             name: "robot_radius",
             field: field!(Double, robot_radius),
@@ -245,6 +250,14 @@ impl PlannerConfig {
             unit: "m",
             runtime: true,
             description: "Gap (m) to obstacles below which a cell's cost rises from 0 to 1 at the footprint; 0 = the map's grades alone.",
+        },
+        ParamSpec {
+            name: "hierarchy_min_distance",
+            field: field!(Double, hierarchy_min_distance),
+            range: Range::AtLeast(0.0),
+            unit: "m",
+            runtime: true,
+            description: "Start-goal distance (m) beyond which the costed guide searches only the corridor of the cluster graph (faster, may cost a little more); nearer pairs are searched whole.",
         },
     ];
 

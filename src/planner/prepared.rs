@@ -8,6 +8,7 @@ use crate::costs::CostField;
 use crate::directional::verify::Vehicle as VerifiedVehicle;
 use crate::directional::{self, CollisionMap, Directional, Obstacles};
 use crate::grid::CellRect;
+use crate::hierarchy::ClusterGraph;
 use crate::lddb::Lddb;
 use crate::map::OccupancyMap;
 use std::sync::Arc;
@@ -37,6 +38,9 @@ pub struct PreparedMap {
     pub collision: CollisionMap,
     /// Block A* pattern codes of the vehicle mask.
     pub blocks: BlockGrid,
+    /// The vehicle mask's pieces cluster by cluster, weighted by the costs: the corridors of
+    /// long costed plans ([`crate::hierarchy`]).
+    pub hierarchy: ClusterGraph,
     /// Step 4's motion model for this map's resolution: turns on the spot, or Directional A*'s
     /// curves with their tables (see `planner::refiner`).
     pub(super) refiner: Arc<dyn Refine>,
@@ -146,22 +150,25 @@ pub struct ProfileBytes {
     /// Block A*'s pattern codes (the mask they are read from is the vehicle's, in
     /// `mask_and_regions`).
     pub blocks: usize,
+    /// The cluster graph of long plans' corridors.
+    pub hierarchy: usize,
 }
 
 impl ProfileBytes {
     /// All of it.
     pub fn total(&self) -> usize {
-        self.mask_and_regions + self.collision + self.costs + self.blocks
+        self.mask_and_regions + self.collision + self.costs + self.blocks + self.hierarchy
     }
 
     /// Each component with its name, as `bench-nav`, `bench-fleet` and `/diagnostics` report
     /// them.
-    pub fn components(&self) -> [(&'static str, usize); 4] {
+    pub fn components(&self) -> [(&'static str, usize); 5] {
         [
             ("mask_and_regions", self.mask_and_regions),
             ("collision", self.collision),
             ("costs", self.costs),
             ("blocks", self.blocks),
+            ("hierarchy", self.hierarchy),
         ]
     }
 }
@@ -326,8 +333,26 @@ impl PreparedMap {
             .map_err(|e| invalid(format!("the map's annotations do not serve this vehicle: {e}")))?;
         let blocks = BlockGrid::on_mask(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
         let collision = Self::collision_map(&site, config, &vehicle, donor);
+        let hierarchy = Self::cluster_graph(&blocks, &collision);
         let refiner = refiner::for_config(config, res, previous.map(|p| p.refiner.as_ref()))?;
-        Ok(Self { site, vehicle, collision, blocks, refiner })
+        Ok(Self { site, vehicle, collision, blocks, hierarchy, refiner })
+    }
+
+    /// The cluster graph of the vehicle mask under the costs.
+    fn cluster_graph(blocks: &BlockGrid, collision: &CollisionMap) -> ClusterGraph {
+        match collision.costs() {
+            Some(costs) => ClusterGraph::build(blocks.mask(), costs.extra_per_cell()),
+            None => ClusterGraph::build(blocks.mask(), |_| 0.0),
+        }
+    }
+
+    /// Repairs the cluster graph where the mask or the costs changed (`rects`).
+    fn repair_cluster_graph(&mut self, rects: &[CellRect]) {
+        let (mask, hierarchy) = (self.blocks.mask(), &mut self.hierarchy);
+        match self.collision.costs() {
+            Some(costs) => hierarchy.repair(mask, rects, costs.extra_per_cell()),
+            None => hierarchy.repair(mask, rects, |_| 0.0),
+        }
     }
 
     /// The collision map of `config`'s footprint on `site`, taking what `donor` gives and the
@@ -368,18 +393,19 @@ impl PreparedMap {
             collision: unless(obstacles_shared, self.collision.obstacle_heap_bytes()),
             costs: self.collision.costs().map_or(0, HeapSize::heap_bytes),
             blocks: self.blocks.code_heap_bytes(),
+            hierarchy: self.hierarchy.heap_bytes(),
         }
     }
 
     /// Splits off the site, so a group of profiles can hand theirs back and have it edited in
     /// place (see `planner::maps`).
     pub(super) fn detach(self) -> (Arc<SiteMap>, Detached) {
-        let Self { site, vehicle, mut collision, mut blocks, refiner } = self;
+        let Self { site, vehicle, mut collision, mut blocks, hierarchy, refiner } = self;
         // The site updates the obstacle distance, the values the costs read and the vehicle
         // mask in place; `attach` takes them back.
         collision.release_distance();
         blocks.release_mask();
-        (site, Detached { vehicle, collision, blocks, refiner })
+        (site, Detached { vehicle, collision, blocks, hierarchy, refiner })
     }
 
     /// Brings the data derived from the clearance map (Block A* pattern codes, collision map)
@@ -400,6 +426,7 @@ impl PreparedMap {
             self.collision = Self::collision_map(&self.site, config, &self.vehicle, donor);
             let mask = self.site.clearance.shared_vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
             self.blocks = BlockGrid::on_mask(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
+            self.hierarchy = Self::cluster_graph(&self.blocks, &self.collision);
             return Ok(MapUpdate { changed: changed.cells, rebuilt: true, costs_changed: changed.cells });
         }
         match (donor.obstacles, changed.cells) {
@@ -418,6 +445,9 @@ impl PreparedMap {
         let mask = self.site.clearance.shared_vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
         let rects: Vec<CellRect> = changed.masks.iter().filter(|m| m.vehicle == self.vehicle).map(|m| m.rect).collect();
         self.blocks.follow_mask(mask, &rects).map_err(|e| invalid(e.to_string()))?;
+        let mut repaired = rects;
+        repaired.extend(costs_changed);
+        self.repair_cluster_graph(&repaired);
         Ok(MapUpdate { changed: changed.cells, rebuilt: false, costs_changed })
     }
 
@@ -446,6 +476,7 @@ pub(super) struct Detached {
     vehicle: Vehicle,
     collision: CollisionMap,
     blocks: BlockGrid,
+    hierarchy: ClusterGraph,
     refiner: Arc<dyn Refine>,
 }
 
@@ -460,10 +491,10 @@ impl Detached {
 
     /// The prepared map again, on `site`.
     pub(super) fn attach(self, site: Arc<SiteMap>) -> PreparedMap {
-        let Self { vehicle, mut collision, mut blocks, refiner } = self;
+        let Self { vehicle, mut collision, mut blocks, hierarchy, refiner } = self;
         collision.set_distance(site.obstacle_distance(&vehicle), site.clearance.shared_map());
         let mask = site.clearance.shared_vehicle_mask(&vehicle).expect("the site tracks every profile's vehicle");
         blocks.follow_mask(mask, &[]).expect("the site's mask has the map's size");
-        PreparedMap { site, vehicle, collision, blocks, refiner }
+        PreparedMap { site, vehicle, collision, blocks, hierarchy, refiner }
     }
 }

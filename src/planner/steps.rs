@@ -17,6 +17,7 @@ use crate::block_astar::BlockGrid;
 use crate::clearance::{self, reach::Reach};
 use crate::directional;
 use crate::geometry::{normalize_angle, Point2, Pose2};
+use crate::hierarchy::CorridorFailure;
 use crate::lddb::Metric;
 use crate::search::cost_astar::pull_strings;
 use crate::search::los::LosRule;
@@ -369,10 +370,23 @@ impl<'a> Request<'a> {
             }
         }
         let (mask, budget) = (self.prepared.blocks.mask(), self.budget);
+        let corridor = match self.corridor(start_cell, goal_cell) {
+            Ok(corridor) => corridor,
+            Err(CorridorFailure::Stopped) => return Err(self.budget.stop_error()),
+            Err(e) => return Ok(GuideOutcome::None(format!("no path on the vehicle mask ({e})"))),
+        };
         let extra = costs.extra_per_cell();
         let cell = |c: (usize, usize)| (c.0 as u32, c.1 as u32);
-        let found = super::search_pool::with_cost_search(|search| {
-            search.find_path(mask, cell(start_cell), cell(goal_cell), &extra, || budget.should_stop())
+        let found = super::search_pool::with_cost_search(|search| match &corridor {
+            Some(c) => search.find_path_within(
+                mask,
+                cell(start_cell),
+                cell(goal_cell),
+                &extra,
+                |x, y| c.estimate(x, y),
+                || budget.should_stop(),
+            ),
+            None => search.find_path(mask, cell(start_cell), cell(goal_cell), &extra, || budget.should_stop()),
         });
         let path = match found {
             Ok(p) => p,
@@ -393,6 +407,25 @@ impl<'a> Request<'a> {
         guide.push(ends.goal.point());
         guide.dedup_by(|a, b| a.distance(*b) < 1e-9);
         Ok(GuideOutcome::Found((guide, path.expansions)))
+    }
+
+    /// The corridor a costed guide between mask cells `start` and `goal` searches: `None` (the
+    /// whole map) when they lie within `hierarchy_min_distance` of each other, else the cluster
+    /// graph's ([`crate::hierarchy`]), which holds a path whenever the mask does.
+    fn corridor(
+        &mut self,
+        start: (usize, usize),
+        goal: (usize, usize),
+    ) -> Result<Option<crate::hierarchy::Corridor>, CorridorFailure> {
+        let res = self.prepared.site.map().info.resolution;
+        let apart = (start.0 as f64 - goal.0 as f64).hypot(start.1 as f64 - goal.1 as f64);
+        if apart * res <= self.planner.config.hierarchy_min_distance {
+            return Ok(None);
+        }
+        let budget = self.budget;
+        let found = self.prepared.hierarchy.corridor(self.prepared.blocks.mask(), start, goal, || budget.should_stop())?;
+        self.clock.mark(Stage::Corridor);
+        Ok(Some(found.corridor))
     }
 
     /// Step 4, the guide made drivable by the refiner, and verified.

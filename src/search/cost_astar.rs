@@ -222,7 +222,25 @@ impl CostAStar {
         cell_extra: impl Fn(usize) -> f64,
         should_stop: impl FnMut() -> bool,
     ) -> Result<CostPath, SearchFailure> {
-        let found = self.search(mask, start, goal, cell_extra, should_stop);
+        self.find_path_within(mask, start, goal, cell_extra, |_, _| Some(0.0), should_stop)
+    }
+
+    /// [`CostAStar::find_path`] through the cells `guide(x, y)` admits only (`Some`; the start
+    /// and the goal must be among them): the cheapest path inside them, or
+    /// [`SearchFailure::NoPath`] when none joins the two there. `guide` also estimates the cost
+    /// to the goal (`Some(e)`): the heuristic is the larger of `e` and the distance. An estimate
+    /// above the true cost makes the search greedier there and may cost the path more than the
+    /// cheapest inside the cells; an estimate of 0 leaves the search exact.
+    pub fn find_path_within(
+        &mut self,
+        mask: &CellMask,
+        start: (u32, u32),
+        goal: (u32, u32),
+        cell_extra: impl Fn(usize) -> f64,
+        guide: impl Fn(i64, i64) -> Option<f64>,
+        should_stop: impl FnMut() -> bool,
+    ) -> Result<CostPath, SearchFailure> {
+        let found = self.search(mask, start, goal, cell_extra, guide, should_stop);
         self.open.clear();
         self.open.shrink_to(OPEN_LIST_KEPT);
         found
@@ -234,6 +252,7 @@ impl CostAStar {
         start: (u32, u32),
         goal: (u32, u32),
         cell_extra: impl Fn(usize) -> f64,
+        guide: impl Fn(i64, i64) -> Option<f64>,
         should_stop: impl FnMut() -> bool,
     ) -> Result<CostPath, SearchFailure> {
         let (w, h) = (mask.width(), mask.height());
@@ -251,7 +270,7 @@ impl CostAStar {
             self.flat_width = w;
         }
         let (gx, gy) = (i64::from(goal.0), i64::from(goal.1));
-        let hfn = |x: i64, y: i64| sixteen_connected_distance(x - gx, y - gy);
+        let hfn = |x: i64, y: i64, estimate: f64| sixteen_connected_distance(x - gx, y - gy).max(estimate);
         let s = &mut self.scratch;
         s.begin(w * h);
         let si = start.1 as usize * w + start.0 as usize;
@@ -259,7 +278,8 @@ impl CostAStar {
         s.set(si, 0.0, NO_PARENT);
         let open = &mut self.open;
         open.clear();
-        open.push(OpenEntry::new(hfn(i64::from(start.0), i64::from(start.1)), 0.0, si));
+        let (sx, sy) = (i64::from(start.0), i64::from(start.1));
+        open.push(OpenEntry::new(hfn(sx, sy, guide(sx, sy).unwrap_or(0.0)), 0.0, si));
         let mut expansions = 0usize;
         let mut poll = StopPoll::new(1024, should_stop);
         while let Some(OpenEntry(_, _, i)) = open.pop() {
@@ -306,8 +326,10 @@ impl CostAStar {
                     m.weights[..m.weights_len].iter().map(|&(o, l)| l * cell_extra((i as isize + o) as usize)).sum();
                 let ng = unpriced + extra;
                 if ng < s.g(j) {
+                    let (nx, ny) = (x + m.dx, y + m.dy);
+                    let Some(estimate) = guide(nx, ny) else { continue };
                     s.set(j, ng, i as u32);
-                    open.push(OpenEntry::new(ng + hfn(x + m.dx, y + m.dy), ng, j));
+                    open.push(OpenEntry::new(ng + hfn(nx, ny, estimate), ng, j));
                 }
             }
         }

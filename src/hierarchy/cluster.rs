@@ -1,0 +1,182 @@
+//! One cluster of the graph: the pieces (4-connected components) of the free mask cells inside a
+//! square of [`SIDE`] cells, and the links from them to the pieces of the clusters east and north.
+
+use crate::search::los::CellMask;
+
+/// Side of a cluster (cells). 32 keeps the graph near 0.1 bytes per cell while a long plan
+/// crosses a few hundred clusters.
+pub const SIDE: usize = 32;
+/// `log2(SIDE)`: cell to cluster coordinate is a shift.
+pub(super) const SHIFT: u32 = SIDE.trailing_zeros();
+
+/// No piece: the cell is blocked.
+const NONE: u16 = u16::MAX;
+
+/// A piece of a cluster: the centroid of its cells (cell units, the cells' centres averaged) and
+/// the mean of the caller's per-cell weight over them (the cost weight above 1 per cell unit).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Piece {
+    pub x: f32,
+    pub y: f32,
+    pub extra: f32,
+}
+
+/// A link across a cluster's east (`north == false`: to the cluster at `cx + 1`) or north side
+/// (`cy + 1`): piece `from` of this cluster has a cell 4-adjacent to a cell of piece `to` there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Link {
+    pub north: bool,
+    pub from: u16,
+    pub to: u16,
+}
+
+/// A cluster's pieces (numbered in the order their first cell comes row by row, so a cluster
+/// labelled twice gets the same numbers) and its links east and north, sorted.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Cluster {
+    pub pieces: Box<[Piece]>,
+    pub links: Box<[Link]>,
+}
+
+impl Cluster {
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.pieces) + std::mem::size_of_val(&*self.links)
+    }
+}
+
+/// The piece of every cell of one cluster (row-major over its `width x height` cells; clusters
+/// on the map's east and north edges are cut).
+pub(super) struct Labels {
+    x0: usize,
+    y0: usize,
+    width: usize,
+    height: usize,
+    count: u16,
+    of: [u16; SIDE * SIDE],
+}
+
+impl Labels {
+    /// Labels cluster `(cx, cy)` of `mask`: flood fill over the free cells, 4-connected, in
+    /// row-major order of first cells.
+    pub fn of(mask: &CellMask, cx: usize, cy: usize) -> Self {
+        let (x0, y0) = (cx * SIDE, cy * SIDE);
+        let width = SIDE.min(mask.width() - x0);
+        let height = SIDE.min(mask.height() - y0);
+        let mut l = Labels { x0, y0, width, height, count: 0, of: [NONE; SIDE * SIDE] };
+        let (cells, stride) = mask.padded_cells();
+        let free = |lx: usize, ly: usize| cells[(y0 + ly + 1) * stride + x0 + lx + 1] == 0;
+        let mut stack: Vec<(u8, u8)> = Vec::new();
+        for ly in 0..height {
+            for lx in 0..width {
+                if l.of[ly * SIDE + lx] != NONE || !free(lx, ly) {
+                    continue;
+                }
+                let label = l.count;
+                l.count += 1;
+                l.of[ly * SIDE + lx] = label;
+                stack.push((lx as u8, ly as u8));
+                while let Some((x, y)) = stack.pop() {
+                    let (x, y) = (usize::from(x), usize::from(y));
+                    let mut visit = |nx: usize, ny: usize| {
+                        if l.of[ny * SIDE + nx] == NONE && free(nx, ny) {
+                            l.of[ny * SIDE + nx] = label;
+                            stack.push((nx as u8, ny as u8));
+                        }
+                    };
+                    if x > 0 {
+                        visit(x - 1, y);
+                    }
+                    if x + 1 < width {
+                        visit(x + 1, y);
+                    }
+                    if y > 0 {
+                        visit(x, y - 1);
+                    }
+                    if y + 1 < height {
+                        visit(x, y + 1);
+                    }
+                }
+            }
+        }
+        l
+    }
+
+    /// The piece of map cell `(x, y)`, which must lie in this cluster; `None` when blocked.
+    pub fn piece_of(&self, x: usize, y: usize) -> Option<u16> {
+        let label = self.of[(y - self.y0) * SIDE + (x - self.x0)];
+        (label != NONE).then_some(label)
+    }
+
+    /// The pieces with their centroids and mean weights, `extra(k)` the weight of the cell of
+    /// row-major map index `k` (`map_width` cells a row).
+    pub fn pieces(&self, map_width: usize, extra: &impl Fn(usize) -> f64) -> Box<[Piece]> {
+        let n = usize::from(self.count);
+        let mut sums = vec![(0.0f64, 0.0f64, 0.0f64, 0u32); n];
+        for ly in 0..self.height {
+            for lx in 0..self.width {
+                let label = self.of[ly * SIDE + lx];
+                if label == NONE {
+                    continue;
+                }
+                let (x, y) = (self.x0 + lx, self.y0 + ly);
+                let s = &mut sums[usize::from(label)];
+                s.0 += x as f64 + 0.5;
+                s.1 += y as f64 + 0.5;
+                s.2 += extra(y * map_width + x);
+                s.3 += 1;
+            }
+        }
+        sums.iter()
+            .map(|&(sx, sy, se, k)| {
+                let k = f64::from(k);
+                Piece { x: (sx / k) as f32, y: (sy / k) as f32, extra: (se / k) as f32 }
+            })
+            .collect()
+    }
+
+    /// The links from this cluster's pieces to those of `east` (the cluster at `cx + 1`, same
+    /// row) across their common side.
+    pub fn links_east(&self, east: &Labels, out: &mut Vec<Link>) {
+        debug_assert_eq!(self.x0 + self.width, east.x0);
+        let lx = self.width - 1;
+        for ly in 0..self.height.min(east.height) {
+            let (a, b) = (self.of[ly * SIDE + lx], east.of[ly * SIDE]);
+            if a != NONE && b != NONE {
+                out.push(Link { north: false, from: a, to: b });
+            }
+        }
+    }
+
+    /// The links from this cluster's pieces to those of `north` (the cluster at `cy + 1`, same
+    /// column) across their common side.
+    pub fn links_north(&self, north: &Labels, out: &mut Vec<Link>) {
+        debug_assert_eq!(self.y0 + self.height, north.y0);
+        let ly = self.height - 1;
+        for lx in 0..self.width.min(north.width) {
+            let (a, b) = (self.of[ly * SIDE + lx], north.of[lx]);
+            if a != NONE && b != NONE {
+                out.push(Link { north: true, from: a, to: b });
+            }
+        }
+    }
+}
+
+/// Cluster `(cx, cy)` of `mask` made from scratch: its pieces, weighted by `extra`, and its
+/// links to the clusters east and north (labelled here too: nothing of theirs is stored).
+pub(super) fn build(mask: &CellMask, (cx, cy): (usize, usize), extra: &impl Fn(usize) -> f64) -> Cluster {
+    let here = Labels::of(mask, cx, cy);
+    if here.count == 0 {
+        return Cluster::default();
+    }
+    let mut links = Vec::new();
+    if (cx + 1) * SIDE < mask.width() {
+        here.links_east(&Labels::of(mask, cx + 1, cy), &mut links);
+    }
+    if (cy + 1) * SIDE < mask.height() {
+        here.links_north(&Labels::of(mask, cx, cy + 1), &mut links);
+    }
+    links.sort_unstable();
+    links.dedup();
+    Cluster { pieces: here.pieces(mask.width(), extra), links: links.into_boxed_slice() }
+}

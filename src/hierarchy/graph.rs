@@ -1,0 +1,119 @@
+//! The graph over the whole mask: one [`Cluster`] per square of [`SIDE`] cells, built in
+//! parallel and repaired cluster by cluster.
+
+use super::cluster::{self, Cluster, Labels, Link, Piece, SHIFT, SIDE};
+use crate::grid::CellRect;
+use crate::search::los::CellMask;
+use rayon::prelude::*;
+
+/// The pieces of a vehicle mask cluster by cluster and how they join: a graph of a few nodes per
+/// `SIDE x SIDE` cells in which two nodes are linked exactly when their cells touch across a
+/// cluster side. Two free mask cells are 4-connected on the mask if and only if their pieces are
+/// connected in the graph, so a path in the graph always has a path on the mask inside its
+/// clusters.
+///
+/// Every cluster is derived from the mask (and the weights) inside it and its east and north
+/// neighbours alone, so a change is repaired by remaking the clusters it touches
+/// ([`ClusterGraph::repair`]), and a repaired graph equals one built from scratch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterGraph {
+    width: usize,
+    height: usize,
+    across: usize,
+    up: usize,
+    clusters: Vec<Cluster>,
+}
+
+/// A node of the graph: a piece of a cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) struct NodeId {
+    pub cluster: u32,
+    pub piece: u16,
+}
+
+impl ClusterGraph {
+    /// The graph of `mask`, each piece weighted by the mean of `extra(k)` (the caller's weight
+    /// above 1 per cell unit of the cell of row-major index `k`; 0 everywhere for the shortest
+    /// paths) over its cells. Clusters are made in parallel.
+    pub fn build(mask: &CellMask, extra: impl Fn(usize) -> f64 + Sync) -> Self {
+        let (width, height) = (mask.width(), mask.height());
+        let (across, up) = (width.div_ceil(SIDE), height.div_ceil(SIDE));
+        let clusters: Vec<Cluster> = (0..across * up)
+            .into_par_iter()
+            .with_min_len(64)
+            .map(|i| cluster::build(mask, (i % across, i / across), &extra))
+            .collect();
+        Self { width, height, across, up, clusters }
+    }
+
+    /// Brings the graph up to date after the mask (or the weights) changed inside `rects`: the
+    /// clusters they touch are made anew, and those west and south of them (whose links reach
+    /// into them). `mask` and `extra` must be the ones the graph was built on, as they are now.
+    pub fn repair(&mut self, mask: &CellMask, rects: &[CellRect], extra: impl Fn(usize) -> f64) {
+        debug_assert_eq!((mask.width(), mask.height()), (self.width, self.height));
+        for r in rects.iter().filter(|r| r.width > 0 && r.height > 0) {
+            let cx0 = (r.x >> SHIFT).saturating_sub(1);
+            let cy0 = (r.y >> SHIFT).saturating_sub(1);
+            let cx1 = ((r.x + r.width - 1) >> SHIFT).min(self.across - 1);
+            let cy1 = ((r.y + r.height - 1) >> SHIFT).min(self.up - 1);
+            for cy in cy0..=cy1 {
+                for cx in cx0..=cx1 {
+                    self.clusters[cy * self.across + cx] = cluster::build(mask, (cx, cy), &extra);
+                }
+            }
+        }
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.clusters.capacity() * std::mem::size_of::<Cluster>()
+            + self.clusters.iter().map(Cluster::heap_bytes).sum::<usize>()
+    }
+
+    /// Pieces in the whole graph (its nodes).
+    pub fn nodes(&self) -> usize {
+        self.clusters.iter().map(|c| c.pieces.len()).sum()
+    }
+
+    /// Clusters across and up.
+    pub(super) fn clusters_across(&self) -> (usize, usize) {
+        (self.across, self.up)
+    }
+
+    /// The node of free mask cell `(x, y)`; `None` when it is blocked or off the mask.
+    pub(super) fn node_of(&self, mask: &CellMask, (x, y): (usize, usize)) -> Option<NodeId> {
+        if x >= self.width || y >= self.height {
+            return None;
+        }
+        let (cx, cy) = (x >> SHIFT, y >> SHIFT);
+        let piece = Labels::of(mask, cx, cy).piece_of(x, y)?;
+        Some(NodeId { cluster: (cy * self.across + cx) as u32, piece })
+    }
+
+    /// The piece of node `n`.
+    pub(super) fn piece(&self, n: NodeId) -> Piece {
+        self.clusters[n.cluster as usize].pieces[usize::from(n.piece)]
+    }
+
+    /// Calls `visit` with every node linked to `n`.
+    pub(super) fn neighbours(&self, n: NodeId, mut visit: impl FnMut(NodeId)) {
+        let c = n.cluster as usize;
+        let (cx, cy) = (c % self.across, c / self.across);
+        let (east, north) = (c + 1, c + self.across);
+        for l in self.clusters[c].links.iter().filter(|l| l.from == n.piece) {
+            visit(NodeId { cluster: if l.north { north } else { east } as u32, piece: l.to });
+        }
+        let mut back = |from_cluster: usize, north: bool| {
+            let links: &[Link] = &self.clusters[from_cluster].links;
+            for l in links.iter().filter(|l| l.north == north && l.to == n.piece) {
+                visit(NodeId { cluster: from_cluster as u32, piece: l.from });
+            }
+        };
+        if cx > 0 {
+            back(c - 1, false);
+        }
+        if cy > 0 {
+            back(c - self.across, true);
+        }
+    }
+}
