@@ -48,19 +48,29 @@ impl ClusterGraph {
 
     /// Brings the graph up to date after the mask (or the weights) changed inside `rects`: the
     /// clusters they touch are made anew, and those west and south of them (whose links reach
-    /// into them). `mask` and `extra` must be the ones the graph was built on, as they are now.
-    pub fn repair(&mut self, mask: &CellMask, rects: &[CellRect], extra: impl Fn(usize) -> f64) {
+    /// into them); many at once (a whole map replaced) in parallel. `mask` and `extra` must be
+    /// the ones the graph was built on, as they are now.
+    pub fn repair(&mut self, mask: &CellMask, rects: &[CellRect], extra: impl Fn(usize) -> f64 + Sync) {
         debug_assert_eq!((mask.width(), mask.height()), (self.width, self.height));
+        let (across, up) = (self.across, self.up);
+        let mut remade: Vec<usize> = Vec::new();
         for r in rects.iter().filter(|r| r.width > 0 && r.height > 0) {
             let cx0 = (r.x >> SHIFT).saturating_sub(1);
             let cy0 = (r.y >> SHIFT).saturating_sub(1);
-            let cx1 = ((r.x + r.width - 1) >> SHIFT).min(self.across - 1);
-            let cy1 = ((r.y + r.height - 1) >> SHIFT).min(self.up - 1);
-            for cy in cy0..=cy1 {
-                for cx in cx0..=cx1 {
-                    self.clusters[cy * self.across + cx] = cluster::build(mask, (cx, cy), &extra);
-                }
-            }
+            let cx1 = ((r.x + r.width - 1) >> SHIFT).min(across - 1);
+            let cy1 = ((r.y + r.height - 1) >> SHIFT).min(up - 1);
+            remade.extend((cy0..=cy1).flat_map(|cy| (cx0..=cx1).map(move |cx| cy * across + cx)));
+        }
+        remade.sort_unstable();
+        remade.dedup();
+        let make = |&i: &usize| cluster::build(mask, (i % across, i / across), &extra);
+        let clusters: Vec<Cluster> = if remade.len() > 256 {
+            remade.par_iter().with_min_len(64).map(make).collect()
+        } else {
+            remade.iter().map(make).collect()
+        };
+        for (i, c) in remade.into_iter().zip(clusters) {
+            self.clusters[i] = c;
         }
     }
 

@@ -158,3 +158,20 @@ fn the_corridor_finds_the_only_gap_and_stops_when_asked() {
     assert_eq!(graph.corridor(&mask, (10, 10), (320, 10), || false), Err(CorridorFailure::BlockedEndpoint));
     assert_eq!(graph.corridor(&mask, (10, 10), (630, 10), || true), Err(CorridorFailure::Stopped));
 }
+
+/// A change over most of a big map (a SLAM map replaced whole) is repaired in parallel, to the
+/// same graph as a fresh build.
+#[test]
+fn a_whole_map_repair_equals_a_rebuild() {
+    let mut mask = random_mask(700, 600, 5, 20);
+    let mut graph = ClusterGraph::build(&mask, |_| 0.0);
+    let other = random_mask(700, 600, 6, 25);
+    for y in 0..600 {
+        for x in 0..700 {
+            mask.set(x, y, other.blocked(x as i64, y as i64));
+        }
+    }
+    let weight = |k: usize| (k % 3) as f64;
+    graph.repair(&mask, &[CellRect { x: 3, y: 2, width: 690, height: 590 }], weight);
+    assert_eq!(graph, ClusterGraph::build(&mask, weight));
+}
