@@ -25,7 +25,8 @@ fn site(w: usize, h: usize, seed: u64) -> OccupancyMap {
     let mut data = vec![0i8; w * h];
     for _ in 0..(w * h / 2500) {
         let (x, y) = (r.below(w as u64) as usize, r.below(h as u64) as usize);
-        let (bw, bh) = if r.below(2) == 0 { (4 + r.below(60), 2 + r.below(6)) } else { (2 + r.below(6), 4 + r.below(60)) };
+        let (bw, bh) =
+            if r.below(2) == 0 { (4 + r.below(60), 2 + r.below(6)) } else { (2 + r.below(6), 4 + r.below(60)) };
         let v = if r.below(5) == 0 { 30 + r.below(30) as i8 } else { 100 };
         for yy in y..(y + bh as usize).min(h) {
             for xx in x..(x + bw as usize).min(w) {
@@ -33,7 +34,8 @@ fn site(w: usize, h: usize, seed: u64) -> OccupancyMap {
             }
         }
     }
-    let info = MapInfo { width: w, height: h, resolution: RES, origin: Pose2::new(0.0, 0.0, 0.0), frame_id: "map".into() };
+    let info =
+        MapInfo { width: w, height: h, resolution: RES, origin: Pose2::new(0.0, 0.0, 0.0), frame_id: "map".into() };
     OccupancyMap { info, data }
 }
 

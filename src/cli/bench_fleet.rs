@@ -2,8 +2,8 @@
 //! bytes per cell and in patch time, measured side by side with a single profile and with one
 //! planner per vehicle (one node per footprint, Nav2's way), and the bytes per cell of the
 //! shared annotations and of each profile's own structures, by component; and the time to
-//! prepare the map (`set_map`) and to apply a patch (median, p95, largest), in thread CPU time
-//! (both run on the calling thread).
+//! prepare the map (`set_map`) and to apply a patch (median, p95, largest), in the process's CPU
+//! time (every thread's: the cluster graph is built in parallel).
 //!
 //! Profiles are named as Nav2's `planner_plugins` and given parameters as the node's
 //! `<profile>.<parameter>` names: `--profiles amr,tugger --set tugger.min_turning_radius=0.8`.

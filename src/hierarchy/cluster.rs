@@ -60,11 +60,28 @@ impl Labels {
     /// Labels cluster `(cx, cy)` of `mask`: flood fill over the free cells, 4-connected, in
     /// row-major order of first cells.
     pub fn of(mask: &CellMask, cx: usize, cy: usize) -> Self {
+        Self::label(mask, cx, cy)
+    }
+
+    /// Pieces in the cluster.
+    pub fn count(&self) -> usize {
+        usize::from(self.count)
+    }
+
+    fn label(mask: &CellMask, cx: usize, cy: usize) -> Self {
         let (x0, y0) = (cx * SIDE, cy * SIDE);
         let width = SIDE.min(mask.width() - x0);
         let height = SIDE.min(mask.height() - y0);
-        let mut l = Labels { x0, y0, width, height, count: 0, of: [NONE; SIDE * SIDE] };
         let (cells, stride) = mask.padded_cells();
+        let row = |ly: usize| &cells[(y0 + ly + 1) * stride + x0 + 1..][..width];
+        // Most clusters are all free or all blocked: one scan, no fill.
+        if (0..height).all(|ly| row(ly).iter().all(|&b| b == 0)) {
+            return Labels { x0, y0, width, height, count: 1, of: [0; SIDE * SIDE] };
+        }
+        let mut l = Labels { x0, y0, width, height, count: 0, of: [NONE; SIDE * SIDE] };
+        if (0..height).all(|ly| row(ly).iter().all(|&b| b != 0)) {
+            return l;
+        }
         let free = |lx: usize, ly: usize| cells[(y0 + ly + 1) * stride + x0 + lx + 1] == 0;
         let mut stack: Vec<(u8, u8)> = Vec::new();
         for ly in 0..height {
@@ -135,31 +152,28 @@ impl Labels {
             .collect()
     }
 
-    /// The links from this cluster's pieces to those of `east` (the cluster at `cx + 1`, same
-    /// row) across their common side.
-    pub fn links_east(&self, east: &Labels, out: &mut Vec<Link>) {
-        debug_assert_eq!(self.x0 + self.width, east.x0);
-        let lx = self.width - 1;
-        for ly in 0..self.height.min(east.height) {
-            let (a, b) = (self.of[ly * SIDE + lx], east.of[ly * SIDE]);
-            if a != NONE && b != NONE {
-                out.push(Link { north: false, from: a, to: b });
-            }
+    /// The pieces along the cluster's four sides (`NONE` where blocked or past a cut edge).
+    pub fn sides(&self) -> Sides {
+        let mut sides = Sides { east: [NONE; SIDE], west: [NONE; SIDE], north: [NONE; SIDE], south: [NONE; SIDE] };
+        for k in 0..self.height {
+            sides.west[k] = self.of[k * SIDE];
+            sides.east[k] = self.of[k * SIDE + self.width - 1];
         }
+        for k in 0..self.width {
+            sides.south[k] = self.of[k];
+            sides.north[k] = self.of[(self.height - 1) * SIDE + k];
+        }
+        sides
     }
+}
 
-    /// The links from this cluster's pieces to those of `north` (the cluster at `cy + 1`, same
-    /// column) across their common side.
-    pub fn links_north(&self, north: &Labels, out: &mut Vec<Link>) {
-        debug_assert_eq!(self.y0 + self.height, north.y0);
-        let ly = self.height - 1;
-        for lx in 0..self.width.min(north.width) {
-            let (a, b) = (self.of[ly * SIDE + lx], north.of[lx]);
-            if a != NONE && b != NONE {
-                out.push(Link { north: true, from: a, to: b });
-            }
-        }
-    }
+/// The pieces along a cluster's sides: what its neighbours' links are made from.
+#[derive(Debug, Clone)]
+pub(super) struct Sides {
+    east: [u16; SIDE],
+    west: [u16; SIDE],
+    north: [u16; SIDE],
+    south: [u16; SIDE],
 }
 
 /// Cluster `(cx, cy)` of `mask` made from scratch: its pieces, weighted by `extra`, and its
@@ -169,14 +183,29 @@ pub(super) fn build(mask: &CellMask, (cx, cy): (usize, usize), extra: &impl Fn(u
     if here.count == 0 {
         return Cluster::default();
     }
+    let east = ((cx + 1) * SIDE < mask.width()).then(|| Labels::of(mask, cx + 1, cy).sides());
+    let north = ((cy + 1) * SIDE < mask.height()).then(|| Labels::of(mask, cx, cy + 1).sides());
+    Cluster { pieces: here.pieces(mask.width(), extra), links: links(&here.sides(), east.as_ref(), north.as_ref()) }
+}
+
+/// The links of the cluster whose sides are `here` to its `east` and `north` neighbours
+/// (`None` past the map's edge), sorted.
+pub(super) fn links(here: &Sides, east: Option<&Sides>, north: Option<&Sides>) -> Box<[Link]> {
     let mut links = Vec::new();
-    if (cx + 1) * SIDE < mask.width() {
-        here.links_east(&Labels::of(mask, cx + 1, cy), &mut links);
+    let mut across = |mine: &[u16; SIDE], theirs: &[u16; SIDE], north: bool| {
+        for (&from, &to) in mine.iter().zip(theirs) {
+            if from != NONE && to != NONE {
+                links.push(Link { north, from, to });
+            }
+        }
+    };
+    if let Some(east) = east {
+        across(&here.east, &east.west, false);
     }
-    if (cy + 1) * SIDE < mask.height() {
-        here.links_north(&Labels::of(mask, cx, cy + 1), &mut links);
+    if let Some(north) = north {
+        across(&here.north, &north.south, true);
     }
     links.sort_unstable();
     links.dedup();
-    Cluster { pieces: here.pieces(mask.width(), extra), links: links.into_boxed_slice() }
+    links.into_boxed_slice()
 }

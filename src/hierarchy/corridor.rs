@@ -43,7 +43,8 @@ impl Corridor {
     pub fn estimate(&self, x: i64, y: i64) -> Option<f64> {
         let t = self.to_goal[self.cluster_of(x, y)]?;
         let (px, py) = (x as f64 + 0.5, y as f64 + 0.5);
-        let closer = (f64::from(t.x) - self.goal.0).hypot(f64::from(t.y) - self.goal.1) - (px - self.goal.0).hypot(py - self.goal.1);
+        let closer = (f64::from(t.x) - self.goal.0).hypot(f64::from(t.y) - self.goal.1)
+            - (px - self.goal.0).hypot(py - self.goal.1);
         Some((f64::from(t.cost) - closer * f64::from(t.weight)).max(0.0))
     }
 

@@ -1,10 +1,11 @@
 //! The graph over the whole mask: one [`Cluster`] per square of [`SIDE`] cells, built in
 //! parallel and repaired cluster by cluster.
 
-use super::cluster::{self, Cluster, Labels, Link, Piece, SHIFT, SIDE};
+use super::cluster::{self, Cluster, Labels, Link, Piece, Sides, SHIFT, SIDE};
 use crate::grid::CellRect;
 use crate::search::los::CellMask;
 use rayon::prelude::*;
+use std::collections::HashMap;
 
 /// The pieces of a vehicle mask cluster by cluster and how they join: a graph of a few nodes per
 /// `SIDE x SIDE` cells in which two nodes are linked exactly when their cells touch across a
@@ -38,40 +39,104 @@ impl ClusterGraph {
     pub fn build(mask: &CellMask, extra: impl Fn(usize) -> f64 + Sync) -> Self {
         let (width, height) = (mask.width(), mask.height());
         let (across, up) = (width.div_ceil(SIDE), height.div_ceil(SIDE));
-        let clusters: Vec<Cluster> = (0..across * up)
+        // Each cluster labelled once: its pieces and sides first, then the links from the sides.
+        let labelled: Vec<(Box<[Piece]>, Option<Sides>)> = (0..across * up)
             .into_par_iter()
             .with_min_len(64)
-            .map(|i| cluster::build(mask, (i % across, i / across), &extra))
+            .map(|i| {
+                let l = Labels::of(mask, i % across, i / across);
+                if l.count() == 0 {
+                    (Box::default(), None)
+                } else {
+                    (l.pieces(width, &extra), Some(l.sides()))
+                }
+            })
             .collect();
+        let sides = |i: usize| labelled[i].1.as_ref();
+        let links: Vec<Box<[Link]>> = (0..across * up)
+            .into_par_iter()
+            .with_min_len(64)
+            .map(|i| {
+                let Some(here) = sides(i) else { return Box::default() };
+                let east = (i % across + 1 < across).then(|| sides(i + 1)).flatten();
+                let north = (i / across + 1 < up).then(|| sides(i + across)).flatten();
+                cluster::links(here, east, north)
+            })
+            .collect();
+        // Not collected in place: that would keep `labelled`'s far larger allocation.
+        let mut clusters = Vec::with_capacity(across * up);
+        clusters.extend(labelled.into_iter().zip(links).map(|((pieces, _), links)| Cluster { pieces, links }));
         Self { width, height, across, up, clusters }
     }
 
     /// Brings the graph up to date after the mask (or the weights) changed inside `rects`: the
-    /// clusters they touch are made anew, and those west and south of them (whose links reach
-    /// into them); many at once (a whole map replaced) in parallel. `mask` and `extra` must be
-    /// the ones the graph was built on, as they are now.
+    /// clusters they touch are made anew, and the links of those west and south of them (which
+    /// reach into them; their pieces did not change). Many clusters at once (a map replaced
+    /// whole) are remade in parallel. `mask` and `extra` must be the ones the graph was built
+    /// on, as they are now.
     pub fn repair(&mut self, mask: &CellMask, rects: &[CellRect], extra: impl Fn(usize) -> f64 + Sync) {
         debug_assert_eq!((mask.width(), mask.height()), (self.width, self.height));
         let (across, up) = (self.across, self.up);
-        let mut remade: Vec<usize> = Vec::new();
+        let mut changed: Vec<usize> = Vec::new();
         for r in rects.iter().filter(|r| r.width > 0 && r.height > 0) {
-            let cx0 = (r.x >> SHIFT).saturating_sub(1);
-            let cy0 = (r.y >> SHIFT).saturating_sub(1);
+            let (cx0, cy0) = (r.x >> SHIFT, r.y >> SHIFT);
             let cx1 = ((r.x + r.width - 1) >> SHIFT).min(across - 1);
             let cy1 = ((r.y + r.height - 1) >> SHIFT).min(up - 1);
-            remade.extend((cy0..=cy1).flat_map(|cy| (cx0..=cx1).map(move |cx| cy * across + cx)));
+            changed.extend((cy0..=cy1).flat_map(|cy| (cx0..=cx1).map(move |cx| cy * across + cx)));
         }
-        remade.sort_unstable();
-        remade.dedup();
-        let make = |&i: &usize| cluster::build(mask, (i % across, i / across), &extra);
-        let clusters: Vec<Cluster> = if remade.len() > 256 {
-            remade.par_iter().with_min_len(64).map(make).collect()
-        } else {
-            remade.iter().map(make).collect()
-        };
-        for (i, c) in remade.into_iter().zip(clusters) {
-            self.clusters[i] = c;
+        changed.sort_unstable();
+        changed.dedup();
+        if changed.len() > 256 {
+            // Most of the map: every cluster a change reaches, remade whole on all cores.
+            let mut remade: Vec<usize> =
+                changed.iter().flat_map(|&i| [Some(i), self.west(i), self.south(i)]).flatten().collect();
+            remade.sort_unstable();
+            remade.dedup();
+            let make = |&i: &usize| cluster::build(mask, (i % across, i / across), &extra);
+            let clusters: Vec<Cluster> = remade.par_iter().with_min_len(64).map(make).collect();
+            for (i, c) in remade.into_iter().zip(clusters) {
+                self.clusters[i] = c;
+            }
+            return;
         }
+        // A few clusters: each labelled once, the changed ones remade, the links of their west
+        // and south neighbours made again (those neighbours' pieces are as they were).
+        let mut relinked: Vec<usize> = changed.iter().flat_map(|&i| [self.west(i), self.south(i)]).flatten().collect();
+        relinked.sort_unstable();
+        relinked.dedup();
+        relinked.retain(|i| changed.binary_search(i).is_err());
+        let mut cache = LabelCache { mask, across, labels: HashMap::new() };
+        for &i in &changed {
+            let pieces = cache.get(i).pieces(mask.width(), &extra);
+            self.clusters[i] = Cluster { pieces, links: self.links_of(&mut cache, i) };
+        }
+        for &i in &relinked {
+            self.clusters[i].links = self.links_of(&mut cache, i);
+        }
+    }
+
+    /// Cluster `i`'s links, from the labels in `cache` (an empty cluster has none).
+    fn links_of(&self, cache: &mut LabelCache, i: usize) -> Box<[Link]> {
+        if cache.get(i).count() == 0 {
+            return Box::default();
+        }
+        let east = (i % self.across + 1 < self.across).then_some(i + 1);
+        let north = (i / self.across + 1 < self.up).then_some(i + self.across);
+        for j in [east, north].into_iter().flatten() {
+            cache.get(j);
+        }
+        let get = |j: Option<usize>| j.map(|j| cache.labels[&j].sides());
+        cluster::links(&cache.labels[&i].sides(), get(east).as_ref(), get(north).as_ref())
+    }
+
+    /// The cluster west of `i`, if any.
+    fn west(&self, i: usize) -> Option<usize> {
+        (i % self.across > 0).then(|| i - 1)
+    }
+
+    /// The cluster south of `i`, if any.
+    fn south(&self, i: usize) -> Option<usize> {
+        (i >= self.across).then(|| i - self.across)
     }
 
     /// Heap bytes held.
@@ -125,5 +190,19 @@ impl ClusterGraph {
         if cy > 0 {
             back(c - self.across, true);
         }
+    }
+}
+
+/// Cluster labels made during one repair, each once.
+struct LabelCache<'a> {
+    mask: &'a CellMask,
+    across: usize,
+    labels: HashMap<usize, Labels>,
+}
+
+impl LabelCache<'_> {
+    fn get(&mut self, i: usize) -> &Labels {
+        let (mask, across) = (self.mask, self.across);
+        self.labels.entry(i).or_insert_with(|| Labels::of(mask, i % across, i / across))
     }
 }

@@ -423,7 +423,8 @@ impl<'a> Request<'a> {
             return Ok(None);
         }
         let budget = self.budget;
-        let found = self.prepared.hierarchy.corridor(self.prepared.blocks.mask(), start, goal, || budget.should_stop())?;
+        let found =
+            self.prepared.hierarchy.corridor(self.prepared.blocks.mask(), start, goal, || budget.should_stop())?;
         self.clock.mark(Stage::Corridor);
         Ok(Some(found.corridor))
     }
