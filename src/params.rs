@@ -715,6 +715,7 @@ mod runtime_tests {
             ("change_penalty", ParamValue::Double(0.5)),
             ("cost_penalty", ParamValue::Double(3.0)),
             ("preferred_clearance", ParamValue::Double(0.5)),
+            ("hierarchy_min_distance", ParamValue::Double(40.0)),
         ];
         assert_eq!(changes.len(), runtime_params().count());
         for (name, value) in changes {
