@@ -506,7 +506,11 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                     let budget = Budget::new(args.max_planning_time, None);
                     let r = engine.planner.plan(info.cell_pose_to_world(s), info.cell_pose_to_world(g), false, &budget);
                     row.ms.push(t0.elapsed().as_secs_f64() * 1e3);
-                    r.map(|p| (p.trajectory.to_cells(&info), describe(&p.stats))).map_err(|e| e.to_string())
+                    r.map(|p| {
+                        let line = format!("{}, cost {:.3}", describe(&p.stats), p.stats.figures.cost);
+                        (p.trajectory.to_cells(&info), line)
+                    })
+                    .map_err(|e| e.to_string())
                 }
                 Method::Full(n) => {
                     let ctx = engine.ctx.as_ref().expect("checked above: Directional A* only with a radius");
