@@ -22,8 +22,8 @@ pub enum Stage {
     BlockAstar,
     /// With costs, a long plan: the corridor from the cluster graph (`hierarchy`).
     Corridor,
-    /// With costs: the cheapest 16-connected path on the vehicle mask, string-pulled where that
-    /// costs no more (`search::cost_astar`).
+    /// With costs: the cheapest 16-connected path on the vehicle mask (inside the corridor for a
+    /// long pair), string-pulled where that costs no more (`search::cost_astar`).
     CostGuide,
     /// The guide walked into path points.
     PathPoints,

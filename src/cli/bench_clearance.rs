@@ -72,33 +72,44 @@ fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
     v[((v.len() - 1) as f64 * q).round() as usize]
 }
 
-/// A point in time for the benchmark: the CPU time of the whole process (every thread, so work
-/// a step hands to rayon's threads counts) where the system reports it
-/// (`CLOCK_PROCESS_CPUTIME_ID`, unaffected by other processes sharing the cores), else
-/// wall-clock time.
+/// A point in time for the benchmarks: CPU time where the system reports it (unaffected by other
+/// processes sharing the cores), else wall-clock time. [`Stamp::now`] reads this thread's CPU
+/// time (`CLOCK_THREAD_CPUTIME_ID`), for steps that run on the calling thread;
+/// [`Stamp::now_all_threads`] the whole process's (`CLOCK_PROCESS_CPUTIME_ID`), for steps that
+/// hand work to rayon's threads.
 #[derive(Clone, Copy)]
 pub(super) enum Stamp {
-    Cpu(u64),
+    Cpu(libc::clockid_t, u64),
     Wall(Instant),
 }
 
-fn cpu_time_ns() -> Option<u64> {
+fn cpu_time_ns(clock: libc::clockid_t) -> Option<u64> {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
     (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 impl Stamp {
+    /// Now, on this thread's CPU clock.
     pub(super) fn now() -> Self {
-        cpu_time_ns().map_or_else(|| Stamp::Wall(Instant::now()), Stamp::Cpu)
+        Self::on(libc::CLOCK_THREAD_CPUTIME_ID)
+    }
+
+    /// Now, on the process's CPU clock (every thread's time).
+    pub(super) fn now_all_threads() -> Self {
+        Self::on(libc::CLOCK_PROCESS_CPUTIME_ID)
+    }
+
+    fn on(clock: libc::clockid_t) -> Self {
+        cpu_time_ns(clock).map_or_else(|| Stamp::Wall(Instant::now()), |ns| Stamp::Cpu(clock, ns))
     }
 }
 
 /// Milliseconds since `t` on the same clock.
 pub(super) fn ms_since(t: Stamp) -> f64 {
     match t {
-        Stamp::Cpu(ns) => cpu_time_ns().map_or(f64::NAN, |now| now.saturating_sub(ns) as f64 / 1e6),
+        Stamp::Cpu(clock, ns) => cpu_time_ns(clock).map_or(f64::NAN, |now| now.saturating_sub(ns) as f64 / 1e6),
         Stamp::Wall(i) => i.elapsed().as_secs_f64() * 1e3,
     }
 }
@@ -188,7 +199,7 @@ pub fn run(args: &BenchClearanceArgs) -> CliResult {
         "cap": args.cap,
         "patch_size": args.patch_size,
         "patches": args.patches,
-        "clock": if cpu_time_ns().is_some() { "thread_cpu" } else { "wall" },
+        "clock": if cpu_time_ns(libc::CLOCK_THREAD_CPUTIME_ID).is_some() { "thread_cpu" } else { "wall" },
         "full_ms": full_ms,
         "distance_ms": distance_ms,
         "clearance_ms": clearance_ms,
@@ -206,7 +217,8 @@ pub fn run(args: &BenchClearanceArgs) -> CliResult {
     if args.json {
         println!("{out}");
     } else {
-        let clock = if cpu_time_ns().is_some() { "process CPU time" } else { "wall-clock time" };
+        let clock =
+            if cpu_time_ns(libc::CLOCK_THREAD_CPUTIME_ID).is_some() { "thread CPU time" } else { "wall-clock time" };
         println!("map {} ({w}x{h}), cap {} cells, times are {clock}", args.map.display(), args.cap);
         println!(
             "full annotation (classes + distance + clearance): {full_ms:.3} ms (median of {}); distance alone {distance_ms:.3} ms, clearance alone {clearance_ms:.3} ms",

@@ -102,13 +102,13 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
     //    Each set_map also timed: the preparation of the map for them.
     let before = heap_bytes()?;
     let mut one = Fleet::with_lddb(configs[..1].to_vec(), lddb.clone())?;
-    let t = Stamp::now();
+    let t = Stamp::now_all_threads();
     one.set_map(map.clone())?;
     let prepare_one_ms = ms_since(t);
     let one_bytes = heap_bytes()?.saturating_sub(before);
     let before = heap_bytes()?;
     let mut fleet = Fleet::with_lddb(configs.clone(), lddb.clone())?;
-    let t = Stamp::now();
+    let t = Stamp::now_all_threads();
     fleet.set_map(map.clone())?;
     let prepare_fleet_ms = ms_since(t);
     let fleet_bytes = heap_bytes()?.saturating_sub(before);
@@ -140,10 +140,10 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
             })
             .collect();
         for (x, y, data) in &patches {
-            let t = Stamp::now();
+            let t = Stamp::now_all_threads();
             fleet.apply_patch(*x, *y, s, s, data)?;
             fleet_ms.push(ms_since(t));
-            let t = Stamp::now();
+            let t = Stamp::now_all_threads();
             one.apply_patch(*x, *y, s, s, data)?;
             one_ms.push(ms_since(t));
         }

@@ -132,7 +132,8 @@ impl Algo {
                 return Err(CliError(format!(
                     "unknown algorithm {s:?} (expected pipeline, pipeline-shortest, directional-8, directional-24, \
                      directional-48, \
-                     each with or without the suffix -rs; the pipelines also with -polygon and/or -flat before it)"
+                     each with or without the suffix -rs; a pipeline also with -polygon, then -flat, before it: \
+                     pipeline-shortest-polygon-flat-rs)"
                 )))
             }
         };

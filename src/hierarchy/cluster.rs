@@ -3,7 +3,7 @@
 
 use crate::search::los::CellMask;
 
-/// Side of a cluster (cells). 32 keeps the graph near 0.1 bytes per cell while a long plan
+/// Side of a cluster (cells). 32 keeps the graph near 0.05 bytes per cell while a long plan
 /// crosses a few hundred clusters.
 pub const SIDE: usize = 32;
 /// `log2(SIDE)`: cell to cluster coordinate is a shift.
@@ -60,15 +60,6 @@ impl Labels {
     /// Labels cluster `(cx, cy)` of `mask`: flood fill over the free cells, 4-connected, in
     /// row-major order of first cells.
     pub fn of(mask: &CellMask, cx: usize, cy: usize) -> Self {
-        Self::label(mask, cx, cy)
-    }
-
-    /// Pieces in the cluster.
-    pub fn count(&self) -> usize {
-        usize::from(self.count)
-    }
-
-    fn label(mask: &CellMask, cx: usize, cy: usize) -> Self {
         let (x0, y0) = (cx * SIDE, cy * SIDE);
         let width = SIDE.min(mask.width() - x0);
         let height = SIDE.min(mask.height() - y0);
@@ -117,6 +108,11 @@ impl Labels {
             }
         }
         l
+    }
+
+    /// Pieces in the cluster.
+    pub fn count(&self) -> usize {
+        usize::from(self.count)
     }
 
     /// The piece of map cell `(x, y)`, which must lie in this cluster; `None` when blocked.

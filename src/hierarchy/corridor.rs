@@ -5,6 +5,7 @@
 use super::cluster::SHIFT;
 use super::graph::{ClusterGraph, NodeId};
 use crate::search::los::CellMask;
+use crate::search::poll::StopPoll;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
@@ -37,8 +38,9 @@ impl Corridor {
 
     /// For cell `(x, y)` inside the map: `None` outside the corridor, else an estimate of the
     /// cost from the cell's centre to the goal read from the graph: the cost from its cluster's
-    /// cheapest piece less the way from the cell to that piece's centroid at the piece's weight.
-    /// An estimate, not a bound: the graph's costs run between centroids.
+    /// cheapest piece's centroid, less how much nearer the goal (straight-line) the cell is than
+    /// that centroid, at the piece's weight. An estimate, not a bound: the graph's costs run
+    /// between centroids.
     #[inline(always)]
     pub fn estimate(&self, x: i64, y: i64) -> Option<f64> {
         let t = self.to_goal[self.cluster_of(x, y)]?;
@@ -101,14 +103,16 @@ impl ClusterGraph {
     /// exact; the cheapest path on the mask may leave it (the graph's costs estimate the
     /// mask's), which is where this gives up optimality.
     ///
-    /// `should_stop` is polled every 256 nodes taken off the open list.
+    /// `should_stop` is polled every 256 entries taken off either search's open list, stale ones
+    /// included ([`StopPoll`]).
     pub fn corridor(
         &self,
         mask: &CellMask,
         start: (usize, usize),
         goal: (usize, usize),
-        mut should_stop: impl FnMut() -> bool,
+        should_stop: impl FnMut() -> bool,
     ) -> Result<CorridorSearch, CorridorFailure> {
+        let mut poll = StopPoll::new(256, should_stop);
         let s = self.node_of(mask, start).ok_or(CorridorFailure::BlockedEndpoint)?;
         let g = self.node_of(mask, goal).ok_or(CorridorFailure::BlockedEndpoint)?;
         let (gx, gy) = (goal.0 as f64 + 0.5, goal.1 as f64 + 0.5);
@@ -117,7 +121,7 @@ impl ClusterGraph {
             let p = self.piece(n);
             (f64::from(p.x) - gx).hypot(f64::from(p.y) - gy)
         };
-        let (reached, forward) = self.search(s, Some(g), to_goal, |_| true, &mut should_stop)?;
+        let (reached, forward) = self.search(s, Some(g), to_goal, |_| true, &mut poll)?;
         if !reached.get(&g).is_some_and(|r| r.2) {
             return Err(CorridorFailure::NoPath);
         }
@@ -139,7 +143,7 @@ impl ClusterGraph {
             n = reached[&n].1;
         }
         // 3. The graph's cost to the goal from every piece in them (the graph is undirected).
-        let (costs, backward) = self.search(g, None, |_| 0.0, |n| inside[n.cluster as usize], &mut should_stop)?;
+        let (costs, backward) = self.search(g, None, |_| 0.0, |n| inside[n.cluster as usize], &mut poll)?;
         let mut corridor = Corridor { across, goal: (gx, gy), to_goal: vec![None; across * up], clusters: 0 };
         for (n, &(cost, _, _)) in &costs {
             let p = self.piece(*n);
@@ -149,7 +153,9 @@ impl ClusterGraph {
             }
         }
         // A cluster of the ring whose pieces the path's cannot reach inside the corridor is still
-        // open to the fine search (at no estimate): the corridor is the clusters, not the pieces.
+        // open to the fine search, at an estimate of 0 (the distance alone): the corridor is the
+        // clusters, not the pieces. The fine search can only enter such a piece by a diagonal or
+        // knight's move across a corner, and nothing there leads on to the goal.
         for (c, _) in inside.iter().enumerate().filter(|(_, &i)| i) {
             let slot = &mut corridor.to_goal[c];
             if slot.is_none() {
@@ -169,7 +175,7 @@ impl ClusterGraph {
         to: Option<NodeId>,
         h: impl Fn(NodeId) -> f64,
         allowed: impl Fn(NodeId) -> bool,
-        should_stop: &mut impl FnMut() -> bool,
+        poll: &mut StopPoll<impl FnMut() -> bool>,
     ) -> Result<(Reached, usize), CorridorFailure> {
         let at = |n: NodeId| {
             let p = self.piece(n);
@@ -183,6 +189,10 @@ impl ClusterGraph {
         let mut next: Vec<NodeId> = Vec::new();
         while let Some(Open(_, _, cluster, piece)) = open.pop() {
             let n = NodeId { cluster, piece };
+            // A goal taken off the list is answered even when the poll says stop.
+            if poll.stop() && Some(n) != to {
+                return Err(CorridorFailure::Stopped);
+            }
             let entry = reached.get_mut(&n).expect("every open node was reached");
             if entry.2 {
                 continue;
@@ -193,9 +203,6 @@ impl ClusterGraph {
                 break;
             }
             expansions += 1;
-            if expansions % 256 == 0 && should_stop() {
-                return Err(CorridorFailure::Stopped);
-            }
             let here = at(n);
             self.successors(n, &mut next);
             for &m in next.iter().filter(|&&m| allowed(m)) {

@@ -14,8 +14,9 @@ use std::collections::HashMap;
 /// clusters.
 ///
 /// Every cluster is derived from the mask (and the weights) inside it and its east and north
-/// neighbours alone, so a change is repaired by remaking the clusters it touches
-/// ([`ClusterGraph::repair`]), and a repaired graph equals one built from scratch.
+/// neighbours alone, so a change is repaired by remaking the clusters it touches and relinking
+/// those west and south of them ([`ClusterGraph::repair`]), and a repaired graph equals one
+/// built from scratch.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClusterGraph {
     width: usize,
@@ -162,7 +163,9 @@ impl ClusterGraph {
         }
         let (cx, cy) = (x >> SHIFT, y >> SHIFT);
         let piece = Labels::of(mask, cx, cy).piece_of(x, y)?;
-        Some(NodeId { cluster: (cy * self.across + cx) as u32, piece })
+        let cluster = cy * self.across + cx;
+        // A graph behind its mask (a repair that never ran) has no such piece: no node.
+        (usize::from(piece) < self.clusters[cluster].pieces.len()).then_some(NodeId { cluster: cluster as u32, piece })
     }
 
     /// The piece of node `n`.

@@ -80,7 +80,7 @@ proptest! {
     /// a 4-connected path between them.
     #[test]
     fn corridors_are_exact_about_connectivity(
-        w in 40usize..140, h in 40usize..140, seed in any::<u64>(), fill in 5usize..60,
+        w in 1usize..140, h in 1usize..140, seed in any::<u64>(), fill in 5usize..60,
     ) {
         let mask = random_mask(w, h, seed, fill);
         let graph = ClusterGraph::build(&mask, weights(seed));
@@ -107,14 +107,14 @@ proptest! {
     /// one built from scratch on the final mask.
     #[test]
     fn repairs_equal_rebuilds(
-        w in 33usize..130, h in 33usize..130, seed in any::<u64>(), patches in 1usize..12,
+        w in 1usize..130, h in 1usize..130, seed in any::<u64>(), patches in 1usize..12,
     ) {
         let mut mask = random_mask(w, h, seed, 30);
         let mut rng = Rng(seed ^ 0xaa);
         let mut weight: Vec<f64> = (0..w * h).map(|_| rng.below(5) as f64 * 0.5).collect();
         let mut graph = ClusterGraph::build(&mask, |k| weight[k]);
         for _ in 0..patches {
-            let (pw, ph) = (1 + rng.below(12), 1 + rng.below(12));
+            let (pw, ph) = (1 + rng.below(12.min(w)), 1 + rng.below(12.min(h)));
             let (x, y) = (rng.below(w - pw + 1), rng.below(h - ph + 1));
             let blocked = rng.below(3) == 0;
             for yy in y..y + ph {
@@ -125,6 +125,45 @@ proptest! {
             }
             graph.repair(&mask, &[CellRect { x, y, width: pw, height: ph }], |k| weight[k]);
             prop_assert_eq!(&graph, &ClusterGraph::build(&mask, |k| weight[k]));
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// The guide's search inside a corridor (`find_path_within`, with the corridor's estimates)
+    /// finds a path exactly when the whole-map search does, never a cheaper one, and with no
+    /// estimate (0 everywhere) it is the whole-map search.
+    #[test]
+    fn the_fine_search_inside_a_corridor_agrees_with_the_whole_map(
+        w in 20usize..120, h in 20usize..120, seed in any::<u64>(), fill in 5usize..50,
+    ) {
+        let mask = random_mask(w, h, seed, fill);
+        let weight = |k: usize| ((k * 7) % 5) as f64 * 0.3;
+        let graph = ClusterGraph::build(&mask, weight);
+        let free = free_cells(&mask);
+        prop_assume!(free.len() > 2);
+        let mut rng = Rng(seed ^ 0x77);
+        let mut search = crate::search::cost_astar::CostAStar::new();
+        let cell = |c: (usize, usize)| (c.0 as u32, c.1 as u32);
+        for _ in 0..6 {
+            let (a, b) = (free[rng.below(free.len())], free[rng.below(free.len())]);
+            let whole = search.find_path(&mask, cell(a), cell(b), weight, || false);
+            let unguided = search.find_path_within(&mask, cell(a), cell(b), weight, |_, _| Some(0.0), || false);
+            prop_assert_eq!(&whole, &unguided);
+            match graph.corridor(&mask, a, b, || false) {
+                Ok(found) => {
+                    let c = &found.corridor;
+                    let inside = search.find_path_within(&mask, cell(a), cell(b), weight, |x, y| c.estimate(x, y), || false);
+                    let (inside, whole) = (inside.expect("a path inside the corridor"), whole.expect("a path"));
+                    prop_assert!(inside.cost >= whole.cost - 1e-9, "{} < {}", inside.cost, whole.cost);
+                    for &(x, y) in &inside.cells {
+                        prop_assert!(c.contains(i64::from(x), i64::from(y)));
+                    }
+                }
+                Err(_) => prop_assert!(whole.is_err()),
+            }
         }
     }
 }

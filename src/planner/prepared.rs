@@ -39,8 +39,9 @@ pub struct PreparedMap {
     /// Block A* pattern codes of the vehicle mask.
     pub blocks: BlockGrid,
     /// The vehicle mask's pieces cluster by cluster, weighted by the costs: the corridors of
-    /// long costed plans ([`crate::hierarchy`]).
-    pub hierarchy: ClusterGraph,
+    /// long costed plans ([`crate::hierarchy`]); `None` without costs (the shortest paths do not
+    /// use it).
+    pub hierarchy: Option<ClusterGraph>,
     /// Step 4's motion model for this map's resolution: turns on the spot, or Directional A*'s
     /// curves with their tables (see `planner::refiner`).
     pub(super) refiner: Arc<dyn Refine>,
@@ -338,20 +339,16 @@ impl PreparedMap {
         Ok(Self { site, vehicle, collision, blocks, hierarchy, refiner })
     }
 
-    /// The cluster graph of the vehicle mask under the costs.
-    fn cluster_graph(blocks: &BlockGrid, collision: &CollisionMap) -> ClusterGraph {
-        match collision.costs() {
-            Some(costs) => ClusterGraph::build(blocks.mask(), costs.extra_per_cell()),
-            None => ClusterGraph::build(blocks.mask(), |_| 0.0),
-        }
+    /// The cluster graph of the vehicle mask under the costs; `None` without costs.
+    fn cluster_graph(blocks: &BlockGrid, collision: &CollisionMap) -> Option<ClusterGraph> {
+        collision.costs().map(|costs| ClusterGraph::build(blocks.mask(), costs.extra_per_cell()))
     }
 
-    /// Repairs the cluster graph where the mask or the costs changed (`rects`).
-    fn repair_cluster_graph(&mut self, rects: &[CellRect]) {
-        let (mask, hierarchy) = (self.blocks.mask(), &mut self.hierarchy);
-        match self.collision.costs() {
-            Some(costs) => hierarchy.repair(mask, rects, costs.extra_per_cell()),
-            None => hierarchy.repair(mask, rects, |_| 0.0),
+    /// Repairs the cluster graph on `mask` (the vehicle's, as it now is) where the mask or the
+    /// costs changed (`rects`).
+    fn repair_cluster_graph(&mut self, mask: &crate::search::los::CellMask, rects: &[CellRect]) {
+        if let (Some(graph), Some(costs)) = (&mut self.hierarchy, self.collision.costs()) {
+            graph.repair(mask, rects, costs.extra_per_cell());
         }
     }
 
@@ -393,7 +390,7 @@ impl PreparedMap {
             collision: unless(obstacles_shared, self.collision.obstacle_heap_bytes()),
             costs: self.collision.costs().map_or(0, HeapSize::heap_bytes),
             blocks: self.blocks.code_heap_bytes(),
-            hierarchy: self.hierarchy.heap_bytes(),
+            hierarchy: self.hierarchy.as_ref().map_or(0, ClusterGraph::heap_bytes),
         }
     }
 
@@ -429,6 +426,15 @@ impl PreparedMap {
             self.hierarchy = Self::cluster_graph(&self.blocks, &self.collision);
             return Ok(MapUpdate { changed: changed.cells, rebuilt: true, costs_changed: changed.cells });
         }
+        let mask = self.site.clearance.shared_vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
+        let rects: Vec<CellRect> = changed.masks.iter().filter(|m| m.vehicle == self.vehicle).map(|m| m.rect).collect();
+        // The costs read the site's values and distance, taken back on `attach`: only what may
+        // have changed is reported.
+        let costs_changed = values.and_then(|rect| Some(self.collision.costs()?.affected(rect)));
+        // First, so no failure below leaves the graph behind the mask it is searched on.
+        let mut repaired = rects.clone();
+        repaired.extend(costs_changed);
+        self.repair_cluster_graph(&mask, &repaired);
         match (donor.obstacles, changed.cells) {
             (Some(o), _) => self.collision.follow_obstacles(o),
             (None, Some(rect)) => {
@@ -439,15 +445,7 @@ impl PreparedMap {
             }
             (None, None) => {}
         }
-        // The costs read the site's values and distance, taken back on `attach`: only what may
-        // have changed is reported.
-        let costs_changed = values.and_then(|rect| Some(self.collision.costs()?.affected(rect)));
-        let mask = self.site.clearance.shared_vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
-        let rects: Vec<CellRect> = changed.masks.iter().filter(|m| m.vehicle == self.vehicle).map(|m| m.rect).collect();
         self.blocks.follow_mask(mask, &rects).map_err(|e| invalid(e.to_string()))?;
-        let mut repaired = rects;
-        repaired.extend(costs_changed);
-        self.repair_cluster_graph(&repaired);
         Ok(MapUpdate { changed: changed.cells, rebuilt: false, costs_changed })
     }
 
@@ -476,7 +474,7 @@ pub(super) struct Detached {
     vehicle: Vehicle,
     collision: CollisionMap,
     blocks: BlockGrid,
-    hierarchy: ClusterGraph,
+    hierarchy: Option<ClusterGraph>,
     refiner: Arc<dyn Refine>,
 }
 

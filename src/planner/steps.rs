@@ -17,7 +17,7 @@ use crate::block_astar::BlockGrid;
 use crate::clearance::{self, reach::Reach};
 use crate::directional;
 use crate::geometry::{normalize_angle, Point2, Pose2};
-use crate::hierarchy::CorridorFailure;
+use crate::hierarchy::{CorridorFailure, CorridorSearch};
 use crate::lddb::Metric;
 use crate::search::cost_astar::pull_strings;
 use crate::search::los::LosRule;
@@ -352,7 +352,9 @@ impl<'a> Request<'a> {
 
     /// Step 4's guide with costs: Block A* is a uniform-cost search, so the guide is the cheapest
     /// 16-connected path between the mask cells' centres under the cost field, string-pulled
-    /// wherever the straight line costs no more. Never dearer than the 16-connected optimum.
+    /// wherever the straight line costs no more. Never dearer than the 16-connected optimum for
+    /// pairs within `hierarchy_min_distance`; farther pairs are searched inside the cluster
+    /// graph's corridor ([`Request::corridor`]), where it may be a little dearer.
     fn cost_guide(
         &mut self,
         ends: &Endpoints,
@@ -378,7 +380,7 @@ impl<'a> Request<'a> {
         let extra = costs.extra_per_cell();
         let cell = |c: (usize, usize)| (c.0 as u32, c.1 as u32);
         let found = super::search_pool::with_cost_search(|search| match &corridor {
-            Some(c) => search.find_path_within(
+            Some(CorridorSearch { corridor: c, .. }) => search.find_path_within(
                 mask,
                 cell(start_cell),
                 cell(goal_cell),
@@ -406,27 +408,29 @@ impl<'a> Request<'a> {
         guide.extend(cells.iter().map(|&(x, y)| Point2::new(f64::from(x) + 0.5, f64::from(y) + 0.5)));
         guide.push(ends.goal.point());
         guide.dedup_by(|a, b| a.distance(*b) < 1e-9);
-        Ok(GuideOutcome::Found((guide, path.expansions)))
+        let graph_expansions = corridor.map_or(0, |c| c.expansions);
+        Ok(GuideOutcome::Found((guide, path.expansions + graph_expansions)))
     }
 
     /// The corridor a costed guide between mask cells `start` and `goal` searches: `None` (the
-    /// whole map) when they lie within `hierarchy_min_distance` of each other, else the cluster
-    /// graph's ([`crate::hierarchy`]), which holds a path whenever the mask does.
+    /// whole map) when they lie within `hierarchy_min_distance` of each other (or the map has no
+    /// graph: no costs), else the cluster graph's ([`crate::hierarchy`]), which holds a path
+    /// whenever the mask does.
     fn corridor(
         &mut self,
         start: (usize, usize),
         goal: (usize, usize),
-    ) -> Result<Option<crate::hierarchy::Corridor>, CorridorFailure> {
+    ) -> Result<Option<CorridorSearch>, CorridorFailure> {
+        let Some(graph) = self.prepared.hierarchy.as_ref() else { return Ok(None) };
         let res = self.prepared.site.map().info.resolution;
         let apart = (start.0 as f64 - goal.0 as f64).hypot(start.1 as f64 - goal.1 as f64);
         if apart * res <= self.planner.config.hierarchy_min_distance {
             return Ok(None);
         }
         let budget = self.budget;
-        let found =
-            self.prepared.hierarchy.corridor(self.prepared.blocks.mask(), start, goal, || budget.should_stop())?;
+        let found = graph.corridor(self.prepared.blocks.mask(), start, goal, || budget.should_stop())?;
         self.clock.mark(Stage::Corridor);
-        Ok(Some(found.corridor))
+        Ok(Some(found))
     }
 
     /// Step 4, the guide made drivable by the refiner, and verified.

@@ -6,11 +6,13 @@
 //! The price of the segment between two points is `len + extra(a, b)`, where the caller's
 //! `extra` is the weighted part, `∫ penalty c ds` (see `crate::costs`); a move's `extra` is
 //! computed once per direction from `cell_extra` (the weight per cell unit of a cell) at the same
-//! quarter-cell midpoints the caller's line integral samples. The heuristic is the Euclidean
-//! distance: admissible and consistent because every weight is at least 1.
+//! quarter-cell midpoints the caller's line integral samples. The heuristic is the 16-connected
+//! distance on an empty map: admissible and consistent because every weight is at least 1.
 //!
-//! Returns the cheapest 16-connected path (exact under the sampled prices); string pulling never
-//! raises its price.
+//! [`CostAStar::find_path`] returns the cheapest 16-connected path (exact under the sampled
+//! prices); [`CostAStar::find_path_within`] the cheapest within the cells a caller admits, exact
+//! too unless the caller's estimates of the cost to the goal exceed the true cost (the planner's
+//! corridors, `crate::hierarchy`). String pulling never raises a path's price.
 
 use super::los::{CellMask, LosRule};
 use super::path::SearchFailure;
@@ -225,9 +227,10 @@ impl CostAStar {
         self.find_path_within(mask, start, goal, cell_extra, |_, _| Some(0.0), should_stop)
     }
 
-    /// [`CostAStar::find_path`] through the cells `guide(x, y)` admits only (`Some`; the start
-    /// and the goal must be among them): the cheapest path inside them, or
-    /// [`SearchFailure::NoPath`] when none joins the two there. `guide` also estimates the cost
+    /// [`CostAStar::find_path`] with its nodes limited to the cells `guide(x, y)` admits (`Some`;
+    /// the start and the goal must be among them; a diagonal or knight's move between two of them
+    /// may still touch others on the way, legality being the mask's): the cheapest such path, or
+    /// [`SearchFailure::NoPath`] when none joins the two. `guide` also estimates the cost
     /// to the goal (`Some(e)`): the heuristic is the larger of `e` and the distance. An estimate
     /// above the true cost makes the search greedier there and may cost the path more than the
     /// cheapest inside the cells; an estimate of 0 leaves the search exact.
@@ -322,12 +325,12 @@ impl CostAStar {
                 if unpriced >= s.g(j) {
                     continue;
                 }
+                let (nx, ny) = (x + m.dx, y + m.dy);
+                let Some(estimate) = guide(nx, ny) else { continue };
                 let extra: f64 =
                     m.weights[..m.weights_len].iter().map(|&(o, l)| l * cell_extra((i as isize + o) as usize)).sum();
                 let ng = unpriced + extra;
                 if ng < s.g(j) {
-                    let (nx, ny) = (x + m.dx, y + m.dy);
-                    let Some(estimate) = guide(nx, ny) else { continue };
                     s.set(j, ng, i as u32);
                     open.push(OpenEntry::new(ng + hfn(nx, ny, estimate), ng, j));
                 }
