@@ -600,11 +600,13 @@ def test_a_fleet_of_two_profiles_through_nav2s_actions():
         assert d["profile_bytes.Tugger"] >= cells, d
         assert d["map_shared_bytes"] + d["profile_bytes.GridBased"] + d["profile_bytes.Tugger"] < d["heap_bytes"], d
         # ... and by component, adding up to those totals: the occupancy values (one byte a
-        # cell), the annotations; each profile's mask and regions, collision map, costs, blocks.
+        # cell), the annotations; each profile's mask and regions, collision map, costs, blocks
+        # and cluster graph (held with costs).
         assert d["map_bytes.occupancy"] >= cells, d
         assert d["map_bytes.occupancy"] + d["map_bytes.annotations"] == d["map_shared_bytes"], d
         for name in ("GridBased", "Tugger"):
-            parts = [d[f"profile_bytes.{name}.{c}"] for c in ("mask_and_regions", "collision", "costs", "blocks")]
+            components = ("mask_and_regions", "collision", "costs", "blocks", "hierarchy")
+            parts = [d[f"profile_bytes.{name}.{c}"] for c in components]
             assert sum(parts) == d[f"profile_bytes.{name}"], (name, d)
         # Block A*'s pattern codes are every profile's own (its own mask's).
         assert d["profile_bytes.GridBased.blocks"] > 0 and d["profile_bytes.Tugger.blocks"] > 0, d
