@@ -27,6 +27,10 @@ step() {
     fi
 }
 
+# No incremental caches: a test run rebuilds the crate in full anyway, and on a clean checkout
+# they only cost disk (1.6 GB; a CI run once failed with its disk full).
+export CARGO_INCREMENTAL=0
+
 # The workspace as README.md tells a ROS 2 user to build it (colcon, colcon-ros-cargo,
 # cargo-ament-build); the ROS tests run what it installed.
 step colcon-build bash scripts/build_ws.sh
