@@ -12,8 +12,9 @@ at once, each making --clients fresh rclpy nodes one after another (a new DDS pa
 each with a fresh ActionClient that sends compute_path_to_pose the moment wait_for_server returns
 and waits for the acceptance and the result; then --in-process fresh ActionClients in this process
 on one node, each sending the moment it finds the server. --busy N runs N busy loops beside it all.
-A goal whose acceptance does not arrive within 60 s is counted lost, one that arrives after 10 s
-late (an answered goal takes milliseconds). The node's log is searched for the rmw's refusals:
+A goal whose acceptance does not arrive within 60 s is counted lost; one that arrives after 10 s
+is answered but counted late as well (an answer normally takes milliseconds; on an overloaded
+machine a late answer is slow, not lost, so only losses fail the run). The node's log is searched for the rmw's refusals:
 responses given up ("could not answer") and responses sent again until they arrived ("matched
 late").
 
@@ -97,9 +98,9 @@ def goal_message(action, stamp_sec):
 
 def one_client(node, executor, action, name, serial):
     """A fresh ActionClient on `node` (spun by `executor`): sends the moment the server is found.
-    Returns 'answered', 'late' (accepted after LATE s), 'rejected', 'lost-request' or
-    'lost-response' (no acceptance in ACCEPT_TIMEOUT s; see where_lost), 'no-result' or
-    'no-server'."""
+    Returns 'answered', 'answered-late' (accepted after LATE s, then answered), 'rejected',
+    'lost-request' or 'lost-response' (no acceptance in ACCEPT_TIMEOUT s; see where_lost),
+    'no-result' or 'no-server'."""
     import uuid
 
     from rclpy.action import ActionClient
@@ -128,14 +129,15 @@ def one_client(node, executor, action, name, serial):
         executor.spin_until_future_complete(future, timeout_sec=max(0.0, ACCEPT_TIMEOUT - (time.monotonic() - t0)))
         if not future.done():
             return lost
-        if time.monotonic() - t0 > LATE:
-            return "late"
+        late = time.monotonic() - t0 > LATE
         handle = future.result()
         if not handle.accepted:
             return "rejected"
         result = handle.get_result_async()
         executor.spin_until_future_complete(result, timeout_sec=RESULT_TIMEOUT)
-        return "answered" if result.done() else "no-result"
+        if not result.done():
+            return "no-result"
+        return "answered-late" if late else "answered"
     finally:
         node.destroy_subscription(statuses)
         client.destroy()
@@ -290,9 +292,9 @@ def run(processes=6, clients=4, rounds=3, in_process=20, busy=2, response_wait="
             outcomes += here
         report["seconds"] = round(time.monotonic() - t0, 1)
         report["goals"] = len(outcomes)
-        report["answered"] = outcomes.count("answered")
+        report["answered"] = sum(o in ("answered", "answered-late") for o in outcomes)
         report["lost_acceptances"] = sum(o.startswith("lost") for o in outcomes)
-        report["late_acceptances"] = outcomes.count("late")
+        report["late_acceptances"] = outcomes.count("answered-late")
         report["node_refusals_logged"] = node.count("could not answer")
         report["node_late_answers_logged"] = node.count("matched late")
         report["node_alive"] = node.alive()

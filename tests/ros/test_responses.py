@@ -28,8 +28,9 @@ import fresh_clients  # noqa: E402
 def test_fresh_clients_sending_the_moment_they_find_the_server_are_all_answered(interfaces):
     report = fresh_clients.run(processes=4, clients=3, rounds=2, in_process=20, busy=2, log=lambda s: None)
     assert report["goals"] == 4 * 3 * 2 + 20, report
-    # What became of each goal, named in the message (pytest cuts a long dict short): answered,
-    # late, lost-request / lost-response (and where), no-result, no-server, worker-failed.
+    # What became of each goal, named in the message (pytest cuts a long dict short): answered
+    # (answered-late counts: slow under load is not lost, and no timing is asserted),
+    # lost-request / lost-response (and where), rejected, no-result, no-server, worker-failed.
     outcomes = {k: report.get(k) for k in ("separate_processes", "one_process", "lost_acceptances",
                                             "late_acceptances", "node_late_answers_logged", "seconds")}
     assert report["answered"] == report["goals"], outcomes
