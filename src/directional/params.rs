@@ -5,6 +5,8 @@ use super::footprint::Shape;
 use super::lattice::{HeadingBins, Neighbourhood};
 use super::motion::{Motion, MotionModel};
 use super::tables::{EdgeTable, HeuristicTable, TableKey};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Weak;
 
 /// A field of [`RefineParams`] out of its range.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -214,6 +216,9 @@ pub struct Directional {
     params: RefineParams,
     edges: EdgeTable,
     heuristic: HeuristicTable,
+    /// Whether a caller claimed the filling of the hit-check table ahead of the searches
+    /// ([`Directional::claim_warming`]).
+    warming: AtomicBool,
 }
 
 impl Directional {
@@ -229,7 +234,44 @@ impl Directional {
             params.heuristic_window,
             params.motion_model,
         );
-        Ok(Self { params, edges, heuristic })
+        Ok(Self { params, edges, heuristic, warming: AtomicBool::new(false) })
+    }
+
+    /// Claims the filling of this table set ahead of the searches ([`Directional::warm`]): true
+    /// for the first caller only, so one filler runs per table set however often the tables are
+    /// offered (a planner keeps them across map updates that leave its parameters alone).
+    pub fn claim_warming(&self) -> bool {
+        !self.warming.swap(true, Ordering::Relaxed)
+    }
+
+    /// Fills the hit-check entries the searches of these parameters look up (every heading pair
+    /// across the offsets of the repair and fallback neighbourhoods, in every gear of the motion
+    /// model) ahead of them, for a caller with time to spare now: the node, on a background
+    /// thread after a map or new parameters arrive, so the first plans that need a window repair
+    /// or a full search do not fill them (up to seconds for a polygon) inside their budget.
+    ///
+    /// Holds `this` one start heading at a time and stops as soon as the tables are dropped
+    /// (their parameters or the map's resolution changed): then `None`; otherwise the number of
+    /// entries visited. A search running meanwhile fills what it needs itself; an entry is the
+    /// same whoever computes it first, so no plan changes.
+    pub fn warm(this: &Weak<Self>) -> Option<usize> {
+        let (gears, bins, offsets) = {
+            let d = this.upgrade()?;
+            let p = &d.params;
+            let mut offsets = p.repair_neighbourhood.offsets();
+            offsets.extend(p.fallback_neighbourhood.offsets());
+            offsets.sort_unstable();
+            offsets.dedup();
+            (p.motion_model.gears(), p.heading_bins.count(), offsets)
+        };
+        let mut visited = 0;
+        for &gear in gears {
+            for h0 in 0..bins {
+                this.upgrade()?.edges.fill_from(gear, h0, &offsets);
+                visited += bins * offsets.len();
+            }
+        }
+        Some(visited)
     }
 
     /// Replaces the parameters; the tables are rebuilt only when a value they depend on changed.

@@ -192,6 +192,23 @@ impl EdgeTable {
         }
     }
 
+    /// Computes the entries driven in `gear` from heading bin `h0` to every heading bin across
+    /// each of `offsets` (those beyond the table are skipped; nothing in a gear the table was not
+    /// built for). Filling ahead of the searches changes no result: an entry is the same
+    /// whoever computes it first ([`super::Directional::warm`]).
+    pub fn fill_from(&self, gear: Gear, h0: usize, offsets: &[(i64, i64)]) {
+        for h1 in 0..self.key.bins.count() {
+            for &(dx, dy) in offsets {
+                let _ = self.edge_in(gear, h0, h1, dx, dy);
+            }
+        }
+    }
+
+    /// How many entries are filled, in both gears.
+    pub fn filled(&self) -> usize {
+        self.entries.iter().chain(&self.reverse).filter(|e| e.get().is_some()).count()
+    }
+
     /// The curve of an edge driven in `gear`, placed with its start at lattice cell `(i, j)`
     /// ([`single_gear_curve`], as the chain builds it).
     #[allow(clippy::too_many_arguments)]

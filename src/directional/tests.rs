@@ -611,3 +611,41 @@ fn a_loop_in_the_coarse_chain_sends_a_short_guide_to_the_dense_programme() {
     assert!(r.trajectory.length() <= dense + 0.01, "{} > {dense}", r.trajectory.length());
     assert!(r.stats.stages.iter().all(|st| st.name != Stage::LoopRepair), "{:?}", r.stats.stages);
 }
+
+#[test]
+fn warming_fills_what_the_searches_look_up_changes_no_plan_and_stops_when_the_tables_go() {
+    // Figure 12's jogging corridor, with reversing so that both gears are warmed.
+    let g = grid_from(120, 60, |x, y| {
+        let centre = 20.0 + (x.clamp(45, 55) - 45) as f64;
+        ((y as f64 + 0.5) - (centre + 0.5)).abs() > 6.5 || !(1..119).contains(&x)
+    });
+    let params = RefineParams {
+        turning_radius: 10.0,
+        footprint_radius: 3.0,
+        lattice_spacing: Some(5),
+        motion_model: MotionModel::ReedsShepp,
+        ..Default::default()
+    };
+    let cold = Directional::new(params.clone()).unwrap();
+    let warm = std::sync::Arc::new(Directional::new(params.clone()).unwrap());
+    assert!(warm.claim_warming(), "the first caller claims the warming");
+    assert!(!warm.claim_warming(), "and only the first");
+    let visited = Directional::warm(&std::sync::Arc::downgrade(&warm)).expect("the tables are held");
+    // Every heading pair across the 24 offsets of Directional-24 (repair and fallback), both gears.
+    assert_eq!(visited, 2 * 8 * 8 * 24);
+    let filled = warm.edges().filled();
+    assert_eq!(filled, visited);
+    let (s, e) = (Pose2::new(7.5, 20.5, 0.0), Pose2::new(112.5, 30.5, 0.0));
+    let map = CollisionMap::new(&g);
+    let d24 = Neighbourhood::Directional24;
+    let a = full_search(&cold, &map, s, e, false, d24, &mut || false).unwrap();
+    let b = full_search(&warm, &map, s, e, false, d24, &mut || false).unwrap();
+    assert_eq!((&a.chain, &a.trajectory), (&b.chain, &b.trajectory), "warming changes no plan");
+    assert_eq!(warm.edges().filled(), filled, "the search looked up nothing the warming left out");
+    assert!(cold.edges().filled() <= filled);
+    // Tables dropped (new parameters, another map resolution): the warming stops at once.
+    let gone = std::sync::Arc::new(Directional::new(params).unwrap());
+    let weak = std::sync::Arc::downgrade(&gone);
+    drop(gone);
+    assert_eq!(Directional::warm(&weak), None);
+}

@@ -321,7 +321,40 @@ impl NodeState {
         // A batch still running started from the planner just replaced: its result must not
         // undo this (on_applied configures again on top of it).
         self.configure_after_batch = self.updates.busy();
+        self.warm_tables();
         Ok(())
+    }
+
+    /// Fills each profile's Directional A* tables on a background thread at a low CPU priority
+    /// (nice 10), once per table set (a set kept across map updates is not filled again), so the
+    /// first plans that need a window repair or a full search do not fill them inside their
+    /// budget (seconds for a polygon on a 2-core computer). A plan meanwhile fills what it needs
+    /// itself, and gets the same result; tables replaced meanwhile stop their filler.
+    fn warm_tables(&self) {
+        for (name, planner) in self.fleet.profiles() {
+            let Some(tables) = planner.map().and_then(|m| m.directional()) else { continue };
+            if !tables.claim_warming() {
+                continue;
+            }
+            let (weak, logger, profile) = (Arc::downgrade(tables), self.logger().to_string(), name.to_string());
+            let spawned = std::thread::Builder::new().name("blockstar-warm".into()).spawn(move || {
+                // A low priority (nice 10) for this thread alone: planning comes first, and a
+                // thread at nice 19 would starve for minutes beside busy processes.
+                // SAFETY: setpriority on this thread's own id changes nothing else.
+                unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 10) };
+                let t = Instant::now();
+                if let Some(entries) = crate::directional::Directional::warm(&weak) {
+                    r2r::log_info!(
+                        &logger,
+                        "{profile}: Directional A* tables filled ({entries} edges in {:.1} s)",
+                        t.elapsed().as_secs_f64()
+                    );
+                }
+            });
+            if let Err(e) = spawned {
+                r2r::log_warn!(self.logger(), "{name}: tables are filled on first use (no thread: {e})");
+            }
+        }
     }
 
     /// Activate: goals are planned and outputs published (the clearance display at once, since
@@ -813,6 +846,7 @@ impl NodeState {
             }
             let planner = self.fleet.default_planner().clone();
             self.out.clearance(&planner);
+            self.warm_tables();
         }
         if std::mem::take(&mut self.configure_after_batch) {
             r2r::log_info!(
