@@ -14,7 +14,8 @@ one, each profile's parameters nested under its name):
 Start and goal poses are drawn as scripts/nav2_bench.py draws them (random headings, where a disc
 of 0.25 m, the largest, fits) and sent to `compute_path_to_pose` with `use_start` and the profile's `planner_id`,
 one goal at a time, from one rclpy client: after a warm-up pass over every pair and profile (not
-reported: each profile's tables are filled lazily by its first plans), every pair for GridBased
+reported: the node fills each profile's tables in the background, and a first plan may still fill
+what it needs itself, besides warming caches), every pair for GridBased
 alone, then for Car alone, then for Tugger alone, then every pair for the three profiles in turn
 (GridBased, Car, Tugger, next pair, ...). Reported per profile: success, planning time (the result's
 `planning_time`) p50 / p95 alone and interleaved and the ratio of the p95s, whether every
@@ -90,8 +91,9 @@ def run(args):
             return {"code": r.error_code, "message": r.error_msg, "path": r.path, "poses": poses,
                     "time": r.planning_time.sec + r.planning_time.nanosec * 1e-9, "start": start, "goal": goal}
 
-        # A warm-up pass (not reported): each profile's tables are filled lazily by its first
-        # plans, which would otherwise fall on the first pass measured.
+        # A warm-up pass (not reported): the first plans may still fill table entries (the
+        # node's background filler runs beside them) and warm caches, which would otherwise
+        # fall on the first pass measured.
         for pair in pairs:
             for name, *_ in PROFILES:
                 ask(pair, name)

@@ -9,7 +9,8 @@
 //! Use:
 //! 1. Once per configuration: [`Directional::new`] with [`RefineParams`] (turning radius and
 //!    footprint in cells, e.g. [`RefineParams::from_metres`]); it owns the hit-check and heuristic
-//!    tables, rebuilt by [`Directional::set_params`] only when a value they depend on changes.
+//!    tables, rebuilt by [`Directional::set_params`] ([`Directional::with_params`]) only when a
+//!    value they depend on changes.
 //! 2. Once per map: [`CollisionMap::new`] on the obstacle grid (not inflated); its
 //!    [`CollisionMap::centre_mask`] is the traversability mask to run the any-angle planner on.
 //! 3. Per request: [`refine`](fn@refine) with the any-angle waypoints (cell units), the exact start pose,
@@ -35,7 +36,7 @@ pub mod verify;
 pub use footprint::{CollisionMap, Obstacles};
 pub use lattice::{HeadingBins, Neighbourhood};
 pub use motion::{Gear, Motion, MotionModel};
-pub use params::{Directional, InvalidParam, RefineParams};
+pub use params::{Directional, InvalidParam, RefineParams, TableWarmer};
 pub use refine::{direct_curve, full_search, refine, refine_guided, RefineError, RefineStats, Refined};
 pub use tables::CentreCell;
 pub use verify::{verify_trajectory, Vehicle, VerifyError};

@@ -3,10 +3,10 @@
 
 use super::footprint::Shape;
 use super::lattice::{HeadingBins, Neighbourhood};
+use super::motion::Gear;
 use super::motion::{Motion, MotionModel};
 use super::tables::{EdgeTable, HeuristicTable, TableKey};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
 
 /// A field of [`RefineParams`] out of its range.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -210,15 +210,13 @@ impl RefineParams {
 /// Parameters plus the tables built from them. Build once and reuse across plans: the tables
 /// depend only on (turning radius, footprint, lattice spacing, heading bins, and for the
 /// motion model: the gears of the hit-check table, the curves of the heuristic), never on the map
-/// (see [`super::tables`]).
+/// (see [`super::tables`]). They are shared: [`Directional::with_params`] keeps them under
+/// parameters they do not depend on (penalties, neighbourhoods, smoothing).
 #[derive(Debug)]
 pub struct Directional {
     params: RefineParams,
-    edges: EdgeTable,
-    heuristic: HeuristicTable,
-    /// Whether a caller claimed the filling of the hit-check table ahead of the searches
-    /// ([`Directional::claim_warming`]).
-    warming: AtomicBool,
+    edges: Arc<EdgeTable>,
+    heuristic: Arc<HeuristicTable>,
 }
 
 impl Directional {
@@ -234,59 +232,47 @@ impl Directional {
             params.heuristic_window,
             params.motion_model,
         );
-        Ok(Self { params, edges, heuristic, warming: AtomicBool::new(false) })
+        Ok(Self { params, edges: Arc::new(edges), heuristic: Arc::new(heuristic) })
     }
 
-    /// Claims the filling of this table set ahead of the searches ([`Directional::warm`]): true
-    /// for the first caller only, so one filler runs per table set however often the tables are
-    /// offered (a planner keeps them across map updates that leave its parameters alone).
-    pub fn claim_warming(&self) -> bool {
-        !self.warming.swap(true, Ordering::Relaxed)
-    }
-
-    /// Fills the hit-check entries the searches of these parameters look up (every heading pair
-    /// across the offsets of the repair and fallback neighbourhoods, in every gear of the motion
-    /// model) ahead of them, for a caller with time to spare now: the node, on a background
-    /// thread after a map or new parameters arrive, so the first plans that need a window repair
-    /// or a full search do not fill them (up to seconds for a polygon) inside their budget.
-    ///
-    /// Holds `this` one start heading at a time and stops as soon as the tables are dropped
-    /// (their parameters or the map's resolution changed): then `None`; otherwise the number of
-    /// entries visited. A search running meanwhile fills what it needs itself; an entry is the
-    /// same whoever computes it first, so no plan changes.
-    pub fn warm(this: &Weak<Self>) -> Option<usize> {
-        let (gears, bins, offsets) = {
-            let d = this.upgrade()?;
-            let p = &d.params;
-            let mut offsets = p.repair_neighbourhood.offsets();
-            offsets.extend(p.fallback_neighbourhood.offsets());
-            offsets.sort_unstable();
-            offsets.dedup();
-            (p.motion_model.gears(), p.heading_bins.count(), offsets)
-        };
-        let mut visited = 0;
-        for &gear in gears {
-            for h0 in 0..bins {
-                this.upgrade()?.edges.fill_from(gear, h0, &offsets);
-                visited += bins * offsets.len();
-            }
-        }
-        Some(visited)
-    }
-
-    /// Replaces the parameters; the tables are rebuilt only when a value they depend on changed.
-    /// On invalid parameters nothing changes.
-    pub fn set_params(&mut self, params: RefineParams) -> Result<(), InvalidParam> {
+    /// The same under `params`: these tables (shared, with what they hold filled) when no value
+    /// they depend on changed, otherwise new ones. Fails on invalid parameters.
+    pub fn with_params(&self, params: RefineParams) -> Result<Self, InvalidParam> {
         params.validate()?;
         let same_tables = params.table_key() == self.params.table_key()
             && params.heuristic_window == self.params.heuristic_window
             && params.motion_model == self.params.motion_model;
         if same_tables {
-            self.params = params;
+            Ok(Self { params, edges: self.edges.clone(), heuristic: self.heuristic.clone() })
         } else {
-            *self = Self::new(params)?;
+            Self::new(params)
         }
+    }
+
+    /// Replaces the parameters; the tables are rebuilt only when a value they depend on changed
+    /// (see [`Directional::with_params`]). On invalid parameters nothing changes.
+    pub fn set_params(&mut self, params: RefineParams) -> Result<(), InvalidParam> {
+        *self = self.with_params(params)?;
         Ok(())
+    }
+
+    /// The filling of the hit-check table ahead of the searches, for a caller with time to spare
+    /// now (the node, on a background thread after a map or new parameters arrive, so the first
+    /// plans that need a window repair or a full search do not fill it inside their budget): the
+    /// entries these parameters' searches look up (every heading pair across the offsets of the
+    /// repair and fallback neighbourhoods, in every gear of the motion model). Handed to the
+    /// first caller only (`None` after), so one filler runs per table however often the tables
+    /// are offered, and kept tables are not filled again.
+    pub fn warmer(&self) -> Option<TableWarmer> {
+        if !self.edges.claim_filling() {
+            return None;
+        }
+        let p = &self.params;
+        let mut offsets = p.repair_neighbourhood.offsets();
+        offsets.extend(p.fallback_neighbourhood.offsets());
+        offsets.sort_unstable();
+        offsets.dedup();
+        Some(TableWarmer { table: Arc::downgrade(&self.edges), gears: p.motion_model.gears(), offsets })
     }
 
     /// The parameters in force.
@@ -302,5 +288,32 @@ impl Directional {
     /// The heuristic table.
     pub fn heuristic(&self) -> &HeuristicTable {
         &self.heuristic
+    }
+}
+
+/// The filling of one hit-check table ahead of the searches ([`Directional::warmer`]), to run on
+/// a thread of its own. It holds the table weakly, so it keeps nothing alive.
+#[derive(Debug)]
+pub struct TableWarmer {
+    table: Weak<EdgeTable>,
+    gears: &'static [Gear],
+    offsets: Vec<(i64, i64)>,
+}
+
+impl TableWarmer {
+    /// Fills the entries, one start heading at a time; returns how many it computed (those no
+    /// search had filled first), or `None` when the table was dropped before it finished
+    /// (nothing held it any more: the parameters or the map's resolution changed), which stops
+    /// it at the next start heading. A search needing an entry meanwhile never waits for this
+    /// filler (see [`EdgeTable::fill_from`]) and gets the same entry.
+    pub fn run(self) -> Option<usize> {
+        let bins = self.table.upgrade()?.key().bins.count();
+        let mut computed = 0;
+        for &gear in self.gears {
+            for h0 in 0..bins {
+                computed += self.table.upgrade()?.fill_from(gear, h0, &self.offsets);
+            }
+        }
+        Some(computed)
     }
 }

@@ -21,6 +21,7 @@ use super::motion::{flipped, single_gear_curve, Gear, MotionModel};
 use crate::curves::pose_to_point;
 use crate::geometry::{Point2, Pose2};
 use crate::trajectory::Segment;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 /// One tabulated lattice edge.
@@ -98,6 +99,8 @@ pub struct EdgeTable {
     entries: Vec<OnceLock<Edge>>,
     /// The edges driven backwards (empty without reversing).
     reverse: Vec<OnceLock<Edge>>,
+    /// Whether a filler ahead of the searches was handed out ([`EdgeTable::claim_filling`]).
+    filling: AtomicBool,
 }
 
 impl EdgeTable {
@@ -113,6 +116,7 @@ impl EdgeTable {
             max_offset,
             entries: (0..size(Gear::Forward)).map(|_| OnceLock::new()).collect(),
             reverse: (0..size(Gear::Reverse)).map(|_| OnceLock::new()).collect(),
+            filling: AtomicBool::new(false),
         }
     }
 
@@ -137,6 +141,13 @@ impl EdgeTable {
     /// lattice offset `(dx, dy)`; `None` beyond the table or in a gear it was not built for.
     #[inline]
     pub fn edge_in(&self, gear: Gear, h0: usize, h1: usize, dx: i64, dy: i64) -> Option<&Edge> {
+        self.slot(gear, h0, h1, dx, dy).map(|e| e.get_or_init(|| self.compute(gear, h0, h1, dx, dy)))
+    }
+
+    /// The entry of an edge, filled or not; `None` beyond the table or in a gear it was not
+    /// built for.
+    #[inline]
+    fn slot(&self, gear: Gear, h0: usize, h1: usize, dx: i64, dy: i64) -> Option<&OnceLock<Edge>> {
         let m = self.max_offset;
         if dx.abs() > m || dy.abs() > m {
             return None;
@@ -148,7 +159,7 @@ impl EdgeTable {
             Gear::Forward => &self.entries,
             Gear::Reverse => &self.reverse,
         };
-        entries.get(idx).map(|e| e.get_or_init(|| self.compute(gear, h0, h1, dx, dy)))
+        entries.get(idx)
     }
 
     fn compute(&self, gear: Gear, h0: usize, h1: usize, dx: i64, dy: i64) -> Edge {
@@ -193,15 +204,28 @@ impl EdgeTable {
     }
 
     /// Computes the entries driven in `gear` from heading bin `h0` to every heading bin across
-    /// each of `offsets` (those beyond the table are skipped; nothing in a gear the table was not
-    /// built for). Filling ahead of the searches changes no result: an entry is the same
-    /// whoever computes it first ([`super::Directional::warm`]).
-    pub fn fill_from(&self, gear: Gear, h0: usize, offsets: &[(i64, i64)]) {
+    /// each of `offsets` that are not filled yet (those beyond the table are skipped; nothing in
+    /// a gear the table was not built for); returns how many it filled. For a filler ahead of
+    /// the searches ([`super::TableWarmer`]), perhaps at a low priority: each entry is computed
+    /// outside the entry's lock, so a search needing it meanwhile computes it itself instead of
+    /// waiting, and whichever is first is kept. That changes no result: an entry is the same
+    /// whoever computes it.
+    pub fn fill_from(&self, gear: Gear, h0: usize, offsets: &[(i64, i64)]) -> usize {
+        let mut filled = 0;
         for h1 in 0..self.key.bins.count() {
             for &(dx, dy) in offsets {
-                let _ = self.edge_in(gear, h0, h1, dx, dy);
+                let Some(slot) = self.slot(gear, h0, h1, dx, dy) else { continue };
+                if slot.get().is_none() && slot.set(self.compute(gear, h0, h1, dx, dy)).is_ok() {
+                    filled += 1;
+                }
             }
         }
+        filled
+    }
+
+    /// Claims the filling of this table ahead of the searches: true for the first caller only.
+    pub fn claim_filling(&self) -> bool {
+        !self.filling.swap(true, Ordering::Relaxed)
     }
 
     /// How many entries are filled, in both gears.

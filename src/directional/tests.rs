@@ -613,39 +613,69 @@ fn a_loop_in_the_coarse_chain_sends_a_short_guide_to_the_dense_programme() {
 }
 
 #[test]
-fn warming_fills_what_the_searches_look_up_changes_no_plan_and_stops_when_the_tables_go() {
-    // Figure 12's jogging corridor, with reversing so that both gears are warmed.
+fn warming_fills_exactly_what_the_searches_look_up_and_changes_no_plan() {
+    // Figure 12's jogging corridor; with reversing both gears are warmed; with unequal repair
+    // and fallback neighbourhoods both sets of offsets are.
     let g = grid_from(120, 60, |x, y| {
         let centre = 20.0 + (x.clamp(45, 55) - 45) as f64;
         ((y as f64 + 0.5) - (centre + 0.5)).abs() > 6.5 || !(1..119).contains(&x)
     });
-    let params = RefineParams {
-        turning_radius: 10.0,
-        footprint_radius: 3.0,
-        lattice_spacing: Some(5),
-        motion_model: MotionModel::ReedsShepp,
-        ..Default::default()
-    };
-    let cold = Directional::new(params.clone()).unwrap();
-    let warm = std::sync::Arc::new(Directional::new(params.clone()).unwrap());
-    assert!(warm.claim_warming(), "the first caller claims the warming");
-    assert!(!warm.claim_warming(), "and only the first");
-    let visited = Directional::warm(&std::sync::Arc::downgrade(&warm)).expect("the tables are held");
-    // Every heading pair across the 24 offsets of Directional-24 (repair and fallback), both gears.
-    assert_eq!(visited, 2 * 8 * 8 * 24);
-    let filled = warm.edges().filled();
-    assert_eq!(filled, visited);
-    let (s, e) = (Pose2::new(7.5, 20.5, 0.0), Pose2::new(112.5, 30.5, 0.0));
     let map = CollisionMap::new(&g);
-    let d24 = Neighbourhood::Directional24;
-    let a = full_search(&cold, &map, s, e, false, d24, &mut || false).unwrap();
-    let b = full_search(&warm, &map, s, e, false, d24, &mut || false).unwrap();
-    assert_eq!((&a.chain, &a.trajectory), (&b.chain, &b.trajectory), "warming changes no plan");
-    assert_eq!(warm.edges().filled(), filled, "the search looked up nothing the warming left out");
-    assert!(cold.edges().filled() <= filled);
-    // Tables dropped (new parameters, another map resolution): the warming stops at once.
-    let gone = std::sync::Arc::new(Directional::new(params).unwrap());
-    let weak = std::sync::Arc::downgrade(&gone);
-    drop(gone);
-    assert_eq!(Directional::warm(&weak), None);
+    let (s, e) = (Pose2::new(7.5, 20.5, 0.0), Pose2::new(112.5, 30.5, 0.0));
+    let base =
+        RefineParams { turning_radius: 10.0, footprint_radius: 3.0, lattice_spacing: Some(5), ..Default::default() };
+    let (d8, d24, d48) = (Neighbourhood::Directional8, Neighbourhood::Directional24, Neighbourhood::Directional48);
+    let cases = [
+        (MotionModel::ReedsShepp, d24, d24, 2 * 8 * 8 * 24),
+        (MotionModel::Forward, d48, d8, 8 * 8 * 48),
+        (MotionModel::Forward, d8, d24, 8 * 8 * 24),
+    ];
+    for (motion_model, repair, fallback, expected) in cases {
+        let params = RefineParams {
+            motion_model,
+            repair_neighbourhood: repair,
+            fallback_neighbourhood: fallback,
+            ..base.clone()
+        };
+        let cold = Directional::new(params.clone()).unwrap();
+        let warm = Directional::new(params).unwrap();
+        let warmer = warm.warmer().expect("the first caller gets the filling");
+        assert!(warm.warmer().is_none(), "and only the first");
+        assert_eq!(warmer.run(), Some(expected), "{motion_model:?} {repair:?} {fallback:?}");
+        let filled = warm.edges().filled();
+        assert_eq!(filled, expected);
+        for n in [repair, fallback] {
+            // Directional-8 finds nothing here (figure 12): the same nothing.
+            let a = full_search(&cold, &map, s, e, false, n, &mut || false);
+            let b = full_search(&warm, &map, s, e, false, n, &mut || false);
+            let same = match (&a, &b) {
+                (Ok(a), Ok(b)) => (&a.chain, &a.trajectory) == (&b.chain, &b.trajectory),
+                (Err(a), Err(b)) => a == b,
+                _ => false,
+            };
+            assert!(same, "warming changes no plan: {a:?} against {b:?}");
+        }
+        assert!(cold.edges().filled() > 0, "the searches look entries up");
+        assert_eq!(warm.edges().filled(), filled, "and none the warming left out");
+    }
+}
+
+#[test]
+fn tables_are_kept_with_their_filling_under_parameters_they_do_not_depend_on() {
+    let d = ctx(10.0, 3.0);
+    let warmer = d.warmer().expect("the first caller gets the filling");
+    // A penalty, a neighbourhood: the same tables, already handed out.
+    let p =
+        RefineParams { turn_penalty: 0.5, repair_neighbourhood: Neighbourhood::Directional48, ..d.params().clone() };
+    let same = d.with_params(p).unwrap();
+    assert!(std::ptr::eq(same.edges(), d.edges()));
+    assert!(same.warmer().is_none(), "a kept table is not filled again");
+    // The turning radius: new tables, to be filled.
+    let other = d.with_params(RefineParams { turning_radius: 12.0, ..d.params().clone() }).unwrap();
+    assert!(!std::ptr::eq(other.edges(), d.edges()));
+    assert!(other.warmer().is_some());
+    // Tables nobody holds any more: the filler does nothing and says so. (The warmer holds them
+    // weakly, so it keeps nothing alive.)
+    drop((d, same));
+    assert_eq!(warmer.run(), None);
 }

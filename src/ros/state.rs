@@ -325,28 +325,24 @@ impl NodeState {
         Ok(())
     }
 
-    /// Fills each profile's Directional A* tables on a background thread at a low CPU priority
-    /// (nice 10), once per table set (a set kept across map updates is not filled again), so the
-    /// first plans that need a window repair or a full search do not fill them inside their
-    /// budget (seconds for a polygon on a 2-core computer). A plan meanwhile fills what it needs
-    /// itself, and gets the same result; tables replaced meanwhile stop their filler.
+    /// Fills each profile's Directional A* hit-check table on a background thread at a lower
+    /// CPU priority (10 nicer than the node, at most 19), once per table (a table kept across
+    /// map updates and parameter changes it does not depend on is not filled again), so the
+    /// first plans that need a window repair or a full search do not fill it inside their budget
+    /// (seconds for a polygon on a 2-core computer). A plan needing an entry meanwhile computes
+    /// it itself rather than wait for the filler, and gets the same entry; a table dropped
+    /// meanwhile stops its filler.
     fn warm_tables(&self) {
         for (name, planner) in self.fleet.profiles() {
-            let Some(tables) = planner.map().and_then(|m| m.directional()) else { continue };
-            if !tables.claim_warming() {
-                continue;
-            }
-            let (weak, logger, profile) = (Arc::downgrade(tables), self.logger().to_string(), name.to_string());
+            let Some(warmer) = planner.map().and_then(|m| m.directional()).and_then(|d| d.warmer()) else { continue };
+            let (logger, profile) = (self.logger().to_string(), name.to_string());
             let spawned = std::thread::Builder::new().name("blockstar-warm".into()).spawn(move || {
-                // A low priority (nice 10) for this thread alone: planning comes first, and a
-                // thread at nice 19 would starve for minutes beside busy processes.
-                // SAFETY: setpriority on this thread's own id changes nothing else.
-                unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 10) };
+                lower_this_threads_priority(&logger);
                 let t = Instant::now();
-                if let Some(entries) = crate::directional::Directional::warm(&weak) {
+                if let Some(entries) = warmer.run() {
                     r2r::log_info!(
                         &logger,
-                        "{profile}: Directional A* tables filled ({entries} edges in {:.1} s)",
+                        "{profile}: Directional A* tables filled ({entries} edges computed in {:.1} s)",
                         t.elapsed().as_secs_f64()
                     );
                 }
@@ -1001,6 +997,22 @@ impl NodeState {
                 self.out.status(StatusEvent::Replan, &name, &current.goal_msg, &Err(error), &prefix, None);
                 self.slots[profile].current = None;
             }
+        }
+    }
+}
+
+/// Makes the calling thread 10 nicer than it is (at most 19), so planning comes first; a thread
+/// at 19 beside busy processes could starve for minutes, and an absolute value could raise a
+/// node that runs nicer than it. Logs a failure (the thread then runs at the node's priority).
+fn lower_this_threads_priority(logger: &str) {
+    // SAFETY: getpriority and setpriority on this thread's own id read and change nothing else.
+    unsafe {
+        let tid = libc::gettid() as libc::id_t;
+        *libc::__errno_location() = 0;
+        let now = libc::getpriority(libc::PRIO_PROCESS, tid);
+        let known = now != -1 || *libc::__errno_location() == 0;
+        if !known || libc::setpriority(libc::PRIO_PROCESS, tid, (now + 10).min(19)) != 0 {
+            r2r::log_warn!(logger, "the table filler runs at the node's priority (cannot lower it)");
         }
     }
 }

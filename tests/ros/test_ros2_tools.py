@@ -230,7 +230,8 @@ def write_map_server_map(directory, width, height, resolution, blocked):
 
 
 def test_launch_with_a_map_file():
-    """`map_file:=FILE`: the node plans on that map, read independently here to check the plan."""
+    """`map_file:=FILE`: the node plans on that map, read independently here to check the plan;
+    the map loaded at configure has its Directional A* tables filled in the background."""
     tmp = tmpdir("blockstar-launch-map-")
     room = write_map_server_map(tmp, 80, 60, 0.05, lambda x, y: x in (0, 79) or y in (0, 59) or (x == 40 and y > 20))
     node = launch(tmp, f"map_file:={room}")
@@ -241,6 +242,7 @@ def test_launch_with_a_map_file():
         grid = load_map_server_yaml(room)
         plan_legal(peer, grid, BUNDLED_RADIUS, start=(0.8, 2.2, 0.0), goal=(3.2, 2.2, 0.0), node_proc=node)
         peer.close()
+        node.wait_log("GridBased: Directional A* tables filled", 1, timeout=120.0)
     finally:
         assert_clean_exit(node)
 

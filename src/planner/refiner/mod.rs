@@ -106,8 +106,9 @@ pub(super) trait Refine: std::fmt::Debug + Send + Sync {
 }
 
 /// The refiner for `config` at `resolution` (m per cell), reusing `previous`'s Directional A*
-/// tables when its parameters are the same. Fails with `INVALID_INPUT` for parameters Directional
-/// A* refuses.
+/// tables when they do not depend on what changed (a penalty, a neighbourhood: see
+/// [`Directional::with_params`]). Fails with `INVALID_INPUT` for parameters Directional A*
+/// refuses.
 pub(super) fn for_config(
     config: &super::PlannerConfig,
     resolution: f64,
@@ -115,11 +116,13 @@ pub(super) fn for_config(
 ) -> Result<Arc<dyn Refine>, PlanError> {
     Ok(match config.refine_params(resolution)? {
         None => Arc::new(OnTheSpot { radius: config.circumradius() / resolution }),
-        Some(params) => match previous.and_then(|p| p.directional()) {
-            Some(d) if *d.params() == params => Arc::new(Curves(d.clone())),
-            _ => Arc::new(Curves(Arc::new(
-                Directional::new(params).map_err(|e| PlanError::new(StatusCode::InvalidInput, e.to_string()))?,
-            ))),
-        },
+        Some(params) => {
+            let invalid = |e: crate::directional::InvalidParam| PlanError::new(StatusCode::InvalidInput, e.to_string());
+            match previous.and_then(|p| p.directional()) {
+                Some(d) if *d.params() == params => Arc::new(Curves(d.clone())),
+                Some(d) => Arc::new(Curves(Arc::new(d.with_params(params).map_err(invalid)?))),
+                None => Arc::new(Curves(Arc::new(Directional::new(params).map_err(invalid)?))),
+            }
+        }
     })
 }
