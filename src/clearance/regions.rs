@@ -299,19 +299,22 @@ impl Regions {
                 }
             }
         }
-        // Join the regions each local component touches and label its new cells.
-        for (id, (_, roots)) in components.iter().enumerate() {
-            let label = match roots.split_first() {
+        // Join the regions each local component touches, then label the new cells of every
+        // component in one pass over the window (a pass per component was quadratic in a patch
+        // of noise, whose free cells are many small components).
+        let label_of: Vec<u32> = components
+            .iter()
+            .map(|(_, roots)| match roots.split_first() {
                 None => self.fresh_label(),
                 Some((&r0, rest)) => rest.iter().fold(r0, |acc, &r| self.union(acc, r)),
-            };
-            for ly in 0..window.height {
-                let y = window.y + ly;
-                for lx in 0..window.width {
-                    let x = window.x + lx;
-                    if local[ly * window.width + lx] == id as u32 + 1 && self.labels.get(x, y) == 0 {
-                        self.labels.set(x, y, label);
-                    }
+            })
+            .collect();
+        for ly in 0..window.height {
+            let y = window.y + ly;
+            for lx in 0..window.width {
+                let (x, id) = (window.x + lx, local[ly * window.width + lx]);
+                if id != 0 && self.labels.get(x, y) == 0 {
+                    self.labels.set(x, y, label_of[id as usize - 1]);
                 }
             }
         }
