@@ -208,10 +208,11 @@ impl RefineParams {
 }
 
 /// Parameters plus the tables built from them. Build once and reuse across plans: the tables
-/// depend only on (turning radius, footprint, lattice spacing, heading bins, and for the
-/// motion model: the gears of the hit-check table, the curves of the heuristic), never on the map
-/// (see [`super::tables`]). They are shared: [`Directional::with_params`] keeps them under
-/// parameters they do not depend on (penalties, neighbourhoods, smoothing).
+/// depend only on (turning radius, footprint, lattice spacing, heading bins, the heuristic's
+/// window, and for the motion model: the gears of the hit-check table, the curves of the
+/// heuristic), never on the map (see [`super::tables`]). They are shared:
+/// [`Directional::with_params`] keeps them under parameters they do not depend on (penalties,
+/// neighbourhoods, smoothing).
 #[derive(Debug)]
 pub struct Directional {
     params: RefineParams,
@@ -260,19 +261,22 @@ impl Directional {
     /// now (the node, on a background thread after a map or new parameters arrive, so the first
     /// plans that need a window repair or a full search do not fill it inside their budget): the
     /// entries these parameters' searches look up (every heading pair across the offsets of the
-    /// repair and fallback neighbourhoods, in every gear of the motion model). Handed to the
-    /// first caller only (`None` after), so one filler runs per table however often the tables
-    /// are offered, and kept tables are not filled again.
+    /// repair and fallback neighbourhoods, in every gear of the motion model). Each offset is
+    /// handed out once per table (`None` when every one was), so one filler runs per table
+    /// however often it is offered, and a table kept under a wider neighbourhood gets a filler
+    /// for the new offsets only.
     pub fn warmer(&self) -> Option<TableWarmer> {
-        if !self.edges.claim_filling() {
-            return None;
-        }
         let p = &self.params;
         let mut offsets = p.repair_neighbourhood.offsets();
         offsets.extend(p.fallback_neighbourhood.offsets());
         offsets.sort_unstable();
         offsets.dedup();
-        Some(TableWarmer { table: Arc::downgrade(&self.edges), gears: p.motion_model.gears(), offsets })
+        let offsets = self.edges.claim_filling(&offsets);
+        (!offsets.is_empty()).then(|| TableWarmer {
+            table: Arc::downgrade(&self.edges),
+            gears: p.motion_model.gears(),
+            offsets,
+        })
     }
 
     /// The parameters in force.
@@ -304,8 +308,8 @@ impl TableWarmer {
     /// Fills the entries, one start heading at a time; returns how many it computed (those no
     /// search had filled first), or `None` when the table was dropped before it finished
     /// (nothing held it any more: the parameters or the map's resolution changed), which stops
-    /// it at the next start heading. A search needing an entry meanwhile never waits for this
-    /// filler (see [`EdgeTable::fill_from`]) and gets the same entry.
+    /// it at the next start heading. A search needing an entry meanwhile never waits for the
+    /// filler to compute it (see [`EdgeTable::fill_from`]) and gets the same entry.
     pub fn run(self) -> Option<usize> {
         let bins = self.table.upgrade()?.key().bins.count();
         let mut computed = 0;

@@ -21,7 +21,7 @@ use super::motion::{flipped, single_gear_curve, Gear, MotionModel};
 use crate::curves::pose_to_point;
 use crate::geometry::{Point2, Pose2};
 use crate::trajectory::Segment;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 /// One tabulated lattice edge.
@@ -99,16 +99,18 @@ pub struct EdgeTable {
     entries: Vec<OnceLock<Edge>>,
     /// The edges driven backwards (empty without reversing).
     reverse: Vec<OnceLock<Edge>>,
-    /// Whether a filler ahead of the searches was handed out ([`EdgeTable::claim_filling`]).
-    filling: AtomicBool,
+    /// The offsets a filler ahead of the searches was handed out for, a bit each
+    /// ([`EdgeTable::claim_filling`]; the table reaches at most 3 lattice cells: 49 offsets).
+    claimed: AtomicU64,
 }
 
 impl EdgeTable {
-    /// An empty table for edges up to `max_offset` (>= 1) lattice cells away, in the gears of
+    /// An empty table for edges up to `max_offset` (clamped to 1..=3) lattice cells away, in the gears of
     /// `model`.
     pub fn new(key: TableKey, max_offset: i64, model: MotionModel) -> Self {
         let n = key.bins.count();
-        let max_offset = max_offset.max(1);
+        // At most 3 (Directional-48's reach): the claimed offsets are a bit each in a u64.
+        let max_offset = max_offset.clamp(1, 3);
         let side = (2 * max_offset + 1) as usize;
         let size = |gear| if model.gears().contains(&gear) { n * n * side * side } else { 0 };
         Self {
@@ -116,7 +118,7 @@ impl EdgeTable {
             max_offset,
             entries: (0..size(Gear::Forward)).map(|_| OnceLock::new()).collect(),
             reverse: (0..size(Gear::Reverse)).map(|_| OnceLock::new()).collect(),
-            filling: AtomicBool::new(false),
+            claimed: AtomicU64::new(0),
         }
     }
 
@@ -223,9 +225,18 @@ impl EdgeTable {
         filled
     }
 
-    /// Claims the filling of this table ahead of the searches: true for the first caller only.
-    pub fn claim_filling(&self) -> bool {
-        !self.filling.swap(true, Ordering::Relaxed)
+    /// Claims the filling ahead of the searches of the entries across `offsets` (those within
+    /// the table): returns the offsets no caller claimed before, so each is filled by one filler
+    /// however often the table is offered, and a table kept under a wider neighbourhood gets a
+    /// filler for the new offsets only.
+    pub fn claim_filling(&self, offsets: &[(i64, i64)]) -> Vec<(i64, i64)> {
+        let m = self.max_offset;
+        let side = 2 * m + 1;
+        let bit = |&(dx, dy): &(i64, i64)| 1u64 << ((dy + m) * side + dx + m);
+        let within: Vec<(i64, i64)> = offsets.iter().copied().filter(|o| o.0.abs() <= m && o.1.abs() <= m).collect();
+        let wanted = within.iter().fold(0u64, |acc, o| acc | bit(o));
+        let before = self.claimed.fetch_or(wanted, Ordering::Relaxed);
+        within.into_iter().filter(|o| before & bit(o) == 0).collect()
     }
 
     /// How many entries are filled, in both gears.

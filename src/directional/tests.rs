@@ -613,7 +613,7 @@ fn a_loop_in_the_coarse_chain_sends_a_short_guide_to_the_dense_programme() {
 }
 
 #[test]
-fn warming_fills_exactly_what_the_searches_look_up_and_changes_no_plan() {
+fn warming_fills_what_the_searches_look_up_and_changes_no_plan() {
     // Figure 12's jogging corridor; with reversing both gears are warmed; with unequal repair
     // and fallback neighbourhoods both sets of offsets are.
     let g = grid_from(120, 60, |x, y| {
@@ -664,18 +664,23 @@ fn warming_fills_exactly_what_the_searches_look_up_and_changes_no_plan() {
 fn tables_are_kept_with_their_filling_under_parameters_they_do_not_depend_on() {
     let d = ctx(10.0, 3.0);
     let warmer = d.warmer().expect("the first caller gets the filling");
-    // A penalty, a neighbourhood: the same tables, already handed out.
-    let p =
-        RefineParams { turn_penalty: 0.5, repair_neighbourhood: Neighbourhood::Directional48, ..d.params().clone() };
-    let same = d.with_params(p).unwrap();
+    // A penalty: the same tables, already handed out.
+    let same = d.with_params(RefineParams { turn_penalty: 0.5, ..d.params().clone() }).unwrap();
     assert!(std::ptr::eq(same.edges(), d.edges()));
     assert!(same.warmer().is_none(), "a kept table is not filled again");
+    // A wider neighbourhood: the same tables, a filler for the 24 new offsets only; back to the
+    // narrower one, nothing new.
+    let wider = RefineParams { repair_neighbourhood: Neighbourhood::Directional48, ..d.params().clone() };
+    let wider = same.with_params(wider).unwrap();
+    assert!(std::ptr::eq(wider.edges(), d.edges()));
+    assert_eq!(wider.warmer().expect("new offsets to fill").run(), Some(8 * 8 * 24));
+    assert!(wider.warmer().is_none() && d.with_params(d.params().clone()).unwrap().warmer().is_none());
     // The turning radius: new tables, to be filled.
     let other = d.with_params(RefineParams { turning_radius: 12.0, ..d.params().clone() }).unwrap();
     assert!(!std::ptr::eq(other.edges(), d.edges()));
     assert!(other.warmer().is_some());
     // Tables nobody holds any more: the filler does nothing and says so. (The warmer holds them
     // weakly, so it keeps nothing alive.)
-    drop((d, same));
+    drop((d, same, wider));
     assert_eq!(warmer.run(), None);
 }

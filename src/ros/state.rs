@@ -329,9 +329,10 @@ impl NodeState {
     /// CPU priority (10 nicer than the node, at most 19), once per table (a table kept across
     /// map updates and parameter changes it does not depend on is not filled again), so the
     /// first plans that need a window repair or a full search do not fill it inside their budget
-    /// (seconds for a polygon on a 2-core computer). A plan needing an entry meanwhile computes
-    /// it itself rather than wait for the filler, and gets the same entry; a table dropped
-    /// meanwhile stops its filler.
+    /// (seconds for a polygon on a 2-core computer); a table kept under a wider neighbourhood
+    /// gets a filler for its new offsets. A plan needing an entry meanwhile computes it itself
+    /// rather than wait for the filler to, and gets the same entry; a table dropped meanwhile
+    /// stops its filler.
     fn warm_tables(&self) {
         for (name, planner) in self.fleet.profiles() {
             let Some(warmer) = planner.map().and_then(|m| m.directional()).and_then(|d| d.warmer()) else { continue };
@@ -1012,7 +1013,8 @@ fn lower_this_threads_priority(logger: &str) {
         let now = libc::getpriority(libc::PRIO_PROCESS, tid);
         let known = now != -1 || *libc::__errno_location() == 0;
         if !known || libc::setpriority(libc::PRIO_PROCESS, tid, (now + 10).min(19)) != 0 {
-            r2r::log_warn!(logger, "the table filler runs at the node's priority (cannot lower it)");
+            let why = std::io::Error::last_os_error();
+            r2r::log_warn!(logger, "the table filler runs at the node's priority (cannot lower it: {why})");
         }
     }
 }

@@ -615,10 +615,10 @@ def test_a_fleet_of_two_profiles_through_nav2s_actions():
         # updates since kept them); a profile's new turning radius fills its new tables only.
         filled = "Directional A* tables filled"
         for name in ("GridBased", "Tugger", "Cart"):
-            node.wait_log(f"{name}: {filled}", 1, timeout=120.0)
+            node.wait_log(f"{name}: {filled}", 1, timeout=300.0)
         # A profile's own parameter: that profile only.
         peer.set_param("Tugger.min_turning_radius", 0.7)
-        node.wait_log(f"Tugger: {filled}", 2, timeout=120.0)
+        node.wait_log(f"Tugger: {filled}", 2, timeout=300.0)
         assert (node.count(f"GridBased: {filled}"), node.count(f"Cart: {filled}")) == (1, 1), node.log()
         get = peer.node.create_client(GetParameters, "/fleet1/planner_node/get_parameters")
         names = ["Tugger.min_turning_radius", "min_turning_radius", "Tugger.footprint"]

@@ -242,7 +242,7 @@ def test_launch_with_a_map_file():
         grid = load_map_server_yaml(room)
         plan_legal(peer, grid, BUNDLED_RADIUS, start=(0.8, 2.2, 0.0), goal=(3.2, 2.2, 0.0), node_proc=node)
         peer.close()
-        node.wait_log("GridBased: Directional A* tables filled", 1, timeout=120.0)
+        node.wait_log("GridBased: Directional A* tables filled", 1, timeout=300.0)
     finally:
         assert_clean_exit(node)
 
