@@ -496,6 +496,14 @@ def test_a_fleet_of_two_profiles_through_nav2s_actions():
         model = MapModel(grid)
         peer.publish_map(grid, node)
         start, goal = pose_stamped(*START), pose_stamped(*GOAL)
+        # The node places the tugger once its TF listener has the transform: seen from here
+        # only when the subscription matched, which on a loaded machine can take longer than the
+        # steps below (a loaded run closed the door before: "does not know where the Tugger
+        # vehicle is"). A plan from the tugger's own pose says when.
+        deadline = time.monotonic() + 60.0
+        while peer.plan_to(goal, None, "Tugger").result.error_code != R.NONE:
+            assert time.monotonic() < deadline, "the node never placed the tugger through TF"
+            peer.spin(0.1)
         # Each vehicle's plans on its own topics: the default's on plan (Nav2's), another's under
         # ~/<profile>/.
         plans = {"GridBased": peer.paths, "Tugger": [], "Cart": []}
