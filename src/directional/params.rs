@@ -3,8 +3,7 @@
 
 use super::footprint::Shape;
 use super::lattice::{HeadingBins, Neighbourhood};
-use super::motion::Gear;
-use super::motion::{Motion, MotionModel};
+use super::motion::{Gear, Motion, MotionModel};
 use super::tables::{EdgeTable, HeuristicTable, TableKey};
 use std::sync::{Arc, Weak};
 

@@ -105,8 +105,8 @@ pub struct EdgeTable {
 }
 
 impl EdgeTable {
-    /// An empty table for edges up to `max_offset` (clamped to 1..=3) lattice cells away, in the gears of
-    /// `model`.
+    /// An empty table for edges up to `max_offset` (clamped to 1..=3) lattice cells away, in
+    /// the gears of `model`.
     pub fn new(key: TableKey, max_offset: i64, model: MotionModel) -> Self {
         let n = key.bins.count();
         // At most 3 (Directional-48's reach): the claimed offsets are a bit each in a u64.
