@@ -20,6 +20,30 @@ use serde::{Deserialize, Serialize};
 /// polygon a few dozen).
 pub const MAX_VERTICES: usize = 64;
 
+/// Most disks [`Polygon::disk_cover`] uses.
+pub const MAX_COVER_DISKS: usize = 4;
+
+/// Disks `((x, y), radius)` (vehicle frame, the polygon's units) whose union holds a polygon:
+/// [`Polygon::disk_cover`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DiskCover {
+    disks: [((f64, f64), f64); MAX_COVER_DISKS],
+    len: usize,
+}
+
+impl DiskCover {
+    fn one(disk: ((f64, f64), f64)) -> Self {
+        let mut disks = [((0.0, 0.0), 0.0); MAX_COVER_DISKS];
+        disks[0] = disk;
+        Self { disks, len: 1 }
+    }
+
+    /// The disks, `((x, y), radius)`, at least one.
+    pub fn disks(&self) -> &[((f64, f64), f64)] {
+        &self.disks[..self.len]
+    }
+}
+
 /// A simple polygon (no two edges meet except neighbours at their shared vertex), at least three
 /// vertices, non-zero area, its vertices kept in the order given (so Nav2's string reads back as
 /// written).
@@ -27,6 +51,8 @@ pub const MAX_VERTICES: usize = 64;
 #[serde(try_from = "Vec<Point2>", into = "Vec<Point2>")]
 pub struct Polygon {
     vertices: Vec<Point2>,
+    /// [`Polygon::disk_cover`], made with the polygon (every sweep sample may read it).
+    cover: DiskCover,
 }
 
 /// Why a list of vertices is not a vehicle polygon, or a string not Nav2's footprint form.
@@ -109,7 +135,7 @@ impl Polygon {
         if area.abs() <= 1e-12 * scale * scale {
             return Err(PolygonError::NoArea);
         }
-        Ok(Self { vertices: vs })
+        Ok(Self::with_cover(vs))
     }
 
     /// Parses Nav2's footprint string: `[[x, y], [x, y], ...]` (numbers as Rust reads them, any
@@ -154,7 +180,7 @@ impl Polygon {
 
     /// Every coordinate times `factor` (> 0): metres to cells with `1 / resolution`.
     pub fn scaled(&self, factor: f64) -> Self {
-        Self { vertices: self.vertices.iter().map(|v| Point2::new(v.x * factor, v.y * factor)).collect() }
+        Self::with_cover(self.vertices.iter().map(|v| Point2::new(v.x * factor, v.y * factor)).collect())
     }
 
     /// Nav2's `footprint_padding` (`padFootprint`): every vertex moved `padding` away from the
@@ -209,6 +235,74 @@ impl Polygon {
         let c = ((lo.0 + hi.0) / 2.0, (lo.1 + hi.1) / 2.0);
         let r = self.vertices.iter().map(|v| (v.x - c.0).hypot(v.y - c.1)).fold(0.0, f64::max);
         (c, r)
+    }
+
+    /// A few disks (vehicle frame, at most [`MAX_COVER_DISKS`]) whose union holds the polygon:
+    /// its bounding box cut across its longer side into slabs about as long as they are wide, each
+    /// slab's part of the polygon held by a disk about the middle of that part's bounding box.
+    /// Where a long vehicle runs beside a wall, these disks stand clear of it long before the one
+    /// [`Polygon::bounding_disk`] does, so a sweep proves such samples free from the obstacle
+    /// distance alone.
+    pub fn disk_cover(&self) -> &DiskCover {
+        &self.cover
+    }
+
+    /// The polygon of `vertices` (already checked) with its disk cover.
+    fn with_cover(vertices: Vec<Point2>) -> Self {
+        let mut polygon = Self { vertices, cover: DiskCover::one(((0.0, 0.0), 0.0)) };
+        polygon.cover = polygon.make_disk_cover();
+        polygon
+    }
+
+    fn make_disk_cover(&self) -> DiskCover {
+        let (mut lo, mut hi) = ((f64::INFINITY, f64::INFINITY), (f64::NEG_INFINITY, f64::NEG_INFINITY));
+        for v in &self.vertices {
+            lo = (lo.0.min(v.x), lo.1.min(v.y));
+            hi = (hi.0.max(v.x), hi.1.max(v.y));
+        }
+        // Work along the longer side as `u`, across it as `v`.
+        let along_x = hi.0 - lo.0 >= hi.1 - lo.1;
+        let uv = |p: Point2| if along_x { (p.x, p.y) } else { (p.y, p.x) };
+        let (u0, u1) = if along_x { (lo.0, hi.0) } else { (lo.1, hi.1) };
+        let (long, short) = ((hi.0 - lo.0).max(hi.1 - lo.1), (hi.0 - lo.0).min(hi.1 - lo.1));
+        // Slabs half again as many as the sides' ratio: each disk about as wide as the vehicle.
+        let slabs = ((1.5 * long / short).ceil() as usize).clamp(1, MAX_COVER_DISKS);
+        let mut cover = DiskCover { disks: [((0.0, 0.0), 0.0); MAX_COVER_DISKS], len: 0 };
+        for k in 0..slabs {
+            let a = u0 + (u1 - u0) * k as f64 / slabs as f64;
+            let b = if k + 1 == slabs { u1 } else { u0 + (u1 - u0) * (k + 1) as f64 / slabs as f64 };
+            // The slab's part of the polygon lies in the convex hull of the vertices inside the
+            // slab and the points where edges cross its two sides, so a disk holding those
+            // points holds it.
+            let mut points: Vec<(f64, f64)> = Vec::with_capacity(2 * self.vertices.len());
+            for (p, q) in self.edges() {
+                let ((pu, pv), (qu, qv)) = (uv(p), uv(q));
+                if (a..=b).contains(&pu) {
+                    points.push((pu, pv));
+                }
+                for side in [a, b] {
+                    if (pu - side) * (qu - side) < 0.0 {
+                        let t = (side - pu) / (qu - pu);
+                        points.push((side, pv + t * (qv - pv)));
+                    }
+                }
+            }
+            if points.is_empty() {
+                // Not for a polygon spanning its own bounding box, but never a disk holding nothing.
+                return DiskCover::one(self.bounding_disk());
+            }
+            let (mut plo, mut phi) = ((f64::INFINITY, f64::INFINITY), (f64::NEG_INFINITY, f64::NEG_INFINITY));
+            for &(u, v) in &points {
+                plo = (plo.0.min(u), plo.1.min(v));
+                phi = (phi.0.max(u), phi.1.max(v));
+            }
+            let c = ((plo.0 + phi.0) / 2.0, (plo.1 + phi.1) / 2.0);
+            let r = points.iter().map(|&(u, v)| (u - c.0).hypot(v - c.1)).fold(0.0, f64::max);
+            let centre = if along_x { c } else { (c.1, c.0) };
+            cover.disks[cover.len] = (centre, r);
+            cover.len += 1;
+        }
+        cover
     }
 
     /// Radius of the largest disk about the reference point inside the polygon in every heading:
@@ -379,5 +473,62 @@ mod tests {
                 assert_eq!(l.contains(p), inside, "{p:?}");
             }
         }
+    }
+
+    #[test]
+    fn the_disk_cover_holds_every_point_of_the_polygon_and_is_tighter_than_one_disk() {
+        let shapes = [
+            // Nav2's rectangle on its rear axle, the same turned across, a square, an L, a star
+            // (not convex), a thin bar.
+            pts(&[(0.7, 0.25), (0.7, -0.25), (-0.2, -0.25), (-0.2, 0.25)]),
+            pts(&[(0.25, 0.7), (-0.25, 0.7), (-0.25, -0.2), (0.25, -0.2)]),
+            pts(&[(0.3, 0.3), (-0.3, 0.3), (-0.3, -0.3), (0.3, -0.3)]),
+            pts(&[(-0.3, -0.4), (1.2, -0.4), (1.2, 0.0), (0.4, 0.0), (0.4, 0.4), (-0.3, 0.4)]),
+            (0..10)
+                .map(|k| {
+                    let (a, r) = (std::f64::consts::TAU * k as f64 / 10.0, if k % 2 == 0 { 1.0 } else { 0.35 });
+                    Point2::new(0.4 + 1.6 * r * a.cos(), r * a.sin())
+                })
+                .collect(),
+            pts(&[(-0.1, -0.02), (3.0, -0.02), (3.0, 0.02), (-0.1, 0.02)]),
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for vertices in shapes {
+            let polygon = Polygon::new(vertices).unwrap();
+            let cover = polygon.disk_cover();
+            let disks = cover.disks();
+            assert!((1..=MAX_COVER_DISKS).contains(&disks.len()));
+            let covered = |p: Point2| disks.iter().any(|&((x, y), r)| (p.x - x).hypot(p.y - y) <= r + 1e-9);
+            // Every vertex, points along every edge, and random points inside.
+            for (a, b) in polygon.edges() {
+                for k in 0..=50 {
+                    let t = k as f64 / 50.0;
+                    let p = Point2::new(a.x + t * (b.x - a.x), a.y + t * (b.y - a.y));
+                    assert!(covered(p), "{p:?} of {polygon:?} outside {disks:?}");
+                }
+            }
+            let (bd, br) = polygon.bounding_disk();
+            let mut inside = 0;
+            while inside < 2000 {
+                let p = Point2::new(bd.0 + br * (2.0 * next() - 1.0), bd.1 + br * (2.0 * next() - 1.0));
+                if polygon.contains(p) {
+                    inside += 1;
+                    assert!(covered(p), "{p:?} of {polygon:?} outside {disks:?}");
+                }
+            }
+            // Never looser than the one bounding disk, and tighter for anything longer than wide.
+            assert!(disks.iter().all(|&(_, r)| r <= br + 1e-9), "{disks:?} vs {br}");
+        }
+        let rectangle = Polygon::new(pts(&[(0.7, 0.25), (0.7, -0.25), (-0.2, -0.25), (-0.2, 0.25)])).unwrap();
+        let cover = rectangle.disk_cover();
+        assert_eq!(cover.disks().len(), 3);
+        // Slabs of 0.3 m by 0.5 m: half-diagonals of 0.29 m against the bounding disk's 0.51 m.
+        assert!(cover.disks().iter().all(|&(_, r)| (r - 0.15f64.hypot(0.25)).abs() < 1e-9), "{cover:?}");
     }
 }

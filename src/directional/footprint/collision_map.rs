@@ -8,6 +8,7 @@ use crate::costs::CostField;
 use crate::error::GridError;
 use crate::geometry::Point2;
 use crate::grid::Grid;
+use crate::polygon::MAX_COVER_DISKS;
 use crate::trajectory::Segment;
 use std::sync::Arc;
 
@@ -472,11 +473,9 @@ impl CollisionMap {
         let mut i = first;
         while i < n {
             let p = at.point(i);
-            let slack = self.clearance_at(test.bound_centre(p, &at, i)) - test.bound;
-            if slack > 0.0 {
-                // Samples within `slack` of p along the curve (on either side) are free, as in
+            if let Some(reach) = test.proven_reach(self, p, &at, i, step, n) {
+                // The samples within `reach` of this one (on either side) are free, as in
                 // `segment_free`: the next one to look at is the first coarse sample beyond them.
-                let reach = if step > 0.0 { ceil_index(slack / (step * test.speed)).max(1) } else { n + 1 };
                 proof.add(i.saturating_sub(reach - 1), i + (reach - 1));
                 let next = i + reach;
                 i = first + (next.saturating_sub(first)).div_ceil(COARSE_STRIDE) * COARSE_STRIDE;
@@ -550,11 +549,8 @@ impl CollisionMap {
                 }
             }
             let p = at.point(i);
-            let slack = self.clearance_at(test.bound_centre(p, &at, i)) - test.bound;
-            if slack > 0.0 {
-                // Sample j's bounding disk lies within (j - i) * step * speed of this one's
-                // (arc length bounds the straight distance): it is free while that is < slack.
-                i += if step > 0.0 { ceil_index(slack / (step * test.speed)).max(1) } else { n + 1 };
+            if let Some(reach) = test.proven_reach(self, p, &at, i, step, n) {
+                i += reach;
                 continue;
             }
             if !self.sample_free(shape, p, at.yaw(i), &test) {
@@ -584,6 +580,13 @@ struct SampleTest {
     /// How far that centre moves per unit of the reference point's arc length, at most:
     /// `1 + |curvature| |centre|`.
     speed: f64,
+    /// For a polygon, its [`crate::polygon::Polygon::disk_cover`] grown like the bounding disk
+    /// (centre, radius): where the one disk touches an obstacle (a long vehicle beside a wall),
+    /// these smaller ones often do not. Empty for the disk and the square.
+    cover: [((f64, f64), f64); MAX_COVER_DISKS],
+    cover_len: usize,
+    /// How far a cover disk's centre moves per unit of arc length, at most.
+    cover_speed: f64,
 }
 
 impl SampleTest {
@@ -591,24 +594,70 @@ impl SampleTest {
     fn new(shape: &Shape, curvature: f64, margin: f64) -> Self {
         let rho = shape.sampled_circumradius(curvature) + margin;
         let grow = shape.sampled_growth(curvature) + margin;
-        let (centre, bound, speed) = match shape {
-            Shape::Polygon(p) => {
-                let (c, r) = p.bounding_disk();
-                (c, r + super::POLYGON_GROWTH_REACH * grow, 1.0 + curvature.abs() * c.0.hypot(c.1))
-            }
-            _ => ((0.0, 0.0), rho, 1.0),
+        let mut test = Self {
+            rho,
+            half: shape.sampled_half_side(curvature) + margin,
+            grow,
+            centre: (0.0, 0.0),
+            bound: rho,
+            speed: 1.0,
+            cover: [((0.0, 0.0), 0.0); MAX_COVER_DISKS],
+            cover_len: 0,
+            cover_speed: 1.0,
         };
-        Self { rho, half: shape.sampled_half_side(curvature) + margin, grow, centre, bound, speed }
+        if let Shape::Polygon(p) = shape {
+            // A point of the polygon grown by `grow` lies within the growth's reach of the
+            // polygon, so within that much more of a disk holding the polygon.
+            let reach = super::POLYGON_GROWTH_REACH * grow;
+            let (c, r) = p.bounding_disk();
+            (test.centre, test.bound, test.speed) = (c, r + reach, 1.0 + curvature.abs() * c.0.hypot(c.1));
+            for (k, &(c, r)) in p.disk_cover().disks().iter().enumerate() {
+                test.cover[k] = (c, r + reach);
+                test.cover_speed = test.cover_speed.max(1.0 + curvature.abs() * c.0.hypot(c.1));
+                test.cover_len = k + 1;
+            }
+        }
+        test
     }
 
-    /// The centre of the bounding disk at sample `i` (at `p`) of `at`.
+    /// How many samples from sample `i` (at `p`) of `at` (`n` steps of `step`) on, in either
+    /// direction, the obstacle distance proves free: at least 1 (sample `i` itself), `n + 1` for
+    /// a segment of no length; `None` when it does not prove sample `i` free. A disk holding the
+    /// grown footprint at sample `j` lies within `|j - i| step speed` of its place at sample `i`
+    /// (arc length bounds the straight distance), so it stays clear while that is less than its
+    /// clearance there: first the one bounding disk, then, for a polygon, all of its cover.
     #[inline(always)]
-    fn bound_centre(&self, p: Point2, at: &SamplePoints, i: usize) -> Point2 {
-        if self.centre == (0.0, 0.0) {
-            return p;
+    fn proven_reach(
+        &self,
+        map: &CollisionMap,
+        p: Point2,
+        at: &SamplePoints,
+        i: usize,
+        step: f64,
+        n: usize,
+    ) -> Option<usize> {
+        let reach = |slack: f64, speed: f64| if step > 0.0 { ceil_index(slack / (step * speed)).max(1) } else { n + 1 };
+        if self.centre == (0.0, 0.0) && self.cover_len == 0 {
+            let slack = map.clearance_at(p) - self.bound;
+            return (slack > 0.0).then(|| reach(slack, self.speed));
         }
         let (s, c) = at.yaw(i).sin_cos();
-        Point2::new(p.x + c * self.centre.0 - s * self.centre.1, p.y + s * self.centre.0 + c * self.centre.1)
+        let place = |(x, y): (f64, f64)| Point2::new(p.x + c * x - s * y, p.y + s * x + c * y);
+        let slack = map.clearance_at(place(self.centre)) - self.bound;
+        if slack > 0.0 {
+            return Some(reach(slack, self.speed));
+        }
+        if self.cover_len == 0 {
+            return None;
+        }
+        let mut least = f64::INFINITY;
+        for &(centre, bound) in &self.cover[..self.cover_len] {
+            least = least.min(map.clearance_at(place(centre)) - bound);
+            if least <= 0.0 {
+                return None;
+            }
+        }
+        Some(reach(least, self.cover_speed))
     }
 }
 

@@ -498,6 +498,52 @@ fn overlap_depth_matches_brute_force_for_disks_turning_squares_and_polygons() {
     assert!(overlapping > 50, "the random poses overlap obstacles often enough: {overlapping}");
 }
 
+/// The polygon's sweep proves samples free from the obstacle distance (its bounding disk, then
+/// its disk cover) without testing them: on walls and scattered blocks, with random polygons
+/// along random Dubins curves hugging them, it answers exactly as testing every sample does.
+#[test]
+fn skipping_polygon_sweep_answers_like_every_sample() {
+    let mut g = Grid::new_free(120, 90).unwrap();
+    let mut rnd = uniform(4242);
+    // Walls (long vehicles run beside them, where the cover decides) and scattered blocks.
+    for x in 10..110 {
+        g.set_blocked(x, 20, true).unwrap();
+        g.set_blocked(x, 70, true).unwrap();
+    }
+    for _ in 0..12 {
+        let (x, y) = ((rnd() * 116.0) as usize, (rnd() * 86.0) as usize);
+        for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+            g.set_blocked(x + dx, y + dy, true).unwrap();
+        }
+    }
+    let map = CollisionMap::new(&g);
+    let (mut free, mut hit) = (0, 0);
+    for _ in 0..1500 {
+        let polygon = std::sync::Arc::new(random_polygon(&mut rnd));
+        let shape = Shape::Polygon(polygon);
+        // Both ends on one side of one wall, a few cells from it, mostly heading along it.
+        let wall = if rnd() < 0.5 { 20.0 } else { 70.0 };
+        let side = if rnd() < 0.5 { 1.0 } else { -1.0 };
+        let end = |x: f64, rnd: &mut dyn FnMut() -> f64| {
+            let yaw = if rnd() < 0.8 { (rnd() - 0.5) * 0.3 } else { rnd() * 6.3 };
+            Pose2::new(x, wall + side * (1.5 + rnd() * 5.0), yaw)
+        };
+        let x = 15.0 + rnd() * 60.0;
+        let a = end(x, &mut rnd);
+        let b = end(x + 8.0 + rnd() * 25.0, &mut rnd);
+        let segs = crate::curves::dubins_shortest(a, b, 6.0 + rnd() * 10.0).unwrap().segments();
+        let margin = if rnd() < 0.5 { 0.0 } else { SEARCH_MARGIN };
+        let expect = map.first_blocked(&segs, shape.clone(), margin).is_none();
+        assert_eq!(map.sweep_free(&segs, shape, margin), expect, "{segs:?}");
+        if expect {
+            free += 1;
+        } else {
+            hit += 1;
+        }
+    }
+    assert!(free > 200 && hit > 200, "free {free} hit {hit}");
+}
+
 /// A random vehicle polygon (cells): a rectangle with its reference point anywhere along its
 /// length, or an L shape, turned and stretched at random.
 pub(super) fn random_polygon(next: &mut impl FnMut() -> f64) -> crate::polygon::Polygon {
