@@ -323,7 +323,7 @@ impl DiscRegions {
 /// One line about how the planner solved a pair (for `--verbose`).
 pub(super) fn describe(stats: &PlanStats) -> String {
     let stages: Vec<String> = stats.stage_ms.iter().map(|t| format!("{} {:.2}ms", t.label(), t.ms)).collect();
-    format!("{} ({})", stats.solved_by_label(), stages.join(", "))
+    format!("{} ({}), {} expansions", stats.solved_by_label(), stages.join(", "), stats.expansions)
 }
 
 pub(super) fn percentile(sorted: &[f64], q: f64) -> f64 {

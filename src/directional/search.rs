@@ -12,8 +12,13 @@
 //! are built on the fly. Targets are exact poses too (the goal, heading given or free, or poses
 //! with a known cost to go, for the window repair of the pipeline), joined from nearby states by
 //! an on-the-fly curve. First edges and goal links are checked lazily: a candidate enters the
-//! open list with its exact cost and is collision-checked only when it comes out first, so the
-//! search never pays for a link it would not use.
+//! open list with its length's cost and is collision-checked only when it comes out first, so the
+//! search never pays for a link it would not use. With traversal costs, the cost integral along
+//! such a link is priced lazily too: the link enters with its length (a lower bound: the integral
+//! is never negative), and the first time it comes out first its integral is added and it goes
+//! back in; only when it comes out first again, at its exact cost, is it checked. A real start's
+//! first edges are a few thousand curves of up to several metres, so pricing them all up front
+//! was most of a short search.
 
 use super::footprint::{CollisionMap, SEARCH_MARGIN};
 use super::lattice::{Lattice, LatticeRect, Neighbourhood};
@@ -104,8 +109,23 @@ const KIND_START: u8 = 2;
 /// A first edge to a lattice pose outside the window: only checked, to learn whether the window
 /// cut the search.
 const KIND_OUTSIDE: u8 = 3;
+/// A lattice edge whose cost integral is not yet known (with traversal costs): entered at its
+/// length's cost, priced and checked when it comes out first ([`Search::pending_edge`]).
+const KIND_PENDING: u8 = 4;
 
 type Open = BinaryHeap<(Reverse<OrdF64>, u32, u8)>;
+
+/// A first edge or a goal link waiting in the open list (see [`Search::start_candidates`] and
+/// [`Search::goal_candidates`]).
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    from: u32,
+    to: u32,
+    cost: f64,
+    /// False while the cost holds only the link's length (and penalties), not yet the traversal
+    /// cost integral along it.
+    priced: bool,
+}
 
 /// Open-list entries taken (or links priced while seeding) between two polls of `should_stop`:
 /// one expansion with a polygon footprint sweeps up to 48 links, tens of microseconds, so a
@@ -195,13 +215,17 @@ struct Search<'a> {
     closed: Vec<bool>,
     tried_goal_link: Vec<bool>,
     open: Open,
-    /// Goal candidates: (from-state index or SOURCE_BIT | source, target, total cost).
-    goal_candidates: Vec<(u32, u32, f64)>,
-    /// Start candidates: (source, state index, cost so far); the state's gear is the first
-    /// edge's last.
-    start_candidates: Vec<(u32, u32, f64)>,
+    /// Goal candidates: from-state index or SOURCE_BIT | source, target, total cost, and
+    /// whether the link's cost integral is in it.
+    goal_candidates: Vec<Candidate>,
+    /// Start candidates: source, state index, cost so far, and whether the first edge's cost
+    /// integral is in it; the state's gear is the first edge's last.
+    start_candidates: Vec<Candidate>,
     /// First edges leaving the window: (source, lattice pose).
     outside_candidates: Vec<(u32, Pose2)>,
+    /// Lattice edges entered at their length's cost (with traversal costs): from-state index,
+    /// to-state index, cost without the integral.
+    pending: Vec<(u32, u32, f64)>,
     /// Whether the window (or the bound) kept the search from something it could have reached.
     clipped: bool,
     expansions: usize,
@@ -254,6 +278,7 @@ impl<'a> Search<'a> {
             goal_candidates: Vec::new(),
             start_candidates: Vec::new(),
             outside_candidates: Vec::new(),
+            pending: Vec::new(),
             clipped: false,
             expansions: 0,
         }
@@ -288,16 +313,25 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// The cost and gears of the model's curve from `a` to `b` (its point only when
-    /// `to_point`), without building it.
+    /// The cost of the model's curve from `a` to `b` (its point only when `to_point`) from its
+    /// length alone, and its gears, without building it: with traversal costs a lower bound,
+    /// [`Search::link_extra`] the rest.
     fn link_cost(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<Priced> {
-        let priced = self.motion.price(a, b, to_point)?;
+        self.motion.price(a, b, to_point)
+    }
+
+    /// The traversal cost along the model's curve from `a` to `b` above its length (0 without
+    /// costs).
+    fn link_extra(&self, a: Pose2, b: Pose2, to_point: bool) -> f64 {
         if self.map.costs().is_none() {
-            return Some(priced);
+            return 0.0;
         }
-        // With costs, the traversal cost along the curve too.
-        let extra = self.map.extra_cost(&self.motion.link(a, b, to_point)?);
-        Some(Priced { cost: priced.cost + extra, ..priced })
+        self.motion.link(a, b, to_point).map_or(0.0, |segs| self.map.extra_cost(&segs))
+    }
+
+    /// Whether a new candidate link's cost from its length is already exact (no traversal costs).
+    fn priced_now(&self) -> bool {
+        self.map.costs().is_none()
     }
 
     /// True when the model's curve from `a` to `b` (its point only when `to_point`) is
@@ -308,7 +342,8 @@ impl<'a> Search<'a> {
     }
 
     fn push_goal(&mut self, from: u32, t: usize, total: f64) {
-        self.goal_candidates.push((from, t as u32, total));
+        let priced = self.priced_now();
+        self.goal_candidates.push(Candidate { from, to: t as u32, cost: total, priced });
         let id = (self.goal_candidates.len() - 1) as u32;
         self.open.push((Reverse(OrdF64::new(total)), id, KIND_GOAL));
     }
@@ -355,7 +390,9 @@ impl<'a> Search<'a> {
                             // The state of the edge's last gear; a first edge that does not move
                             // (the source is this lattice pose) may go on in either gear.
                             for &gear in self.gears.iter().filter(|&&g| last.is_none_or(|l| l == g)) {
-                                self.start_candidates.push((k as u32, self.index(i, j, b, gear) as u32, src.g + c));
+                                let to = self.index(i, j, b, gear) as u32;
+                                let priced = self.priced_now();
+                                self.start_candidates.push(Candidate { from: k as u32, to, cost: src.g + c, priced });
                                 let id = (self.start_candidates.len() - 1) as u32;
                                 self.open.push((Reverse(OrdF64::new(f)), id, KIND_START));
                             }
@@ -385,7 +422,9 @@ impl<'a> Search<'a> {
             }
             match kind {
                 KIND_OUTSIDE => self.outside_edge(id as usize),
+                KIND_PENDING => self.pending_edge(id as usize, f),
                 KIND_START => self.start_edge(id as usize, f),
+                KIND_GOAL if !self.goal_candidates[id as usize].priced => self.price_goal_link(id as usize, f),
                 KIND_GOAL => {
                     if let Some(found) = self.goal_link(id as usize) {
                         return Outcome::Found(found);
@@ -420,12 +459,20 @@ impl<'a> Search<'a> {
     /// A first edge from a source into the window, checked now that it is the cheapest entry: a
     /// free one opens its state.
     fn start_edge(&mut self, id: usize, f: OrdF64) {
-        let (k, idx, cost) = self.start_candidates[id];
+        let Candidate { from: k, to: idx, cost, priced } = self.start_candidates[id];
         let idx = idx as usize;
         if self.closed[idx] || cost >= self.g[idx] {
             return;
         }
         let (i, j, b, _) = self.unindex(idx);
+        if !priced {
+            // Its cost integral, then back in at its exact cost.
+            let extra = self.link_extra(self.sources[k as usize].pose, self.pose(i, j, b), false);
+            let c = &mut self.start_candidates[id];
+            (c.cost, c.priced) = (cost + extra, true);
+            self.open.push((Reverse(OrdF64::new(f.get() + extra)), id as u32, KIND_START));
+            return;
+        }
         if self.link_free(self.sources[k as usize].pose, self.pose(i, j, b), false) {
             self.g[idx] = cost;
             self.parent[idx] = SOURCE_BIT | k;
@@ -433,17 +480,33 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// A link to a target, checked now that it is the cheapest entry: a free one ends the search
-    /// with the path it closes.
-    fn goal_link(&mut self, id: usize) -> Option<Found> {
-        let (from, ti, total) = self.goal_candidates[id];
-        let t = self.targets[ti as usize];
-        let from_pose = if from & SOURCE_BIT != 0 {
+    /// The pose a goal candidate's link leaves from: a source's, or a lattice state's.
+    fn link_origin(&self, from: u32) -> Pose2 {
+        if from & SOURCE_BIT != 0 {
             self.sources[(from & !SOURCE_BIT) as usize].pose
         } else {
             let (i, j, b, _) = self.unindex(from as usize);
             self.pose(i, j, b)
-        };
+        }
+    }
+
+    /// A link to a target that came out first at its length's cost: its cost integral added, it
+    /// goes back in at its exact cost.
+    fn price_goal_link(&mut self, id: usize, f: OrdF64) {
+        let Candidate { from, to: ti, cost, .. } = self.goal_candidates[id];
+        let t = self.targets[ti as usize];
+        let extra = self.link_extra(self.link_origin(from), t.pose, t.free);
+        let c = &mut self.goal_candidates[id];
+        (c.cost, c.priced) = (cost + extra, true);
+        self.open.push((Reverse(OrdF64::new(f.get() + extra)), id as u32, KIND_GOAL));
+    }
+
+    /// A link to a target, checked now that it is the cheapest entry at its exact cost: a free
+    /// one ends the search with the path it closes.
+    fn goal_link(&mut self, id: usize) -> Option<Found> {
+        let Candidate { from, to: ti, cost: total, .. } = self.goal_candidates[id];
+        let t = self.targets[ti as usize];
+        let from_pose = self.link_origin(from);
         if !self.link_free(from_pose, t.pose, t.free) {
             return None;
         }
@@ -465,6 +528,28 @@ impl<'a> Search<'a> {
         poses.reverse();
         gears.reverse();
         Some(Found { poses, gears, source, target: ti as usize, cost: total, expansions: self.expansions })
+    }
+
+    /// A lattice edge entered at its length's cost, now the cheapest entry: priced and checked,
+    /// and if it still improves its state, the state enters at its exact cost.
+    fn pending_edge(&mut self, id: usize, f: OrdF64) {
+        let (from, to, unpriced) = self.pending[id];
+        let (from, to) = (from as usize, to as usize);
+        if self.closed[to] || unpriced >= self.g[to] {
+            return;
+        }
+        let (i, j, b, _) = self.unindex(from);
+        let (ni, nj, heading, next_gear) = self.unindex(to);
+        let s = self.lattice.spacing;
+        let Some(e) = self.ctx.edges().edge_in(next_gear, b, heading, ni - i, nj - j) else { return };
+        let extra = self.map.costs().map_or(0.0, |c| c.extra_cells(&e.centre, i * s, j * s));
+        let ng = unpriced + extra;
+        if ng >= self.g[to] || !self.map.spans_free(&e.spans, i * s, j * s) {
+            return;
+        }
+        self.g[to] = ng;
+        self.parent[to] = from as u32;
+        self.open.push((Reverse(OrdF64::new(f.get() + extra)), to as u32, KIND_STATE));
     }
 
     /// Expands state `idx`: its links to nearby targets (once), then its tabulated edges in
@@ -507,22 +592,26 @@ impl<'a> Search<'a> {
                 for heading in 0..self.nb {
                     let Some(e) = edges.edge_in(next_gear, b, heading, dx, dy) else { continue };
                     let nidx = self.index(ni, nj, heading, next_gear);
-                    // The edge's cost integral (>= 0) is read only when the edge can still win
-                    // without it.
                     let unpriced = gi + e.length * factor + tp * e.turning + change;
                     if self.closed[nidx] || unpriced >= self.g[nidx] {
                         continue;
                     }
-                    let ng = unpriced + self.map.costs().map_or(0.0, |c| c.extra_cells(&e.centre, bx, by));
-                    if ng >= self.g[nidx] {
+                    if self.map.costs().is_some() {
+                        // Its cost integral (>= 0) and its check wait until it comes out first:
+                        // most edges a search generates never do (measured: checking them now
+                        // makes the costed searches slower than pricing them all at once).
+                        let f = unpriced + self.heuristic(ni, nj, heading);
+                        self.pending.push((idx as u32, nidx as u32, unpriced));
+                        let id = (self.pending.len() - 1) as u32;
+                        self.open.push((Reverse(OrdF64::new(f)), id, KIND_PENDING));
                         continue;
                     }
                     if !self.map.spans_free(&e.spans, bx, by) {
                         continue;
                     }
-                    self.g[nidx] = ng;
+                    self.g[nidx] = unpriced;
                     self.parent[nidx] = idx as u32;
-                    let f = ng + self.heuristic(ni, nj, heading);
+                    let f = unpriced + self.heuristic(ni, nj, heading);
                     self.open.push((Reverse(OrdF64::new(f)), nidx as u32, KIND_STATE));
                 }
             }
