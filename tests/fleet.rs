@@ -276,3 +276,43 @@ fn a_narrow_door_is_for_the_small_vehicle_only() {
     let e = fleet.planner("Tugger").unwrap().plan(s, g, false, &budget()).unwrap_err();
     assert_eq!(e.code, StatusCode::NoValidPath, "{}", e.message);
 }
+
+/// Profiles of one vehicle on one lattice (a careful variant of the tugger: other penalties,
+/// other costs) share one set of Directional A* tables, filled once; a profile whose turning
+/// radius differs has its own, and shares again once it is back to the same vehicle. Sharing
+/// changes no plan.
+#[test]
+fn profiles_of_one_vehicle_share_directional_tables() {
+    let map = depot();
+    let mut profiles = profiles();
+    let tugger = profiles[2].1.clone();
+    let careful = PlannerConfig { cost_penalty: 6.0, turn_penalty: 0.3, ..tugger.clone() };
+    profiles.push(("Careful".into(), careful.clone()));
+    let mut fleet = Fleet::new(profiles).unwrap();
+    fleet.set_map(map.clone()).unwrap();
+    let edges = |f: &Fleet, name: &str| {
+        let d = f.planner(name).unwrap().map().unwrap().directional().unwrap().clone();
+        d.edges() as *const _ as usize
+    };
+    assert_eq!(edges(&fleet, "Careful"), edges(&fleet, "Tugger"));
+    assert_ne!(edges(&fleet, "Car"), edges(&fleet, "Tugger"));
+    // Its plans are a planner of its own's.
+    let mut alone = Planner::with_lddb(careful.clone(), fleet.default_planner().lddb().clone()).unwrap();
+    alone.set_map(map.clone()).unwrap();
+    let mut solved = 0;
+    for (s, g) in random_pairs(&map, 40, 77) {
+        let budget = || Budget::new(10.0, None);
+        let (a, b) =
+            (fleet.planner("Careful").unwrap().plan(s, g, false, &budget()), alone.plan(s, g, false, &budget()));
+        solved += usize::from(a.is_ok());
+        assert_eq!(outcome(a), outcome(b), "{s:?} -> {g:?}");
+    }
+    assert!(solved >= 3, "only {solved} plans solved");
+    // Parameters the tables do not depend on keep them shared; a turning radius does not.
+    fleet.set_config("Careful", PlannerConfig { cost_penalty: 2.0, ..careful.clone() }).unwrap();
+    assert_eq!(edges(&fleet, "Careful"), edges(&fleet, "Tugger"));
+    fleet.set_config("Careful", PlannerConfig { min_turning_radius: 1.1, ..careful.clone() }).unwrap();
+    assert_ne!(edges(&fleet, "Careful"), edges(&fleet, "Tugger"));
+    fleet.set_config("Careful", careful).unwrap();
+    assert_eq!(edges(&fleet, "Careful"), edges(&fleet, "Tugger"), "back to the tugger's vehicle: its tables again");
+}

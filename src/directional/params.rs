@@ -239,14 +239,20 @@ impl Directional {
     /// they depend on changed, otherwise new ones. Fails on invalid parameters.
     pub fn with_params(&self, params: RefineParams) -> Result<Self, InvalidParam> {
         params.validate()?;
-        let same_tables = params.table_key() == self.params.table_key()
-            && params.heuristic_window == self.params.heuristic_window
-            && params.motion_model == self.params.motion_model;
-        if same_tables {
+        if self.tables_serve(&params) {
             Ok(Self { params, edges: self.edges.clone(), heuristic: self.heuristic.clone() })
         } else {
             Self::new(params)
         }
+    }
+
+    /// True when these tables are the ones `params` would build: no value they depend on (turning
+    /// radius, footprint, lattice spacing, heading bins, the heuristic's window, motion model)
+    /// differs. Then [`Directional::with_params`] shares them.
+    pub fn tables_serve(&self, params: &RefineParams) -> bool {
+        params.table_key() == self.params.table_key()
+            && params.heuristic_window == self.params.heuristic_window
+            && params.motion_model == self.params.motion_model
     }
 
     /// Replaces the parameters; the tables are rebuilt only when a value they depend on changed

@@ -109,9 +109,6 @@ const KIND_START: u8 = 2;
 /// A first edge to a lattice pose outside the window: only checked, to learn whether the window
 /// cut the search.
 const KIND_OUTSIDE: u8 = 3;
-/// A lattice edge whose cost integral is not yet known (with traversal costs): entered at its
-/// length's cost, priced and checked when it comes out first ([`Search::pending_edge`]).
-const KIND_PENDING: u8 = 4;
 
 type Open = BinaryHeap<(Reverse<OrdF64>, u32, u8)>;
 
@@ -223,9 +220,6 @@ struct Search<'a> {
     start_candidates: Vec<Candidate>,
     /// First edges leaving the window: (source, lattice pose).
     outside_candidates: Vec<(u32, Pose2)>,
-    /// Lattice edges entered at their length's cost (with traversal costs): from-state index,
-    /// to-state index, cost without the integral.
-    pending: Vec<(u32, u32, f64)>,
     /// Whether the window (or the bound) kept the search from something it could have reached.
     clipped: bool,
     expansions: usize,
@@ -278,7 +272,6 @@ impl<'a> Search<'a> {
             goal_candidates: Vec::new(),
             start_candidates: Vec::new(),
             outside_candidates: Vec::new(),
-            pending: Vec::new(),
             clipped: false,
             expansions: 0,
         }
@@ -422,7 +415,6 @@ impl<'a> Search<'a> {
             }
             match kind {
                 KIND_OUTSIDE => self.outside_edge(id as usize),
-                KIND_PENDING => self.pending_edge(id as usize, f),
                 KIND_START => self.start_edge(id as usize, f),
                 KIND_GOAL if !self.goal_candidates[id as usize].priced => self.price_goal_link(id as usize, f),
                 KIND_GOAL => {
@@ -530,28 +522,6 @@ impl<'a> Search<'a> {
         Some(Found { poses, gears, source, target: ti as usize, cost: total, expansions: self.expansions })
     }
 
-    /// A lattice edge entered at its length's cost, now the cheapest entry: priced and checked,
-    /// and if it still improves its state, the state enters at its exact cost.
-    fn pending_edge(&mut self, id: usize, f: OrdF64) {
-        let (from, to, unpriced) = self.pending[id];
-        let (from, to) = (from as usize, to as usize);
-        if self.closed[to] || unpriced >= self.g[to] {
-            return;
-        }
-        let (i, j, b, _) = self.unindex(from);
-        let (ni, nj, heading, next_gear) = self.unindex(to);
-        let s = self.lattice.spacing;
-        let Some(e) = self.ctx.edges().edge_in(next_gear, b, heading, ni - i, nj - j) else { return };
-        let extra = self.map.costs().map_or(0.0, |c| c.extra_cells(&e.centre, i * s, j * s));
-        let ng = unpriced + extra;
-        if ng >= self.g[to] || !self.map.spans_free(&e.spans, i * s, j * s) {
-            return;
-        }
-        self.g[to] = ng;
-        self.parent[to] = from as u32;
-        self.open.push((Reverse(OrdF64::new(f.get() + extra)), to as u32, KIND_STATE));
-    }
-
     /// Expands state `idx`: its links to nearby targets (once), then its tabulated edges in
     /// every gear, each checked by the table's swept cells; an edge leaving the window only marks
     /// the search as cut when it is free.
@@ -592,26 +562,23 @@ impl<'a> Search<'a> {
                 for heading in 0..self.nb {
                     let Some(e) = edges.edge_in(next_gear, b, heading, dx, dy) else { continue };
                     let nidx = self.index(ni, nj, heading, next_gear);
+                    // The edge's cost integral (>= 0) is read only when the edge can still win
+                    // without it. (Priced lazily instead, as first edges are, the edges of a
+                    // search over a wide area crowd the open list: measured slower.)
                     let unpriced = gi + e.length * factor + tp * e.turning + change;
                     if self.closed[nidx] || unpriced >= self.g[nidx] {
                         continue;
                     }
-                    if self.map.costs().is_some() {
-                        // Its cost integral (>= 0) and its check wait until it comes out first:
-                        // most edges a search generates never do (measured: checking them now
-                        // makes the costed searches slower than pricing them all at once).
-                        let f = unpriced + self.heuristic(ni, nj, heading);
-                        self.pending.push((idx as u32, nidx as u32, unpriced));
-                        let id = (self.pending.len() - 1) as u32;
-                        self.open.push((Reverse(OrdF64::new(f)), id, KIND_PENDING));
+                    let ng = unpriced + self.map.costs().map_or(0.0, |c| c.extra_cells(&e.centre, bx, by));
+                    if ng >= self.g[nidx] {
                         continue;
                     }
                     if !self.map.spans_free(&e.spans, bx, by) {
                         continue;
                     }
-                    self.g[nidx] = unpriced;
+                    self.g[nidx] = ng;
                     self.parent[nidx] = idx as u32;
-                    let f = unpriced + self.heuristic(ni, nj, heading);
+                    let f = ng + self.heuristic(ni, nj, heading);
                     self.open.push((Reverse(OrdF64::new(f)), nidx as u32, KIND_STATE));
                 }
             }

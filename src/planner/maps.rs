@@ -147,7 +147,11 @@ fn derive_all(group: &mut [&mut Planner], site: Arc<SiteMap>, configs: &[Planner
             Some(m) => m.clone(),
             None => {
                 let donors = Donors::of(configs, i);
-                let donor = Donor { obstacles: donors.obstacles.map(|j| derived[j].collision.obstacles()) };
+                // Directional A*'s tables: the profiles derived before this one, then those still
+                // on their previous maps.
+                let later = group[i + 1..].iter().filter_map(|q| q.map.as_ref());
+                let refiners = derived.iter().chain(later).map(|m| m.refiner.clone()).collect();
+                let donor = Donor { obstacles: donors.obstacles.map(|j| derived[j].collision.obstacles()), refiners };
                 Arc::new(PreparedMap::on_site_with(site.clone(), config, &p.lddb, p.map.as_deref(), donor)?)
             }
         });
@@ -204,7 +208,7 @@ fn edit_site(
     for (i, (d, from)) in detached.into_iter().zip(donors).enumerate() {
         let mut prepared = d.attach(site.clone());
         let donated = |j: usize| group[j].map.as_ref().expect("a donor has followed");
-        let donor = Donor { obstacles: from.obstacles.map(|j| donated(j).collision.obstacles()) };
+        let donor = Donor { obstacles: from.obstacles.map(|j| donated(j).collision.obstacles()), refiners: Vec::new() };
         let update = prepared.follow(&changed, values, &group[i].config, &group[i].lddb, donor);
         match update {
             Ok(update) => updates.push(update),

@@ -125,10 +125,14 @@ impl SiteNeeds {
 }
 
 /// What a profile's map may take from another profile's on the same site instead of building
-/// its own: the blocked cells (same traversability). See `planner::maps`.
+/// its own: the blocked cells (same traversability), Directional A*'s tables (same vehicle and
+/// lattice). See `planner::maps`.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Donor {
     pub(super) obstacles: Option<Obstacles>,
+    /// The other profiles' refiners, whose tables a profile shares when they are the ones it
+    /// would build (after its own previous refiner's).
+    pub(super) refiners: Vec<Arc<dyn Refine>>,
 }
 
 /// True when two profiles' maps on one site read the same blocked cells.
@@ -333,9 +337,11 @@ impl PreparedMap {
             .shared_vehicle_mask(&vehicle)
             .map_err(|e| invalid(format!("the map's annotations do not serve this vehicle: {e}")))?;
         let blocks = BlockGrid::on_mask(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
-        let collision = Self::collision_map(&site, config, &vehicle, donor);
+        let holders: Vec<&dyn Refine> =
+            previous.map(|p| p.refiner.as_ref()).into_iter().chain(donor.refiners.iter().map(|r| r.as_ref())).collect();
+        let refiner = refiner::for_config(config, res, &holders)?;
+        let collision = Self::collision_map(&site, config, &vehicle, donor.obstacles);
         let hierarchy = Self::cluster_graph(&blocks, &collision);
-        let refiner = refiner::for_config(config, res, previous.map(|p| p.refiner.as_ref()))?;
         Ok(Self { site, vehicle, collision, blocks, hierarchy, refiner })
     }
 
@@ -352,12 +358,17 @@ impl PreparedMap {
         }
     }
 
-    /// The collision map of `config`'s footprint on `site`, taking what `donor` gives and the
-    /// site's obstacle distance.
-    fn collision_map(site: &SiteMap, config: &PlannerConfig, vehicle: &Vehicle, donor: Donor) -> CollisionMap {
+    /// The collision map of `config`'s footprint on `site`: `obstacles` (a donor's blocked cells)
+    /// when given, and the site's obstacle distance.
+    fn collision_map(
+        site: &SiteMap,
+        config: &PlannerConfig,
+        vehicle: &Vehicle,
+        obstacles: Option<Obstacles>,
+    ) -> CollisionMap {
         let (res, info) = (site.map().info.resolution, &site.map().info);
         let distance = site.obstacle_distance(vehicle);
-        let mut collision = match donor.obstacles {
+        let mut collision = match obstacles {
             Some(o) => CollisionMap::on_obstacles(o, distance.clone(), info.width, info.height),
             None => {
                 let rule = config.traversability();
@@ -420,7 +431,7 @@ impl PreparedMap {
     ) -> Result<MapUpdate, PlanError> {
         let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
         if changed.rebuilt {
-            self.collision = Self::collision_map(&self.site, config, &self.vehicle, donor);
+            self.collision = Self::collision_map(&self.site, config, &self.vehicle, donor.obstacles);
             let mask = self.site.clearance.shared_vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
             self.blocks = BlockGrid::on_mask(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
             self.hierarchy = Self::cluster_graph(&self.blocks, &self.collision);

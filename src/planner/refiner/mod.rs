@@ -105,20 +105,22 @@ pub(super) trait Refine: std::fmt::Debug + Send + Sync {
     }
 }
 
-/// The refiner for `config` at `resolution` (m per cell), reusing `previous`'s Directional A*
-/// tables when they do not depend on what changed (a penalty, a neighbourhood: see
-/// [`Directional::with_params`]). Fails with `INVALID_INPUT` for parameters Directional A*
-/// refuses.
+/// The refiner for `config` at `resolution` (m per cell), sharing Directional A* tables with the
+/// first of `holders` whose tables it would build (a profile's previous refiner, then the other
+/// profiles' on the same site: tables do not depend on a penalty, a neighbourhood, costs, see
+/// [`Directional::tables_serve`]), else building its own. Fails with `INVALID_INPUT` for
+/// parameters Directional A* refuses.
 pub(super) fn for_config(
     config: &super::PlannerConfig,
     resolution: f64,
-    previous: Option<&dyn Refine>,
+    holders: &[&dyn Refine],
 ) -> Result<Arc<dyn Refine>, PlanError> {
     Ok(match config.refine_params(resolution)? {
         None => Arc::new(OnTheSpot { radius: config.circumradius() / resolution }),
         Some(params) => {
             let invalid = |e: crate::directional::InvalidParam| PlanError::new(StatusCode::InvalidInput, e.to_string());
-            match previous.and_then(|p| p.directional()) {
+            let serving = holders.iter().filter_map(|h| h.directional()).find(|d| d.tables_serve(&params));
+            match serving {
                 Some(d) if *d.params() == params => Arc::new(Curves(d.clone())),
                 Some(d) => Arc::new(Curves(Arc::new(d.with_params(params).map_err(invalid)?))),
                 None => Arc::new(Curves(Arc::new(Directional::new(params).map_err(invalid)?))),
