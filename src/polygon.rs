@@ -476,7 +476,7 @@ mod tests {
     }
 
     #[test]
-    fn the_disk_cover_holds_every_point_of_the_polygon_and_is_tighter_than_one_disk() {
+    fn the_disk_cover_holds_every_point_of_the_polygon() {
         let shapes = [
             // Nav2's rectangle on its rear axle, the same turned across, a square, an L, a star
             // (not convex), a thin bar.
@@ -522,13 +522,13 @@ mod tests {
                     assert!(covered(p), "{p:?} of {polygon:?} outside {disks:?}");
                 }
             }
-            // Never looser than the one bounding disk, and tighter for anything longer than wide.
-            assert!(disks.iter().all(|&(_, r)| r <= br + 1e-9), "{disks:?} vs {br}");
         }
         let rectangle = Polygon::new(pts(&[(0.7, 0.25), (0.7, -0.25), (-0.2, -0.25), (-0.2, 0.25)])).unwrap();
         let cover = rectangle.disk_cover();
         assert_eq!(cover.disks().len(), 3);
-        // Slabs of 0.3 m by 0.5 m: half-diagonals of 0.29 m against the bounding disk's 0.51 m.
+        // Slabs of 0.3 m by 0.5 m: half-diagonals of 0.29 m against the bounding disk's 0.51 m
+        // (a round polygon's cover need not be tighter than its one disk; the sweeps then skip it).
         assert!(cover.disks().iter().all(|&(_, r)| (r - 0.15f64.hypot(0.25)).abs() < 1e-9), "{cover:?}");
+        assert!((rectangle.bounding_disk().1 - 0.45f64.hypot(0.25)).abs() < 1e-9);
     }
 }

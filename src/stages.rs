@@ -39,6 +39,8 @@ pub enum Stage {
     LoopRepair,
     /// Directional A* from the exact start to the exact goal.
     FullSearch,
+    /// Hybrid A* over continuous poses, when every lattice search failed.
+    HybridSearch,
     /// Dropping every pose whose neighbours join without it.
     FinalSmoothing,
     /// Turning radius 0: A* over cell centres on the exact collision map.
@@ -68,6 +70,7 @@ impl Stage {
             Stage::WindowRepair => "window_repair",
             Stage::LoopRepair => "loop_repair",
             Stage::FullSearch => "full_search",
+            Stage::HybridSearch => "hybrid_search",
             Stage::FinalSmoothing => "final_smoothing",
             Stage::ExactSearch => "exact_search",
             Stage::Verify => "verify",
@@ -101,6 +104,8 @@ pub enum SolvedBy {
     LoopRepair,
     /// The full Directional A*.
     FullSearch,
+    /// Hybrid A* over continuous poses, after the lattice searches found nothing.
+    HybridSearch,
     /// Turning radius 0: the search over cell centres on the exact collision map, where the
     /// vehicle mask gave no guide or its guide failed the exact sweep.
     ExactSearch,
@@ -117,6 +122,7 @@ impl SolvedBy {
             SolvedBy::WindowRepair => "window_repair",
             SolvedBy::LoopRepair => "loop_repair",
             SolvedBy::FullSearch => "full_search",
+            SolvedBy::HybridSearch => "hybrid_search",
             SolvedBy::ExactSearch => "exact_search",
         }
     }
@@ -152,6 +158,7 @@ mod tests {
             WindowRepair,
             LoopRepair,
             FullSearch,
+            HybridSearch,
             FinalSmoothing,
             Verify,
             ToWorld,
@@ -167,6 +174,7 @@ mod tests {
             SolvedBy::WindowRepair,
             SolvedBy::LoopRepair,
             SolvedBy::FullSearch,
+            SolvedBy::HybridSearch,
             SolvedBy::ExactSearch,
         ] {
             assert_eq!(serde_json::to_value(s).unwrap(), s.name());

@@ -435,6 +435,35 @@ fn shared_maps_plans_of_a_rear_axle_rectangle_pass_the_independent_sweep() {
 /// A goal whose heading is free is reached where the rectangle fits in some heading, not only
 /// where its circumscribed disk (0.74 m about base_link) does: a corridor 1.2 m wide. A polygon
 /// reaching farther than the annotations resolve is refused at once, in metres.
+/// Tight manoeuvres fall between the lattice's poses. Among tb3_sandbox's pillars (about 0.7 m
+/// apart, a 4 m world) the rear-axle rectangle with reversing turns round where Directional A*'s
+/// lattice holds no path: the first pair is one OMPL's Reeds-Shepp search proves reachable with a
+/// 6.5 m path (`scripts/reachability_bench.py`, which swept its witness itself). The hybrid search
+/// over continuous poses finds both, and each passes the independent sweep and starts and ends
+/// at the requested poses. Skipped (saying so) without the shared maps beside the checkout.
+#[test]
+fn tight_manoeuvres_off_the_lattice_are_found_by_the_hybrid_search() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/ros_maps/tb3_sandbox.yaml");
+    if !path.is_file() {
+        eprintln!("skipped: no shared map at {}", path.display());
+        return;
+    }
+    let map = blockstar_planner::map_io::load_map_file(&path, "map", usize::MAX).unwrap();
+    let footprint = "[[0.7, 0.25], [0.7, -0.25], [-0.2, -0.25], [-0.2, 0.25]]";
+    let cells_polygon = Polygon::parse_nav2(footprint).unwrap().unwrap().scaled(1.0 / map.info.resolution);
+    let p = polygon_planner(&map, footprint, "reeds_shepp");
+    for (s, g) in [
+        (Pose2::new(1.478, 0.638, 0.371), Pose2::new(-2.198, -0.124, -0.616)),
+        (Pose2::new(1.914, 0.287, 2.813), Pose2::new(-0.117, 1.64, 0.456)),
+    ] {
+        let plan = plan(&p, s, g).unwrap_or_else(|e| panic!("{s:?} -> {g:?}: {e:?}"));
+        assert_eq!(plan.stats.solved_by_label(), "hybrid_search", "{s:?} -> {g:?}: the lattice found it after all");
+        assert_eq!(independent_sweep(&map, &cells_polygon, &plan.trajectory), None, "{s:?} -> {g:?}");
+        let (first, last) = (plan.trajectory.segments[0].start, plan.trajectory.segments.last().unwrap().end());
+        assert!(first.point().distance(s.point()) < 1e-6 && last.point().distance(g.point()) < 1e-6, "{s:?} -> {g:?}");
+    }
+}
+
 #[test]
 fn free_heading_goals_need_some_heading_and_huge_polygons_are_refused() {
     let (w, h) = (160usize, 40usize);

@@ -322,8 +322,8 @@ impl<'a> Search<'a> {
         self.motion.link(a, b, to_point).map_or(0.0, |segs| self.map.extra_cost(&segs))
     }
 
-    /// Whether a new candidate link's cost from its length is already exact (no traversal costs).
-    fn priced_now(&self) -> bool {
+    /// True when a candidate link's cost from its length is already exact: no traversal costs.
+    fn no_costs(&self) -> bool {
         self.map.costs().is_none()
     }
 
@@ -335,7 +335,7 @@ impl<'a> Search<'a> {
     }
 
     fn push_goal(&mut self, from: u32, t: usize, total: f64) {
-        let priced = self.priced_now();
+        let priced = self.no_costs();
         self.goal_candidates.push(Candidate { from, to: t as u32, cost: total, priced });
         let id = (self.goal_candidates.len() - 1) as u32;
         self.open.push((Reverse(OrdF64::new(total)), id, KIND_GOAL));
@@ -343,7 +343,8 @@ impl<'a> Search<'a> {
 
     /// The open list's first entries, from every source: direct links to nearby targets, and
     /// first edges to the lattice poses around it (those outside the window only to learn whether
-    /// the window cuts the search). All enter with their exact cost, unchecked.
+    /// the window cuts the search). All enter unchecked, at their length's cost (exact without
+    /// traversal costs, else priced when they first come out).
     fn seed(&mut self, poll: &mut StopPoll<impl FnMut() -> bool>) -> bool {
         let s = self.lattice.spacing as f64;
         for (k, src) in self.sources.iter().enumerate() {
@@ -384,7 +385,7 @@ impl<'a> Search<'a> {
                             // (the source is this lattice pose) may go on in either gear.
                             for &gear in self.gears.iter().filter(|&&g| last.is_none_or(|l| l == g)) {
                                 let to = self.index(i, j, b, gear) as u32;
-                                let priced = self.priced_now();
+                                let priced = self.no_costs();
                                 self.start_candidates.push(Candidate { from: k as u32, to, cost: src.g + c, priced });
                                 let id = (self.start_candidates.len() - 1) as u32;
                                 self.open.push((Reverse(OrdF64::new(f)), id, KIND_START));
@@ -405,8 +406,9 @@ impl<'a> Search<'a> {
     /// list runs dry, or `poll` says stop.
     fn run(mut self, bound: f64, poll: &mut StopPoll<impl FnMut() -> bool>) -> Outcome {
         while let Some((Reverse(f), id, kind)) = self.open.pop() {
-            // A link to a target is tried even when the poll says stop: it may be the answer.
-            if poll.stop() && kind != KIND_GOAL {
+            // A priced link to a target is tried even when the poll says stop: it may be the answer.
+            let answer = kind == KIND_GOAL && self.goal_candidates[id as usize].priced;
+            if poll.stop() && !answer {
                 return Outcome::Stopped;
             }
             if f.get() >= bound {

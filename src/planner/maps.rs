@@ -137,7 +137,7 @@ fn configs_of(group: &[&mut Planner]) -> Vec<PlannerConfig> {
 }
 
 /// Derives every profile's layers on `site` under `configs` (one per profile), reusing each
-/// profile's tables where they apply; all or nothing. A profile whose map already stands on
+/// profile's tables, or another profile's, where they apply; all or nothing. A profile whose map already stands on
 /// `site` under the same parameters keeps it.
 fn derive_all(group: &mut [&mut Planner], site: Arc<SiteMap>, configs: &[PlannerConfig]) -> Result<(), PlanError> {
     let mut derived: Vec<Arc<PreparedMap>> = Vec::with_capacity(group.len());
@@ -208,7 +208,7 @@ fn edit_site(
     for (i, (d, from)) in detached.into_iter().zip(donors).enumerate() {
         let mut prepared = d.attach(site.clone());
         let donated = |j: usize| group[j].map.as_ref().expect("a donor has followed");
-        let donor = Donor { obstacles: from.obstacles.map(|j| donated(j).collision.obstacles()), refiners: Vec::new() };
+        let donor = Donor { obstacles: from.obstacles.map(|j| donated(j).collision.obstacles()), ..Default::default() };
         let update = prepared.follow(&changed, values, &group[i].config, &group[i].lddb, donor);
         match update {
             Ok(update) => updates.push(update),

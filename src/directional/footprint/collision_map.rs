@@ -611,7 +611,11 @@ impl SampleTest {
             let reach = super::POLYGON_GROWTH_REACH * grow;
             let (c, r) = p.bounding_disk();
             (test.centre, test.bound, test.speed) = (c, r + reach, 1.0 + curvature.abs() * c.0.hypot(c.1));
-            for (k, &(c, r)) in p.disk_cover().disks().iter().enumerate() {
+            // The cover only helps where its disks are smaller than the one (a long polygon's
+            // are; a round one's may not be).
+            let cover = p.disk_cover().disks();
+            let tighter = cover.iter().all(|&(_, rk)| rk < r);
+            for (k, &(c, r)) in cover.iter().enumerate().filter(|_| tighter) {
                 test.cover[k] = (c, r + reach);
                 test.cover_speed = test.cover_speed.max(1.0 + curvature.abs() * c.0.hypot(c.1));
                 test.cover_len = k + 1;

@@ -11,11 +11,10 @@ use crate::stages::{SolvedBy, Stage};
 use std::time::Instant;
 
 impl Refinement<'_, '_> {
-    /// Step 5, with the fallback neighbourhood. Fails with `NoPath` when it finds nothing.
-    pub(super) fn full_search_step(&mut self, lattice: &Lattice) -> Result<Chain, RefineError> {
+    /// Step 5, with the fallback neighbourhood: the chain, or `None` when the lattice holds none.
+    pub(super) fn full_search_step(&mut self, lattice: &Lattice) -> Result<Option<Chain>, RefineError> {
         let neighbourhood = self.ctx.params().fallback_neighbourhood;
-        self.search_whole_lattice(lattice, neighbourhood)?
-            .ok_or_else(|| RefineError::NoPath("smoothing, window repair and the full search all failed".into()))
+        self.search_whole_lattice(lattice, neighbourhood)
     }
 
     /// Directional A* in `neighbourhood` from the exact start to the exact goal over all of

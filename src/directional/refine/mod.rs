@@ -30,7 +30,9 @@
 //!    it cannot be. When smoothing found nothing the search covers the whole lattice instead, so
 //!    that its failure settles step 5 too.
 //! 5. [`full_search`]: if every repair fails, a full Directional A* from the exact start to the
-//!    exact goal, within the time budget.
+//!    exact goal, within the time budget. Beyond Pinter (`hybrid_search`): when the lattice holds
+//!    no path, a hybrid A* over continuous poses (Smac Hybrid-A*'s search), which finds the
+//!    tight manoeuvres that fall between the lattice's poses.
 //! 6. [`final_smoothing`]: a pose is dropped wherever the curve between its neighbours is
 //!    collision-free and no dearer (the Dubins curve between two poses is never longer than any
 //!    legal curve through poses between them, so without costs this only shortens).
@@ -42,6 +44,7 @@ mod direct;
 mod final_smoothing;
 mod full_search;
 mod guide;
+mod hybrid_search;
 mod loop_repair;
 mod smoothing_pass;
 mod window_repair;
@@ -58,6 +61,7 @@ use super::verify::VerifyError;
 use crate::geometry::{normalize_angle, Point2, Pose2};
 use crate::stages::{SolvedBy, Stage};
 use crate::trajectory::Trajectory;
+use hybrid_search::Hybrid;
 use loop_repair::LoopRepair;
 use std::time::Instant;
 
@@ -311,14 +315,21 @@ impl Refinement<'_, '_> {
                 return Ok(refined);
             }
         }
-        if exhausted {
-            return Err(RefineError::NoPath(
-                "smoothing failed and no state reachable from the start leads to the goal".into(),
-            ));
+        // 5. The full Directional A* (unless the loop repair's search already exhausted the
+        //    lattice), and its chain through step 6.
+        let chain = if exhausted { None } else { self.full_search_step(&guide.lattice)? };
+        if let Some(chain) = chain {
+            return self.finish(chain).map_err(RefineError::VerificationFailed);
         }
-        // 5. The full Directional A*, and its chain through step 6.
-        let chain = self.full_search_step(&guide.lattice)?;
-        self.finish(chain).map_err(RefineError::VerificationFailed)
+        // Beyond Pinter: the lattice holds no path; poses off the lattice may.
+        match self.hybrid_search()? {
+            Hybrid::Found(chain) => self.finish(chain).map_err(RefineError::VerificationFailed),
+            Hybrid::Nothing(e) => Err(RefineError::NoPath(format!(
+                "smoothing, the repairs and the full search found nothing on the lattice{}, and the hybrid \
+                 search nothing after {e} expansions",
+                if exhausted { " (no state reachable from the start leads to the goal)" } else { "" }
+            ))),
+        }
     }
 
     /// Turning round on the spot: a guide of no length says nothing, so the whole lattice is
