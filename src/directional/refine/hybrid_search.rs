@@ -40,6 +40,15 @@ const ANALYTIC_NEAR: f64 = 4.0;
 pub(super) const MAX_EXPANSIONS: usize = 200_000;
 /// Expansions between two polls of the stop callback.
 const STOP_POLL_PERIOD: usize = 32;
+/// Coarse cells settled between two polls while the 2-D distance is computed.
+const DISTANCE_POLL_PERIOD: usize = 4096;
+/// How far (turning radii) beyond the box of start and goal the search may go: a manoeuvre the
+/// lattice missed is local, and the window bounds the 2-D distance's work and memory on a
+/// site-scale map.
+const WINDOW_MARGIN: f64 = 8.0;
+/// Most coarse cells in the window (about 36 MB of distances and flags); beyond, start and goal
+/// are too far apart for this search and it does not run.
+const MAX_WINDOW_CELLS: usize = 4_000_000;
 /// By how much an 8-connected grid path may exceed the straight line (1 / cos 22.5° less a
 /// hair): the Dijkstra distance is divided by it so the heuristic stays a lower bound.
 const OCTILE_EXCESS: f64 = 1.0824;
@@ -85,14 +94,16 @@ impl Refinement<'_, '_> {
         let r = motion.radius;
         // One primitive turns by one heading bin at full lock, and leaves its cell.
         let step = (r * TAU / HEADING_BINS as f64).max(1.5);
-        let grid = Coarse::new(map.width(), map.height(), step);
+        let Some(grid) =
+            Coarse::around(start.point(), goal.point(), WINDOW_MARGIN * r, step, (map.width(), map.height()))
+        else {
+            return Ok(Hybrid::Nothing(0));
+        };
         // 1. The inscribed disk's obstacle-aware distance to the goal, per coarse cell.
-        let distance = grid.distance_to(goal.point(), |c| {
-            // A coarse cell is open when some point of it may hold the reference point: then the
-            // disk about its centre, smaller by half the cell's diagonal, is free.
-            let rho = (shape.inradius() - grid.half_diagonal()).max(0.0);
-            map.disk_free(c, rho)
-        });
+        let rho = (shape.inradius() - grid.half_diagonal()).max(0.0);
+        // A coarse cell is open when some point of it may hold the reference point: then the
+        // disk about its centre, smaller by half the cell's diagonal, is free.
+        let distance = grid.distance_to(goal.point(), |c| map.disk_free(c, rho), &mut *self.should_stop)?;
         let Some(start_distance) = grid.at(&distance, start.point()) else {
             return Ok(Hybrid::Nothing(0));
         };
@@ -149,6 +160,9 @@ impl Refinement<'_, '_> {
                 let seg = Segment { start: node.pose, length: step, curvature, reverse, rotation: 0.0 };
                 let gear = if reverse { Gear::Reverse } else { Gear::Forward };
                 let end = seg.end();
+                if grid.cell(end.point()).is_none() {
+                    continue;
+                }
                 let key = grid.bin(end, Some(gear));
                 if bins.get(&key).is_some_and(|&(_, expanded)| expanded) {
                     continue;
@@ -196,31 +210,43 @@ fn chain_to(nodes: &[Node], last: u32, goal: Pose2, cost: f64) -> Chain {
     Chain { poses, gears, by: SolvedBy::HybridSearch, cost }
 }
 
-/// The coarse cells the merged poses and the 2-D distance use: squares of `side` map cells.
+/// The coarse cells the merged poses and the 2-D distance use: squares of `side` map cells over
+/// a window of the map from `origin` (map cells); nothing outside it is searched.
 struct Coarse {
+    origin: Point2,
     side: f64,
     cols: usize,
     rows: usize,
 }
 
 impl Coarse {
-    fn new(width: usize, height: usize, side: f64) -> Self {
-        Self { side, cols: (width as f64 / side).ceil() as usize, rows: (height as f64 / side).ceil() as usize }
+    /// The window holding `a` and `b` with `margin` (map cells) around them, within the map
+    /// (`width` x `height` cells); `None` when it would hold more than [`MAX_WINDOW_CELLS`].
+    fn around(a: Point2, b: Point2, margin: f64, side: f64, (width, height): (usize, usize)) -> Option<Self> {
+        let x0 = (a.x.min(b.x) - margin).max(0.0);
+        let y0 = (a.y.min(b.y) - margin).max(0.0);
+        let x1 = (a.x.max(b.x) + margin).min(width as f64);
+        let y1 = (a.y.max(b.y) + margin).min(height as f64);
+        let (cols, rows) = (((x1 - x0) / side).ceil().max(1.0) as usize, ((y1 - y0) / side).ceil().max(1.0) as usize);
+        (cols.saturating_mul(rows) <= MAX_WINDOW_CELLS).then(|| Self { origin: Point2::new(x0, y0), side, cols, rows })
     }
 
     fn half_diagonal(&self) -> f64 {
         self.side * std::f64::consts::FRAC_1_SQRT_2
     }
 
-    /// The coarse cell of `p`, `None` outside the map.
+    /// The coarse cell of `p`, `None` outside the window.
     fn cell(&self, p: Point2) -> Option<usize> {
-        let (cx, cy) = ((p.x / self.side).floor(), (p.y / self.side).floor());
+        let (cx, cy) = (((p.x - self.origin.x) / self.side).floor(), ((p.y - self.origin.y) / self.side).floor());
         (cx >= 0.0 && cy >= 0.0 && (cx as usize) < self.cols && (cy as usize) < self.rows)
             .then(|| cy as usize * self.cols + cx as usize)
     }
 
     fn centre(&self, k: usize) -> Point2 {
-        Point2::new(((k % self.cols) as f64 + 0.5) * self.side, ((k / self.cols) as f64 + 0.5) * self.side)
+        Point2::new(
+            self.origin.x + ((k % self.cols) as f64 + 0.5) * self.side,
+            self.origin.y + ((k / self.cols) as f64 + 0.5) * self.side,
+        )
     }
 
     /// `values`' entry for the coarse cell of `p`.
@@ -228,9 +254,9 @@ impl Coarse {
         self.cell(p).map(|k| values[k])
     }
 
-    /// The key of the merged pose bin of `pose` reached in `gear`.
+    /// The key of the merged pose bin of `pose` (inside the window) reached in `gear`.
     fn bin(&self, pose: Pose2, gear: Option<Gear>) -> u64 {
-        let k = self.cell(pose.point()).unwrap_or(usize::MAX) as u64;
+        let k = self.cell(pose.point()).unwrap_or(0) as u64;
         let h = ((pose.yaw.rem_euclid(TAU) / TAU * HEADING_BINS as f64) as u64).min(HEADING_BINS as u64 - 1);
         let g = match gear {
             None => 0,
@@ -241,17 +267,28 @@ impl Coarse {
     }
 
     /// 8-connected Dijkstra distances (map cells) from the coarse cell of `goal` over the cells
-    /// `open` accepts (by centre); infinity where none leads.
-    fn distance_to(&self, goal: Point2, open: impl Fn(Point2) -> bool) -> Vec<f64> {
+    /// `open` accepts (by centre); infinity where none leads. Polls `should_stop` as it goes.
+    fn distance_to(
+        &self,
+        goal: Point2,
+        open: impl Fn(Point2) -> bool,
+        should_stop: &mut dyn FnMut() -> bool,
+    ) -> Result<Vec<f64>, RefineError> {
         let n = self.cols * self.rows;
         let mut distance = vec![f64::INFINITY; n];
-        let Some(g) = self.cell(goal) else { return distance };
-        let passable: Vec<bool> = (0..n).map(|k| open(self.centre(k))).collect();
+        let Some(g) = self.cell(goal) else { return Ok(distance) };
+        // Whether each cell is open, asked once, when the search first reaches it.
+        let mut passable: Vec<Option<bool>> = vec![None; n];
         distance[g] = 0.0;
         let mut heap = BinaryHeap::new();
         heap.push((Reverse(OrdF64::new(0.0)), g));
         let diagonal = self.side * std::f64::consts::SQRT_2;
+        let mut popped = 0usize;
         while let Some((Reverse(d), k)) = heap.pop() {
+            popped += 1;
+            if popped % DISTANCE_POLL_PERIOD == 0 && should_stop() {
+                return Err(RefineError::Stopped);
+            }
             if d.get() > distance[k] {
                 continue;
             }
@@ -262,7 +299,7 @@ impl Coarse {
                     continue;
                 }
                 let m = ny as usize * self.cols + nx as usize;
-                if !passable[m] {
+                if !*passable[m].get_or_insert_with(|| open(self.centre(m))) {
                     continue;
                 }
                 let nd = d.get() + if dx != 0 && dy != 0 { diagonal } else { self.side };
@@ -272,6 +309,6 @@ impl Coarse {
                 }
             }
         }
-        distance
+        Ok(distance)
     }
 }
