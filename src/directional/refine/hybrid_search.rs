@@ -167,7 +167,13 @@ impl Refinement<'_, '_> {
                 if bins.get(&key).is_some_and(|&(_, expanded)| expanded) {
                     continue;
                 }
-                let segs = [seg];
+                // The chain rebuilds this link as the single-gear curve between its ends, which is
+                // the primitive itself except where rounding makes the curve solver add a full
+                // turn: such a primitive is skipped, so what is checked is what the chain holds.
+                let Some(segs) = motion.in_gear(node.pose, end, gear) else { continue };
+                if (segs.iter().map(|s| s.length).sum::<f64>() - step).abs() > 1e-6 {
+                    continue;
+                }
                 let g = node.g
                     + motion.cost(&segs)
                     + node.gear.map_or(0.0, |from| motion.change(from, gear))
