@@ -131,6 +131,25 @@ fn mod2pi(a: f64) -> f64 {
     }
 }
 
+/// How far below a full turn an arc's angle is read as no turn at all (radians).
+///
+/// Where a word degenerates (a piece of length zero: a single arc, arc-line, line-arc) the closed
+/// forms compute that piece's angle as a difference of angles that should cancel, and rounding
+/// leaves it a few 1e-9 below zero (the square root of a rounding-sized discriminant feeds the
+/// atan2), which [`mod2pi`] turns into an extra full loop. Snapping moves the end's heading by less
+/// than this, well inside [`end_matches`]' 1e-6, which every returned curve still passes.
+const FULL_TURN_SNAP: f64 = 1e-7;
+
+/// An arc's angle in [0, 2 pi), with angles within [`FULL_TURN_SNAP`] below a full turn read as 0.
+fn arc_angle(a: f64) -> f64 {
+    let r = mod2pi(a);
+    if r > 2.0 * PI - FULL_TURN_SNAP {
+        0.0
+    } else {
+        r
+    }
+}
+
 /// The canonical problem of a pose pair: start at the origin with heading `alpha`, goal at
 /// distance `d` (in radii) along +x with heading `beta`, with the trigonometry every word shares
 /// (computed once per pair, not once per word).
@@ -171,7 +190,7 @@ fn normalised(word: DubinsWord, k: &Canonical) -> Option<[f64; 3]> {
             }
             let p2 = p2.max(0.0);
             let th = (cb - ca).atan2(d + sa - sb);
-            Some([mod2pi(th - alpha), p2.sqrt(), mod2pi(beta - th)])
+            Some([arc_angle(th - alpha), p2.sqrt(), arc_angle(beta - th)])
         }
         DubinsWord::Rsr => {
             let p2 = 2.0 + d * d - 2.0 * cab + 2.0 * d * (sb - sa);
@@ -180,7 +199,7 @@ fn normalised(word: DubinsWord, k: &Canonical) -> Option<[f64; 3]> {
             }
             let p2 = p2.max(0.0);
             let th = (ca - cb).atan2(d - sa + sb);
-            Some([mod2pi(alpha - th), p2.sqrt(), mod2pi(th - beta)])
+            Some([arc_angle(alpha - th), p2.sqrt(), arc_angle(th - beta)])
         }
         DubinsWord::Lsr => {
             let p2 = -2.0 + d * d + 2.0 * cab + 2.0 * d * (sa + sb);
@@ -190,7 +209,7 @@ fn normalised(word: DubinsWord, k: &Canonical) -> Option<[f64; 3]> {
             let p2 = p2.max(0.0);
             let p = p2.sqrt();
             let th = (-ca - cb).atan2(d + sa + sb) - (-2.0f64).atan2(p);
-            Some([mod2pi(th - alpha), p, mod2pi(th - beta)])
+            Some([arc_angle(th - alpha), p, arc_angle(th - beta)])
         }
         DubinsWord::Rsl => {
             let p2 = d * d - 2.0 + 2.0 * cab - 2.0 * d * (sa + sb);
@@ -200,7 +219,7 @@ fn normalised(word: DubinsWord, k: &Canonical) -> Option<[f64; 3]> {
             let p2 = p2.max(0.0);
             let p = p2.sqrt();
             let th = (ca + cb).atan2(d - sa - sb) - 2.0f64.atan2(p);
-            Some([mod2pi(alpha - th), p, mod2pi(beta - th)])
+            Some([arc_angle(alpha - th), p, arc_angle(beta - th)])
         }
         DubinsWord::Rlr => {
             let c = (6.0 - d * d + 2.0 * cab + 2.0 * d * (sa - sb)) / 8.0;
@@ -209,8 +228,8 @@ fn normalised(word: DubinsWord, k: &Canonical) -> Option<[f64; 3]> {
             }
             let c = c.clamp(-1.0, 1.0);
             let p = mod2pi(2.0 * PI - c.acos());
-            let t = mod2pi(alpha - (ca - cb).atan2(d - sa + sb) + p / 2.0);
-            Some([t, p, mod2pi(alpha - beta - t + p)])
+            let t = arc_angle(alpha - (ca - cb).atan2(d - sa + sb) + p / 2.0);
+            Some([t, p, arc_angle(alpha - beta - t + p)])
         }
         DubinsWord::Lrl => {
             let c = (6.0 - d * d + 2.0 * cab + 2.0 * d * (sb - sa)) / 8.0;
@@ -219,8 +238,8 @@ fn normalised(word: DubinsWord, k: &Canonical) -> Option<[f64; 3]> {
             }
             let c = c.clamp(-1.0, 1.0);
             let p = mod2pi(2.0 * PI - c.acos());
-            let t = mod2pi(-alpha - (ca - cb).atan2(d + sa - sb) + p / 2.0);
-            Some([t, p, mod2pi(beta - alpha - t + p)])
+            let t = arc_angle(-alpha - (ca - cb).atan2(d + sa - sb) + p / 2.0);
+            Some([t, p, arc_angle(beta - alpha - t + p)])
         }
     }
 }
@@ -400,6 +419,33 @@ mod tests {
             let e = c.end();
             assert!(e.point().distance(b.point()) < 1e-6 && normalize_angle(e.yaw - b.yaw).abs() < 1e-6);
         }
+    }
+
+    /// A single arc or line is its own shortest curve: the closed forms must not turn a piece of
+    /// angle -1e-16 (rounding) into a full turn (found as hybrid search primitives, about 0.8% of
+    /// short arcs, came back from the solver with an extra loop).
+    #[test]
+    fn single_pieces_are_their_own_shortest_curve() {
+        let mut seed = 5;
+        let mut worst: f64 = 0.0;
+        for i in 0..20_000 {
+            let start = random_pose(&mut seed, 40.0);
+            let r = 0.3 + 20.0 * rng(&mut seed);
+            // Short arcs (the hybrid search's primitives), up to a quarter turn, and lines.
+            let angle = if i % 2 == 0 { 0.2 * rng(&mut seed) } else { 0.5 * PI * rng(&mut seed) };
+            let piece = match i % 3 {
+                0 => Segment::arc(start, r * angle, r, Turn::Left),
+                1 => Segment::arc(start, r * angle, r, Turn::Right),
+                _ => Segment::line(start, r * angle),
+            };
+            for c in [dubins_shortest(start, piece.end(), r).unwrap(), dubins_candidate(start, piece.end(), r).unwrap()]
+            {
+                let excess = c.length() - piece.length;
+                worst = worst.max(excess);
+                assert!(excess.abs() < 1e-6 * (1.0 + r), "{piece:?}: {c:?} is {excess} longer");
+            }
+        }
+        assert!(worst < 1e-6, "worst excess {worst}");
     }
 
     #[test]

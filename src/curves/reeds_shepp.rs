@@ -570,6 +570,28 @@ mod tests {
         reeds_shepp_shortest(a, b, r).unwrap_or_else(|| panic!("no curve {a:?} -> {b:?} r {r}"))
     }
 
+    /// A single arc or line, driven forwards or backwards, is its own shortest curve (the Dubins
+    /// closed forms once added a full loop to some of these through rounding).
+    #[test]
+    fn single_pieces_are_their_own_shortest_curve() {
+        use crate::trajectory::{Segment, Turn};
+        let mut seed = 8;
+        for i in 0..20_000 {
+            let start = random_pose(&mut seed, 40.0);
+            let r = 0.3 + 20.0 * rng(&mut seed);
+            let angle = if i % 2 == 0 { 0.2 * rng(&mut seed) } else { 0.5 * PI * rng(&mut seed) };
+            let mut piece = match i % 3 {
+                0 => Segment::arc(start, r * angle, r, Turn::Left),
+                1 => Segment::arc(start, r * angle, r, Turn::Right),
+                _ => Segment::line(start, r * angle),
+            };
+            piece.reverse = i % 4 >= 2;
+            let c = shortest(start, piece.end(), r);
+            let excess = c.length() - piece.length;
+            assert!(excess.abs() < 1e-6 * (1.0 + r), "{piece:?}: {} is {excess} longer", c.word());
+        }
+    }
+
     #[test]
     fn closed_forms() {
         let o = Pose2::new(0.0, 0.0, 0.0);

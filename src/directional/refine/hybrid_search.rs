@@ -168,8 +168,9 @@ impl Refinement<'_, '_> {
                     continue;
                 }
                 // The chain rebuilds this link as the single-gear curve between its ends, which is
-                // the primitive itself except where rounding makes the curve solver add a full
-                // turn: such a primitive is skipped, so what is checked is what the chain holds.
+                // the primitive itself (the curve solvers' tests hold them to that for single
+                // arcs and lines); a primitive it is not is skipped rather than trusted, so what is
+                // checked is what the chain holds.
                 let Some(segs) = motion.in_gear(node.pose, end, gear) else { continue };
                 if (segs.iter().map(|s| s.length).sum::<f64>() - step).abs() > 1e-6 {
                     continue;
