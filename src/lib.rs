@@ -35,6 +35,8 @@ pub mod replan;
 pub mod ros;
 pub mod search;
 pub mod stages;
+#[cfg(test)]
+mod test_rng;
 pub mod trajectory;
 pub mod transform;
 pub mod waypoints;

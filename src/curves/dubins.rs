@@ -353,18 +353,7 @@ mod tests {
             .length()
     }
 
-    /// Deterministic pseudo-random numbers in [0, 1) (splitmix64).
-    fn rng(seed: &mut u64) -> f64 {
-        *seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = *seed;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn random_pose(seed: &mut u64, span: f64) -> Pose2 {
-        Pose2::new((rng(seed) - 0.5) * span, (rng(seed) - 0.5) * span, (rng(seed) - 0.5) * 2.0 * PI)
-    }
+    use crate::test_rng::{random_pose, splitmix as rng};
 
     #[test]
     fn closed_forms() {

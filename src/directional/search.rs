@@ -306,15 +306,9 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// The cost of the model's curve from `a` to `b` (its point only when `to_point`) from its
-    /// length alone, and its gears, without building it: with traversal costs a lower bound,
-    /// [`Search::link_extra`] the rest.
-    fn link_cost(&self, a: Pose2, b: Pose2, to_point: bool) -> Option<Priced> {
-        self.motion.price(a, b, to_point)
-    }
-
     /// The traversal cost along the model's curve from `a` to `b` above its length (0 without
-    /// costs).
+    /// costs): what [`Motion::price`], from the curve's length alone, leaves out, so that price
+    /// is a lower bound a candidate can enter the open list with.
     fn link_extra(&self, a: Pose2, b: Pose2, to_point: bool) -> f64 {
         if self.map.costs().is_none() {
             return 0.0;
@@ -353,7 +347,7 @@ impl<'a> Search<'a> {
                     return true;
                 }
                 if src.pose.point().distance(t.pose.point()) <= self.connect_radius {
-                    if let Some(c) = self.link_cost(src.pose, t.pose, t.free) {
+                    if let Some(c) = self.motion.price(src.pose, t.pose, t.free) {
                         self.push_goal(SOURCE_BIT | k as u32, ti, src.g + c.cost + t.cost_to_go);
                     }
                 }
@@ -376,7 +370,7 @@ impl<'a> Search<'a> {
                             return true;
                         }
                         let pose = self.pose(i, j, b);
-                        let Some(Priced { cost: c, last, .. }) = self.link_cost(src.pose, pose, false) else {
+                        let Some(Priced { cost: c, last, .. }) = self.motion.price(src.pose, pose, false) else {
                             continue;
                         };
                         let f = src.g + c + self.heuristic(i, j, b);
@@ -535,7 +529,7 @@ impl<'a> Search<'a> {
             let here = self.pose(i, j, b);
             for (ti, t) in self.targets.iter().enumerate() {
                 if here.point().distance(t.pose.point()) <= self.connect_radius {
-                    if let Some(c) = self.link_cost(here, t.pose, t.free) {
+                    if let Some(c) = self.motion.price(here, t.pose, t.free) {
                         let total = gi + c.cost + self.motion.change_to(gear, c.first) + t.cost_to_go;
                         self.push_goal(idx as u32, ti, total);
                     }

@@ -244,14 +244,7 @@ fn a_search_stops_while_seeding() {
     assert_eq!(polls, 1);
 }
 
-/// splitmix64 in [0, 1).
-pub(super) fn rnd(seed: &mut u64) -> f64 {
-    *seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *seed;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-}
+pub(super) use crate::test_rng::splitmix as rnd;
 
 #[test]
 fn random_maps_every_trajectory_verifies_and_the_pipeline_solves_what_directional_24_solves() {

@@ -314,13 +314,7 @@ mod tests {
         use std::cmp::Reverse;
         use std::collections::{BinaryHeap, HashMap};
         let mut seed = 0x5eed_u64;
-        let mut rnd = move || {
-            seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = seed;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rnd = move || crate::test_rng::splitmix(&mut seed);
         let (w, h, radius) = (16usize, 12usize, 0.7);
         let price_of = |m: &CollisionMap, points: &[Point2]| -> f64 {
             points.windows(2).map(|p| free_line_price(m, p[0], p[1], radius).expect("a free line")).sum()
