@@ -527,12 +527,13 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
             if args.verbose {
                 match &result {
                     Ok((t, line)) => eprintln!(
-                        "{} {:.3}ms {:?}->{:?}: len {:.3} by {line}",
+                        "{} {:.3}ms {:?}->{:?}: len {:.3} by {line}; Nav2 mean cost {:.1}",
                         a.name(),
                         row.ms.last().copied().unwrap_or(f64::NAN),
                         (s.x, s.y, s.yaw),
                         (g.x, g.y, g.yaw),
-                        t.length() * res
+                        t.length() * res,
+                        nav2_cost.measure(t).map_or(f64::NAN, |c| c.mean_cost)
                     ),
                     Err(e) => eprintln!(
                         "{} {:.3}ms {:?}->{:?}: {e}",
