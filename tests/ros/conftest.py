@@ -23,6 +23,17 @@ def _missing_ros_tools():
     return None
 
 
+def pytest_configure(config):
+    """SIGTERM (a CI runner cancelling the job, `timeout`, `kill`) ends the session as Ctrl-C
+    does: pytest stops, tears its fixtures down and so stops every node a test started. Without
+    this, the handler rclpy.init() installs for SIGTERM only shuts the ROS context down (no
+    Python handler is there to pass the signal on to), and the session, its nodes with it, runs
+    on. Installed before any test calls rclpy.init(), so rclpy's handler passes it on."""
+    from helpers import exit_on_sigterm
+
+    exit_on_sigterm()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def colcon_install():
     """Every test here runs the node colcon installed (scripts/build_ws.sh)."""

@@ -238,3 +238,74 @@ def test_a_script_stopped_by_a_signal_leaves_no_node_running(how, interfaces):
             script.kill()
         for pid in nodes():
             os.kill(pid, signal.SIGKILL)
+
+
+def test_the_suite_stopped_by_sigterm_stops_and_takes_its_nodes_with_it(interfaces):
+    """A CI runner cancelling the test command sends pytest SIGTERM: the session must end (as on
+    Ctrl-C, its fixtures torn down) and no node it started may run on. An inner pytest session
+    with this directory's conftest starts a node in a fixture, calls rclpy.init() as the peers
+    do (rclpy then handles SIGTERM itself), and waits; it gets SIGTERM."""
+    import signal
+    import sys
+    import textwrap
+
+    from helpers import ROOT
+
+    marker = "__node:=sigterm_suite_planner"
+
+    def nodes():
+        out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
+        return [int(pid) for pid in out.split()]
+
+    assert not nodes(), "a node of an earlier run is still there"
+    work = tmpdir("sigterm_suite")
+    inner = work / "test_inner_waits.py"
+    inner.write_text(textwrap.dedent("""
+        import time
+
+        import pytest
+        import rclpy
+
+        from helpers import start_node
+
+
+        @pytest.fixture
+        def node(tmp_path):
+            started = start_node(tmp_path, "sigterm_suite_planner", {"robot_radius": 0.1})
+            yield started
+            started.stop()
+
+
+        def test_waits(node):
+            if not rclpy.ok():
+                rclpy.init()
+            print("INNER READY", flush=True)
+            time.sleep(600)
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "tests" / "ros"), os.environ.get("PYTHONPATH", "")]))
+    session = subprocess.Popen([sys.executable, "-m", "pytest", str(inner), "-p", "conftest", "-p", "no:cacheprovider",
+                                "-s", "-q", "--rootdir", str(work)], cwd=work, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    output = []
+    try:
+        for line in session.stdout:
+            output.append(line)
+            if "INNER READY" in line:
+                break
+        assert nodes(), "the inner session did not start its node:\n" + "".join(output)
+        session.send_signal(signal.SIGTERM)
+        try:
+            rest, _ = session.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("pytest ran on for 60 s after SIGTERM:\n" + "".join(output))
+        output.append(rest)
+        deadline = time.monotonic() + 30
+        while nodes() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not nodes(), "planner_node still running after its session got SIGTERM:\n" + "".join(output)
+        assert session.returncode != 0, "".join(output)
+    finally:
+        if session.poll() is None:
+            session.kill()
+        for pid in nodes():
+            os.kill(pid, signal.SIGKILL)
