@@ -326,3 +326,41 @@ fn footprint_takes_nav2_polygons() {
     let said = text(&bad.stderr);
     assert!(said.contains("--footprint") && said.contains("not a simple polygon"), "{said}");
 }
+
+/// `--warm-tables` fills Directional A*'s tables before the plan's clock starts, as the node does
+/// when its map arrives: the same plan, the fill reported; a cold plan that runs out of time says
+/// the flag exists.
+#[test]
+fn warm_tables_fills_before_the_clock_and_changes_no_plan() {
+    // A reversing rectangle between pillars: the lattice and the hybrid search look tables up.
+    let request = [
+        "--start=1.478,0.638,0.371",
+        "--goal=-2.198,-0.124,-0.616",
+        "--footprint",
+        "[[0.7, 0.25], [0.7, -0.25], [-0.2, -0.25], [-0.2, 0.25]]",
+        "--min-turning-radius",
+        "0.8",
+        "--motion-model",
+        "reeds_shepp",
+        "--set",
+        "max_planning_time=60",
+        "--json",
+    ];
+    let [cold, warm] = [plan(&request), plan(&[&request[..], &["--warm-tables"]].concat())].map(|out| {
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("one JSON object on stdout")
+    });
+    assert_eq!(cold["status"], "SUCCESS", "{cold}");
+    assert!(cold["tables_warmed"].is_null(), "{cold}");
+    assert!(warm["tables_warmed"]["edges"].as_u64().unwrap() > 0, "{warm}");
+    assert_eq!(cold["trajectory"], warm["trajectory"]);
+    // A budget no plan here meets: the cold plan's error names the flag, the warm one's does not.
+    let tight = [&request[..request.len() - 3], &["--set", "max_planning_time=0.001"]].concat();
+    for (flags, hint) in [(&[][..], true), (&["--warm-tables"][..], false)] {
+        let out = plan(&[&tight[..], flags].concat());
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("blockstar: TIMEOUT"), "{err}");
+        assert_eq!(err.contains("--warm-tables"), hint, "{err}");
+    }
+}
