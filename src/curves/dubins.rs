@@ -131,13 +131,23 @@ fn mod2pi(a: f64) -> f64 {
     }
 }
 
+/// Below this squared distance (in radii squared) between the two turning circles of a
+/// same-turn word (LSL, RSR), the circles are one and the curve a single arc. The closed form's
+/// direction between the centres is then the angle of a rounding-sized vector: any split of the
+/// arc between the first and last piece, often with a full loop (the single arc's shortest word
+/// came back with one, and ended 1e-7 off the goal by another word). A distance under 1e-7
+/// radii is one the closed form cannot resolve anyway (its square root amplifies rounding to
+/// about 1e-8).
+const COINCIDENT: f64 = 1e-14;
+
 /// How far below a full turn an arc's angle is read as no turn at all (radians).
 ///
-/// Where a word degenerates (a piece of length zero: a single arc, arc-line, line-arc) the closed
+/// Where a word degenerates (a piece of length zero: a line, arc-line, line-arc) the closed
 /// forms compute that piece's angle as a difference of angles that should cancel, and rounding
-/// leaves it a few 1e-9 below zero (the square root of a rounding-sized discriminant feeds the
-/// atan2), which [`mod2pi`] turns into an extra full loop. Snapping moves the end's heading by less
-/// than this, well inside [`end_matches`]' 1e-6, which every returned curve still passes.
+/// leaves it slightly below zero (about 1e-15; a few 1e-9 in the words with opposite turns, whose
+/// angle takes the square root of a rounding-sized discriminant), which [`mod2pi`] turns into an
+/// extra full loop. Snapping moves the end's heading by less than this, inside [`end_matches`]'
+/// 1e-6, which every returned curve still passes.
 const FULL_TURN_SNAP: f64 = 1e-7;
 
 /// An arc's angle in [0, 2 pi), with angles within [`FULL_TURN_SNAP`] below a full turn read as 0.
@@ -188,7 +198,9 @@ fn normalised(word: DubinsWord, k: &Canonical) -> Option<[f64; 3]> {
             if p2 < -1e-10 {
                 return None;
             }
-            let p2 = p2.max(0.0);
+            if p2 < COINCIDENT {
+                return Some([0.0, 0.0, arc_angle(beta - alpha)]);
+            }
             let th = (cb - ca).atan2(d + sa - sb);
             Some([arc_angle(th - alpha), p2.sqrt(), arc_angle(beta - th)])
         }
@@ -197,7 +209,9 @@ fn normalised(word: DubinsWord, k: &Canonical) -> Option<[f64; 3]> {
             if p2 < -1e-10 {
                 return None;
             }
-            let p2 = p2.max(0.0);
+            if p2 < COINCIDENT {
+                return Some([0.0, 0.0, arc_angle(alpha - beta)]);
+            }
             let th = (ca - cb).atan2(d - sa + sb);
             Some([arc_angle(alpha - th), p2.sqrt(), arc_angle(th - beta)])
         }
@@ -410,13 +424,14 @@ mod tests {
         }
     }
 
-    /// A single arc or line is its own shortest curve: the closed forms must not turn a piece of
-    /// angle -1e-16 (rounding) into a full turn (found as hybrid search primitives, about 0.8% of
+    /// A single arc or line is its own shortest curve, and ends where it does: the closed forms
+    /// must not turn a piece of angle just below zero (rounding) into a full turn, nor split a
+    /// single arc between two coincident circles (the hybrid search's primitives, about 0.8% of
     /// short arcs, came back from the solver with an extra loop).
     #[test]
     fn single_pieces_are_their_own_shortest_curve() {
         let mut seed = 5;
-        let mut worst: f64 = 0.0;
+        let (mut worst, mut worst_end): (f64, f64) = (0.0, 0.0);
         for i in 0..20_000 {
             let start = random_pose(&mut seed, 40.0);
             let r = 0.3 + 20.0 * rng(&mut seed);
@@ -433,8 +448,13 @@ mod tests {
                 worst = worst.max(excess);
                 assert!(excess.abs() < 1e-6 * (1.0 + r), "{piece:?}: {c:?} is {excess} longer");
             }
+            // And it ends where the piece does, well within verification's joint tolerance.
+            let end = dubins_shortest(start, piece.end(), r).unwrap().end();
+            let miss = end.point().distance(piece.end().point()).max(normalize_angle(end.yaw - piece.end().yaw).abs());
+            worst_end = worst_end.max(miss);
         }
         assert!(worst < 1e-6, "worst excess {worst}");
+        assert!(worst_end < 1e-7, "worst end miss {worst_end}");
     }
 
     #[test]

@@ -559,8 +559,9 @@ mod tests {
         reeds_shepp_shortest(a, b, r).unwrap_or_else(|| panic!("no curve {a:?} -> {b:?} r {r}"))
     }
 
-    /// A single arc or line, driven forwards or backwards, is its own shortest curve (the Dubins
-    /// closed forms once added a full loop to some of these through rounding).
+    /// A single arc or line, driven forwards or backwards, is its own shortest curve (coverage
+    /// beside the Dubins test of the same name: this solver's own closed forms normalise angles
+    /// to (-pi, pi], so rounding below zero stays a tiny angle).
     #[test]
     fn single_pieces_are_their_own_shortest_curve() {
         use crate::trajectory::{Segment, Turn};
