@@ -12,17 +12,20 @@ turning-radius-legal path is such a path, so its floor is at most the car's):
    obstacle, 253 within the inscribed radius, floor(252 exp(-k (d - r))) up to the inflation
    radius, 0 beyond; d the distance between cell centres), computed here by scanning offsets.
 2. The paths considered are those of the 16-connected grid between cell centres whose samples
-   (every quarter cell, as the benchmark samples) all lie in cells of cost below 253: more paths
-   than the disc may drive (a lower bound stays one when more paths are allowed).
+   (every quarter cell, as the benchmark samples) all lie in cells that are not obstacles (cost
+   below 254): more paths than the disc may drive, whose centre keeps out of the cells of cost
+   253 too (a lower bound stays one when more paths are allowed).
 3. For several weights w, Dijkstra finds V(w) = min over paths of L + w C (L the length, C the
    cost integral: the sum of sample costs times the sample spacing). For every path,
    L + w C >= V(w); so a path with L <= Lmax has a mean cost C / L >= (V(w) - Lmax) / (w Lmax).
    The floor is the best of these bounds over the weights (a supporting line of the convex hull
    of the (L, C) pairs of all paths).
 4. Lmax is `--length-factor` (1.10) times the length of the planner's cost-free path for the
-   pair, times `--grid-slack` (1.03: a continuous path is approximated by a 16-connected one at
-   most about 2.7% longer), so the bound holds for the continuous paths up to the grid's
-   approximation of their costs.
+   pair, plus the distances from the start and goal poses to their cells' centres, times
+   `--grid-slack` (1.03: a straight run is approximated by 16-connected moves at most 2.7%
+   longer). So the figure is an estimate of the bound for continuous paths, not a proof: a
+   continuous path bending round obstacles may need more than that slack on the grid, and the
+   grid's paths pass other cells than it does.
 
 Input: the `--verbose` lines of `blockstar bench-nav` with `pipeline-shortest` (the length limit
 per pair) and the costed algorithm to compare (`pipeline` by default), which print each pair's
@@ -33,8 +36,9 @@ poses (cells) and the path's mean Nav2 cost:
     python3 scripts/cost_floor.py --map M.yaml --pairs pairs.txt
 
 Prints per pair the shortest path's and the planner's mean cost, the floor, and the least mean
-cost among the weights' grid paths within the limit (without the slack): a cost a disc turning on
-the spot reaches, so the true least lies between the two. Then the medians (the issue's bar is
+cost among the weights' grid paths within the limit (without the slack) that keep out of the
+cells of cost 253 too: a cost a disc turning on the spot reaches (up to the grid's sampling), so
+the least lies between the two. Then the medians (the issue's bar is
 half of the shortest paths' median). numpy only.
 """
 
@@ -111,10 +115,11 @@ MOVES = [(1, 0), (0, 1), (-1, 0), (0, -1), (1, 1), (-1, 1), (-1, -1), (1, -1),
          (2, 1), (1, 2), (-1, 2), (-2, 1), (-2, -1), (-1, -2), (1, -2), (2, -1)]
 
 
-def edges(cost):
+def edges(cost, limit):
     """Per move: its length (cells) and, per start cell, its cost integral (cells x cost) or -1
-    where a sample falls in a cell of cost 253 or more or off the map."""
+    where a sample falls in a cell of cost `limit` or more or off the map."""
     h, w = cost.shape
+    ys, xs = np.mgrid[0:h, 0:w]
     out = []
     for dx, dy in MOVES:
         length = math.hypot(dx, dy)
@@ -127,11 +132,10 @@ def edges(cost):
             t = k / n
             ox, oy = 0.5 + t * dx, 0.5 + t * dy
             cx, cy = int(math.floor(ox)), int(math.floor(oy))
-            ys, xs = np.mgrid[0:h, 0:w]
             tx, ty = xs + cx, ys + cy
             inside = (tx >= 0) & (tx < w) & (ty >= 0) & (ty < h)
             c = np.where(inside, cost[np.clip(ty, 0, h - 1), np.clip(tx, 0, w - 1)], 254)
-            ok &= c < 254
+            ok &= c < limit
             weight = 0.5 if k in (0, n) else 1.0
             total += weight * c * (length / n)
         out.append((dx, dy, length, np.where(ok, total, -1.0)))
@@ -188,7 +192,8 @@ def main():
 
     obstacle, res = load_map(args.map)
     cost = nav2_costs(obstacle, res, args.robot_radius, args.inflation_radius, args.cost_scaling_factor)
-    moves = edges(cost)
+    moves = edges(cost, 254)
+    strict = edges(cost, 253)
     results = {}
     for line in pathlib.Path(args.pairs).read_text().splitlines():
         m = LINE.match(line.strip())
@@ -204,20 +209,22 @@ def main():
         sx, sy, _ = (float(v) for v in s.split(","))
         gx, gy, _ = (float(v) for v in g.split(","))
         start, goal = (int(sx), int(sy)), (int(gx), int(gy))
-        lmax = args.length_factor * by[args.shortest][0] / res * args.grid_slack
+        to_centres = math.hypot(sx - start[0] - 0.5, sy - start[1] - 0.5) + math.hypot(gx - goal[0] - 0.5, gy - goal[1] - 0.5)
+        limit = args.length_factor * by[args.shortest][0] / res
+        lmax = (limit + to_centres) * args.grid_slack
         floor, reached = 0.0, math.inf
         for weight in weights:
             found = dijkstra(moves, start, goal, weight, cost.shape)
             if found is None:
                 break
-            value, length, integral = found
-            floor = max(floor, (value - lmax) / (weight * lmax))
-            if length <= lmax / args.grid_slack:
-                reached = min(reached, integral / length)
+            floor = max(floor, (found[0] - lmax) / (weight * lmax))
+            kept = dijkstra(strict, start, goal, weight, cost.shape)
+            if kept is not None and kept[1] <= limit:
+                reached = min(reached, kept[2] / kept[1])
         else:
             rows.append((s, g, by[args.shortest][1], by[args.costed][1], floor, reached))
             continue
-        print(f"({s}) -> ({g}): no grid path (start or goal in a cell of cost 253 or more)")
+        print(f"({s}) -> ({g}): no grid path (an end in an obstacle cell, or the two not connected)")
     print(f"{'start (cells)':>34} {'goal (cells)':>34} {'shortest':>9} {args.costed:>9} {'floor':>7} {'grid':>7}")
     for s, g, short, costed, floor, reached in rows:
         print(f"{s[:34]:>34} {g[:34]:>34} {short:9.1f} {costed:9.1f} {floor:7.1f} {reached:7.1f}")
