@@ -555,8 +555,15 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
                         may_reverse: a.model == MotionModel::ReedsShepp,
                         ..Vehicle::forward(footprint, radius)
                     };
-                    if verify_trajectory(&cmap, &t, &vehicle, s, g, false).is_ok() {
-                        row.verified += 1;
+                    match verify_trajectory(&cmap, &t, &vehicle, s, g, false) {
+                        Ok(()) => row.verified += 1,
+                        Err(e) if args.verbose => eprintln!(
+                            "{} {:?}->{:?}: NOT VERIFIED: {e}",
+                            a.name(),
+                            (s.x, s.y, s.yaw),
+                            (g.x, g.y, g.yaw)
+                        ),
+                        Err(_) => {}
                     }
                     row.lengths.push(Some(t.length() * res));
                     row.cusps.push(t.cusps());

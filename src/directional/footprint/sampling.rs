@@ -54,10 +54,20 @@ pub fn sample_segment(seg: &Segment, mut f: impl FnMut(Point2) -> bool) {
 }
 
 /// Number of sample intervals of `seg` (samples `0..=n`).
+///
+/// A length within [`COUNT_TOLERANCE`] (relative) above a whole number of spacings counts that
+/// many: the same segment rebuilt elsewhere (a curve solved again from its two poses, or taken to
+/// metres and back) differs from it by a few ulps, and where its length is a whole number of
+/// spacings (the hybrid search's 1.5-cell primitives are six) one more sample would move every
+/// sample, so the same segment could pass one check and touch a cell in another. The spacing then
+/// exceeds [`SAMPLE_SPACING`] by at most that fraction (a few 1e-10 cells).
 #[inline]
 pub(super) fn sample_count(seg: &Segment) -> usize {
-    ((seg.length / SAMPLE_SPACING).ceil() as usize).max(1)
+    ((seg.length / SAMPLE_SPACING * (1.0 - COUNT_TOLERANCE)).ceil() as usize).max(1)
 }
+
+/// See [`sample_count`].
+const COUNT_TOLERANCE: f64 = 1e-9;
 
 /// The cells swept by the footprint `shape` (a plain radius means a disk) along `segments` (with
 /// `margin` extra), by the sampling rule of this module, as disjoint spans sorted by row then
