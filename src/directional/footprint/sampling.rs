@@ -112,3 +112,52 @@ fn merge_spans(mut raw: Vec<Span>) -> Vec<Span> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::Pose2;
+    use crate::map::MapInfo;
+    use crate::trajectory::{Trajectory, Turn};
+
+    /// A segment sampled in the planner and the same segment taken to metres and back (as
+    /// bench-nav and every consumer of the published trajectory see it) get the same samples,
+    /// also where its length is a whole number of spacings; a length well beyond one gets one
+    /// more.
+    #[test]
+    fn a_segment_through_metres_and_back_is_sampled_alike() {
+        let info = MapInfo {
+            width: 600,
+            height: 300,
+            resolution: 0.05,
+            origin: Pose2::new(-3.7, 1.3, 0.0),
+            frame_id: "map".into(),
+        };
+        let mut seed = 21;
+        let mut flips_without_tolerance = 0;
+        for i in 0..4000 {
+            let start = Pose2::new(
+                crate::test_rng::splitmix(&mut seed) * 500.0,
+                crate::test_rng::splitmix(&mut seed) * 250.0,
+                crate::test_rng::splitmix(&mut seed) * 6.0 - 3.0,
+            );
+            let length = SAMPLE_SPACING * (1 + i % 40) as f64;
+            let seg = match i % 3 {
+                0 => Segment::line(start, length),
+                1 => Segment::arc(start, length, 16.0, Turn::Left),
+                _ => Segment::arc(start, length, 9.5, Turn::Right),
+            };
+            let there = Trajectory { segments: vec![seg], min_turning_radius: 9.5 }.to_world(&info).to_cells(&info);
+            let back = there.segments[0];
+            assert_eq!(sample_count(&back), sample_count(&seg), "{seg:?} came back as {back:?}");
+            assert_eq!(sample_count(&seg), 1 + i % 40);
+            if (back.length / SAMPLE_SPACING).ceil() != (seg.length / SAMPLE_SPACING).ceil() {
+                flips_without_tolerance += 1;
+            }
+        }
+        // The round trip does move such lengths across a whole number of spacings.
+        assert!(flips_without_tolerance > 0);
+        let long = Segment::line(Pose2::default(), SAMPLE_SPACING * 6.0 * (1.0 + 1e-6));
+        assert_eq!(sample_count(&long), 7);
+    }
+}
