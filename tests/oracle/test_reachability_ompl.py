@@ -49,7 +49,7 @@ def test_pairs_ompl_proves_reachable_are_solved_and_every_trajectory_is_legal():
     # A budget no plan here needs on an idle machine, so a busy one cannot turn a slow answer
     # into a refusal: this test is about completeness; speed is the benchmarks'.
     args = type("Args", (), dict(polygon=bench.RECTANGLE, pairs=3, seed=7, min_separation=2.0, ompl_time=5.0,
-                                 max_planning_time=60.0))
+                                 max_planning_time=60.0, cold_tables=False))
     for model in ("forward", "reeds_shepp"):
         row = bench.run(DEPOT, model, args)
         assert row["pairs"] == 3, row
