@@ -10,7 +10,9 @@
 //! (the check is conservative by at most that growth). The hit-check tables, the on-the-fly checks
 //! of the search and the final verification all use this one rule, so what the search accepts,
 //! verification accepts too (the search adds [`SEARCH_MARGIN`] so rounding can never tip a cell
-//! the other way).
+//! the other way, and a length a few ulps over a whole number of spacings gets no extra sample,
+//! so a segment rebuilt elsewhere, or taken to metres and back, is sampled alike:
+//! [`sampling`]'s `sample_count`).
 
 pub mod collision_map;
 pub mod sampling;
