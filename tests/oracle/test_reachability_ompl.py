@@ -56,3 +56,43 @@ def test_pairs_ompl_proves_reachable_are_solved_and_every_trajectory_is_legal():
         assert row["proven"] >= 1, f"OMPL proved no pair reachable: {row}"
         assert row["illegal"] == 0, row
         assert row["solved_of_proven"] == row["proven"], f"refused though proven: {row['refused_proven']}"
+
+
+def write_random_map(directory, seed, width=160, height=120):
+    """A small map_server map (PGM + YAML, 5 cm cells, 8 m x 6 m): walls round it and a few
+    random boxes of 0.2-0.7 m, some of them close enough together to leave passages the 0.9 m x
+    0.5 m rectangle turns in only just."""
+    rnd = np.random.default_rng(seed)
+    blocked = np.zeros((height, width), bool)
+    blocked[0, :] = blocked[-1, :] = blocked[:, 0] = blocked[:, -1] = True
+    for _ in range(int(rnd.integers(6, 12))):
+        w, h = (int(v) for v in rnd.integers(4, 15, size=2))
+        x, y = int(rnd.integers(1, width - w - 1)), int(rnd.integers(1, height - h - 1))
+        blocked[y:y + h, x:x + w] = True
+    pixels = np.where(blocked, 0, 254).astype(np.uint8)[::-1]  # the image's first row is the top
+    name = f"random_{seed}"
+    (directory / f"{name}.pgm").write_bytes(f"P5\n{width} {height}\n255\n".encode() + pixels.tobytes())
+    (directory / f"{name}.yaml").write_text(
+        f"image: {name}.pgm\nresolution: 0.05\norigin: [0.0, 0.0, 0.0]\nnegate: 0\n"
+        "occupied_thresh: 0.65\nfree_thresh: 0.196\n")
+    return directory / f"{name}.yaml"
+
+
+def test_on_small_random_maps_every_pair_ompl_proves_is_solved(tmp_path):
+    """Issue 27's completeness check on small maps the planner was never tuned on: random boxes,
+    pairs where the rectangle stands free, OMPL's independent search over poses (each witness
+    swept finely by the script's own check) proving some reachable; every proven pair must be
+    solved, every trajectory legal, in both motion models."""
+    proven = {"forward": 0, "reeds_shepp": 0}
+    for seed in (1, 2, 3):
+        map_path = write_random_map(tmp_path, seed)
+        for model in ("forward", "reeds_shepp"):
+            args = type("Args", (), dict(polygon=bench.RECTANGLE, pairs=2, seed=seed, min_separation=1.0,
+                                         ompl_time=3.0, max_planning_time=60.0, cold_tables=False))
+            row = bench.run(map_path, model, args)
+            assert row["illegal"] == 0, row
+            assert row["solved_of_proven"] == row["proven"], f"refused though proven: {row['refused_proven']}"
+            proven[model] += row["proven"]
+    # The fixed seeds draw pairs of which OMPL proves 5 forwards and 6 reversing within 3 s each;
+    # it is randomised, so only a floor is asked for.
+    assert min(proven.values()) >= 2, f"OMPL proved too few pairs for the test to say much: {proven}"
