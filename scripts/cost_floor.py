@@ -39,7 +39,7 @@ Prints per pair the shortest path's and the planner's mean cost, the floor, and 
 cost among the weights' grid paths within the limit (without the slack) that keep out of the
 cells of cost 253 too: a cost a disc turning on the spot reaches (up to the grid's sampling), so
 the least lies between the two. Then the medians (the issue's bar is
-half of the shortest paths' median). numpy only.
+half of the shortest paths' median). numpy and PyYAML.
 """
 
 import argparse
@@ -48,8 +48,12 @@ import math
 import pathlib
 import re
 import statistics
+import sys
 
 import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "ros"))
+from map_server_files import read_map_server  # noqa: E402
 
 LINE = re.compile(
     r"^(?P<algo>[\w-]+) [\d.]+ms \((?P<s>[^)]*)\)->\((?P<g>[^)]*)\): len (?P<len>[\d.]+) by .*"
@@ -58,29 +62,9 @@ LINE = re.compile(
 
 
 def load_map(yaml_path):
-    meta = {}
-    for line in pathlib.Path(yaml_path).read_text().splitlines():
-        if ":" in line:
-            k, v = line.split(":", 1)
-            meta[k.strip()] = v.strip()
-    image = pathlib.Path(yaml_path).parent / meta["image"]
-    raw = image.read_bytes()
-    # P5 header: magic, comments, width height, maxval, then the pixels.
-    fields, pos = [], 0
-    while len(fields) < 4:
-        while raw[pos:pos + 1].isspace():
-            pos += 1
-        if raw[pos:pos + 1] == b"#":
-            pos = raw.index(b"\n", pos) + 1
-            continue
-        end = pos
-        while not raw[end:end + 1].isspace():
-            end += 1
-        fields.append(raw[pos:end])
-        pos = end
-    assert fields[0] == b"P5", "binary PGM expected"
-    width, height, maxval = int(fields[1]), int(fields[2]), int(fields[3])
-    pixels = np.frombuffer(raw[pos + 1:pos + 1 + width * height], dtype=np.uint8).reshape(height, width)
+    """The map's obstacles (occupied or unknown), row 0 at the map's origin, and its resolution."""
+    meta, width, height, maxval, raw = read_map_server(yaml_path)
+    pixels = np.frombuffer(raw, dtype=np.uint8).reshape(height, width)
     p = pixels.astype(float) / maxval
     occ = p if int(meta.get("negate", "0")) else 1.0 - p
     occupied = occ > float(meta["occupied_thresh"])
