@@ -6,8 +6,11 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-bash scripts/setup.sh
-bash scripts/build_ws.sh
+# Stopping this script (Ctrl-C, SIGTERM) stops the command it runs, and the node with it.
+# shellcheck source=scripts/signals.sh
+source scripts/signals.sh
+run_forwarding bash scripts/setup.sh
+run_forwarding bash scripts/build_ws.sh
 # shellcheck source=scripts/env.sh
 source scripts/env.sh
 set +u # colcon's set-up script reads unset variables
@@ -15,7 +18,7 @@ set +u # colcon's set-up script reads unset variables
 source .ws/install/setup.bash
 set -u
 mkdir -p out
-python scripts/demo_client.py "$@" --out out/demo_path.txt --guide-out out/demo_guide.txt
+run_forwarding python scripts/demo_client.py "$@" --out out/demo_path.txt --guide-out out/demo_guide.txt
 .ws/install/blockstar_planner/lib/blockstar_planner/blockstar render --map config/tb3_sandbox.yaml \
     --params config/planner.yaml --path out/demo_path.txt --guide out/demo_guide.txt --out out/demo.png --crop
 echo "demo: wrote out/demo.png"

@@ -6,9 +6,12 @@
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+# Every step runs through run_forwarding, so stopping this script stops the step it is in.
+# shellcheck source=scripts/signals.sh
+source scripts/signals.sh
 
 t_setup=$SECONDS
-bash scripts/setup.sh || { echo "test.sh: set-up failed" >&2; exit 1; }
+run_forwarding bash scripts/setup.sh || { echo "test.sh: set-up failed" >&2; exit 1; }
 echo "--- ok: setup ($((SECONDS - t_setup)) s)"
 # shellcheck source=scripts/env.sh
 source scripts/env.sh
@@ -19,7 +22,7 @@ step() {
     shift
     echo "=== $name: $*"
     local t0=$SECONDS
-    if "$@"; then
+    if run_forwarding "$@"; then
         echo "--- ok: $name ($((SECONDS - t0)) s)"
     else
         echo "--- FAILED: $name ($((SECONDS - t0)) s)"

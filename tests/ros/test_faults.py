@@ -240,11 +240,15 @@ def test_a_script_stopped_by_a_signal_leaves_no_node_running(how, interfaces):
             os.kill(pid, signal.SIGKILL)
 
 
-def test_the_suite_stopped_by_sigterm_stops_and_takes_its_nodes_with_it(interfaces):
+@pytest.mark.parametrize("via", ["pytest", "scripts/signals.sh"])
+def test_the_suite_stopped_by_sigterm_stops_and_takes_its_nodes_with_it(via, interfaces):
     """A CI runner cancelling the test command sends pytest SIGTERM: the session must end (as on
     Ctrl-C, its fixtures torn down) and no node it started may run on. An inner pytest session
     with this directory's conftest starts a node in a fixture, calls rclpy.init() as the peers
-    do (rclpy then handles SIGTERM itself), and waits; it gets SIGTERM."""
+    do (rclpy then handles SIGTERM itself), and waits; it gets SIGTERM. `via` "pytest": the
+    signal goes to pytest itself; "scripts/signals.sh": pytest runs as scripts/test.sh runs its
+    steps (`run_forwarding`), and only the bash script gets the signal, as `kill <pid of
+    test.sh>` or `timeout` sends it (bash alone would exit and leave the step running)."""
     import signal
     import sys
     import textwrap
@@ -283,9 +287,16 @@ def test_the_suite_stopped_by_sigterm_stops_and_takes_its_nodes_with_it(interfac
             time.sleep(600)
     """))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "tests" / "ros"), os.environ.get("PYTHONPATH", "")]))
-    session = subprocess.Popen([sys.executable, "-m", "pytest", str(inner), "-p", "conftest", "-p", "no:cacheprovider",
-                                "-s", "-q", "--rootdir", str(work)], cwd=work, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+    def sessions():
+        out = subprocess.run(["pgrep", "-f", str(inner)], capture_output=True, text=True).stdout
+        return [int(pid) for pid in out.split()]
+
+    command = [sys.executable, "-m", "pytest", str(inner), "-p", "conftest", "-p", "no:cacheprovider", "-s", "-q",
+               "--rootdir", str(work)]
+    if via == "scripts/signals.sh":
+        runner = f'source "{ROOT / "scripts" / "signals.sh"}"; run_forwarding "$@"'
+        command = ["bash", "-c", runner, "test.sh"] + command
+    session = subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output = []
     try:
         for line in session.stdout:
@@ -303,9 +314,10 @@ def test_the_suite_stopped_by_sigterm_stops_and_takes_its_nodes_with_it(interfac
         while nodes() and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not nodes(), "planner_node still running after its session got SIGTERM:\n" + "".join(output)
+        assert not sessions(), "the inner pytest still running after SIGTERM:\n" + "".join(output)
         assert session.returncode != 0, "".join(output)
     finally:
         if session.poll() is None:
             session.kill()
-        for pid in nodes():
+        for pid in nodes() + sessions():
             os.kill(pid, signal.SIGKILL)
