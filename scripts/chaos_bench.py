@@ -56,6 +56,7 @@ from rclpy.action import ActionClient  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 
+from action_msgs.msg import GoalStatus  # noqa: E402
 from geometry_msgs.msg import TransformStamped  # noqa: E402
 from lifecycle_msgs.msg import Transition  # noqa: E402
 from lifecycle_msgs.srv import ChangeState  # noqa: E402
@@ -104,13 +105,15 @@ class Goal:
     """One goal as the bench keeps it: when it was sent and by whom, what it asked, its answers."""
 
     __slots__ = ("gid", "client", "sent", "start", "target", "answers", "answered", "code", "message", "path",
-                 "accepted")
+                 "accepted", "status")
 
     def __init__(self, gid, client, sent, start, target):
         self.gid, self.client, self.sent, self.start, self.target = gid, client, sent, start, target
         self.answers, self.answered, self.code, self.message, self.path = 0, None, None, "", None
         # None until the goal response arrives; then whether the server accepted it.
         self.accepted = None
+        # The action's goal status in the result response (action_msgs/GoalStatus); None before it.
+        self.status = None
 
 
 class Bench:
@@ -243,8 +246,11 @@ class Bench:
             g.answers += 1
             g.answered = time.monotonic()
             r = fut.result()
+            g.status = r.status
             g.code, g.message = r.result.error_code, r.result.error_msg
-            if g.code == ComputePathToPose.Result.NONE:
+            # Only a SUCCEEDED goal's path is a plan: a result with status UNKNOWN (the server
+            # forgot the goal) or ABORTED carries a default, empty one.
+            if g.code == ComputePathToPose.Result.NONE and r.status == GoalStatus.STATUS_SUCCEEDED:
                 g.path = r.result.path
 
         def on_goal(fut):
@@ -443,6 +449,14 @@ def report(node, bench, load_end, rss):
                     "stage": "no goal response" if g.accepted is None else "accepted, no result",
                     "last_fault": last_fault(g.sent)} for g in goals if g.answers == 0][:30]
     twice = [g.gid for g in goals if g.answers > 1]
+    # A result is SUCCEEDED with error code NONE, or not SUCCEEDED with a code that says why;
+    # anything else (STATUS_UNKNOWN: the server had forgotten the goal) is an answer lost.
+    status_names = {getattr(GoalStatus, k): k[len("STATUS_"):] for k in dir(GoalStatus) if k.startswith("STATUS_")}
+    disagreeing = [{"goal": g.gid, "client": g.client, "status": status_names.get(g.status, g.status),
+                    "code": CODE_NAMES.get(g.code, str(g.code)), "message": g.message,
+                    "answered_after_s": round(g.answered - g.sent, 2)}
+                   for g in answered if g.status is not None
+                   and (g.status == GoalStatus.STATUS_SUCCEEDED) != (g.code == ComputePathToPose.Result.NONE)]
     codes = collections.Counter(CODE_NAMES.get(g.code, str(g.code)) for g in answered)
     # One message per code and cause (its text up to the first digit), a few per code.
     examples = collections.defaultdict(dict)
@@ -486,6 +500,10 @@ def report(node, bench, load_end, rss):
         "lost_count": len(lost),
         "lost_detail": lost_detail,
         "answered_twice": twice[:20],
+        "action_statuses": dict(collections.Counter(
+            status_names.get(g.status, "rejected" if g.code == "rejected" else str(g.status)) for g in answered)),
+        "status_disagrees": disagreeing[:20],
+        "status_disagrees_count": len(disagreeing),
         "answers": dict(codes.most_common()),
         # The node's own status behind each answer (Nav2's UNKNOWN holds several).
         "statuses": dict(collections.Counter(
@@ -514,6 +532,9 @@ def failures(r, load_end):
         out.append(f"{r['lost_count']} goals never answered (first: {r['lost']})")
     if r["answered_twice"]:
         out.append(f"goals answered twice: {r['answered_twice']}")
+    if r["status_disagrees_count"]:
+        out.append(f"{r['status_disagrees_count']} results whose goal status and error code disagree "
+                   f"(first: {r['status_disagrees'][:3]})")
     if r["illegal"]:
         out.append(f"{len(r['illegal'])} plans after faults illegal: {r['illegal'][:3]}")
     if not r["node_alive"]:
@@ -531,6 +552,7 @@ def failures(r, load_end):
 def print_report(r):
     print(f"goals sent {r['goals_sent']}, answered {r['goals_answered']}, lost {r['lost_count']}, "
           f"answered twice {len(r['answered_twice'])}")
+    print("action statuses: " + ", ".join(f"{k} {v}" for k, v in r["action_statuses"].items()))
     print("answers: " + ", ".join(f"{k} {v}" for k, v in r["answers"].items()))
     print("the node's statuses: " + ", ".join(f"{k} {v}" for k, v in r["statuses"].items()))
     print("faults: " + ", ".join(f"{k} {v}" for k, v in r["faults"].items())

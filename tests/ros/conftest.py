@@ -7,6 +7,27 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
+
+import ros_domain  # noqa: E402
+
+
+def _use_a_domain_of_our_own():
+    """Runs the session in a ROS domain no other process on this machine uses now
+    (scripts/ros_domain.py): another test session beside this one, a second CI job on the same
+    machine with a checkout at the same path (scripts/env.sh's domain comes from the path),
+    would otherwise talk to this session's nodes. Set here, before any participant exists;
+    the nodes and tools the tests start inherit it, and so do pytest sessions a test starts
+    (they keep the domain they are given). A domain the user chose is kept:
+    BLOCKSTAR_ROS_DOMAIN_ID, or BLOCKSTAR_KEEP_ROS_NETWORK=1."""
+    if os.environ.get("BLOCKSTAR_KEEP_ROS_NETWORK") == "1" or os.environ.get("BLOCKSTAR_ROS_DOMAIN_ID"):
+        return
+    chosen = os.environ.get("BLOCKSTAR_TEST_DOMAIN") or ros_domain.free_domain()
+    if chosen is not None:
+        os.environ["ROS_DOMAIN_ID"] = os.environ["BLOCKSTAR_TEST_DOMAIN"] = str(chosen)
+
+
+_use_a_domain_of_our_own()
 
 from helpers import NODE_BIN  # noqa: E402
 
@@ -32,6 +53,10 @@ def pytest_configure(config):
     from helpers import exit_on_sigterm
 
     exit_on_sigterm()
+
+
+def pytest_report_header(config):
+    return f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}"
 
 
 @pytest.fixture(scope="session", autouse=True)

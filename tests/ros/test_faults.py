@@ -321,3 +321,38 @@ def test_the_suite_stopped_by_sigterm_stops_and_takes_its_nodes_with_it(via, int
             session.kill()
         for pid in nodes() + sessions():
             os.kill(pid, signal.SIGKILL)
+
+
+def test_a_session_runs_in_a_domain_no_other_participant_uses():
+    """Two test sessions in one ROS domain talk to each other's nodes (a second CI job on this
+    machine, at the same checkout path, gets scripts/env.sh's same domain): the session takes a
+    domain nobody uses (conftest.py, scripts/ros_domain.py). Here another process holds a domain
+    with an rclpy participant, and a session told to use that domain moves to a free one."""
+    import ros_domain
+
+    occupied = ros_domain.free_domain()
+    assert occupied is not None
+    env = dict(os.environ, ROS_DOMAIN_ID=str(occupied))
+    env.pop("BLOCKSTAR_TEST_DOMAIN", None)
+    env.pop("BLOCKSTAR_ROS_DOMAIN_ID", None)
+    env.pop("BLOCKSTAR_KEEP_ROS_NETWORK", None)
+    other = subprocess.Popen(
+        ["python", "-c", "import rclpy, sys, time\nrclpy.init()\nn = rclpy.create_node('other_session')\n"
+         "print('up', flush=True)\ntime.sleep(120)"], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "up"
+        end = time.monotonic() + 10
+        while not ros_domain.in_use(occupied):
+            assert time.monotonic() < end, f"the other participant never bound domain {occupied}'s ports"
+            time.sleep(0.1)
+        assert occupied not in {ros_domain.free_domain() for _ in range(200)}
+        here = pathlib.Path(__file__).resolve().parent
+        out = subprocess.run(["python", "-m", "pytest", str(here / "test_node.py"), "--collect-only",
+                              "-p", "no:cacheprovider"], env=env, capture_output=True, text=True, timeout=120)
+        header = [line for line in out.stdout.splitlines() if line.startswith("ROS_DOMAIN_ID=")]
+        assert header, out.stdout[-2000:] + out.stderr[-2000:]
+        chosen = int(header[0].split("=", 1)[1])
+        assert chosen != occupied and chosen in ros_domain.TEST_DOMAINS, header
+    finally:
+        other.kill()
+        other.wait()
