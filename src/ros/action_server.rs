@@ -15,9 +15,12 @@
 //! ACCEPT_AND_EXECUTE; EXECUTING or CANCELING → SUCCEEDED or ABORTED, CANCELING → CANCELED) and
 //! its cancel policy (by id, by stamp, or all). A finished goal's result is kept for
 //! [`RESULT_TIMEOUT`] (a client asks for it right after the goal is accepted; the wait covers a
-//! slow one) and at most [`MAX_FINISHED`] finished goals are kept per server, so memory is bounded
-//! by [`MAX_FINISHED`] results plus the goals still running. (A client that asks for a result
-//! only after more than [`MAX_FINISHED`] later goals finished gets STATUS_UNKNOWN.)
+//! slow one), and memory is bounded: at most [`MAX_FINISHED`] finished goals and
+//! [`MAX_FINISHED_BYTES`] of their results (serialized) are kept per server, the oldest forgotten
+//! first, plus the goals still running. Both bounds are far above what [`RESULT_TIMEOUT`] holds
+//! at the rates Nav2 asks (a few goals a second) and at 50 goals a second of small results, so a
+//! late `get_result` finds its result; one that comes after its result was forgotten gets
+//! STATUS_UNKNOWN, as from rcl_action after the timeout.
 
 use super::responder::Responder;
 use super::spin_gate::SpinAck;
@@ -35,8 +38,13 @@ use tokio::sync::mpsc;
 
 /// How long a finished goal's result stays available to `get_result` (rcl_action's default).
 pub const RESULT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Most finished goals kept at once; past it the oldest is forgotten first.
-pub const MAX_FINISHED: usize = 100;
+/// Most finished goals kept at once; past it the oldest is forgotten first. 1000 covers
+/// [`RESULT_TIMEOUT`] at 100 goals a second (every goal is listed in each status array, so this
+/// also bounds that message).
+pub const MAX_FINISHED: usize = 1000;
+/// Most bytes of finished goals' results (their serialized size) kept at once; past it the
+/// oldest is forgotten first, but never the newest. 32 MiB: 40 paths of 400 m at 5 cm.
+pub const MAX_FINISHED_BYTES: usize = 32 << 20;
 
 /// An action whose messages may cross threads, as every generated one's do (responses are sent
 /// on the [`Responder`]'s threads).
@@ -88,6 +96,8 @@ struct Entry<R, W> {
     /// `get_result` requests that came before the result.
     waiting: Vec<W>,
     finished: Option<Instant>,
+    /// The result's size in bytes (serialized), once finished.
+    bytes: usize,
 }
 
 /// What `get_result` finds for a goal; the request comes back when it is to be answered now.
@@ -101,8 +111,9 @@ enum Lookup<R, W> {
 }
 
 /// The goals a server knows, in acceptance order (the status array lists them so): the protocol's
-/// bookkeeping, free of r2r's handles so that it tests alone. Holds the running goals and at most
-/// [`MAX_FINISHED`] finished ones, none older than [`RESULT_TIMEOUT`] after an [`GoalTable::expire`].
+/// bookkeeping, free of r2r's handles so that it tests alone. Holds the running goals and, after
+/// an [`GoalTable::expire`], finished ones within [`MAX_FINISHED`] and [`MAX_FINISHED_BYTES`],
+/// none older than [`RESULT_TIMEOUT`].
 struct GoalTable<R, W> {
     goals: VecDeque<(Uuid, Entry<R, W>)>,
 }
@@ -135,8 +146,10 @@ impl<R: Clone, W> GoalTable<R, W> {
             return false;
         }
         let info = GoalInfo { goal_id: uuid_msg(&uuid), stamp };
-        self.goals
-            .push_back((uuid, Entry { info, status: EXECUTING, result: None, waiting: Vec::new(), finished: None }));
+        self.goals.push_back((
+            uuid,
+            Entry { info, status: EXECUTING, result: None, waiting: Vec::new(), finished: None, bytes: 0 },
+        ));
         true
     }
 
@@ -159,17 +172,20 @@ impl<R: Clone, W> GoalTable<R, W> {
         GoalStatusArray { status_list }
     }
 
-    /// Forgets finished goals older than [`RESULT_TIMEOUT`], and the oldest finished ones beyond
-    /// [`MAX_FINISHED`]. True when one was forgotten.
+    /// Forgets finished goals older than [`RESULT_TIMEOUT`], then the oldest finished ones while
+    /// more than [`MAX_FINISHED`] goals or [`MAX_FINISHED_BYTES`] of results are kept (the newest
+    /// stays, however large). True when one was forgotten.
     fn expire(&mut self, now: Instant) -> bool {
         let before = self.goals.len();
         self.goals.retain(|(_, g)| g.finished.is_none_or(|t| now.duration_since(t) < RESULT_TIMEOUT));
-        let mut finished = self.goals.iter().filter(|(_, g)| g.finished.is_some()).count();
-        while finished > MAX_FINISHED {
-            if let Some(i) = self.goals.iter().position(|(_, g)| g.finished.is_some()) {
-                self.goals.remove(i);
+        let kept = self.goals.iter().filter(|(_, g)| g.finished.is_some());
+        let (mut count, mut bytes) = kept.fold((0, 0), |(n, b), (_, g)| (n + 1, b + g.bytes));
+        while count > 1 && (count > MAX_FINISHED || bytes > MAX_FINISHED_BYTES) {
+            // Finished in order of acceptance, which is near enough the order of finishing.
+            let Some(i) = self.goals.iter().position(|(_, g)| g.finished.is_some()) else { break };
+            if let Some((_, g)) = self.goals.remove(i) {
+                (count, bytes) = (count - 1, bytes - g.bytes);
             }
-            finished -= 1;
         }
         self.goals.len() != before
     }
@@ -217,10 +233,10 @@ impl<R: Clone, W> GoalTable<R, W> {
         (ERROR_NONE, canceling)
     }
 
-    /// Ends goal `uuid` with `status` and `result` under rcl_action's state machine (SUCCEEDED
-    /// and ABORTED from EXECUTING or CANCELING, CANCELED from CANCELING only); returns the parked
-    /// result requests to answer.
-    fn finish(&mut self, uuid: &Uuid, status: i8, result: R, now: Instant) -> Result<Vec<W>, String> {
+    /// Ends goal `uuid` with `status` and `result` (of `bytes` serialized) under rcl_action's
+    /// state machine (SUCCEEDED and ABORTED from EXECUTING or CANCELING, CANCELED from CANCELING
+    /// only); returns the parked result requests to answer.
+    fn finish(&mut self, uuid: &Uuid, status: i8, result: R, bytes: usize, now: Instant) -> Result<Vec<W>, String> {
         let goal = self.find(uuid).ok_or_else(|| format!("goal {uuid} is not known (it expired)"))?;
         let allowed = match status {
             CANCELED => goal.status == CANCELING,
@@ -232,6 +248,7 @@ impl<R: Clone, W> GoalTable<R, W> {
         goal.status = status;
         goal.finished = Some(now);
         goal.result = Some(result);
+        goal.bytes = bytes;
         let waiting = std::mem::take(&mut goal.waiting);
         self.expire(now);
         Ok(waiting)
@@ -303,7 +320,11 @@ impl<T: Action> Server<T> {
 
     /// Ends goal `uuid` and answers the clients waiting for its result.
     fn finish(&self, uuid: &Uuid, status: i8, result: T::Result) -> Result<(), String> {
-        let waiting = self.table()?.finish(uuid, status, result.clone(), Instant::now())?;
+        use r2r::WrappedTypesupport;
+        // Its size as sent; a result the rmw cannot serialize could not be sent either: it is
+        // weighed as its struct alone.
+        let bytes = result.to_serialized_bytes().map_or(std::mem::size_of::<T::Result>(), |b| b.len());
+        let waiting = self.table()?.finish(uuid, status, result.clone(), bytes, Instant::now())?;
         for request in waiting {
             self.respond("get_result", request, T::make_result_response_msg(status, result.clone()));
         }
@@ -542,31 +563,70 @@ mod tests {
         let t0 = Instant::now();
         assert!(table.add(id(1), at(1)));
         assert!(matches!(table.result(&id(1), 7), Lookup::Parked));
-        assert_eq!(table.finish(&id(1), SUCCEEDED, "path", t0).unwrap(), vec![7]);
+        assert_eq!(table.finish(&id(1), SUCCEEDED, "path", 0, t0).unwrap(), vec![7]);
         assert!(matches!(table.result(&id(1), 8), Lookup::Done(SUCCEEDED, "path", 8)));
         // Ended once only.
-        assert!(table.finish(&id(1), CANCELED, "again", t0).is_err());
+        assert!(table.finish(&id(1), CANCELED, "again", 0, t0).is_err());
         assert!(!table.expire(t0 + RESULT_TIMEOUT - Duration::from_millis(1)));
         assert!(table.expire(t0 + RESULT_TIMEOUT));
         assert!(matches!(table.result(&id(1), 9), Lookup::Unknown(9)));
         assert!(table.goals.is_empty());
     }
 
+    /// Goal `n` of a stream, accepted and finished at once with a result of `bytes`.
+    fn finish_goal(table: &mut GoalTable<u32, u32>, n: u32, bytes: usize, now: Instant) -> Uuid {
+        let uuid = Uuid::from_u128(u128::from(n) + 1000);
+        assert!(table.add(uuid, at(n as i32)));
+        table.finish(&uuid, SUCCEEDED, n, bytes, now).unwrap();
+        uuid
+    }
+
     #[test]
-    fn finished_goals_stay_within_their_bound_however_many_come() {
-        let mut table: GoalTable<Vec<u8>, u32> = GoalTable::new();
+    fn finished_goals_stay_within_their_count_however_many_come() {
+        let mut table: GoalTable<u32, u32> = GoalTable::new();
         let now = Instant::now();
         assert!(table.add(id(0), at(0))); // one that keeps running
-        for n in 1..=(3 * MAX_FINISHED as u32) {
-            let uuid = Uuid::from_u128(u128::from(n) + 1000);
-            assert!(table.add(uuid, at(n as i32)));
-            table.finish(&uuid, SUCCEEDED, vec![0; 1000], now).unwrap();
+        let last = 3 * MAX_FINISHED as u32;
+        for n in 1..=last {
+            finish_goal(&mut table, n, 100, now);
             assert!(table.goals.len() <= MAX_FINISHED + 1);
         }
         // The running goal is never forgotten; the newest finished ones are kept.
         assert_eq!(table.goals.front().unwrap().0, id(0));
-        assert_eq!(table.goals.back().unwrap().0, Uuid::from_u128(u128::from(3 * MAX_FINISHED as u32) + 1000));
+        assert_eq!(table.goals.back().unwrap().0, Uuid::from_u128(u128::from(last) + 1000));
         assert_eq!(table.status_array().status_list.len(), MAX_FINISHED + 1);
+    }
+
+    #[test]
+    fn finished_goals_stay_within_their_bytes_and_the_newest_is_kept_however_large() {
+        let mut table: GoalTable<u32, u32> = GoalTable::new();
+        let now = Instant::now();
+        let large = MAX_FINISHED_BYTES / 10 + 1;
+        for n in 1..=30 {
+            finish_goal(&mut table, n, large, now);
+            let bytes: usize = table.goals.iter().map(|(_, g)| g.bytes).sum();
+            assert!(bytes <= MAX_FINISHED_BYTES, "{bytes} bytes kept after {n} goals");
+        }
+        // Nine fit, the tenth would not.
+        assert_eq!(table.goals.len(), 9);
+        let huge = finish_goal(&mut table, 31, 2 * MAX_FINISHED_BYTES, now);
+        assert_eq!(table.goals.len(), 1);
+        assert!(matches!(table.result(&huge, 1), Lookup::Done(SUCCEEDED, 31, 1)));
+    }
+
+    #[test]
+    fn a_result_asked_late_within_the_timeout_at_fifty_goals_a_second_is_there() {
+        // 50 goals a second of 20 kB paths (Nav2 paths of some 300 poses), one asked for 9.9 s
+        // after it finished: everything finished within the timeout is still kept.
+        let mut table: GoalTable<u32, u32> = GoalTable::new();
+        let t0 = Instant::now();
+        let late = finish_goal(&mut table, 1, 20_000, t0);
+        for n in 2..=495 {
+            let now = t0 + Duration::from_millis(u64::from(n) * 20);
+            finish_goal(&mut table, n, 20_000, now);
+        }
+        assert!(!table.expire(t0 + RESULT_TIMEOUT - Duration::from_millis(100)));
+        assert!(matches!(table.result(&late, 7), Lookup::Done(SUCCEEDED, 1, 7)));
     }
 
     #[test]
@@ -576,7 +636,7 @@ mod tests {
             assert!(table.add(id(n), at(i32::from(n) * 10)));
         }
         assert!(!table.add(id(3), at(99)), "a second goal with a held id");
-        table.finish(&id(1), SUCCEEDED, "done", Instant::now()).unwrap();
+        table.finish(&id(1), SUCCEEDED, "done", 0, Instant::now()).unwrap();
         // By id alone: a finished goal is terminated, an unknown id unknown.
         assert_eq!(table.cancel(&cancel_request(Some(1), 0)), (ERROR_GOAL_TERMINATED, vec![]));
         assert_eq!(table.cancel(&cancel_request(Some(9), 0)).0, ERROR_UNKNOWN_GOAL_ID);
@@ -590,15 +650,15 @@ mod tests {
         // An id with a stamp is always answered ERROR_NONE.
         assert_eq!(table.cancel(&cancel_request(Some(9), 5)), (ERROR_NONE, vec![]));
         // CANCELED only from CANCELING; SUCCEEDED and ABORTED from EXECUTING or CANCELING.
-        assert!(table.finish(&id(3), CANCELED, "not asked", Instant::now()).is_err());
-        assert!(table.finish(&id(2), CANCELED, "stopped", Instant::now()).is_ok());
-        assert!(table.finish(&id(2), ABORTED, "again", Instant::now()).is_err());
+        assert!(table.finish(&id(3), CANCELED, "not asked", 0, Instant::now()).is_err());
+        assert!(table.finish(&id(2), CANCELED, "stopped", 0, Instant::now()).is_ok());
+        assert!(table.finish(&id(2), ABORTED, "again", 0, Instant::now()).is_err());
         // Zero id and stamp: everything still running.
         let (code, canceling) = table.cancel(&cancel_request(None, 0));
         assert_eq!(
             (code, canceling.iter().map(|i| uuid_of(&i.goal_id)).collect::<Vec<_>>()),
             (ERROR_NONE, vec![id(3)])
         );
-        assert!(table.finish(&id(3), SUCCEEDED, "finished anyway", Instant::now()).is_ok());
+        assert!(table.finish(&id(3), SUCCEEDED, "finished anyway", 0, Instant::now()).is_ok());
     }
 }

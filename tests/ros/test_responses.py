@@ -107,3 +107,58 @@ def test_a_response_to_a_reader_the_node_cannot_match_waits_the_profiles_time(re
     finally:
         peer.destroy_node()
         node.stop()
+
+
+def test_a_result_asked_for_after_many_later_goals_is_still_there(interfaces):
+    """A client that asks for its result late (its executor was busy; the request is sent only
+    when get_result_async is called) while other clients' goals keep finishing: the result is kept
+    for the action's result timeout (10 s), not dropped for a fixed count of later goals (it was
+    100, two seconds at 50 goals a second), and the client gets its goal's own status, never
+    STATUS_UNKNOWN with an empty default result. (No map here: every goal is ABORTED, quickly,
+    with the reason; the status is what is checked.)"""
+    import rclpy
+    from action_msgs.msg import GoalStatus
+    from nav2_msgs.action import ComputePathToPose
+    from rclpy.action import ActionClient
+
+    tmp = tmpdir("blockstar-late-result-")
+    node = fresh_clients.start_planner(tmp)
+    if not rclpy.ok():
+        rclpy.init()
+    peer = rclpy.create_node("late_result_peer")
+    try:
+        client = ActionClient(peer, ComputePathToPose, fresh_clients.ACTION)
+        assert client.wait_for_server(timeout_sec=30.0)
+
+        def spin_until(done, what, timeout=60.0):
+            end = time.monotonic() + timeout
+            while not done():
+                assert time.monotonic() < end, f"timed out waiting for {what}"
+                rclpy.spin_once(peer, timeout_sec=0.01)
+
+        def accepted(stamp):
+            future = client.send_goal_async(fresh_clients.goal_message(ComputePathToPose, stamp))
+            spin_until(future.done, "an acceptance")
+            assert future.result().accepted
+            return future.result()
+
+        late = accepted(1)
+        # Its result exists once the node has answered it: a status array without it running.
+        spin_until(lambda: node.count("compute_path_to_pose goal") >= 1, "the first goal's answer")
+        first_answered = time.monotonic()
+        others = [accepted(2 + n).get_result_async() for n in range(150)]
+        spin_until(lambda: all(f.done() for f in others), "the other goals' results")
+        statuses = {f.result().status for f in others}
+        assert statuses == {GoalStatus.STATUS_ABORTED}, statuses
+        asked_after = time.monotonic() - first_answered
+        result = late.get_result_async()
+        spin_until(result.done, "the late result")
+        # 150 goals answered at once take a second or two; the 10 s timeout leaves room.
+        assert asked_after < 9.0, f"the later goals took {asked_after:.1f} s: the test cannot judge"
+        assert result.result().status == GoalStatus.STATUS_ABORTED, (result.result(), asked_after)
+        assert result.result().result.error_code != ComputePathToPose.Result.NONE
+        assert node.alive()
+        client.destroy()
+    finally:
+        peer.destroy_node()
+        node.stop()
