@@ -20,7 +20,8 @@
 //! first, plus the goals still running. Both bounds are far above what [`RESULT_TIMEOUT`] holds
 //! at the rates Nav2 asks (a few goals a second) and at 50 goals a second of small results, so a
 //! late `get_result` finds its result; one that comes after its result was forgotten gets
-//! STATUS_UNKNOWN, as from rcl_action after the timeout.
+//! STATUS_UNKNOWN, as from rcl_action after the timeout. Each status array lists the running goals
+//! and only the newest [`MAX_LISTED_FINISHED`] finished ones: every client reads every array.
 
 use super::responder::Responder;
 use super::spin_gate::SpinAck;
@@ -39,9 +40,14 @@ use tokio::sync::mpsc;
 /// How long a finished goal's result stays available to `get_result` (rcl_action's default).
 pub const RESULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most finished goals kept at once; past it the oldest is forgotten first. 1000 covers
-/// [`RESULT_TIMEOUT`] at 100 goals a second (every goal is listed in each status array, so this
-/// also bounds that message).
+/// [`RESULT_TIMEOUT`] at 100 goals a second.
 pub const MAX_FINISHED: usize = 1000;
+/// Most finished goals listed in a status array (the newest). The array goes to every client on
+/// every change, and each client reads all of it: a client of rclpy handles 50 goals a second
+/// with arrays of 100 finished goals, and falls seconds behind with 500. A finished goal's
+/// terminal status is listed at least once (in the array published when it finishes); its result
+/// stays available to `get_result` as long as it is kept.
+pub const MAX_LISTED_FINISHED: usize = 100;
 /// Most bytes of finished goals' results (their serialized size) kept at once; past it the
 /// oldest is forgotten first, but never the newest. 32 MiB: 40 paths of 400 m at 5 cm.
 pub const MAX_FINISHED_BYTES: usize = 32 << 20;
@@ -166,9 +172,16 @@ impl<R: Clone, W> GoalTable<R, W> {
         self.goals.iter().any(|(u, g)| u == uuid && g.status == CANCELING)
     }
 
+    /// The goals' statuses: every running goal and the newest [`MAX_LISTED_FINISHED`] finished.
     fn status_array(&self) -> GoalStatusArray {
-        let status_list =
-            self.goals.iter().map(|(_, g)| GoalStatus { goal_info: g.info.clone(), status: g.status }).collect();
+        let finished = self.goals.iter().filter(|(_, g)| g.finished.is_some()).count();
+        let mut unlisted = finished.saturating_sub(MAX_LISTED_FINISHED);
+        let listed = self.goals.iter().filter(|(_, g)| {
+            let skip = g.finished.is_some() && unlisted > 0;
+            unlisted -= usize::from(skip);
+            !skip
+        });
+        let status_list = listed.map(|(_, g)| GoalStatus { goal_info: g.info.clone(), status: g.status }).collect();
         GoalStatusArray { status_list }
     }
 
@@ -594,7 +607,11 @@ mod tests {
         // The running goal is never forgotten; the newest finished ones are kept.
         assert_eq!(table.goals.front().unwrap().0, id(0));
         assert_eq!(table.goals.back().unwrap().0, Uuid::from_u128(u128::from(last) + 1000));
-        assert_eq!(table.status_array().status_list.len(), MAX_FINISHED + 1);
+        // The running goal and the newest finished ones are listed.
+        let listed = table.status_array().status_list;
+        assert_eq!(listed.len(), MAX_LISTED_FINISHED + 1);
+        assert_eq!(uuid_of(&listed[0].goal_info.goal_id), id(0));
+        assert_eq!(uuid_of(&listed[1].goal_info.goal_id), Uuid::from_u128(u128::from(last) + 1000 - 99));
     }
 
     #[test]
