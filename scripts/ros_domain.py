@@ -8,10 +8,15 @@ planners, one suite's map -> odom transform answers the other's "no such frame" 
 bench deactivates the other's node. scripts/env.sh gives a checkout a fixed domain (50-99, from
 its path), and two checkouts at the same path, in two CI jobs on one machine, get the same one.
 
-A DDS participant of domain D binds the UDP ports of its participant id P: the metatraffic and
-user unicast ports 7410 + 250 D + 2 P and 7411 + 250 D + 2 P (the RTPS specification's default
-port mapping, which Fast DDS and Cyclone DDS both use). The first participant of a domain on a
-machine takes id 0, so a domain whose id-0 ports are both free has no participant here now.
+A Fast DDS participant (Jazzy's default rmw, over UDPv4) of domain D binds the UDP ports of its
+participant id P: the metatraffic and user unicast ports 7410 + 250 D + 2 P and 7411 + 250 D + 2 P
+(the RTPS specification's default port mapping). The first participant of a domain on a machine
+takes id 0, so a domain whose id-0 ports are both free has no such participant here now.
+
+Known gaps: only id 0 is probed, so a domain whose first participant has exited while later ones
+run (between two test modules of another session) looks free; participants that bind no UDP
+unicast ports of the mapping (Cyclone DDS's default ephemeral ports, a shared-memory-only Fast
+DDS) are not seen; and looking is not reserving.
 
 Usage: `python scripts/ros_domain.py` prints a domain of 50-99 that is free now, drawn at random
 from the free ones (drawn, so that two sessions looking at the same moment seldom pick the same

@@ -16,12 +16,14 @@
 //! its cancel policy (by id, by stamp, or all). A finished goal's result is kept for
 //! [`RESULT_TIMEOUT`] (a client asks for it right after the goal is accepted; the wait covers a
 //! slow one), and memory is bounded: at most [`MAX_FINISHED`] finished goals and
-//! [`MAX_FINISHED_BYTES`] of their results (serialized) are kept per server, the oldest forgotten
-//! first, plus the goals still running. Both bounds are far above what [`RESULT_TIMEOUT`] holds
+//! [`MAX_FINISHED_BYTES`] of their results (serialized) are kept per server, the earliest
+//! accepted forgotten first, plus the goals still running. Both bounds are far above what [`RESULT_TIMEOUT`] holds
 //! at the rates Nav2 asks (a few goals a second) and at 50 goals a second of small results, so a
 //! late `get_result` finds its result; one that comes after its result was forgotten gets
 //! STATUS_UNKNOWN, as from rcl_action after the timeout. Each status array lists the running goals
-//! and only the newest [`MAX_LISTED_FINISHED`] finished ones: every client reads every array.
+//! and only the latest accepted [`MAX_LISTED_FINISHED`] finished ones: every client reads every
+//! array. (Known gap: both orders are acceptance, not finishing; a slow goal that finishes after
+//! 100 later goals finished is not listed, and is the first forgotten when a bound is reached.)
 
 use super::responder::Responder;
 use super::spin_gate::SpinAck;
@@ -39,17 +41,17 @@ use tokio::sync::mpsc;
 
 /// How long a finished goal's result stays available to `get_result` (rcl_action's default).
 pub const RESULT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Most finished goals kept at once; past it the oldest is forgotten first. 1000 covers
+/// Most finished goals kept at once; past it the earliest accepted is forgotten first. 1000 covers
 /// [`RESULT_TIMEOUT`] at 100 goals a second.
 pub const MAX_FINISHED: usize = 1000;
-/// Most finished goals listed in a status array (the newest). The array goes to every client on
-/// every change, and each client reads all of it: a client of rclpy handles 50 goals a second
-/// with arrays of 100 finished goals, and falls seconds behind with 500. A finished goal's
-/// terminal status is listed at least once (in the array published when it finishes); its result
-/// stays available to `get_result` as long as it is kept.
+/// Most finished goals listed in a status array (the latest accepted). The array goes to every
+/// client on every change, and each client reads all of it: a client of rclpy handles 50 goals a
+/// second with arrays of 100 finished goals, and falls seconds behind with 500. A finished goal's
+/// result stays available to `get_result` as long as it is kept, listed or not.
 pub const MAX_LISTED_FINISHED: usize = 100;
 /// Most bytes of finished goals' results (their serialized size) kept at once; past it the
-/// oldest is forgotten first, but never the newest. 32 MiB: 40 paths of 400 m at 5 cm.
+/// earliest accepted is forgotten first, but never the last in the table. 32 MiB: some 55 paths
+/// of 400 m at 5 cm (8000 poses, 0.6 MB serialized; about 1.6 times that in memory).
 pub const MAX_FINISHED_BYTES: usize = 32 << 20;
 
 /// An action whose messages may cross threads, as every generated one's do (responses are sent
@@ -185,9 +187,9 @@ impl<R: Clone, W> GoalTable<R, W> {
         GoalStatusArray { status_list }
     }
 
-    /// Forgets finished goals older than [`RESULT_TIMEOUT`], then the oldest finished ones while
-    /// more than [`MAX_FINISHED`] goals or [`MAX_FINISHED_BYTES`] of results are kept (the newest
-    /// stays, however large). True when one was forgotten.
+    /// Forgets finished goals older than [`RESULT_TIMEOUT`], then the earliest accepted finished
+    /// ones while more than [`MAX_FINISHED`] goals or [`MAX_FINISHED_BYTES`] of results are kept
+    /// (one stays, however large). True when one was forgotten.
     fn expire(&mut self, now: Instant) -> bool {
         let before = self.goals.len();
         self.goals.retain(|(_, g)| g.finished.is_none_or(|t| now.duration_since(t) < RESULT_TIMEOUT));
