@@ -6,6 +6,7 @@ import hashlib
 import os
 import pathlib
 import subprocess
+import sys
 import time
 
 import pytest
@@ -250,7 +251,6 @@ def test_the_suite_stopped_by_sigterm_stops_and_takes_its_nodes_with_it(via, int
     steps (`run_forwarding`), and only the bash script gets the signal, as `kill <pid of
     test.sh>` or `timeout` sends it (bash alone would exit and leave the step running)."""
     import signal
-    import sys
     import textwrap
 
     from helpers import ROOT
@@ -337,17 +337,17 @@ def test_a_session_runs_in_a_domain_no_other_participant_uses():
     env.pop("BLOCKSTAR_ROS_DOMAIN_ID", None)
     env.pop("BLOCKSTAR_KEEP_ROS_NETWORK", None)
     other = subprocess.Popen(
-        ["python", "-c", "import rclpy, sys, time\nrclpy.init()\nn = rclpy.create_node('other_session')\n"
-         "print('up', flush=True)\ntime.sleep(120)"], env=env, stdout=subprocess.PIPE, text=True)
+        [sys.executable, "-c", "import rclpy, time\nrclpy.init()\nn = rclpy.create_node('other_session')\n"
+         "time.sleep(120)"], env=env)
     try:
-        assert other.stdout.readline().strip() == "up"
-        end = time.monotonic() + 10
+        end = time.monotonic() + 30
         while not ros_domain.in_use(occupied):
-            assert time.monotonic() < end, f"the other participant never bound domain {occupied}'s ports"
+            assert time.monotonic() < end and other.poll() is None, \
+                f"the other participant never bound domain {occupied}'s ports (exit status {other.poll()})"
             time.sleep(0.1)
         assert occupied not in {ros_domain.free_domain() for _ in range(200)}
         here = pathlib.Path(__file__).resolve().parent
-        out = subprocess.run(["python", "-m", "pytest", str(here / "test_node.py"), "--collect-only",
+        out = subprocess.run([sys.executable, "-m", "pytest", str(here / "test_node.py"), "--collect-only",
                               "-p", "no:cacheprovider"], env=env, capture_output=True, text=True, timeout=120)
         header = [line for line in out.stdout.splitlines() if line.startswith("ROS_DOMAIN_ID=")]
         assert header, out.stdout[-2000:] + out.stderr[-2000:]
