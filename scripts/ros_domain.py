@@ -10,17 +10,23 @@ its path), and two checkouts at the same path, in two CI jobs on one machine, ge
 
 A Fast DDS participant (Jazzy's default rmw, over UDPv4) of domain D binds the UDP ports of its
 participant id P: the metatraffic and user unicast ports 7410 + 250 D + 2 P and 7411 + 250 D + 2 P
-(the RTPS specification's default port mapping). The first participant of a domain on a machine
-takes id 0, so a domain whose id-0 ports are both free has no such participant here now.
+(the RTPS specification's default port mapping). Participants take the lowest free id, so a
+domain whose ports of ids 0 to PROBED_PARTICIPANTS - 1 are all free has no such participant here
+now (a session's nodes, tools and clients come and go, and its first participant may have exited
+while later ones run: every id of the range is probed, not only 0).
 
-Known gaps: only id 0 is probed, so a domain whose first participant has exited while later ones
-run (between two test modules of another session) looks free; participants that bind no UDP
-unicast ports of the mapping (Cyclone DDS's default ephemeral ports, a shared-memory-only Fast
-DDS) are not seen; and looking is not reserving.
+A session that takes a domain reserves it for its life, as ROS's domain_coordinator does: it holds
+a TCP port of 127.0.0.1, RESERVATION_BASE + D, bound, so that two sessions starting at the same
+moment, before either has a participant, cannot both take D. `claim_free_domain()` returns the
+domain and the socket to keep open.
 
-Usage: `python scripts/ros_domain.py` prints a domain of 50-99 that is free now, drawn at random
-from the free ones (drawn, so that two sessions looking at the same moment seldom pick the same
-one; looking is not reserving). It exits 1, printing nothing, when every one is in use.
+Known gaps: participants that bind no UDP unicast ports of the mapping (Cyclone DDS's default
+ephemeral ports, a shared-memory-only Fast DDS) are not seen, nor a domain whose only
+participants have ids of PROBED_PARTICIPANTS and above.
+
+Usage: `python scripts/ros_domain.py` prints a domain of 50-99 that is free and unreserved now,
+drawn at random from the free ones. It cannot hold a reservation once it exits (that is for the
+sessions that import it). It exits 1, printing nothing, when every one is in use.
 """
 
 import random
@@ -30,6 +36,10 @@ import sys
 # The domains the test command may use (0 is ROS's default, kept for the user's robots; 101 and
 # above collide with ephemeral ports on Linux).
 TEST_DOMAINS = range(50, 100)
+# Participant ids probed per domain: a test session runs a node, a few tools and clients at once.
+PROBED_PARTICIPANTS = 10
+# A session holds TCP port RESERVATION_BASE + D of 127.0.0.1 bound while it uses domain D.
+RESERVATION_BASE = 22119
 
 
 def unicast_ports(domain, participant=0):
@@ -38,22 +48,56 @@ def unicast_ports(domain, participant=0):
     return base + 10, base + 11
 
 
-def in_use(domain):
-    """Whether a participant of `domain` runs on this machine (its id-0 ports are bound)."""
-    for port in unicast_ports(domain):
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                return True
+def _bound(kind, port):
+    """Whether `port` of 127.0.0.1 is bound for sockets of `kind` (SOCK_DGRAM or SOCK_STREAM)."""
+    with socket.socket(socket.AF_INET, kind) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
     return False
 
 
+def in_use(domain):
+    """Whether a participant of `domain` runs on this machine (a port of ids 0 to
+    PROBED_PARTICIPANTS - 1 is bound) or a session has reserved it."""
+    if _bound(socket.SOCK_STREAM, RESERVATION_BASE + domain):
+        return True
+    return any(_bound(socket.SOCK_DGRAM, port)
+               for participant in range(PROBED_PARTICIPANTS) for port in unicast_ports(domain, participant))
+
+
+def reserve(domain):
+    """Reserves `domain`: the bound socket to keep open while the domain is used (closing it, or
+    the process ending, frees it), or None when another session holds it."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind(("127.0.0.1", RESERVATION_BASE + domain))
+    except OSError:
+        s.close()
+        return None
+    return s
+
+
 def free_domain(rng=random):
-    """A domain of TEST_DOMAINS no participant on this machine uses now, drawn with `rng`; None
-    when all are in use."""
+    """A domain of TEST_DOMAINS no participant on this machine uses and no session has reserved
+    now, drawn with `rng`; None when all are in use. Looking is not reserving: see
+    claim_free_domain."""
     free = [d for d in TEST_DOMAINS if not in_use(d)]
     return rng.choice(free) if free else None
+
+
+def claim_free_domain(rng=random):
+    """A domain of TEST_DOMAINS that is free now, reserved: (domain, socket to keep open), or
+    (None, None) when every one is in use or reserved. The free ones are tried in random order
+    (`rng`), so sessions starting together seldom even contend for one."""
+    free = [d for d in TEST_DOMAINS if not in_use(d)]
+    rng.shuffle(free)
+    for domain in free:
+        reservation = reserve(domain)
+        if reservation is not None:
+            return domain, reservation
+    return None, None
 
 
 def main():

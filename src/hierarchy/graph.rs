@@ -15,8 +15,9 @@ use std::collections::HashMap;
 ///
 /// Every cluster is derived from the mask (and the weights) inside it and its east and north
 /// neighbours alone, so a change is repaired by remaking the clusters it touches and relinking
-/// those west and south of them ([`ClusterGraph::repair`]), and a repaired graph equals one
-/// built from scratch.
+/// those west and south of them, or only weighing a cluster's pieces again where only the
+/// weights changed ([`ClusterGraph::repair`]), and a repaired graph equals one built from
+/// scratch.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClusterGraph {
     width: usize,
@@ -70,29 +71,32 @@ impl ClusterGraph {
         Self { width, height, across, up, clusters }
     }
 
-    /// Brings the graph up to date after the mask (or the weights) changed inside `rects`: the
-    /// clusters they touch are made anew, and the links of those west and south of them (which
-    /// reach into them; their pieces did not change). Many clusters at once (a map replaced
-    /// whole) are remade in parallel. `mask` and `extra` must be the ones the graph was built
-    /// on, as they are now.
-    pub fn repair(&mut self, mask: &CellMask, rects: &[CellRect], extra: impl Fn(usize) -> f64 + Sync) {
+    /// Brings the graph up to date after the mask (and perhaps the weights) changed inside
+    /// `mask_rects` and only the weights inside `weight_rects`: the clusters the mask changed in
+    /// are made anew, with the links of those west and south of them (which reach into them;
+    /// their pieces did not change); where only the weights changed, a cluster's pieces are
+    /// weighed again and its links, which depend on the mask alone, are kept. Many clusters at
+    /// once (a map replaced whole) are remade in parallel. `mask` and `extra` must be the ones
+    /// the graph was built on, as they are now.
+    pub fn repair(
+        &mut self,
+        mask: &CellMask,
+        mask_rects: &[CellRect],
+        weight_rects: &[CellRect],
+        extra: impl Fn(usize) -> f64 + Sync,
+    ) {
         debug_assert_eq!((mask.width(), mask.height()), (self.width, self.height));
-        let (across, up) = (self.across, self.up);
-        let mut changed: Vec<usize> = Vec::new();
-        for r in rects.iter().filter(|r| r.width > 0 && r.height > 0) {
-            let (cx0, cy0) = (r.x >> SHIFT, r.y >> SHIFT);
-            let cx1 = ((r.x + r.width - 1) >> SHIFT).min(across - 1);
-            let cy1 = ((r.y + r.height - 1) >> SHIFT).min(up - 1);
-            changed.extend((cy0..=cy1).flat_map(|cy| (cx0..=cx1).map(move |cx| cy * across + cx)));
-        }
-        changed.sort_unstable();
-        changed.dedup();
-        if changed.len() > 256 {
+        let changed = self.clusters_in(mask_rects);
+        let mut reweighed = self.clusters_in(weight_rects);
+        reweighed.retain(|i| changed.binary_search(i).is_err());
+        if changed.len() + reweighed.len() > 256 {
             // Most of the map: every cluster a change reaches, remade whole on all cores.
             let mut remade: Vec<usize> =
                 changed.iter().flat_map(|&i| [Some(i), self.west(i), self.south(i)]).flatten().collect();
+            remade.extend(&reweighed);
             remade.sort_unstable();
             remade.dedup();
+            let across = self.across;
             let make = |&i: &usize| cluster::build(mask, (i % across, i / across), &extra);
             let clusters: Vec<Cluster> = remade.par_iter().with_min_len(64).map(make).collect();
             for (i, c) in remade.into_iter().zip(clusters) {
@@ -101,12 +105,13 @@ impl ClusterGraph {
             return;
         }
         // A few clusters: each labelled once, the changed ones remade, the links of their west
-        // and south neighbours made again (those neighbours' pieces are as they were).
+        // and south neighbours made again (those neighbours' pieces are as they were), the pieces
+        // of those where only weights changed weighed again.
         let mut relinked: Vec<usize> = changed.iter().flat_map(|&i| [self.west(i), self.south(i)]).flatten().collect();
         relinked.sort_unstable();
         relinked.dedup();
         relinked.retain(|i| changed.binary_search(i).is_err());
-        let mut cache = LabelCache { mask, across, labels: HashMap::new() };
+        let mut cache = LabelCache { mask, across: self.across, labels: HashMap::new() };
         for &i in &changed {
             let pieces = cache.get(i).pieces(mask.width(), &extra);
             self.clusters[i] = Cluster { pieces, links: self.links_of(&mut cache, i) };
@@ -114,6 +119,27 @@ impl ClusterGraph {
         for &i in &relinked {
             self.clusters[i].links = self.links_of(&mut cache, i);
         }
+        for &i in &reweighed {
+            self.clusters[i].pieces = cache.get(i).pieces(mask.width(), &extra);
+        }
+    }
+
+    /// The clusters `rects` touch, sorted, each once.
+    fn clusters_in(&self, rects: &[CellRect]) -> Vec<usize> {
+        let (across, up) = (self.across, self.up);
+        let mut clusters: Vec<usize> = Vec::new();
+        for r in rects.iter().filter(|r| r.width > 0 && r.height > 0) {
+            let (cx0, cy0) = (r.x >> SHIFT, r.y >> SHIFT);
+            let cx1 = ((r.x + r.width - 1) >> SHIFT).min(across - 1);
+            let cy1 = ((r.y + r.height - 1) >> SHIFT).min(up - 1);
+            if cx0 > cx1 || cy0 > cy1 {
+                continue;
+            }
+            clusters.extend((cy0..=cy1).flat_map(|cy| (cx0..=cx1).map(move |cx| cy * across + cx)));
+        }
+        clusters.sort_unstable();
+        clusters.dedup();
+        clusters
     }
 
     /// Cluster `i`'s links, from the labels in `cache` (an empty cluster has none).

@@ -4,9 +4,10 @@
 //!
 //! - [`ClusterGraph::build`]: the graph of a mask (in parallel), each node weighted by the mean
 //!   traversal cost of its cells.
-//! - [`ClusterGraph::repair`]: after the mask or the costs changed inside some rectangles, the
-//!   clusters they touch are made anew and the links of those west and south of them made
-//!   again; the result equals a graph built from scratch.
+//! - [`ClusterGraph::repair`]: after the mask changed inside some rectangles, the clusters they
+//!   touch are made anew and the links of those west and south of them made again; where only
+//!   the costs changed, the clusters' pieces are weighed again; the result equals a graph built
+//!   from scratch.
 //! - [`ClusterGraph::corridor`]: the clusters a long query's fine search may enter
 //!   ([`Corridor`]).
 //!

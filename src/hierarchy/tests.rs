@@ -103,8 +103,8 @@ proptest! {
         }
     }
 
-    /// After random patches (cells blocked and freed, weights changed), the repaired graph equals
-    /// one built from scratch on the final mask.
+    /// After random patches (cells blocked and freed with the weights around them changed, or
+    /// only weights changed), the repaired graph equals one built from scratch on the final mask.
     #[test]
     fn repairs_equal_rebuilds(
         w in 1usize..130, h in 1usize..130, seed in any::<u64>(), patches in 1usize..12,
@@ -116,14 +116,28 @@ proptest! {
         for _ in 0..patches {
             let (pw, ph) = (1 + rng.below(12.min(w)), 1 + rng.below(12.min(h)));
             let (x, y) = (rng.below(w - pw + 1), rng.below(h - ph + 1));
-            let blocked = rng.below(3) == 0;
-            for yy in y..y + ph {
-                for xx in x..x + pw {
-                    mask.set(xx, yy, blocked);
+            let rect = CellRect { x, y, width: pw, height: ph };
+            // The weights change in a ring around the cells (as costs do around a new obstacle),
+            // or alone.
+            let ring = rng.below(6);
+            let (gx, gy) = (x.saturating_sub(ring), y.saturating_sub(ring));
+            let grown = CellRect { x: gx, y: gy, width: (x + pw + ring).min(w) - gx, height: (y + ph + ring).min(h) - gy };
+            for yy in grown.y..grown.y + grown.height {
+                for xx in grown.x..grown.x + grown.width {
                     weight[yy * w + xx] = rng.below(5) as f64 * 0.5;
                 }
             }
-            graph.repair(&mask, &[CellRect { x, y, width: pw, height: ph }], |k| weight[k]);
+            if rng.below(3) == 0 {
+                graph.repair(&mask, &[], &[grown], |k| weight[k]);
+            } else {
+                let blocked = rng.below(3) == 0;
+                for yy in y..y + ph {
+                    for xx in x..x + pw {
+                        mask.set(xx, yy, blocked);
+                    }
+                }
+                graph.repair(&mask, &[rect], &[grown], |k| weight[k]);
+            }
             prop_assert_eq!(&graph, &ClusterGraph::build(&mask, |k| weight[k]));
         }
     }
@@ -211,6 +225,6 @@ fn a_whole_map_repair_equals_a_rebuild() {
         }
     }
     let weight = |k: usize| (k % 3) as f64;
-    graph.repair(&mask, &[CellRect { x: 3, y: 2, width: 690, height: 590 }], weight);
+    graph.repair(&mask, &[CellRect { x: 3, y: 2, width: 690, height: 590 }], &[], weight);
     assert_eq!(graph, ClusterGraph::build(&mask, weight));
 }

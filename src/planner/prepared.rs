@@ -350,11 +350,16 @@ impl PreparedMap {
         collision.costs().map(|costs| ClusterGraph::build(blocks.mask(), costs.extra_per_cell()))
     }
 
-    /// Repairs the cluster graph on `mask` (the vehicle's, as it now is) where the mask or the
-    /// costs changed (`rects`).
-    fn repair_cluster_graph(&mut self, mask: &crate::search::los::CellMask, rects: &[CellRect]) {
+    /// Repairs the cluster graph on `mask` (the vehicle's, as it now is) where the mask changed
+    /// (`mask_rects`) and where the costs did (`cost_rects`).
+    fn repair_cluster_graph(
+        &mut self,
+        mask: &crate::search::los::CellMask,
+        mask_rects: &[CellRect],
+        cost_rects: &[CellRect],
+    ) {
         if let (Some(graph), Some(costs)) = (&mut self.hierarchy, self.collision.costs()) {
-            graph.repair(mask, rects, costs.extra_per_cell());
+            graph.repair(mask, mask_rects, cost_rects, costs.extra_per_cell());
         }
     }
 
@@ -443,9 +448,7 @@ impl PreparedMap {
         // have changed is reported.
         let costs_changed = values.and_then(|rect| Some(self.collision.costs()?.affected(rect)));
         // First, so no failure below leaves the graph behind the mask it is searched on.
-        let mut repaired = rects.clone();
-        repaired.extend(costs_changed);
-        self.repair_cluster_graph(&mask, &repaired);
+        self.repair_cluster_graph(&mask, &rects, costs_changed.as_slice());
         match (donor.obstacles, changed.cells) {
             (Some(o), _) => self.collision.follow_obstacles(o),
             (None, Some(rect)) => {

@@ -17,13 +17,13 @@
 //! [`RESULT_TIMEOUT`] (a client asks for it right after the goal is accepted; the wait covers a
 //! slow one), and memory is bounded: at most [`MAX_FINISHED`] finished goals and
 //! [`MAX_FINISHED_BYTES`] of their results (serialized) are kept per server, the earliest
-//! accepted forgotten first, plus the goals still running. Both bounds are far above what [`RESULT_TIMEOUT`] holds
+//! finished forgotten first, plus the goals still running. Both bounds are far above what [`RESULT_TIMEOUT`] holds
 //! at the rates Nav2 asks (a few goals a second) and at 50 goals a second of small results, so a
 //! late `get_result` finds its result; one that comes after its result was forgotten gets
 //! STATUS_UNKNOWN, as from rcl_action after the timeout. Each status array lists the running goals
-//! and only the latest accepted [`MAX_LISTED_FINISHED`] finished ones: every client reads every
-//! array. (Known gap: both orders are acceptance, not finishing; a slow goal that finishes after
-//! 100 later goals finished is not listed, and is the first forgotten when a bound is reached.)
+//! and only the last [`MAX_LISTED_FINISHED`] to finish: every client reads every array. Both
+//! orders are by finishing, so a slow goal accepted early is listed when it finishes and kept
+//! like the goals that finished beside it.
 
 use super::responder::Responder;
 use super::spin_gate::SpinAck;
@@ -41,16 +41,16 @@ use tokio::sync::mpsc;
 
 /// How long a finished goal's result stays available to `get_result` (rcl_action's default).
 pub const RESULT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Most finished goals kept at once; past it the earliest accepted is forgotten first. 1000 covers
+/// Most finished goals kept at once; past it the earliest finished is forgotten first. 1000 covers
 /// [`RESULT_TIMEOUT`] at 100 goals a second.
 pub const MAX_FINISHED: usize = 1000;
-/// Most finished goals listed in a status array (the latest accepted). The array goes to every
+/// Most finished goals listed in a status array (the last to finish). The array goes to every
 /// client on every change, and each client reads all of it: a client of rclpy handles 50 goals a
 /// second with arrays of 100 finished goals, and falls seconds behind with 500. A finished goal's
 /// result stays available to `get_result` as long as it is kept, listed or not.
 pub const MAX_LISTED_FINISHED: usize = 100;
 /// Most bytes of finished goals' results (their serialized size) kept at once; past it the
-/// earliest accepted is forgotten first, but never the last in the table. 32 MiB: some 55 paths
+/// earliest finished is forgotten first, but never the last in the table. 32 MiB: some 55 paths
 /// of 400 m at 5 cm (8000 poses, 0.6 MB serialized; about 1.6 times that in memory).
 pub const MAX_FINISHED_BYTES: usize = 32 << 20;
 
@@ -118,12 +118,16 @@ enum Lookup<R, W> {
     Unknown(W),
 }
 
-/// The goals a server knows, in acceptance order (the status array lists them so): the protocol's
-/// bookkeeping, free of r2r's handles so that it tests alone. Holds the running goals and, after
-/// an [`GoalTable::expire`], finished ones within [`MAX_FINISHED`] and [`MAX_FINISHED_BYTES`],
-/// none older than [`RESULT_TIMEOUT`].
+/// The goals a server knows: the protocol's bookkeeping, free of r2r's handles so that it tests
+/// alone. Running goals are held in acceptance order, finished ones in the order they finished
+/// (a slow goal accepted early and finished late counts as recent: it is listed and kept like
+/// the goals that finished beside it). After an [`GoalTable::expire`] the finished ones are within
+/// [`MAX_FINISHED`] and [`MAX_FINISHED_BYTES`], none older than [`RESULT_TIMEOUT`].
 struct GoalTable<R, W> {
-    goals: VecDeque<(Uuid, Entry<R, W>)>,
+    running: Vec<(Uuid, Entry<R, W>)>,
+    finished: VecDeque<(Uuid, Entry<R, W>)>,
+    /// The sum of `finished`'s result sizes.
+    finished_bytes: usize,
 }
 
 fn uuid_of(msg: &UUID) -> Uuid {
@@ -140,69 +144,75 @@ fn nanos(t: &Time) -> i64 {
 
 impl<R: Clone, W> GoalTable<R, W> {
     fn new() -> Self {
-        Self { goals: VecDeque::new() }
+        Self { running: Vec::new(), finished: VecDeque::new(), finished_bytes: 0 }
+    }
+
+    /// How many goals are held, running and finished.
+    fn len(&self) -> usize {
+        self.running.len() + self.finished.len()
+    }
+
+    fn goals(&self) -> impl Iterator<Item = &(Uuid, Entry<R, W>)> {
+        self.running.iter().chain(self.finished.iter())
     }
 
     fn find(&mut self, uuid: &Uuid) -> Option<&mut Entry<R, W>> {
-        self.goals.iter_mut().find(|(u, _)| u == uuid).map(|(_, g)| g)
+        self.running.iter_mut().chain(self.finished.iter_mut()).find(|(u, _)| u == uuid).map(|(_, g)| g)
     }
 
     /// Adds goal `uuid`, accepted at `stamp`, EXECUTING; false (nothing added) when a goal with
     /// that id is held already (rcl_action refuses it too).
     fn add(&mut self, uuid: Uuid, stamp: Time) -> bool {
-        if self.goals.iter().any(|(u, _)| *u == uuid) {
+        if self.goals().any(|(u, _)| *u == uuid) {
             return false;
         }
         let info = GoalInfo { goal_id: uuid_msg(&uuid), stamp };
-        self.goals.push_back((
+        self.running.push((
             uuid,
             Entry { info, status: EXECUTING, result: None, waiting: Vec::new(), finished: None, bytes: 0 },
         ));
         true
     }
 
-    /// Forgets goal `uuid` (its acceptance could not be sent).
-    /// Forgets goal `uuid`; false when it was not held.
+    /// Forgets running goal `uuid` (its acceptance could not be sent); false when it was not held.
     fn remove(&mut self, uuid: &Uuid) -> bool {
-        let held = self.goals.len();
-        self.goals.retain(|(u, _)| u != uuid);
-        self.goals.len() < held
+        let held = self.running.len();
+        self.running.retain(|(u, _)| u != uuid);
+        self.running.len() < held
     }
 
     /// Whether goal `uuid` is CANCELING (a client's cancel request was accepted).
     fn is_canceling(&self, uuid: &Uuid) -> bool {
-        self.goals.iter().any(|(u, g)| u == uuid && g.status == CANCELING)
+        self.running.iter().any(|(u, g)| u == uuid && g.status == CANCELING)
     }
 
-    /// The goals' statuses: every running goal and the newest [`MAX_LISTED_FINISHED`] finished.
+    /// The goals' statuses: every running goal (in acceptance order), then the last
+    /// [`MAX_LISTED_FINISHED`] to finish (in finishing order).
     fn status_array(&self) -> GoalStatusArray {
-        let finished = self.goals.iter().filter(|(_, g)| g.finished.is_some()).count();
-        let mut unlisted = finished.saturating_sub(MAX_LISTED_FINISHED);
-        let listed = self.goals.iter().filter(|(_, g)| {
-            let skip = g.finished.is_some() && unlisted > 0;
-            unlisted -= usize::from(skip);
-            !skip
-        });
+        let unlisted = self.finished.len().saturating_sub(MAX_LISTED_FINISHED);
+        let listed = self.running.iter().chain(self.finished.iter().skip(unlisted));
         let status_list = listed.map(|(_, g)| GoalStatus { goal_info: g.info.clone(), status: g.status }).collect();
         GoalStatusArray { status_list }
     }
 
-    /// Forgets finished goals older than [`RESULT_TIMEOUT`], then the earliest accepted finished
-    /// ones while more than [`MAX_FINISHED`] goals or [`MAX_FINISHED_BYTES`] of results are kept
-    /// (one stays, however large). True when one was forgotten.
+    /// Forgets finished goals older than [`RESULT_TIMEOUT`], then the earliest finished while
+    /// more than [`MAX_FINISHED`] goals or [`MAX_FINISHED_BYTES`] of results are kept (the last
+    /// to finish stays, however large). True when one was forgotten.
     fn expire(&mut self, now: Instant) -> bool {
-        let before = self.goals.len();
-        self.goals.retain(|(_, g)| g.finished.is_none_or(|t| now.duration_since(t) < RESULT_TIMEOUT));
-        let kept = self.goals.iter().filter(|(_, g)| g.finished.is_some());
-        let (mut count, mut bytes) = kept.fold((0, 0), |(n, b), (_, g)| (n + 1, b + g.bytes));
-        while count > 1 && (count > MAX_FINISHED || bytes > MAX_FINISHED_BYTES) {
-            // Finished in order of acceptance, which is near enough the order of finishing.
-            let Some(i) = self.goals.iter().position(|(_, g)| g.finished.is_some()) else { break };
-            if let Some((_, g)) = self.goals.remove(i) {
-                (count, bytes) = (count - 1, bytes - g.bytes);
+        let before = self.finished.len();
+        let expired = |g: &Entry<R, W>| g.finished.is_some_and(|t| now.duration_since(t) >= RESULT_TIMEOUT);
+        let over = |t: &Self| t.finished.len() > MAX_FINISHED || t.finished_bytes > MAX_FINISHED_BYTES;
+        while self.finished.len() > 1 && (self.finished.front().is_some_and(|(_, g)| expired(g)) || over(self)) {
+            if let Some((_, g)) = self.finished.pop_front() {
+                self.finished_bytes -= g.bytes;
             }
         }
-        self.goals.len() != before
+        // The last to finish goes too once it is older than the timeout.
+        if self.finished.front().is_some_and(|(_, g)| expired(g)) {
+            self.finished.clear();
+            self.finished_bytes = 0;
+        }
+        self.finished.len() != before
     }
 
     /// The result of goal `uuid`, or `request` parked until there is one.
@@ -238,7 +248,7 @@ impl<R: Clone, W> GoalTable<R, W> {
             };
         }
         let mut canceling = Vec::new();
-        for (uuid, goal) in self.goals.iter_mut() {
+        for (uuid, goal) in self.running.iter_mut() {
             let chosen = (id.is_nil() && stamp == 0) || *uuid == id || (stamp != 0 && nanos(&goal.info.stamp) <= stamp);
             if chosen && cancelable(goal.status) {
                 goal.status = CANCELING;
@@ -252,19 +262,29 @@ impl<R: Clone, W> GoalTable<R, W> {
     /// state machine (SUCCEEDED and ABORTED from EXECUTING or CANCELING, CANCELED from CANCELING
     /// only); returns the parked result requests to answer.
     fn finish(&mut self, uuid: &Uuid, status: i8, result: R, bytes: usize, now: Instant) -> Result<Vec<W>, String> {
-        let goal = self.find(uuid).ok_or_else(|| format!("goal {uuid} is not known (it expired)"))?;
+        let Some(i) = self.running.iter().position(|(u, _)| u == uuid) else {
+            return match self.finished.iter().find(|(u, _)| u == uuid) {
+                Some((_, goal)) => Err(format!("goal {uuid} cannot go from status {} to {status}", goal.status)),
+                None => Err(format!("goal {uuid} is not known (it expired)")),
+            };
+        };
         let allowed = match status {
-            CANCELED => goal.status == CANCELING,
-            _ => matches!(goal.status, EXECUTING | CANCELING),
+            CANCELED => self.running[i].1.status == CANCELING,
+            _ => true, // every running goal is EXECUTING or CANCELING
         };
         if !allowed {
-            return Err(format!("goal {uuid} cannot go from status {} to {status}", goal.status));
+            return Err(format!("goal {uuid} cannot go from status {} to {status}", self.running[i].1.status));
         }
+        let (uuid, mut goal) = self.running.remove(i);
         goal.status = status;
-        goal.finished = Some(now);
+        // Finished goals stay in finishing order by time too: `now` is never earlier than the last.
+        let last = self.finished.back().and_then(|(_, g)| g.finished);
+        goal.finished = Some(last.map_or(now, |last| last.max(now)));
         goal.result = Some(result);
         goal.bytes = bytes;
         let waiting = std::mem::take(&mut goal.waiting);
+        self.finished_bytes += bytes;
+        self.finished.push_back((uuid, goal));
         self.expire(now);
         Ok(waiting)
     }
@@ -472,7 +492,7 @@ where
     });
     let (goals_tx, goals_rx) = mpsc::unbounded_channel();
     let counted = server.clone();
-    let count: GoalCount = Box::new(move || counted.table().map(|t| t.goals.len()).unwrap_or(0));
+    let count: GoalCount = Box::new(move || counted.table().map(|t| t.len()).unwrap_or(0));
     let task = async move {
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         loop {
@@ -585,7 +605,7 @@ mod tests {
         assert!(!table.expire(t0 + RESULT_TIMEOUT - Duration::from_millis(1)));
         assert!(table.expire(t0 + RESULT_TIMEOUT));
         assert!(matches!(table.result(&id(1), 9), Lookup::Unknown(9)));
-        assert!(table.goals.is_empty());
+        assert_eq!(table.len(), 0);
     }
 
     /// Goal `n` of a stream, accepted and finished at once with a result of `bytes`.
@@ -604,11 +624,11 @@ mod tests {
         let last = 3 * MAX_FINISHED as u32;
         for n in 1..=last {
             finish_goal(&mut table, n, 100, now);
-            assert!(table.goals.len() <= MAX_FINISHED + 1);
+            assert!(table.len() <= MAX_FINISHED + 1);
         }
         // The running goal is never forgotten; the newest finished ones are kept.
-        assert_eq!(table.goals.front().unwrap().0, id(0));
-        assert_eq!(table.goals.back().unwrap().0, Uuid::from_u128(u128::from(last) + 1000));
+        assert_eq!(table.running[0].0, id(0));
+        assert_eq!(table.finished.back().unwrap().0, Uuid::from_u128(u128::from(last) + 1000));
         // The running goal and the newest finished ones are listed.
         let listed = table.status_array().status_list;
         assert_eq!(listed.len(), MAX_LISTED_FINISHED + 1);
@@ -623,13 +643,14 @@ mod tests {
         let large = MAX_FINISHED_BYTES / 10 + 1;
         for n in 1..=30 {
             finish_goal(&mut table, n, large, now);
-            let bytes: usize = table.goals.iter().map(|(_, g)| g.bytes).sum();
+            let bytes: usize = table.finished.iter().map(|(_, g)| g.bytes).sum();
+            assert_eq!(bytes, table.finished_bytes);
             assert!(bytes <= MAX_FINISHED_BYTES, "{bytes} bytes kept after {n} goals");
         }
         // Nine fit, the tenth would not.
-        assert_eq!(table.goals.len(), 9);
+        assert_eq!(table.len(), 9);
         let huge = finish_goal(&mut table, 31, 2 * MAX_FINISHED_BYTES, now);
-        assert_eq!(table.goals.len(), 1);
+        assert_eq!(table.len(), 1);
         assert!(matches!(table.result(&huge, 1), Lookup::Done(SUCCEEDED, 31, 1)));
     }
 
@@ -646,6 +667,40 @@ mod tests {
         }
         assert!(!table.expire(t0 + RESULT_TIMEOUT - Duration::from_millis(100)));
         assert!(matches!(table.result(&late, 7), Lookup::Done(SUCCEEDED, 1, 7)));
+    }
+
+    #[test]
+    fn a_goal_accepted_first_and_finished_last_counts_as_recent() {
+        // A slow goal accepted before a stream of quick ones that finishes after all of them: it
+        // is listed in the status array it finishes in, and it is not the first forgotten.
+        let mut table: GoalTable<u32, u32> = GoalTable::new();
+        let now = Instant::now();
+        let slow = id(0);
+        assert!(table.add(slow, at(0)));
+        let quick = MAX_FINISHED as u32;
+        for n in 1..=quick {
+            finish_goal(&mut table, n, 100, now);
+        }
+        table.finish(&slow, SUCCEEDED, 0, 100, now).unwrap();
+        assert_eq!(table.len(), MAX_FINISHED);
+        let listed = table.status_array().status_list;
+        assert_eq!(listed.len(), MAX_LISTED_FINISHED);
+        assert_eq!(uuid_of(&listed.last().unwrap().goal_info.goal_id), slow);
+        assert_eq!(listed.last().unwrap().status, SUCCEEDED);
+        // More quick goals: the earliest quick ones go before the slow one.
+        for n in quick + 1..=quick + 10 {
+            finish_goal(&mut table, n, 100, now);
+        }
+        assert!(matches!(table.result(&slow, 1), Lookup::Done(SUCCEEDED, 0, 1)));
+        // Quick goal 1 went when the slow one finished, 2 to 11 with the ten after it.
+        assert!(matches!(table.result(&Uuid::from_u128(1000 + 11), 2), Lookup::Unknown(2)));
+        assert!(matches!(table.result(&Uuid::from_u128(1000 + 12), 3), Lookup::Done(SUCCEEDED, 12, 3)));
+        // And by time: the slow one is kept its full timeout from when it finished.
+        let later = now + RESULT_TIMEOUT / 2;
+        finish_goal(&mut table, quick + 11, 100, later);
+        assert!(table.expire(now + RESULT_TIMEOUT));
+        assert_eq!(table.len(), 1);
+        assert!(matches!(table.result(&slow, 4), Lookup::Unknown(4)));
     }
 
     #[test]

@@ -12,17 +12,25 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
 import ros_domain  # noqa: E402
 
 
+# The reservation of the session's domain (scripts/ros_domain.py), held open for its life.
+_DOMAIN_RESERVATION = None
+
+
 def _use_a_domain_of_our_own():
     """Runs the session in a ROS domain no other process on this machine uses now
     (scripts/ros_domain.py): another test session beside this one, a second CI job on the same
     machine with a checkout at the same path (scripts/env.sh's domain comes from the path),
-    would otherwise talk to this session's nodes. Set here, before any participant exists;
-    the nodes and tools the tests start inherit it, and so do pytest sessions a test starts
-    (they keep the domain they are given). A domain the user chose is kept:
-    BLOCKSTAR_ROS_DOMAIN_ID, or BLOCKSTAR_KEEP_ROS_NETWORK=1."""
+    would otherwise talk to this session's nodes. Set here, before any participant exists, and
+    reserved for the session's life, so that a session starting beside it does not take it
+    before its first participant runs; the nodes and tools the tests start inherit it, and so do
+    pytest sessions a test starts (they keep the domain they are given, under its reservation).
+    A domain the user chose is kept: BLOCKSTAR_ROS_DOMAIN_ID, or BLOCKSTAR_KEEP_ROS_NETWORK=1."""
+    global _DOMAIN_RESERVATION
     if os.environ.get("BLOCKSTAR_KEEP_ROS_NETWORK") == "1" or os.environ.get("BLOCKSTAR_ROS_DOMAIN_ID"):
         return
-    chosen = os.environ.get("BLOCKSTAR_TEST_DOMAIN") or ros_domain.free_domain()
+    chosen = os.environ.get("BLOCKSTAR_TEST_DOMAIN")
+    if chosen is None:
+        chosen, _DOMAIN_RESERVATION = ros_domain.claim_free_domain()
     if chosen is not None:
         os.environ["ROS_DOMAIN_ID"] = os.environ["BLOCKSTAR_TEST_DOMAIN"] = str(chosen)
 

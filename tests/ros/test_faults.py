@@ -5,6 +5,8 @@ truncated or corrupted (detected, rebuilt, valid again, logged), for the node an
 import hashlib
 import os
 import pathlib
+import select
+import socket
 import subprocess
 import sys
 import time
@@ -356,3 +358,51 @@ def test_a_session_runs_in_a_domain_no_other_participant_uses():
     finally:
         other.kill()
         other.wait()
+
+
+def _participant(domain, name):
+    """A process with one rclpy participant in `domain` (outside this session's domain rules)."""
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain))
+    for key in ("BLOCKSTAR_TEST_DOMAIN", "BLOCKSTAR_ROS_DOMAIN_ID", "BLOCKSTAR_KEEP_ROS_NETWORK"):
+        env.pop(key, None)
+    return subprocess.Popen([sys.executable, "-c", f"import rclpy, time\nrclpy.init()\nn = rclpy.create_node('{name}')\n"
+                             "print('up', flush=True)\ntime.sleep(120)"], env=env, stdout=subprocess.PIPE, text=True)
+
+
+def _wait_up(process):
+    """Waits (at most 30 s) for a _participant to have its participant."""
+    ready = select.select([process.stdout], [], [], 30)[0]
+    assert ready and process.stdout.readline().strip() == "up", f"exit status {process.poll()}"
+
+
+def test_a_domain_whose_first_participant_left_or_that_a_session_reserved_is_not_taken():
+    """A domain is taken by one session only: one whose first participant (id 0) has exited
+    while a later one runs (another session between two of its steps) is still in use, and one
+    another session has reserved, before any participant of its own exists, is not taken."""
+    import ros_domain
+
+    left = ros_domain.free_domain()
+    first, second = _participant(left, "first"), None
+    try:
+        _wait_up(first)
+        second = _participant(left, "second")
+        _wait_up(second)
+        first.kill()
+        first.wait()
+        id0_free = not any(ros_domain._bound(socket.SOCK_DGRAM, p) for p in ros_domain.unicast_ports(left, 0))
+        assert id0_free, f"participant 0 of domain {left} is still bound after its process ended"
+        assert ros_domain.in_use(left)
+        assert left not in {ros_domain.free_domain() for _ in range(200)}
+    finally:
+        for process in (first, second):
+            if process is not None:
+                process.kill()
+                process.wait()
+    reserved, reservation = ros_domain.claim_free_domain()
+    try:
+        assert reserved is not None and ros_domain.reserve(reserved) is None
+        assert ros_domain.in_use(reserved)
+        assert reserved not in {ros_domain.free_domain() for _ in range(200)}
+    finally:
+        reservation.close()
+    assert not ros_domain.in_use(reserved)
