@@ -15,10 +15,11 @@ domain whose ports of ids 0 to PROBED_PARTICIPANTS - 1 are all free has no such 
 now (a session's nodes, tools and clients come and go, and its first participant may have exited
 while later ones run: every id of the range is probed, not only 0).
 
-A session that takes a domain reserves it for its life, as ROS's domain_coordinator does: it holds
-a TCP port of 127.0.0.1, RESERVATION_BASE + D, bound, so that two sessions starting at the same
-moment, before either has a participant, cannot both take D. `claim_free_domain()` returns the
-domain and the socket to keep open.
+A session that takes a domain reserves it for its life, with the port ROS's domain_coordinator
+(Jazzy's, which launch_testing's isolated tests use) binds for it: TCP port RESERVATION_BASE + D,
+held bound, so that two sessions starting at the same moment, before either has a participant,
+cannot both take D, and neither takes a domain such a ROS test holds. `claim_free_domain()`
+returns the domain and the socket to keep open.
 
 Known gaps: participants that bind no UDP unicast ports of the mapping (Cyclone DDS's default
 ephemeral ports, a shared-memory-only Fast DDS) are not seen, nor a domain whose only
@@ -38,8 +39,9 @@ import sys
 TEST_DOMAINS = range(50, 100)
 # Participant ids probed per domain: a test session runs a node, a few tools and clients at once.
 PROBED_PARTICIPANTS = 10
-# A session holds TCP port RESERVATION_BASE + D of 127.0.0.1 bound while it uses domain D.
-RESERVATION_BASE = 22119
+# A session holds TCP port RESERVATION_BASE + D bound while it uses domain D (domain_coordinator's
+# PORT_BASE in Jazzy; it binds all interfaces, which a bind of 127.0.0.1 conflicts with).
+RESERVATION_BASE = 32768
 
 
 def unicast_ports(domain, participant=0):

@@ -227,4 +227,13 @@ fn a_whole_map_repair_equals_a_rebuild() {
     let weight = |k: usize| (k % 3) as f64;
     graph.repair(&mask, &[CellRect { x: 3, y: 2, width: 690, height: 590 }], &[], weight);
     assert_eq!(graph, ClusterGraph::build(&mask, weight));
+    // The costs changed over most of the map (a costmap's inflation republished), the mask in
+    // one patch: the many clusters are reweighed in parallel too.
+    let heavier = |k: usize| (k % 5) as f64 * 0.5;
+    for x in 100..110 {
+        mask.set(x, 100, true);
+    }
+    let patch = CellRect { x: 100, y: 100, width: 10, height: 1 };
+    graph.repair(&mask, &[patch], &[CellRect { x: 0, y: 0, width: 700, height: 600 }], heavier);
+    assert_eq!(graph, ClusterGraph::build(&mask, heavier));
 }

@@ -174,11 +174,19 @@ impl<R: Clone, W> GoalTable<R, W> {
         true
     }
 
-    /// Forgets running goal `uuid` (its acceptance could not be sent); false when it was not held.
+    /// Forgets goal `uuid`, running or finished (its acceptance could not be sent, which the
+    /// [`Responder`] knows only after its resends, when a quick goal has finished); false when
+    /// it was not held.
     fn remove(&mut self, uuid: &Uuid) -> bool {
-        let held = self.running.len();
-        self.running.retain(|(u, _)| u != uuid);
-        self.running.len() < held
+        if let Some(i) = self.running.iter().position(|(u, _)| u == uuid) {
+            self.running.remove(i);
+            return true;
+        }
+        let Some(i) = self.finished.iter().position(|(u, _)| u == uuid) else { return false };
+        if let Some((_, g)) = self.finished.remove(i) {
+            self.finished_bytes -= g.bytes;
+        }
+        true
     }
 
     /// Whether goal `uuid` is CANCELING (a client's cancel request was accepted).
@@ -277,9 +285,8 @@ impl<R: Clone, W> GoalTable<R, W> {
         }
         let (uuid, mut goal) = self.running.remove(i);
         goal.status = status;
-        // Finished goals stay in finishing order by time too: `now` is never earlier than the last.
-        let last = self.finished.back().and_then(|(_, g)| g.finished);
-        goal.finished = Some(last.map_or(now, |last| last.max(now)));
+        // In finishing order, so by time too: the server takes `now` under the table's lock.
+        goal.finished = Some(now);
         goal.result = Some(result);
         goal.bytes = bytes;
         let waiting = std::mem::take(&mut goal.waiting);
@@ -359,7 +366,11 @@ impl<T: Action> Server<T> {
         // Its size as sent; a result the rmw cannot serialize could not be sent either: it is
         // weighed as its struct alone.
         let bytes = result.to_serialized_bytes().map_or(std::mem::size_of::<T::Result>(), |b| b.len());
-        let waiting = self.table()?.finish(uuid, status, result.clone(), bytes, Instant::now())?;
+        // The clock is read under the lock, so finished goals are in the order of their times.
+        let waiting = {
+            let mut table = self.table()?;
+            table.finish(uuid, status, result.clone(), bytes, Instant::now())?
+        };
         for request in waiting {
             self.respond("get_result", request, T::make_result_response_msg(status, result.clone()));
         }
@@ -701,6 +712,23 @@ mod tests {
         assert!(table.expire(now + RESULT_TIMEOUT));
         assert_eq!(table.len(), 1);
         assert!(matches!(table.result(&slow, 4), Lookup::Unknown(4)));
+    }
+
+    #[test]
+    fn a_goal_whose_acceptance_was_lost_is_forgotten_running_or_finished() {
+        let mut table: GoalTable<u32, u32> = GoalTable::new();
+        let now = Instant::now();
+        assert!(table.add(id(1), at(1)));
+        assert!(table.remove(&id(1)));
+        let finished = finish_goal(&mut table, 2, 500, now);
+        let kept = finish_goal(&mut table, 3, 700, now);
+        // The responder gives the acceptance up after the quick goal finished.
+        assert!(table.remove(&finished));
+        assert!(!table.remove(&finished));
+        assert_eq!((table.len(), table.finished_bytes), (1, 700));
+        assert!(matches!(table.result(&finished, 1), Lookup::Unknown(1)));
+        assert!(matches!(table.result(&kept, 2), Lookup::Done(SUCCEEDED, 3, 2)));
+        assert!(table.status_array().status_list.iter().all(|s| uuid_of(&s.goal_info.goal_id) == kept));
     }
 
     #[test]

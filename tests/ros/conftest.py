@@ -29,7 +29,7 @@ def _use_a_domain_of_our_own():
     if os.environ.get("BLOCKSTAR_KEEP_ROS_NETWORK") == "1" or os.environ.get("BLOCKSTAR_ROS_DOMAIN_ID"):
         return
     chosen = os.environ.get("BLOCKSTAR_TEST_DOMAIN")
-    if chosen is None:
+    if not chosen:
         chosen, _DOMAIN_RESERVATION = ros_domain.claim_free_domain()
     if chosen is not None:
         os.environ["ROS_DOMAIN_ID"] = os.environ["BLOCKSTAR_TEST_DOMAIN"] = str(chosen)

@@ -375,10 +375,16 @@ def _wait_up(process):
     assert ready and process.stdout.readline().strip() == "up", f"exit status {process.poll()}"
 
 
-def test_a_domain_whose_first_participant_left_or_that_a_session_reserved_is_not_taken():
-    """A domain is taken by one session only: one whose first participant (id 0) has exited
-    while a later one runs (another session between two of its steps) is still in use, and one
-    another session has reserved, before any participant of its own exists, is not taken."""
+def _stop(process):
+    if process is not None:
+        process.kill()
+        process.wait()
+        process.stdout.close()
+
+
+def test_a_domain_whose_first_participant_left_is_still_in_use():
+    """A domain whose first participant (id 0) has exited while a later one runs (another
+    session between two of its steps) is still in use."""
     import ros_domain
 
     left = ros_domain.free_domain()
@@ -387,22 +393,32 @@ def test_a_domain_whose_first_participant_left_or_that_a_session_reserved_is_not
         _wait_up(first)
         second = _participant(left, "second")
         _wait_up(second)
-        first.kill()
-        first.wait()
+        _stop(first)
+        first = None
         id0_free = not any(ros_domain._bound(socket.SOCK_DGRAM, p) for p in ros_domain.unicast_ports(left, 0))
         assert id0_free, f"participant 0 of domain {left} is still bound after its process ended"
         assert ros_domain.in_use(left)
-        assert left not in {ros_domain.free_domain() for _ in range(200)}
     finally:
-        for process in (first, second):
-            if process is not None:
-                process.kill()
-                process.wait()
-    reserved, reservation = ros_domain.claim_free_domain()
+        _stop(first)
+        _stop(second)
+
+
+def test_domains_are_reserved_as_ros_domain_coordinator_reserves_them():
+    """This session holds its domain reserved; a domain ROS's domain_coordinator (what
+    launch_testing's isolated tests take theirs from) holds is not taken, and the reverse."""
+    import domain_coordinator
+    import ros_domain
+
+    if os.environ.get("BLOCKSTAR_TEST_DOMAIN"):
+        assert ros_domain.reserve(int(os.environ["BLOCKSTAR_TEST_DOMAIN"])) is None, "the session's domain is not held"
+    theirs = ros_domain.free_domain()
+    with domain_coordinator.domain_id(selector=lambda: theirs) as held:
+        assert held == theirs and ros_domain.in_use(theirs) and ros_domain.reserve(theirs) is None
+    ours, reservation = ros_domain.claim_free_domain()
+    assert ours is not None, "no free domain"
     try:
-        assert reserved is not None and ros_domain.reserve(reserved) is None
-        assert ros_domain.in_use(reserved)
-        assert reserved not in {ros_domain.free_domain() for _ in range(200)}
+        choices = iter([ours, 100])
+        with domain_coordinator.domain_id(selector=lambda: next(choices)) as held:
+            assert held == 100, f"domain_coordinator took domain {held}, which this session holds"
     finally:
         reservation.close()
-    assert not ros_domain.in_use(reserved)
