@@ -29,7 +29,8 @@ rejection, or one result; none is lost after a drain of 30 s); the first plans a
 pose and every point between poses keeps the robot radius from blocked cells, in Python,
 independently of the node: scripts/load_bench.py's check); the node neither dies nor logs a
 panic. Reported: goals sent and answered, faults per kind, answers per result code, p50/p95
-latency from sending to the result, the node's VmRSS first, at the middle and at the end (each
+latency from sending to the result (and per client, to the goal response and to the result, so
+a client that fell behind shows where), the node's VmRSS first, at the middle and at the end (each
 the lowest reading in 10 s there), and its growth over the second half (lowest reading of the
 second half's first 10 s against its last 10 s; flat within 2 MiB is the bar, checked when the
 run lasts 120 s or more).
@@ -105,13 +106,15 @@ class Goal:
     """One goal as the bench keeps it: when it was sent and by whom, what it asked, its answers."""
 
     __slots__ = ("gid", "client", "sent", "start", "target", "answers", "answered", "code", "message", "path",
-                 "accepted", "status")
+                 "accepted", "accepted_at", "status")
 
     def __init__(self, gid, client, sent, start, target):
         self.gid, self.client, self.sent, self.start, self.target = gid, client, sent, start, target
         self.answers, self.answered, self.code, self.message, self.path = 0, None, None, "", None
         # None until the goal response arrives; then whether the server accepted it.
         self.accepted = None
+        # When the goal response arrived (time.monotonic()); None before it.
+        self.accepted_at = None
         # The action's goal status in the result response (action_msgs/GoalStatus); None before it.
         self.status = None
 
@@ -255,6 +258,7 @@ class Bench:
 
         def on_goal(fut):
             handle = fut.result()
+            g.accepted_at = time.monotonic()
             g.accepted = handle is not None and handle.accepted
             if not g.accepted:
                 g.answers += 1
@@ -370,6 +374,20 @@ def legal_on_some_map(bench, g):
     return False, "; ".join(reasons)
 
 
+def latency_by_client(answered):
+    """{client: {"accepted": [p50, p95, max], "answered": [p50, p95, max]}} in ms."""
+    out = {}
+    for c in sorted({g.client for g in answered}):
+        mine = [g for g in answered if g.client == c]
+        figures = {}
+        for what, times in (("accepted", [g.accepted_at - g.sent for g in mine if g.accepted_at is not None]),
+                            ("answered", [g.answered - g.sent for g in mine])):
+            ms = [1000.0 * t for t in times]
+            figures[what] = [round(load_bench.percentile(ms, q), 1) for q in (0.5, 0.95)] + [round(max(ms), 1)] if ms else []
+        out[c] = figures
+    return out
+
+
 def run(duration=600.0, goal_rate=50.0, n_clients=4, fault_interval=4.0, seed=1, log=print):
     tmp = tmpdir("blockstar-chaos-")
     node = start_node(tmp, "planner_node", NODE_PARAMS, extra_args=["-r", f"__ns:=/{NS}"])
@@ -454,7 +472,8 @@ def report(node, bench, load_end, rss):
     status_names = {getattr(GoalStatus, k): k[len("STATUS_"):] for k in dir(GoalStatus) if k.startswith("STATUS_")}
     disagreeing = [{"goal": g.gid, "client": g.client, "status": status_names.get(g.status, g.status),
                     "code": CODE_NAMES.get(g.code, str(g.code)), "message": g.message,
-                    "answered_after_s": round(g.answered - g.sent, 2)}
+                    "answered_after_s": round(g.answered - g.sent, 2),
+                    "accepted_after_s": None if g.accepted_at is None else round(g.accepted_at - g.sent, 2)}
                    for g in answered if g.status is not None
                    and (g.status == GoalStatus.STATUS_SUCCEEDED) != (g.code == ComputePathToPose.Result.NONE)]
     codes = collections.Counter(CODE_NAMES.get(g.code, str(g.code)) for g in answered)
@@ -513,6 +532,9 @@ def report(node, bench, load_end, rss):
         "faults": dict(faults.most_common()),
         "malformed": dict(malformed.most_common()),
         "latency_ms": {"p50": load_bench.percentile(latency, 0.5), "p95": load_bench.percentile(latency, 0.95)},
+        # Per client: from sending to the goal response, and to the result (p50 / p95 / max, ms),
+        # so a client that fell behind shows, and where (its acceptances or its results).
+        "latency_by_client_ms": latency_by_client(answered),
         "plans_checked_after_faults": len(checked),
         "illegal": illegal,
         "node_alive": node.alive(),

@@ -103,7 +103,7 @@ def test_a_minute_of_faults_under_load():
 
     r = chaos_bench.run(duration=60.0, goal_rate=50.0, n_clients=4, fault_interval=2.0, seed=7, log=lambda s: None)
     summary = {k: v for k, v in r.items() if k != "illegal"}
-    assert not r["failures"], (r["failures"], summary)
+    assert not r["failures"], (r["failures"], f"latency by client (ms): {r['latency_by_client_ms']}", summary)
     # The schedule (60 s x 50 goals/s) is sent in full; faults may add goals of their own.
     assert r["goals_sent"] >= 3000 and r["goals_answered"] == r["goals_sent"], summary
     assert set(r["faults"]) == set(chaos_bench.FAULTS), summary
