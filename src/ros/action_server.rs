@@ -210,15 +210,14 @@ impl<R: Clone, W> GoalTable<R, W> {
         let before = self.finished.len();
         let expired = |g: &Entry<R, W>| g.finished.is_some_and(|t| now.duration_since(t) >= RESULT_TIMEOUT);
         let over = |t: &Self| t.finished.len() > MAX_FINISHED || t.finished_bytes > MAX_FINISHED_BYTES;
-        while self.finished.len() > 1 && (self.finished.front().is_some_and(|(_, g)| expired(g)) || over(self)) {
+        // The earliest finished first: past its timeout, or (never the last) past a bound.
+        while let Some((_, g)) = self.finished.front() {
+            if !(expired(g) || (self.finished.len() > 1 && over(self))) {
+                break;
+            }
             if let Some((_, g)) = self.finished.pop_front() {
                 self.finished_bytes -= g.bytes;
             }
-        }
-        // The last to finish goes too once it is older than the timeout.
-        if self.finished.front().is_some_and(|(_, g)| expired(g)) {
-            self.finished.clear();
-            self.finished_bytes = 0;
         }
         self.finished.len() != before
     }
