@@ -334,19 +334,11 @@ def test_a_session_runs_in_a_domain_no_other_participant_uses():
 
     occupied = ros_domain.free_domain()
     assert occupied is not None
-    env = dict(os.environ, ROS_DOMAIN_ID=str(occupied))
-    env.pop("BLOCKSTAR_TEST_DOMAIN", None)
-    env.pop("BLOCKSTAR_ROS_DOMAIN_ID", None)
-    env.pop("BLOCKSTAR_KEEP_ROS_NETWORK", None)
-    other = subprocess.Popen(
-        [sys.executable, "-c", "import rclpy, time\nrclpy.init()\nn = rclpy.create_node('other_session')\n"
-         "time.sleep(120)"], env=env)
+    env = _outside_env(occupied)
+    other = _participant(occupied, "other_session")
     try:
-        end = time.monotonic() + 30
-        while not ros_domain.in_use(occupied):
-            assert time.monotonic() < end and other.poll() is None, \
-                f"the other participant never bound domain {occupied}'s ports (exit status {other.poll()})"
-            time.sleep(0.1)
+        _wait_up(other)
+        assert ros_domain.in_use(occupied), f"the other participant does not hold domain {occupied}'s ports"
         assert occupied not in {ros_domain.free_domain() for _ in range(200)}
         here = pathlib.Path(__file__).resolve().parent
         out = subprocess.run([sys.executable, "-m", "pytest", str(here / "test_node.py"), "--collect-only",
@@ -356,15 +348,20 @@ def test_a_session_runs_in_a_domain_no_other_participant_uses():
         chosen = int(header[0].split("=", 1)[1])
         assert chosen != occupied and chosen in ros_domain.TEST_DOMAINS, header
     finally:
-        other.kill()
-        other.wait()
+        _stop(other)
+
+
+def _outside_env(domain):
+    """This environment in `domain`, without this session's domain choice (as another session's)."""
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain))
+    for key in ("BLOCKSTAR_TEST_DOMAIN", "BLOCKSTAR_ROS_DOMAIN_ID", "BLOCKSTAR_KEEP_ROS_NETWORK"):
+        env.pop(key, None)
+    return env
 
 
 def _participant(domain, name):
     """A process with one rclpy participant in `domain` (outside this session's domain rules)."""
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain))
-    for key in ("BLOCKSTAR_TEST_DOMAIN", "BLOCKSTAR_ROS_DOMAIN_ID", "BLOCKSTAR_KEEP_ROS_NETWORK"):
-        env.pop(key, None)
+    env = _outside_env(domain)
     return subprocess.Popen([sys.executable, "-c", f"import rclpy, time\nrclpy.init()\nn = rclpy.create_node('{name}')\n"
                              "print('up', flush=True)\ntime.sleep(120)"], env=env, stdout=subprocess.PIPE, text=True)
 
