@@ -25,6 +25,7 @@
 //! orders are by finishing, so a slow goal accepted early is listed when it finishes and kept
 //! like the goals that finished beside it.
 
+use super::clock::NodeClock;
 use super::responder::Responder;
 use super::spin_gate::SpinAck;
 use futures::{Stream, StreamExt};
@@ -304,7 +305,7 @@ struct Server<T: Action> {
     table: Mutex<Table<T>>,
     status: Mutex<r2r::Publisher<GoalStatusArray>>,
     feedback: Mutex<r2r::Publisher<T::FeedbackMessage>>,
-    clock: Arc<Mutex<r2r::Clock>>,
+    clock: NodeClock,
     responder: Responder,
     /// The action's name, for the log.
     name: String,
@@ -394,7 +395,7 @@ impl<T: Action> GoalRequest<T> {
     /// id is held already (the client is told it was not accepted). An acceptance the rmw never
     /// delivers (the [`Responder`] gave it up) forgets the goal: its result finds no goal.
     pub fn accept(self) -> Result<GoalHandle<T>, String> {
-        let stamp = super::outputs::ros_now(&self.server.clock);
+        let stamp = self.server.clock.now();
         if !self.server.table()?.add(self.uuid, stamp.clone()) {
             self.server.respond("send_goal", self.request, T::make_goal_response_msg(false, stamp));
             return Err(format!("a goal with id {} is held already: refused", self.uuid));
@@ -475,7 +476,7 @@ pub type GoalCount = Box<dyn Fn() -> usize + Send>;
 fn create<T>(
     node: &mut r2r::Node,
     name: &str,
-    clock: Arc<Mutex<r2r::Clock>>,
+    clock: NodeClock,
     cancels: mpsc::UnboundedSender<Uuid>,
     responder: Responder,
     mut gate: SpinAck,
@@ -544,7 +545,7 @@ pub type ServerTask = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + S
 /// The action servers of a node, made one by one with [`Servers::add`]: their tasks, to spawn on
 /// the node's runtime, and their goal counts, for diagnostics.
 pub struct Servers {
-    clock: Arc<Mutex<r2r::Clock>>,
+    clock: NodeClock,
     cancels: mpsc::UnboundedSender<Uuid>,
     responder: Responder,
     /// The servers' tasks.
@@ -556,7 +557,7 @@ pub struct Servers {
 impl Servers {
     /// No servers yet; theirs will stamp goals on `clock`, send accepted cancels on `cancels` and
     /// their responses through `responder`.
-    pub fn new(clock: Arc<Mutex<r2r::Clock>>, cancels: mpsc::UnboundedSender<Uuid>, responder: Responder) -> Self {
+    pub fn new(clock: NodeClock, cancels: mpsc::UnboundedSender<Uuid>, responder: Responder) -> Self {
         Self { clock, cancels, responder, tasks: Vec::new(), counts: Vec::new() }
     }
 

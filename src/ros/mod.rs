@@ -4,7 +4,7 @@
 //! by `build.rs`).
 //!
 //! One job each: `action_server` (the action protocol with bounded memory, in place of r2r's),
-//! `dds_profile` (the Fast DDS profile that keeps service responses from being dropped), `node` (set-up and the select loop), `state` (the reactions to every input),
+//! `clock` (the node's ROS time, simulated from `/clock` with `use_sim_time`), `dds_profile` (the Fast DDS profile that keeps service responses from being dropped), `node` (set-up and the select loop), `state` (the reactions to every input),
 //! `frames` (TF and where the robot is), `reply` (answering a goal, whichever way it came),
 //! `nav2` (Nav2's codes and results), `lifecycle` (the managed-node services), `responder`
 //! (service responses off the runtime, resent while a client's reader matches), `spin_gate` (the
@@ -14,6 +14,7 @@
 //! records of r2r in the ROS log).
 
 mod action_server;
+mod clock;
 pub mod convert;
 pub mod dds_profile;
 pub mod diagnostics;

@@ -8,6 +8,7 @@
 //! `Arc`, copied on write), so messages keep arriving while a plan is computed.
 
 use super::action_server;
+use super::clock::NodeClock;
 use super::live_params::{from_r2r, LiveParams};
 use super::outputs::{Outputs, PlanTopics};
 use super::responder::Responder;
@@ -105,6 +106,13 @@ fn read_params(node: &r2r::Node) -> Result<NodeParams, PlanError> {
     NodeParams::from_lookup(|name| params.get(name).and_then(|p| from_r2r(&p.value)))
 }
 
+/// Whether the node runs on simulated time (`use_sim_time`, ROS's standard parameter, read once
+/// at start; rclcpp also follows a later change, this node does not).
+fn use_sim_time(node: &r2r::Node) -> bool {
+    let params = node.params.lock();
+    params.is_ok_and(|p| matches!(p.get("use_sim_time").map(|p| &p.value), Some(r2r::ParameterValue::Bool(true))))
+}
+
 /// A stream that never yields: the select arm of an input this build does not have.
 #[cfg(not(all(ros_tf2_msgs, ros_map_msgs, ros_nav2_msgs)))]
 fn never<T>() -> futures::stream::Pending<T> {
@@ -172,9 +180,16 @@ pub fn run() -> Result<(), String> {
     );
     #[cfg(not(ros_tf2_msgs))]
     let (mut tf, mut tf_static) = (never::<()>(), never::<()>());
-    // The node's clock: r2r drives it from /clock when use_sim_time is set, so TF stamps of a
-    // simulation and the node's "now" agree.
-    let clock = node.get_ros_clock();
+    // The node's clock: with use_sim_time, the time on /clock (read here, not by r2r: see
+    // clock), so TF stamps of a simulation or a bag and the node's "now" agree.
+    let clock = NodeClock::new(&node, use_sim_time(&node));
+    let mut clock_msgs = match clock.is_simulated() {
+        true => node
+            .subscribe::<r2r::rosgraph_msgs::msg::Clock>("/clock", QosProfile::default().best_effort().keep_last(1))
+            .map_err(|x| e("/clock", x))?
+            .boxed(),
+        false => futures::stream::pending().boxed(),
+    };
     // The action servers (the project's own, with bounded memory: see action_server) send every
     // accepted cancel request's goal id here; their tasks run on the runtime below.
     let (cancels, mut cancel_rx) = mpsc::unbounded_channel();
@@ -230,7 +245,7 @@ pub fn run() -> Result<(), String> {
             true => Some(node.create_publisher("~/clearance", latched_qos(1)).map_err(|x| e("~/clearance", x))?),
             false => None,
         },
-        clock,
+        clock: clock.clone(),
         frame: params.global_frame.clone(),
         logger: logger.clone(),
         enabled: false,
@@ -298,6 +313,10 @@ pub fn run() -> Result<(), String> {
                 Some(r) = lc.get_available_states.next() => lifecycle.on_get_available_states(r),
                 Some(r) = lc.get_available_transitions.next() => lifecycle.on_get_transitions(r, false),
                 Some(r) = lc.get_transition_graph.next() => lifecycle.on_get_transitions(r, true),
+                // Time first: the transforms and requests after it are judged on it.
+                Some(c) = clock_msgs.next() => {
+                    clock.on_clock(&c.clock);
+                }
                 Some(m) = tf_static.next() => on_tf(&mut state, m, true),
                 Some(m) = tf.next() => on_tf(&mut state, m, false),
                 // The subscriptions end when rcl shuts down: the node exits too.

@@ -17,13 +17,6 @@ use r2r::WrappedTypesupport;
 /// Footprint circles on `~/markers` are drawn this far apart along the trajectory (m).
 const FOOTPRINT_SPACING: f64 = 0.5;
 
-/// Now on `clock` (the node's ROS clock: simulated time with `use_sim_time`); zero when it
-/// cannot be read.
-pub fn ros_now(clock: &std::sync::Mutex<r2r::Clock>) -> r2r::builtin_interfaces::msg::Time {
-    let now = clock.lock().ok().and_then(|mut c| c.get_now().ok());
-    now.map(|d| r2r::Clock::to_builtin_time(&d)).unwrap_or_default()
-}
-
 /// One vehicle profile's plan topics: the default profile's are `plan` (as Nav2's planner
 /// server), `~/trajectory`, `~/any_angle_plan` and `~/markers`; another profile's are the same
 /// names under `~/<profile>/`, so each vehicle's controller follows its own.
@@ -63,7 +56,7 @@ pub struct Outputs {
     /// The goals each action server holds (diagnostics).
     pub action_goals: Vec<super::action_server::GoalCount>,
     /// The node's ROS clock for the headers (simulated time with `use_sim_time`).
-    pub clock: std::sync::Arc<std::sync::Mutex<r2r::Clock>>,
+    pub clock: super::clock::NodeClock,
     /// The planner's frame (`global_frame`).
     pub frame: String,
     /// The node's logger name.
@@ -75,7 +68,7 @@ pub struct Outputs {
 impl Outputs {
     /// A header stamped now in the planner's frame.
     pub fn header(&mut self) -> Header {
-        Header { stamp: ros_now(&self.clock), frame_id: self.frame.clone() }
+        Header { stamp: self.clock.now(), frame_id: self.frame.clone() }
     }
 
     fn publish<T: WrappedTypesupport + 'static>(&self, publisher: &r2r::Publisher<T>, msg: &T, what: &str) {
@@ -159,7 +152,7 @@ impl Outputs {
 
     /// Publishes the node's memory and its bounded stores' sizes on `/diagnostics`.
     pub fn diagnostics(&self, holdings: &super::diagnostics::Holdings) {
-        let header = Header { stamp: ros_now(&self.clock), frame_id: String::new() };
+        let header = Header { stamp: self.clock.now(), frame_id: String::new() };
         let msg = super::diagnostics::memory_diagnostics(&self.node_name, header, holdings);
         self.publish(&self.diagnostics, &msg, "diagnostics");
     }
