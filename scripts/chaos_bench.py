@@ -98,6 +98,16 @@ CLIENT_SERVICES = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1000, reliab
                              durability=DurabilityPolicy.VOLATILE)
 LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# The timeout of every spin_once of the bench's executor, never varied. rclpy's executor serves
+# the entities that one wait found ready across successive spin_once calls only while the
+# arguments stay the same; a new timeout makes it wait again and serve only the first ready
+# entity, taken in the order of its set of nodes (by hash: a different order every run). With
+# the remaining time as the timeout, as this bench had it, one wait served one entity, and under
+# load, when every client always had a status array ready, the client last in that order waited:
+# its goal responses came seconds late (4.8 s at p95 in a loaded run), in one clean-checkout run
+# 26 s, past the 10 s a result is kept, and its results came back STATUS_UNKNOWN
+# (tests/ros/test_load.py, test_the_chaos_bench_serves_its_clients_in_turn).
+SPIN_TIMEOUT = 0.005
 # Nav2's result codes by value (rosidl keeps message constants on the class's metaclass).
 CODE_NAMES = {getattr(ComputePathToPose.Result, k): k for k in dir(type(ComputePathToPose.Result)) if k.isupper()}
 
@@ -204,13 +214,15 @@ class Bench:
         self.maps.append((time.monotonic(), grid))
 
     def spin(self, seconds):
+        """Spins the peers' executor for about `seconds` (up to SPIN_TIMEOUT more), ticking
+        clock and TF meanwhile."""
         end = time.monotonic() + seconds
         while True:
             self.tick()
-            left = end - time.monotonic()
-            if left <= 0:
+            if time.monotonic() >= end:
                 return
-            self.executor.spin_once(timeout_sec=min(0.005, left))
+            # Always the same timeout: see SPIN_TIMEOUT.
+            self.executor.spin_once(timeout_sec=SPIN_TIMEOUT)
 
     def spin_until(self, predicate, timeout, what):
         end = time.monotonic() + timeout
