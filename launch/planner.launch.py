@@ -1,7 +1,7 @@
 """Starts planner_node with the package's parameters file and bundled map.
 
     ros2 launch blockstar_planner planner.launch.py [params_file:=FILE] [map_file:=FILE|none]
-        [namespace:=NS] [map_topic:=TOPIC] [autostart:=true|false] [goal_topic:=goal_pose]
+        [namespace:=NS] [map_topic:=TOPIC] [autostart:=true|false] [use_sim_time:=true|false] [goal_topic:=goal_pose]
         [initialpose_topic:=initialpose] [odom_topic:=odom] [plan_topic:=plan]
 
 map_file: a map_server YAML (or Moving AI .map) loaded at start-up, by default the bundled
@@ -10,7 +10,8 @@ another launch file an empty value does the same). namespace: the node's namespa
 actions and services are relative to it, as planner_server's are). map_topic sets the parameter of
 that name (its updates come on <map_topic>_updates; `map_topic:=/global_costmap/costmap` plans on
 Nav2's global costmap); empty keeps the parameters file's value. autostart: false waits for a
-lifecycle manager; empty keeps the file's value. The other topic arguments remap the node's
+lifecycle manager; empty keeps the file's value. use_sim_time: true runs the node on /clock (a
+simulator, a bag played with --clock); empty keeps the file's value. The other topic arguments remap the node's
 topics (relative names resolve in the namespace).
 """
 
@@ -39,7 +40,10 @@ TOPIC_ARGUMENTS = {
 PARAMETER_ARGUMENTS = {
     "map_topic": "occupancy grid topic (its updates on <map_topic>_updates), e.g. /global_costmap/costmap",
     "autostart": "configure and activate at start-up (false: wait for a lifecycle manager)",
+    "use_sim_time": "run on simulated time from /clock (a simulator or a bag), as every Nav2 node takes it",
 }
+# Of those, the booleans.
+BOOLEAN_ARGUMENTS = ("autostart", "use_sim_time")
 
 
 def _start_node(context):
@@ -48,8 +52,9 @@ def _start_node(context):
     overrides = {"map_file": "" if value["map_file"].lower() in ("", NO_MAP) else value["map_file"]}
     if value["map_topic"]:
         overrides["map_topic"] = value["map_topic"]
-    if value["autostart"]:
-        overrides["autostart"] = value["autostart"].lower() in ("true", "1", "yes")
+    for name in BOOLEAN_ARGUMENTS:
+        if value[name]:
+            overrides[name] = value[name].lower() in ("true", "1", "yes")
     return [
         Node(
             package=PACKAGE,

@@ -169,19 +169,21 @@ def test_ros2_interface_show_trajectory():
 
 def test_launch_every_argument_and_no_map():
     """Every launch argument at once: a parameters file of the test's, `map_file:=none` (the
-    documented way to start without a map, which must get past the real ros2launch), and every
-    topic remapped."""
+    documented way to start without a map, which must get past the real ros2launch),
+    `use_sim_time:=true`, and every topic remapped."""
     tmp = tmpdir("blockstar-launch-args-")
     params = params_file(tmp, 0.1)
     topics = {"map_topic": "/lt/map", "goal_topic": "/lt/goal_pose", "initialpose_topic": "/lt/initialpose",
               "odom_topic": "/lt/odom", "plan_topic": "/lt/plan"}
-    node = launch(tmp, f"params_file:={params}", "map_file:=none", *(f"{k}:={v}" for k, v in topics.items()))
+    node = launch(tmp, f"params_file:={params}", "map_file:=none", "use_sim_time:=true",
+                  *(f"{k}:={v}" for k, v in topics.items()))
     try:
         peer = Peer("peer_launch_args", prefix="/lt")
         assert "loaded map_file" not in node.log()
         peer.wait_connected()
         # The parameters file reached the node.
         assert "Double value is: 0.1" in ros2("param", "get", *NO_DAEMON, "/planner_node", "robot_radius")
+        assert "Boolean value is: True" in ros2("param", "get", *NO_DAEMON, "/planner_node", "use_sim_time")
         # No map yet: a goal is answered NO_MAP.
         assert peer.wait_status(peer.send_goal(1.0, 1.0)).code == S.NO_MAP
         grid = make_grid(50, 40, 0.1, (0.0, 0.0), lambda x, y: x in (0, 49) or y in (0, 39) or (x == 25 and y < 30))
@@ -198,6 +200,8 @@ def test_launch_every_argument_and_no_map():
         status, path = peer.plan(4.4, 0.6)
         assert status.code == S.SUCCESS, status.message
         assert abs(path.poses[0].pose.position.x - 0.6) < 1e-6
+        # use_sim_time took effect: nobody publishes /clock, so simulated time is still zero.
+        assert (path.header.stamp.sec, path.header.stamp.nanosec) == (0, 0), path.header.stamp
         assert_legal(path, MapModel(grid), 0.1)
         plan_legal(peer, grid, 0.1, start=(0.6, 3.4, 0.0), goal=(4.4, 3.4, 0.0), node_proc=node)
         peer.close()
