@@ -46,6 +46,7 @@ import json
 import math
 import pathlib
 import random
+import re
 import sys
 import time
 
@@ -104,10 +105,13 @@ LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=Relia
 # entity, taken in the order of its set of nodes (by hash: a different order every run). With
 # the remaining time as the timeout, as this bench had it, one wait served one entity, and under
 # load, when every client always had a status array ready, the client last in that order waited:
-# its goal responses came seconds late (4.8 s at p95 in a loaded run), in one clean-checkout run
+# its goal responses came seconds late (4.5 s at p95 in a loaded run), in one clean-checkout run
 # 26 s, past the 10 s a result is kept, and its results came back STATUS_UNKNOWN
 # (tests/ros/test_load.py, test_the_chaos_bench_serves_its_clients_in_turn).
 SPIN_TIMEOUT = 0.005
+# A TF_ERROR whose pose is older than this (s) says the node's clock is not the bench's: simulated
+# time starts at 1000 s and jumps back CLOCK_JUMP at a time, so no honest age comes near it.
+OFF_CLOCK_AGE = 1e5
 # Nav2's result codes by value (rosidl keeps message constants on the class's metaclass).
 CODE_NAMES = {getattr(ComputePathToPose.Result, k): k for k in dir(type(ComputePathToPose.Result)) if k.isupper()}
 
@@ -365,6 +369,8 @@ class Bench:
             self.bad_map_pub.publish(g)
 
     def close(self):
+        # First the executor: it holds the handles of the last wait's entities until shut down.
+        self.executor.shutdown()
         for cn, ac in self.clients:
             ac.destroy()
             cn.destroy_node()
@@ -496,6 +502,12 @@ def report(node, bench, load_end, rss):
         cause = next((g.message[:i] for i, c in enumerate(g.message) if c.isdigit()), g.message)[:80]
         if name != "NONE" and len(examples[name]) < 4:
             examples[name].setdefault(cause, g.message)
+    # A robot pose "older" than the whole run (its age as the node's TF_ERROR message gives it) is
+    # a node whose clock is not the simulated time the bench publishes: every goal without its
+    # own start would fail so, and each such answer would otherwise count as a fine one.
+    ages = [abs(float(m.group(1))) for g in answered if g.code == ComputePathToPose.Result.TF_ERROR
+            for m in [re.search(r"is (-?[0-9.]+) s old", g.message)] if m]
+    off_clock = [a for a in ages if a > OFF_CLOCK_AGE]
     latency = [1000.0 * (g.answered - g.sent) for g in answered]
     faults = collections.Counter(kind for _, kind, _ in bench.faults)
     malformed = collections.Counter(d for _, kind, d in bench.faults if kind == "malformed")
@@ -547,6 +559,8 @@ def report(node, bench, load_end, rss):
         # Per client: from sending to the goal response, and to the result (p50 / p95 / max, ms),
         # so a client that fell behind shows, and where (its acceptances or its results).
         "latency_by_client_ms": latency_by_client(answered),
+        "off_clock_answers": len(off_clock),
+        "off_clock_largest_age_s": max(off_clock, default=None),
         "plans_checked_after_faults": len(checked),
         "illegal": illegal,
         "node_alive": node.alive(),
@@ -571,6 +585,9 @@ def failures(r, load_end):
                    f"(first: {r['status_disagrees'][:3]})")
     if r["illegal"]:
         out.append(f"{len(r['illegal'])} plans after faults illegal: {r['illegal'][:3]}")
+    if r["off_clock_answers"]:
+        out.append(f"{r['off_clock_answers']} answers TF_ERROR with the robot's pose up to "
+                   f"{r['off_clock_largest_age_s']:.0f} s old: the node is not on the simulated clock")
     if not r["node_alive"]:
         out.append("the node died")
     if r["panics"]:

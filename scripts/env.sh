@@ -43,10 +43,10 @@ fi
 # colcon, cargo-ament-build, pytest, rosbags (and with the wheels, ros2 and the ROS Python tools).
 [ -d "$_bs_venv/bin" ] && _bs_prepend PATH "$_bs_venv/bin"
 
-# r2r generates bindings only for these packages (the build is slow otherwise; rosgraph_msgs lets
-# r2r follow /clock under use_sim_time). r2r itself adds
-# rcl_interfaces, builtin_interfaces, unique_identifier_msgs and action_msgs. Packages named here
-# but not installed are left out by r2r and by build.rs, which then compiles the node without what
+# r2r generates bindings only for these packages (the build is slow otherwise; rosgraph_msgs
+# carries /clock, which the node reads under use_sim_time). r2r itself adds
+# rcl_interfaces, builtin_interfaces, unique_identifier_msgs and action_msgs. Optional packages
+# (tf2_msgs, map_msgs, nav2_msgs) named here but not installed are left out by r2r and by build.rs, which then compiles the node without what
 # needs them (ARCHITECTURE.md, "Interfaces the wheels lack"). Keep this value fixed: r2r rebuilds
 # whenever it changes.
 export IDL_PACKAGE_FILTER="rosgraph_msgs;std_msgs;diagnostic_msgs;geometry_msgs;nav_msgs;sensor_msgs;visualization_msgs;lifecycle_msgs;tf2_msgs;map_msgs;geographic_msgs;nav2_msgs;blockstar_planner_msgs"

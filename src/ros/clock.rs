@@ -86,6 +86,27 @@ mod tests {
         assert_eq!(clock.now(), Time { sec: 970, nanosec: 5 }, "a looping bag jumps back");
     }
 
+    /// The point of this module holds only while nothing else reads r2r's ROS clock: a new
+    /// reader would be on the wall clock in the builds described above, and no test built the
+    /// usual way would notice. (`lifecycle` stamps its transition events with a system clock of
+    /// its own, as wall time.)
+    #[test]
+    fn nothing_else_in_the_node_reads_r2rs_ros_clock() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ros");
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.ends_with(".rs") || name == "clock.rs" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(!text.contains("get_ros_clock"), "{name} reads r2r's ROS clock: use NodeClock");
+            if name != "lifecycle.rs" {
+                assert!(!text.contains("get_now("), "{name} reads an r2r clock: use NodeClock");
+            }
+        }
+    }
+
     #[test]
     fn a_clock_message_that_is_not_a_time_is_ignored() {
         let clock = simulated();

@@ -82,6 +82,11 @@ pub struct Frames {
     received: Vec<Received>,
     /// The latest ROS time seen (to notice time jumping back).
     last_now: Option<Stamp>,
+    /// After a jump back, the time it jumped from, until ROS time reaches it again: dynamic
+    /// transforms stamped after `now` + [`TIME_JUMP_BACK`] meanwhile were sent before the jump.
+    jumped_from: Option<Stamp>,
+    /// How many such transforms were dropped since [`Frames::take_dropped_from_before_jump`].
+    dropped_from_before_jump: usize,
 }
 
 impl Frames {
@@ -95,6 +100,8 @@ impl Frames {
             tolerance: tolerance_of(tolerance),
             received: Vec::new(),
             last_now: None,
+            jumped_from: None,
+            dropped_from_before_jump: 0,
         }
     }
 
@@ -111,14 +118,25 @@ impl Frames {
     /// transforms stay, as in tf2 (a latched `/tf_static` is not sent again). Returns whether
     /// that happened.
     pub fn observe_time(&mut self, now: Stamp) -> bool {
-        let jumped =
-            self.last_now.is_some_and(|last| last.as_nanos() - now.as_nanos() > TIME_JUMP_BACK.as_nanos() as i64);
+        let jumped_from =
+            self.last_now.filter(|last| last.as_nanos() - now.as_nanos() > TIME_JUMP_BACK.as_nanos() as i64);
         self.last_now = Some(now);
-        if jumped {
+        if jumped_from.is_some() {
             self.buffer.clear_dynamic();
             self.received.clear();
+            // From the earliest time it jumped from: a second jump before time caught up leaves
+            // transforms of both earlier stretches in flight.
+            self.jumped_from = jumped_from.min(self.jumped_from).or(jumped_from);
+        } else if self.jumped_from.is_some_and(|from| now >= from) {
+            self.jumped_from = None;
         }
-        jumped
+        jumped_from.is_some()
+    }
+
+    /// How many dynamic transforms were dropped as sent before a jump back since the last call
+    /// (and resets the count).
+    pub fn take_dropped_from_before_jump(&mut self) -> usize {
+        std::mem::take(&mut self.dropped_from_before_jump)
     }
 
     /// The transforms held (for tests and diagnostics).
@@ -129,9 +147,24 @@ impl Frames {
     /// Takes the transforms of one `tf2_msgs/TFMessage` (`is_static`: from `/tf_static`). Each is
     /// checked alone: a bad one (NaN, a second parent, a loop) is skipped and its error returned,
     /// the others are kept.
+    ///
+    /// After ROS time jumped back, and until it reaches the time it jumped from again, a dynamic
+    /// transform stamped more than [`TIME_JUMP_BACK`] after now is dropped (and counted, see
+    /// [`Frames::take_dropped_from_before_jump`]): it was sent before the jump and reached the node
+    /// after the clock's message (`/clock` keeps only its last message, `/tf` a queue). Taken, it
+    /// would be the edge's newest, and every transform of the new time would be refused as older
+    /// than the 10 s the edge keeps behind it: no robot pose for as long as the jump was long.
     pub fn add_transforms(&mut self, transforms: &[geo::TransformStamped], is_static: bool) -> Vec<TransformError> {
         let mut errors = Vec::new();
+        let sent_before_jump = match (self.jumped_from, self.last_now) {
+            (Some(_), Some(now)) if !is_static => Some(now.as_nanos() + TIME_JUMP_BACK.as_nanos() as i64),
+            _ => None,
+        };
         for t in transforms {
+            if sent_before_jump.is_some_and(|limit| stamp_of(&t.header.stamp).as_nanos() > limit) {
+                self.dropped_from_before_jump += 1;
+                continue;
+            }
             let (v, q) = (&t.transform.translation, &t.transform.rotation);
             if let Err(e) = self.buffer.set_transform_parts(
                 &t.header.frame_id,
@@ -354,5 +387,37 @@ mod tests {
         // A tolerance out of range is clamped, not a panic.
         assert_eq!(tolerance_of(1e20), Duration::from_secs(3600));
         assert_eq!(tolerance_of(f64::NAN), Duration::ZERO);
+    }
+
+    /// A looping bag: /clock jumps from 100 s back to 70 s while transforms stamped just before
+    /// the jump are still queued. Taken after the jump they would be the edge's newest and refuse
+    /// every transform of the new time for 20 s; they are dropped until time reaches 100 s again.
+    #[test]
+    fn transforms_sent_before_a_jump_back_and_taken_after_it_are_dropped() {
+        let mut f = Frames::new("map", "base_link", 0.5);
+        for sec in 95..=100 {
+            f.observe_time(stamp_of(&at(sec)));
+            f.add_transforms(&[tf("map", "base_link", sec, 1.0, 0.0)], false);
+        }
+        assert!(f.observe_time(stamp_of(&at(70))));
+        // Sent at 100 s, before the jump, taken now.
+        f.add_transforms(&[tf("map", "base_link", 100, 9.0, 0.0)], false);
+        assert_eq!(f.take_dropped_from_before_jump(), 1);
+        assert_eq!(f.take_dropped_from_before_jump(), 0, "the count is reset");
+        f.observe_time(stamp_of(&at(71)));
+        assert!(f.add_transforms(&[tf("map", "base_link", 71, 2.0, 0.0)], false).is_empty());
+        let p = f.robot_pose(stamp_of(&at(71))).expect("the robot's pose of the new time");
+        assert!((p.x - 2.0).abs() < 1e-9, "{p:?}");
+        // Static transforms are never dropped; a transform just ahead of the clock (within
+        // TIME_JUMP_BACK: the clock's message lags the publisher's) is taken.
+        assert!(f.add_transforms(&[tf("map", "odom", 500, 0.0, 0.0)], true).is_empty());
+        assert!(f.add_transforms(&[tf("base_link", "laser", 71, 0.1, 0.0)], false).is_empty());
+        f.add_transforms(&[tf("map", "base_link", 72, 3.0, 0.0)], false);
+        assert_eq!(f.take_dropped_from_before_jump(), 0);
+        // Once time passes the point it jumped from, a transform ahead of the clock is taken
+        // again (clocks of different machines differ; only a jump makes it stale).
+        f.observe_time(stamp_of(&at(100)));
+        f.add_transforms(&[tf("map", "base_link", 105, 4.0, 0.0)], false);
+        assert_eq!(f.take_dropped_from_before_jump(), 0);
     }
 }

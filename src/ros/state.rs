@@ -692,6 +692,13 @@ impl NodeState {
             };
             self.warn_once(format!("tf:{key}"), &format!("ignoring a transform: {e}"));
         }
+        let dropped = self.frames.take_dropped_from_before_jump();
+        if dropped > 0 {
+            self.warn_once(
+                "tf:before jump".into(),
+                &format!("ignoring {dropped} transform(s) stamped before ROS time jumped back (sent before the jump)"),
+            );
+        }
     }
 
     /// The vehicle's pose from `/initialpose` or `/odom`, in any frame (brought into
