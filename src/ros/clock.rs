@@ -59,13 +59,14 @@ impl NodeClock {
         if t.sec < 0 || t.nanosec >= 1_000_000_000 {
             return false;
         }
-        nanos.store(i64::from(t.sec) * 1_000_000_000 + i64::from(t.nanosec), Ordering::Release);
+        nanos.store(super::frames::stamp_of(t).as_nanos(), Ordering::Release);
         true
     }
 }
 
+/// A time of `nanos` (never negative: [`NodeClock::on_clock`] takes none) as a message stamp.
 fn time_of(nanos: i64) -> Time {
-    Time { sec: (nanos / 1_000_000_000) as i32, nanosec: (nanos % 1_000_000_000) as u32 }
+    r2r::Clock::to_builtin_time(&std::time::Duration::from_nanos(nanos.max(0) as u64))
 }
 
 #[cfg(test)]
