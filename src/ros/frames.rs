@@ -124,9 +124,9 @@ impl Frames {
         if jumped_from.is_some() {
             self.buffer.clear_dynamic();
             self.received.clear();
-            // From the earliest time it jumped from: a second jump before time caught up leaves
-            // transforms of both earlier stretches in flight.
-            self.jumped_from = jumped_from.min(self.jumped_from).or(jumped_from);
+            // Until time reaches the latest time it jumped from: a second jump before time caught
+            // up leaves transforms of both earlier stretches in flight.
+            self.jumped_from = self.jumped_from.max(jumped_from);
         } else if self.jumped_from.is_some_and(|from| now >= from) {
             self.jumped_from = None;
         }
@@ -419,5 +419,14 @@ mod tests {
         f.observe_time(stamp_of(&at(100)));
         f.add_transforms(&[tf("map", "base_link", 105, 4.0, 0.0)], false);
         assert_eq!(f.take_dropped_from_before_jump(), 0);
+        // Two jumps before time caught up (200 -> 150, then at 160 -> 120): transforms of both
+        // stretches are dropped until time is back at 200.
+        f.observe_time(stamp_of(&at(200)));
+        assert!(f.observe_time(stamp_of(&at(150))));
+        f.observe_time(stamp_of(&at(160)));
+        assert!(f.observe_time(stamp_of(&at(120))));
+        f.observe_time(stamp_of(&at(170)));
+        f.add_transforms(&[tf("map", "base_link", 199, 5.0, 0.0)], false);
+        assert_eq!(f.take_dropped_from_before_jump(), 1, "sent before the first jump, taken at 170 s");
     }
 }
