@@ -12,7 +12,8 @@
 //!
 //! Semantics follow rclcpp's time source: with `use_sim_time`, time is zero until the first
 //! `/clock` message, then the last one received (jumps back included: TF notes them, see
-//! `frames`). `use_sim_time` is read when the node starts.
+//! `frames`). `use_sim_time` is read when the node starts; `live_params` refuses a later change
+//! with that reason.
 
 use r2r::builtin_interfaces::msg::Time;
 use std::sync::atomic::{AtomicI64, Ordering};

@@ -10,6 +10,8 @@ use crate::params::{runtime_params, NodeParams, ParamValue};
 pub struct LiveParams {
     /// The values in force (or about to be: the node applies them off the planning path).
     pub params: NodeParams,
+    /// Whether the node runs on simulated time (fixed at start).
+    pub use_sim_time: bool,
 }
 
 /// An r2r parameter value in the library's terms.
@@ -36,8 +38,26 @@ fn to_r2r(v: ParamValue) -> r2r::ParameterValue {
     }
 }
 
+/// ROS's standard parameter for simulated time. r2r lists it (with the value the node started
+/// with); the node reads it once at start (`clock`), so a change is refused with that reason
+/// rather than as an unknown name, and setting the value in force is accepted.
+const USE_SIM_TIME: &str = "use_sim_time";
+
 impl LiveParams {
     fn changed(&self, name: &str, value: &r2r::ParameterValue) -> r2r::Result<NodeParams> {
+        if name == USE_SIM_TIME {
+            return match *value == r2r::ParameterValue::Bool(self.use_sim_time) {
+                true => Ok(self.params.clone()),
+                false => Err(r2r::Error::ParameterValueConv {
+                    name: name.to_string(),
+                    msg: format!(
+                        "use_sim_time is read when the node starts and stays {}: restart the node with the \
+                         value you need (launch argument use_sim_time)",
+                        self.use_sim_time
+                    ),
+                }),
+            };
+        }
         let v = from_r2r(value).ok_or_else(|| r2r::Error::ParameterValueConv {
             name: name.to_string(),
             msg: "a value is required".into(),
@@ -85,5 +105,23 @@ impl r2r::RosParams for LiveParams {
 
     fn check_parameter(&self, name: &str, value: &r2r::ParameterValue) -> r2r::Result<()> {
         self.changed(name, value).map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use r2r::RosParams;
+
+    #[test]
+    fn use_sim_time_keeps_its_start_value_and_says_why() {
+        let mut live = LiveParams { params: NodeParams::default(), use_sim_time: true };
+        assert!(live.set_parameter(USE_SIM_TIME, &r2r::ParameterValue::Bool(true)).is_ok(), "the value in force");
+        let refused = live.set_parameter(USE_SIM_TIME, &r2r::ParameterValue::Bool(false)).unwrap_err().to_string();
+        assert!(refused.contains("read when the node starts and stays true"), "{refused}");
+        assert!(live.check_parameter(USE_SIM_TIME, &r2r::ParameterValue::Integer(1)).is_err());
+        // Other names still go through the parameter table.
+        assert!(live.set_parameter("robot_radius", &r2r::ParameterValue::Double(0.3)).is_ok());
+        assert!(live.set_parameter("robot_radius", &r2r::ParameterValue::Double(-1.0)).is_err());
     }
 }

@@ -107,7 +107,7 @@ fn read_params(node: &r2r::Node) -> Result<NodeParams, PlanError> {
 }
 
 /// Whether the node runs on simulated time (`use_sim_time`, ROS's standard parameter, read once
-/// at start; rclcpp also follows a later change, this node does not).
+/// at start; rclcpp also follows a later change, this node refuses one: `live_params`).
 fn use_sim_time(node: &r2r::Node) -> bool {
     let params = node.params.lock();
     params.is_ok_and(|p| matches!(p.get("use_sim_time").map(|p| &p.value), Some(r2r::ParameterValue::Bool(true))))
@@ -219,7 +219,7 @@ pub fn run() -> Result<(), String> {
     let (mut to_pose_goals, mut through_goals, mut path_checks) = (never::<()>(), never::<()>(), never::<()>());
     let (mut lifecycle, mut lc) =
         super::lifecycle::create(&mut node, &logger, responder.clone()).map_err(|x| e("the lifecycle services", x))?;
-    let live = Arc::new(Mutex::new(LiveParams { params: params.clone() }));
+    let live = Arc::new(Mutex::new(LiveParams { params: params.clone(), use_sim_time: clock.is_simulated() }));
     let (param_services, mut param_events) =
         node.make_derived_parameter_handler(live.clone()).map_err(|x| e("the parameter services", x))?;
     let mut plans = Vec::new();

@@ -184,6 +184,11 @@ def test_launch_every_argument_and_no_map():
         # The parameters file reached the node.
         assert "Double value is: 0.1" in ros2("param", "get", *NO_DAEMON, "/planner_node", "robot_radius")
         assert "Boolean value is: True" in ros2("param", "get", *NO_DAEMON, "/planner_node", "use_sim_time")
+        # It is read at start: a change is refused with that reason (not as an unknown name), and
+        # setting the value in force is accepted.
+        out = ros2("param", "set", *NO_DAEMON, "/planner_node", "use_sim_time", "false", check=False)
+        assert "read when the node starts" in out, out
+        assert "Set parameter successful" in ros2("param", "set", *NO_DAEMON, "/planner_node", "use_sim_time", "true")
         # No map yet: a goal is answered NO_MAP.
         assert peer.wait_status(peer.send_goal(1.0, 1.0)).code == S.NO_MAP
         grid = make_grid(50, 40, 0.1, (0.0, 0.0), lambda x, y: x in (0, 49) or y in (0, 39) or (x == 25 and y < 30))
