@@ -131,11 +131,14 @@ def main():
         def heap(label):
             memory.clear()
             peer.spin_until(lambda: "heap_bytes" in memory, 10, "/diagnostics")
-            keys = ("heap_bytes", "thread_stores_bytes", "map_shared_bytes")
+            keys = ("heap_bytes", "thread_stores_bytes", "map_shared_bytes", "map_copies")
             figures[f"{label}_diagnostics"] = {k: memory.get(k) for k in keys}
-            rss, _ = resident(pid)
+            rss, peak = resident(pid)
             figures[f"{label}_rss_bytes"] = rss
-            print(f"{label}: resident {rss / 2**20:.0f} MiB, heap {memory['heap_bytes'] / 2**20:.0f} MiB "
+            # The peak so far, at every stage: which stage sets the process's peak.
+            figures[f"{label}_peak_rss_bytes"] = peak
+            print(f"{label}: resident {rss / 2**20:.0f} MiB (peak so far {peak / 2**20:.0f} MiB), heap "
+                  f"{memory['heap_bytes'] / 2**20:.0f} MiB "
                   f"(search scratch {memory.get('thread_stores_bytes', 0) / 2**20:.0f} MiB)")
 
         peer.wait_connected(timeout=60)

@@ -316,3 +316,21 @@ fn profiles_of_one_vehicle_share_directional_tables() {
     fleet.set_config("Careful", careful).unwrap();
     assert_eq!(edges(&fleet, "Careful"), edges(&fleet, "Tugger"), "back to the tugger's vehicle: its tables again");
 }
+
+#[test]
+fn lent_maps_are_updated_in_place_and_clones_copy() {
+    let mut fleet = Fleet::new(profiles()).unwrap();
+    fleet.set_map(depot()).unwrap();
+    let patch = |fleet: &mut Fleet| fleet.apply_patch(10, 10, 2, 2, &[100; 4]).unwrap();
+    // A clone (as a plan in flight holds one) makes the update copy what both hold.
+    let mut clone = fleet.clone();
+    assert!(patch(&mut clone).iter().all(|u| u.copied));
+    // Lent, the map is held once: changed in place, and the same as the clone's after the patch.
+    let mut lent = fleet.lend_maps();
+    assert!(fleet.default_planner().map().is_none() && fleet.memory().is_none());
+    assert_eq!(fleet.profiles().count(), lent.profiles().count());
+    assert!(patch(&mut lent).iter().all(|u| !u.copied));
+    assert!(patch(&mut lent).iter().all(|u| !u.copied), "still held once after an update");
+    let (a, b) = (lent.default_planner().map().unwrap(), clone.default_planner().map().unwrap());
+    assert_eq!(a.site.map().data, b.site.map().data);
+}

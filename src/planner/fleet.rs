@@ -117,6 +117,19 @@ impl Fleet {
         })
     }
 
+    /// Moves the maps into a fleet of their own (the same profiles and parameters), leaving this
+    /// one with none until the caller puts the other back in its place. Updates applied to the
+    /// lent fleet then change the map in place, where updates applied to a clone would copy every
+    /// structure this fleet still held ([`MapUpdate::copied`]: several bytes per cell, a
+    /// whole-map copy on each update of a site-scale map).
+    pub fn lend_maps(&mut self) -> Fleet {
+        let lent = self.clone();
+        for planner in &mut self.planners {
+            planner.map = None;
+        }
+        lent
+    }
+
     /// The heap the map holds for the fleet, each buffer counted once (`None` with no map): what
     /// every profile shares ([`SiteMap::bytes`](super::SiteMap::bytes)), and per
     /// profile, in order, what it holds beyond the profiles before it. A mask or the blocked cells

@@ -81,11 +81,11 @@ pub(super) fn update_map(group: &mut [&mut Planner], map: OccupancyMap) -> Resul
     if !same_geometry || map.data.len() != map.info.width * map.info.height {
         let changed = Some(CellRect { x: 0, y: 0, width: map.info.width, height: map.info.height });
         set_map(group, map)?;
-        return Ok(vec![MapUpdate { changed, rebuilt: true, costs_changed: changed }; n]);
+        return Ok(vec![MapUpdate { changed, rebuilt: true, costs_changed: changed, copied: false }; n]);
     }
     let held = held.expect("same geometry implies a held map").site.map();
     if held.data == map.data {
-        return Ok(vec![MapUpdate { changed: None, rebuilt: false, costs_changed: None }; n]);
+        return Ok(vec![MapUpdate { changed: None, rebuilt: false, costs_changed: None, copied: false }; n]);
     }
     let values = changed_values(held, &map);
     edit_site(group, |site| {
@@ -173,11 +173,17 @@ fn edit_site(
     // 1. Every profile hands its site back, so the site is held once (plus by plans in flight).
     let configs = configs_of(group);
     let mut site = None;
+    let mut copied = false;
     let mut detached: Vec<Detached> = Vec::with_capacity(group.len());
     let mut donors = Vec::with_capacity(group.len());
     for (i, p) in group.iter_mut().enumerate() {
         let held = p.map.take().expect("the group holds a map (checked by the caller)");
-        let (s, d) = Arc::try_unwrap(held).unwrap_or_else(|shared| (*shared).clone()).detach();
+        let (s, d) = Arc::try_unwrap(held)
+            .unwrap_or_else(|shared| {
+                copied = true;
+                (*shared).clone()
+            })
+            .detach();
         debug_assert!(site.as_ref().is_none_or(|first| Arc::ptr_eq(first, &s)), "a group shares one site");
         donors.push(Donors::of(&configs, i));
         site = Some(s);
@@ -185,6 +191,7 @@ fn edit_site(
     }
     let mut site = site.expect("a group has at least one profile");
     // 2. Edited once, in place (copied only when a plan in flight still holds it).
+    copied |= Arc::strong_count(&site) > 1;
     let edited = edit(Arc::make_mut(&mut site));
     // 3. Refused: every profile back on it as it was.
     let (changed, values) = match edited {
@@ -211,10 +218,10 @@ fn edit_site(
         let donor = Donor { obstacles: from.obstacles.map(|j| donated(j).collision.obstacles()), ..Default::default() };
         let update = prepared.follow(&changed, values, &group[i].config, &group[i].lddb, donor);
         match update {
-            Ok(update) => updates.push(update),
+            Ok(update) => updates.push(MapUpdate { copied, ..update }),
             Err(e) => {
                 // Keeps the updates' order: a later profile finds its donor's at the donor's index.
-                updates.push(MapUpdate { changed: changed.cells, rebuilt: true, costs_changed: changed.cells });
+                updates.push(MapUpdate { changed: changed.cells, rebuilt: true, costs_changed: changed.cells, copied });
                 failed.get_or_insert(e);
             }
         }

@@ -59,6 +59,10 @@ pub struct MapUpdate {
     /// costs are priced): a grade raised or lowered, or the clearance cost around a changed
     /// obstacle. A trajectory still legal may now be dearer than another.
     pub costs_changed: Option<CellRect>,
+    /// The update found the map it changed still held elsewhere (a plan in flight, or a clone
+    /// the caller kept) and changed a copy: the map's structures were held twice meanwhile,
+    /// several bytes per cell. A caller that owns the only handle never sees it.
+    pub copied: bool,
 }
 
 impl MapUpdate {
@@ -440,7 +444,12 @@ impl PreparedMap {
             let mask = self.site.clearance.shared_vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
             self.blocks = BlockGrid::on_mask(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
             self.hierarchy = Self::cluster_graph(&self.blocks, &self.collision);
-            return Ok(MapUpdate { changed: changed.cells, rebuilt: true, costs_changed: changed.cells });
+            return Ok(MapUpdate {
+                changed: changed.cells,
+                rebuilt: true,
+                costs_changed: changed.cells,
+                copied: false,
+            });
         }
         let mask = self.site.clearance.shared_vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
         let rects: Vec<CellRect> = changed.masks.iter().filter(|m| m.vehicle == self.vehicle).map(|m| m.rect).collect();
@@ -460,7 +469,7 @@ impl PreparedMap {
             (None, None) => {}
         }
         self.blocks.follow_mask(mask, &rects).map_err(|e| invalid(e.to_string()))?;
-        Ok(MapUpdate { changed: changed.cells, rebuilt: false, costs_changed })
+        Ok(MapUpdate { changed: changed.cells, rebuilt: false, costs_changed, copied: false })
     }
 
     /// Directional A*'s parameters and tables for this map's resolution; `None` at a turning

@@ -18,6 +18,9 @@ pub struct Holdings {
     pub tf_frames: usize,
     /// Map updates waiting to be applied.
     pub queued_updates: usize,
+    /// Updates that changed a copy of the map because something else still held it (0 expected:
+    /// updates wait for the plans in flight).
+    pub map_copies: u64,
     /// Goals the action servers hold (running, and finished ones kept for their results).
     pub action_goals: usize,
     /// Heap bytes of the map and its annotations that every vehicle profile shares, by
@@ -55,6 +58,7 @@ pub fn memory_diagnostics(node_name: &str, header: Header, holdings: &Holdings) 
     add("tf_entries", holdings.tf_entries as u64);
     add("tf_frames", holdings.tf_frames as u64);
     add("queued_map_updates", holdings.queued_updates as u64);
+    add("map_copies", holdings.map_copies);
     add("action_goals", holdings.action_goals as u64);
     add("map_shared_bytes", holdings.map_bytes.total() as u64);
     for (component, bytes) in holdings.map_bytes.components() {

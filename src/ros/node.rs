@@ -269,7 +269,7 @@ pub fn run() -> Result<(), String> {
     let autostart = params.autostart;
     let stop_executor = gate.stopper();
     let executor = runtime.block_on(async move {
-        let mut state = NodeState::new(params, live, fleet, out, done);
+        let mut state = NodeState::new(params, live, fleet, out, done, responder.clone());
         for task in servers.tasks {
             tokio::spawn(task);
         }
@@ -329,7 +329,7 @@ pub fn run() -> Result<(), String> {
                 Some(g) = own_goals.next() => state.on_own_goal(g),
                 Some(g) = to_pose_goals.next() => on_to_pose_goal(&mut state, g),
                 Some(g) = through_goals.next() => on_through_poses_goal(&mut state, g),
-                Some(r) = path_checks.next() => on_is_path_valid(&mut state, r, &responder),
+                Some(r) = path_checks.next() => on_is_path_valid(&mut state, r),
                 Some(uuid) = cancel_rx.recv() => state.on_cancel(uuid),
                 Some(p) = initial.next() => state.on_start("/initialpose", &p.header, &p.pose.pose),
                 Some(o) = odom.next() => state.on_start("/odom", &o.header, &o.pose.pose),
@@ -388,23 +388,9 @@ fn on_through_poses_goal(
 #[cfg(not(ros_nav2_msgs))]
 fn on_through_poses_goal(_: &mut NodeState, _: ()) {}
 
-/// Nav2's `is_path_valid`: the path's poses checked with the vehicle's footprint on the current
-/// map; invalid when any pose is. No map (or an inactive node) answers invalid with no indices.
 #[cfg(ros_nav2_msgs)]
-fn on_is_path_valid(
-    state: &mut NodeState,
-    r: r2r::ServiceRequest<r2r::nav2_msgs::srv::IsPathValid::Service>,
-    responder: &Responder,
-) {
-    use r2r::nav2_msgs::srv::IsPathValid;
-    let response = match state.invalid_poses(&r.message.path) {
-        Ok(invalid) => IsPathValid::Response {
-            is_valid: invalid.is_empty(),
-            invalid_pose_indices: invalid.into_iter().map(|i| i.min(i32::MAX as usize) as i32).collect(),
-        },
-        Err(_) => IsPathValid::Response { is_valid: false, invalid_pose_indices: Vec::new() },
-    };
-    responder.respond("an is_path_valid request", r, response);
+fn on_is_path_valid(state: &mut NodeState, r: r2r::ServiceRequest<r2r::nav2_msgs::srv::IsPathValid::Service>) {
+    state.on_is_path_valid(r);
 }
 #[cfg(not(ros_nav2_msgs))]
-fn on_is_path_valid(_: &mut NodeState, _: (), _: &Responder) {}
+fn on_is_path_valid(_: &mut NodeState, _: ()) {}

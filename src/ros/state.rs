@@ -214,8 +214,24 @@ pub enum Done {
 pub struct NodeState {
     params: NodeParams,
     live: Arc<Mutex<LiveParams>>,
-    /// The vehicle profiles on the shared map; the first is the default.
+    /// The vehicle profiles on the shared map; the first is the default. While a batch of
+    /// updates runs its maps are lent to the batch (none here): see [`NodeState::schedule`].
     fleet: Fleet,
+    /// The map's heap figures as last seen while the maps were here (for `/diagnostics` while a
+    /// batch holds them).
+    map_memory: Option<(crate::planner::SiteBytes, Vec<crate::planner::ProfileBytes>)>,
+    /// The clearance display is due once the batch running lands (asked for while it held the
+    /// maps).
+    clearance_due: bool,
+    /// `is_path_valid` requests that came while a batch held the maps, answered when it lands.
+    #[cfg(ros_nav2_msgs)]
+    deferred_checks: Vec<r2r::ServiceRequest<r2r::nav2_msgs::srv::IsPathValid::Service>>,
+    /// Sends the service responses (see `responder`).
+    #[cfg_attr(not(ros_nav2_msgs), allow(dead_code))]
+    responder: super::responder::Responder,
+    /// Updates that found the map still held elsewhere and changed a copy (none expected: the
+    /// batches wait for the plans in flight), for `/diagnostics`.
+    map_copies: u64,
     frames: Frames,
     /// Lifecycle state ACTIVE: goals are planned and outputs published.
     active: bool,
@@ -257,6 +273,7 @@ impl NodeState {
         fleet: Fleet,
         out: Outputs,
         done: mpsc::UnboundedSender<Done>,
+        responder: super::responder::Responder,
     ) -> Self {
         let frames = Frames::new(&params.global_frame, &params.robot_base_frame, params.transform_tolerance);
         let slots = fleet.names().iter().map(|_| Slot::default()).collect();
@@ -264,6 +281,12 @@ impl NodeState {
             params,
             live,
             fleet,
+            map_memory: None,
+            clearance_due: false,
+            #[cfg(ros_nav2_msgs)]
+            deferred_checks: Vec::new(),
+            responder,
+            map_copies: 0,
             frames,
             active: false,
             slots,
@@ -316,8 +339,7 @@ impl NodeState {
         self.fleet = fleet;
         self.params = params;
         self.map_version += 1;
-        let planner = self.fleet.default_planner().clone();
-        self.out.clearance(&planner);
+        self.publish_clearance();
         // A batch still running started from the planner just replaced: its result must not
         // undo this (on_applied configures again on top of it).
         self.configure_after_batch = self.updates.busy();
@@ -359,8 +381,7 @@ impl NodeState {
     pub fn activate(&mut self) {
         self.active = true;
         self.out.enabled = true;
-        let planner = self.fleet.default_planner().clone();
-        self.out.clearance(&planner);
+        self.publish_clearance();
         self.schedule();
     }
 
@@ -494,15 +515,33 @@ impl NodeState {
 
     /// Starts what can start: the waiting updates, then per profile the pending goal, else a
     /// check of its current trajectory after a map change, else a periodic replan.
+    ///
+    /// A batch of updates changes the map in place: the node lends it its maps
+    /// ([`Fleet::lend_maps`]) and gets them back when it lands. So it starts only when no plan is
+    /// in flight: a plan keeps the map it started with, and changing that map would copy all of
+    /// it (several bytes per cell, on every update: a site-scale map held twice over). Until the
+    /// plans in flight end no new one starts. They finish (as in Nav2, whose costmap waits for a
+    /// plan holding it), replans too: stopping a replan for every update would starve it under a
+    /// costmap's stream of updates, and the trajectory it checks would never be checked.
     fn schedule(&mut self) {
-        if let Some(batch) = self.updates.start(&self.fleet) {
-            if let Some(line) = batch.maps_to_prepare() {
-                r2r::log_info!(self.logger(), "{line}");
+        if self.updates.ready() {
+            if self.slots.iter().any(|s| s.running.is_some()) {
+                return;
             }
-            let done = self.done.clone();
-            tokio::task::spawn_blocking(move || {
-                let _ = done.send(Done::Update(batch.apply()));
-            });
+            self.map_memory = self.fleet.memory();
+            let lent = self.fleet.lend_maps();
+            match self.updates.start(lent) {
+                Ok(batch) => {
+                    if let Some(line) = batch.maps_to_prepare() {
+                        r2r::log_info!(self.logger(), "{line}");
+                    }
+                    let done = self.done.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let _ = done.send(Done::Update(batch.apply()));
+                    });
+                }
+                Err(fleet) => self.fleet = fleet,
+            }
         }
         if self.updates.busy() || !self.active {
             return;
@@ -524,6 +563,17 @@ impl NodeState {
                 self.start_replan(profile, current, Trigger::Periodic);
             }
         }
+    }
+
+    /// Publishes the clearance display of the default profile's map, or once the batch holding
+    /// the maps lands.
+    fn publish_clearance(&mut self) {
+        if self.updates.busy() {
+            self.clearance_due = true;
+            return;
+        }
+        let planner = self.fleet.default_planner().clone();
+        self.out.clearance(&planner);
     }
 
     /// The ROS time now, as a transform-buffer stamp (noting a jump back, which clears TF).
@@ -593,6 +643,9 @@ impl NodeState {
                 _ => crate::waypoints::plan_through(&planner, start, &goals, &budget).map_err(PlanError::from),
             };
             let result = Box::new(result);
+            // Let go of the map before saying so: updates waiting for this plan change the map
+            // in place only once nothing else holds it.
+            drop(planner);
             let _ = done.send(Done::Goal { profile, result, cancelled: flag.load(Ordering::Relaxed) });
         });
     }
@@ -648,6 +701,7 @@ impl NodeState {
                     },
                 },
             };
+            drop(planner); // before saying so, as a goal's plan does
             let _ = done.send(Done::Replan { profile, outcome, cancelled: flag.load(Ordering::Relaxed) });
         });
     }
@@ -723,6 +777,26 @@ impl NodeState {
         }
     }
 
+    /// Nav2's `is_path_valid`: the path's poses checked with the vehicle's footprint on the
+    /// current map; invalid when any pose is. No map (or an inactive node) answers invalid with no
+    /// indices. While a batch of updates holds the maps the request waits for it (as Nav2's
+    /// planner_server waits for its costmap's lock), and is answered on the map it leaves.
+    #[cfg(ros_nav2_msgs)]
+    pub fn on_is_path_valid(&mut self, r: r2r::ServiceRequest<r2r::nav2_msgs::srv::IsPathValid::Service>) {
+        use r2r::nav2_msgs::srv::IsPathValid;
+        if self.updates.busy() {
+            return self.deferred_checks.push(r);
+        }
+        let response = match self.invalid_poses(&r.message.path) {
+            Ok(invalid) => IsPathValid::Response {
+                is_valid: invalid.is_empty(),
+                invalid_pose_indices: invalid.into_iter().map(|i| i.min(i32::MAX as usize) as i32).collect(),
+            },
+            Err(_) => IsPathValid::Response { is_valid: false, invalid_pose_indices: Vec::new() },
+        };
+        self.responder.respond("an is_path_valid request", r, response);
+    }
+
     /// Indices of the poses of `path` (any frame TF connects to `global_frame`) where the
     /// vehicle it was planned for (see [`PathOwners`]; else the default profile's) does not fit
     /// on the current map, for Nav2's `is_path_valid`; a pose TF cannot
@@ -731,7 +805,7 @@ impl NodeState {
     ///
     /// Fails when no map is held, the path is empty, or the node is not active.
     #[cfg(ros_nav2_msgs)]
-    pub fn invalid_poses(&mut self, path: &nav::Path) -> Result<Vec<usize>, PlanError> {
+    fn invalid_poses(&mut self, path: &nav::Path) -> Result<Vec<usize>, PlanError> {
         if !self.active {
             return Err(not_active("not active"));
         }
@@ -824,6 +898,9 @@ impl NodeState {
         self.fleet = applied.fleet;
         let mut changed = false;
         for report in applied.reports {
+            if report.copied {
+                self.map_copies += 1;
+            }
             match report.result {
                 Ok(text) => {
                     r2r::log_info!(self.logger(), "{text}");
@@ -848,9 +925,15 @@ impl NodeState {
             for slot in &mut self.slots {
                 slot.recheck = true;
             }
-            let planner = self.fleet.default_planner().clone();
-            self.out.clearance(&planner);
+            self.clearance_due = true;
             self.warm_tables();
+        }
+        if std::mem::take(&mut self.clearance_due) {
+            self.publish_clearance();
+        }
+        #[cfg(ros_nav2_msgs)]
+        for r in std::mem::take(&mut self.deferred_checks) {
+            self.on_is_path_valid(r);
         }
         if std::mem::take(&mut self.configure_after_batch) {
             r2r::log_info!(
@@ -896,12 +979,16 @@ impl NodeState {
 
     /// Publishes the diagnostics (only while active, as every output).
     pub fn on_diagnostics(&mut self) {
+        if !self.updates.busy() {
+            self.map_memory = self.fleet.memory();
+        }
         let buffer = self.frames.buffer();
-        let memory = self.fleet.memory();
+        let memory = self.map_memory.clone();
         let holdings = super::diagnostics::Holdings {
             tf_entries: buffer.len(),
             tf_frames: buffer.frames(),
             queued_updates: self.updates.len(),
+            map_copies: self.map_copies,
             action_goals: self.out.action_goals.iter().map(|count| count()).sum(),
             map_bytes: memory.as_ref().map_or_else(Default::default, |(shared, _)| *shared),
             profile_bytes: match memory {

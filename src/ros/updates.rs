@@ -1,7 +1,8 @@
 //! The update queue: whole maps (`<map_topic>`), map updates (`<map_topic>_updates`) and
 //! parameter changes (`ros2 param set`, lifecycle configure) waiting in arrival order, applied in
-//! batches to a clone of the planner (incrementally where the geometry allows) so the executor
-//! never waits and a plan in flight finishes on the map and parameters it started with.
+//! batches on a worker thread (incrementally where the geometry allows) so the executor never
+//! waits. The node lends a batch its maps ([`Fleet::lend_maps`]) and starts one only when no plan
+//! is in flight, so the map is changed in place, never copied.
 //!
 //! The queue knows nothing of the node: the node pushes updates, takes a [`Batch`] when it may
 //! start one, runs [`Batch::apply`] on a worker thread and hands the [`Applied`] result back
@@ -71,6 +72,8 @@ pub struct Report {
     pub result: Result<String, PlanError>,
     /// The map or the parameters changed.
     pub changed: bool,
+    /// The map was changed on a copy (it was still held elsewhere: see [`MapUpdate::copied`]).
+    pub copied: bool,
 }
 
 /// Updates waiting, and whether a batch is being applied.
@@ -160,15 +163,21 @@ impl UpdateQueue {
         self.queued_cells = 0;
     }
 
-    /// Takes the waiting updates as a batch on a clone of `fleet`, or None when a batch is
-    /// running or nothing waits. Until [`UpdateQueue::finished`], [`UpdateQueue::busy`] is true.
-    pub fn start(&mut self, fleet: &Fleet) -> Option<Batch> {
-        if self.running || self.queued.is_empty() {
-            return None;
+    /// Whether updates wait and no batch runs: [`UpdateQueue::start`] would start one.
+    pub fn ready(&self) -> bool {
+        !self.running && !self.queued.is_empty()
+    }
+
+    /// Takes the waiting updates as a batch on `fleet` (the node's, its maps lent: see
+    /// [`Fleet::lend_maps`]), or gives `fleet` back when a batch is running or nothing waits.
+    /// Until [`UpdateQueue::finished`], [`UpdateQueue::busy`] is true.
+    pub fn start(&mut self, fleet: Fleet) -> Result<Batch, Fleet> {
+        if !self.ready() {
+            return Err(fleet);
         }
         self.running = true;
         self.queued_cells = 0;
-        Some(Batch { fleet: fleet.clone(), updates: std::mem::take(&mut self.queued) })
+        Ok(Batch { fleet, updates: std::mem::take(&mut self.queued) })
     }
 
     /// The running batch is done.
@@ -207,6 +216,11 @@ fn any_changed(updates: &Result<Vec<MapUpdate>, PlanError>) -> bool {
     updates.as_ref().is_ok_and(|u| u.iter().any(MapUpdate::changed_anything))
 }
 
+/// True when any profile's map was changed on a copy.
+fn any_copied(updates: &Result<Vec<MapUpdate>, PlanError>) -> bool {
+    updates.as_ref().is_ok_and(|u| u.iter().any(|u| u.copied))
+}
+
 fn apply(fleet: &mut Fleet, update: Update) -> Report {
     match update {
         Update::Map(map) => {
@@ -214,14 +228,15 @@ fn apply(fleet: &mut Fleet, update: Update) -> Report {
             // Same geometry as the held map (SLAM or a costmap republishing the whole grid): only
             // the changed area is re-derived; otherwise everything is built anew.
             let result = fleet.update_map(map);
-            let changed = any_changed(&result);
-            Report { kind: Kind::Map, result: result.map(|_| format!("map {w}x{h} at {r} m/cell in use")), changed }
+            let (changed, copied) = (any_changed(&result), any_copied(&result));
+            let result = result.map(|_| format!("map {w}x{h} at {r} m/cell in use"));
+            Report { kind: Kind::Map, result, changed, copied }
         }
         Update::Patch(p) => {
             let result = fleet.apply_patch(p.x, p.y, p.width, p.height, &p.data);
-            let changed = any_changed(&result);
+            let (changed, copied) = (any_changed(&result), any_copied(&result));
             let text = format!("map update {}x{} at ({}, {}) applied", p.width, p.height, p.x, p.y);
-            Report { kind: Kind::Patch, result: result.map(|_| text), changed }
+            Report { kind: Kind::Patch, result: result.map(|_| text), changed, copied }
         }
         Update::Config(configs) => {
             // Every profile's parameters in one step (all or nothing), so a change that reaches
@@ -245,7 +260,7 @@ fn apply(fleet: &mut Fleet, update: Update) -> Report {
             let changed = result.is_ok() && !lines.is_empty();
             let text =
                 format!("parameters in use: {}", if lines.is_empty() { "unchanged".into() } else { lines.join("; ") });
-            Report { kind: Kind::Config, changed, result: result.map(|_| text) }
+            Report { kind: Kind::Config, changed, result: result.map(|_| text), copied: false }
         }
     }
 }
@@ -306,23 +321,25 @@ mod tests {
     fn batches_run_one_at_a_time_and_report_each_update() {
         let mut q = UpdateQueue::default();
         let planner = Fleet::new(vec![("GridBased".into(), PlannerConfig::default())]).unwrap();
-        assert!(q.start(&planner).is_none(), "nothing waits");
+        let planner = q.start(planner).err().expect("nothing waits: the fleet comes back");
         q.push_map(map());
         q.push_patch(Patch { x: 1, y: 1, width: 1, height: 1, data: vec![100] }, 100).unwrap();
         q.push_patch(Patch { x: 9, y: 9, width: 1, height: 1, data: vec![100] }, 100).unwrap();
-        let batch = q.start(&planner).expect("a batch");
+        assert!(q.ready());
+        let batch = q.start(planner.clone()).expect("a batch");
         assert!(q.busy());
         let m = map();
         let line = format!("preparing map {}x{} at {} m/cell", m.info.width, m.info.height, m.info.resolution);
         assert_eq!(batch.maps_to_prepare(), Some(line));
         q.push_patch(patch(1), 100).unwrap();
-        assert!(q.start(&planner).is_none(), "one batch at a time");
+        assert!(!q.ready());
+        assert!(q.start(planner.clone()).is_err(), "one batch at a time");
         let applied = batch.apply();
         let kinds: Vec<_> = applied.reports.iter().map(|r| (r.kind, r.result.is_ok())).collect();
         assert_eq!(kinds, [(Kind::Map, true), (Kind::Patch, true), (Kind::Patch, false)]);
         assert_eq!(applied.fleet.default_planner().map().unwrap().site.map().data[4 + 1], 100);
         q.finished();
-        let patches_only = q.start(&planner).expect("the patch that waited");
+        let patches_only = q.start(planner).expect("the patch that waited");
         assert_eq!(patches_only.maps_to_prepare(), None);
     }
 }

@@ -821,6 +821,30 @@ def test_deactivate_then_activate_while_a_plan_runs_answers_it_not_active():
         node.stop()
 
 
+def test_is_path_valid_waits_for_the_map_being_prepared():
+    """An is_path_valid request that comes while a batch of updates holds the map (here the first
+    map, being prepared) waits for the batch and is answered on the map it leaves, as Nav2's
+    planner_server waits for its costmap's lock. (The node lends a batch its map, so the map is
+    changed in place instead of copied: see README, "The node".)"""
+    tmp = tmpdir("blockstar-nav2-valid-wait-")
+    params = dict(NAV2_PARAMS, robot_radius=0.05, max_map_cells=BIG * BIG, autostart=True)
+    node, peer = start_nav2(tmp, "robot7", params)
+    try:
+        path = Path()
+        path.header.frame_id = "map"
+        path.poses = [pose_stamped(1.0 + 0.05 * i, 1.0) for i in range(20)]
+        assert not peer.call(peer.valid, IsPathValid.Request(path=path)).is_valid, "no map yet"
+        preparing = node.count("preparing map")
+        peer.map_pub.publish(big_grid())
+        peer.spin_until(lambda: node.count("preparing map") > preparing, what="the map's preparation to start")
+        answer = peer.call(peer.valid, IsPathValid.Request(path=path), timeout=60.0)
+        assert answer.is_valid and list(answer.invalid_pose_indices) == [], answer
+        assert node.alive()
+    finally:
+        peer.close()
+        node.stop()
+
+
 def test_configure_while_a_map_is_being_prepared_is_not_undone_by_it():
     """The race of a configure arriving while a batch of map updates runs: the batch started from
     the planner configure replaced, and used to replace configure's result (its map_file and
