@@ -252,6 +252,32 @@ pub struct NodeState {
     done: mpsc::UnboundedSender<Done>,
 }
 
+/// Most `is_path_valid` requests waiting for a batch of updates (Nav2 asks about once a second);
+/// beyond, one is answered at once, invalid, as with no map.
+#[cfg(ros_nav2_msgs)]
+const MAX_DEFERRED_CHECKS: usize = 64;
+
+/// Runs a worker's job, a panic caught and returned as its message. A bug, but a job that died
+/// would never report: its profile, and with updates waiting for it every map update and plan,
+/// would wait for it for ever. (The panic is also printed, by the default hook.)
+fn caught<T>(job: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).map_err(|payload| {
+        match (payload.downcast_ref::<&str>(), payload.downcast_ref::<String>()) {
+            (Some(text), _) => text.to_string(),
+            (_, Some(text)) => text.clone(),
+            _ => "a panic".to_string(),
+        }
+    })
+}
+
+/// The answer of a job that panicked (see [`caught`]).
+fn internal_error(what: &str, why: &str) -> PlanError {
+    PlanError::new(
+        StatusCode::NoValidPath,
+        format!("{what} stopped on an internal error (a bug, please report it): {why}"),
+    )
+}
+
 fn superseded() -> PlanError {
     PlanError::new(StatusCode::Superseded, "a newer goal replaced this one")
 }
@@ -536,8 +562,11 @@ impl NodeState {
                         r2r::log_info!(self.logger(), "{line}");
                     }
                     let done = self.done.clone();
+                    // What the node is left with should the batch die: its profiles, no map.
+                    let mapless = self.fleet.clone();
                     tokio::task::spawn_blocking(move || {
-                        let _ = done.send(Done::Update(batch.apply()));
+                        let applied = caught(|| batch.apply()).unwrap_or_else(|why| Applied::failed(mapless, &why));
+                        let _ = done.send(Done::Update(applied));
                     });
                 }
                 Err(fleet) => self.fleet = fleet,
@@ -638,11 +667,11 @@ impl NodeState {
         self.slots[profile].running = Some(Running { work, cancel, stop: None, map_version: self.map_version });
         tokio::task::spawn_blocking(move || {
             let budget = Budget::new(planner.config().max_planning_time, Some(flag.clone()));
-            let result = match goals.as_slice() {
+            let result = caught(|| match goals.as_slice() {
                 [goal] => planner.plan_near(start, *goal, false, leeway, &budget),
                 _ => crate::waypoints::plan_through(&planner, start, &goals, &budget).map_err(PlanError::from),
-            };
-            let result = Box::new(result);
+            });
+            let result = Box::new(result.unwrap_or_else(|why| Err(internal_error("the planner", &why))));
             // Let go of the map before saying so: updates waiting for this plan change the map
             // in place only once nothing else holds it.
             drop(planner);
@@ -685,7 +714,7 @@ impl NodeState {
         tokio::task::spawn_blocking(move || {
             let budget = Budget::new(planner.config().max_planning_time, Some(flag.clone()));
             let followed = Followed { trajectory: &trajectory, start_overlap: overlap.as_ref() };
-            let outcome = match unplaced {
+            let outcome = caught(|| match unplaced {
                 None => check_and_replan(&planner, followed, pose, goal, trigger, leeway, &budget),
                 Some(name) => match crate::replan::check_remaining(&planner, &trajectory, pose, overlap.as_ref()) {
                     Ok(()) => Outcome::StillLegal,
@@ -700,7 +729,9 @@ impl NodeState {
                         ),
                     },
                 },
-            };
+            });
+            // A check that died keeps the trajectory (whether it is legal is not known).
+            let outcome = outcome.unwrap_or_else(|why| Outcome::Kept { error: internal_error("the replan", &why) });
             drop(planner); // before saying so, as a goal's plan does
             let _ = done.send(Done::Replan { profile, outcome, cancelled: flag.load(Ordering::Relaxed) });
         });
@@ -784,7 +815,8 @@ impl NodeState {
     #[cfg(ros_nav2_msgs)]
     pub fn on_is_path_valid(&mut self, r: r2r::ServiceRequest<r2r::nav2_msgs::srv::IsPathValid::Service>) {
         use r2r::nav2_msgs::srv::IsPathValid;
-        if self.updates.busy() {
+        // Beyond the bound (or while inactive) answered at once: invalid, as with no map.
+        if self.updates.busy() && self.active && self.deferred_checks.len() < MAX_DEFERRED_CHECKS {
             return self.deferred_checks.push(r);
         }
         let response = match self.invalid_poses(&r.message.path) {
@@ -941,7 +973,9 @@ impl NodeState {
                 "a batch of updates that ran during configure landed: configuring again on top of it"
             );
             if let Err(e) = self.configure() {
-                r2r::log_error!(self.logger(), "configuring again after that batch failed, keeping its result: {e}");
+                let e =
+                    PlanError::new(StatusCode::InvalidInput, format!("configuring again after that batch failed: {e}"));
+                self.refuse(Kind::Config, e);
             }
         }
     }
@@ -1116,6 +1150,16 @@ fn lower_this_threads_priority(logger: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_job_that_panics_reports_instead_of_never_reporting() {
+        assert_eq!(caught(|| 7), Ok(7));
+        assert_eq!(caught(|| -> u8 { panic!("index {} out of range", 3) }), Err("index 3 out of range".into()));
+        assert_eq!(caught(|| -> u8 { panic!("static text") }), Err("static text".into()));
+        let e = internal_error("the planner", "boom");
+        assert_eq!(e.code, StatusCode::NoValidPath);
+        assert!(e.message.contains("internal error") && e.message.contains("boom"), "{e}");
+    }
 
     #[test]
     fn remembered_warnings_stay_within_their_bounds() {

@@ -85,7 +85,8 @@ pub struct UpdateQueue {
     running: bool,
 }
 
-/// A batch taken from the queue: the updates and the fleet clone they are applied to.
+/// A batch taken from the queue: the updates and the fleet they are applied to (the node's, its
+/// maps lent for the batch).
 pub struct Batch {
     fleet: Fleet,
     updates: Vec<Update>,
@@ -97,6 +98,24 @@ pub struct Applied {
     pub fleet: Fleet,
     /// One per update, in order.
     pub reports: Vec<Report>,
+}
+
+impl Applied {
+    /// What a batch that died leaves: `mapless` (the node's profiles, whose maps the batch held
+    /// and lost) and one refusal saying so; the next whole map is taken as a first one.
+    pub fn failed(mapless: Fleet, why: &str) -> Self {
+        let message = format!(
+            "applying the map updates stopped on an internal error (a bug, please report it): {why}; no map \
+             until the next one"
+        );
+        let refusal = Report {
+            kind: Kind::Map,
+            result: Err(PlanError::new(StatusCode::NoMap, message)),
+            changed: true,
+            copied: false,
+        };
+        Self { fleet: mapless, reports: vec![refusal] }
+    }
 }
 
 impl UpdateQueue {
@@ -315,6 +334,20 @@ mod tests {
         // A newer parameter set replaces the older one.
         q.push_config(vec![PlannerConfig::default()]);
         assert_eq!(q.queued.iter().filter(|u| matches!(u, Update::Config(_))).count(), 1);
+    }
+
+    #[test]
+    fn a_batch_that_died_leaves_the_profiles_without_a_map_and_says_so() {
+        let mut fleet = Fleet::new(vec![("GridBased".into(), PlannerConfig::default())]).unwrap();
+        fleet.set_map(map()).unwrap();
+        let mut mapless = fleet.clone();
+        drop(mapless.lend_maps());
+        let applied = Applied::failed(mapless, "boom");
+        assert!(applied.fleet.default_planner().map().is_none());
+        assert_eq!(applied.fleet.names(), fleet.names());
+        let [report] = applied.reports.as_slice() else { panic!("one report") };
+        let e = report.result.as_ref().unwrap_err();
+        assert!(report.changed && e.code == StatusCode::NoMap && e.message.contains("boom"), "{e}");
     }
 
     #[test]

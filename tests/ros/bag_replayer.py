@@ -61,8 +61,10 @@ class BagPlayer:
             if t_first is None:
                 t_first = timestamp
             due = wall0 + (timestamp - t_first) * 1e-9 / rate
+            # Clamped: the clock moves between the loop's test and this line, and a negative
+            # length is a ValueError (which failed a run of the ROS tests here, 2026-11-29).
             while time.monotonic() < due:
-                time.sleep(min(0.01, due - time.monotonic()))
+                time.sleep(max(0.0, min(0.01, due - time.monotonic())))
             msg = deserialize_message(bytes(raw), get_message(connection.msgtype))
             self.publishers[connection.topic].publish(msg)
             if after_each:
