@@ -145,6 +145,32 @@ pub(crate) unsafe fn release_zeroed<T: bytemuck::Zeroable>(values: &mut [T]) {
     let _ = values;
 }
 
+/// Bytes of the pages overlapping `values` that are resident now (`mincore`), or `None` where
+/// that cannot be asked (not Linux, or the call failed). Pages only partly inside `values` count
+/// whole. For tests of what a search leaves resident.
+#[cfg(test)]
+pub(crate) fn resident_bytes<T>(values: &[T]) -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sysconf has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok().filter(|&p| p > 0)?;
+        let start = values.as_ptr() as usize;
+        let end = start + std::mem::size_of_val(values);
+        let first = start / page * page;
+        let pages = (end - first).div_ceil(page);
+        let mut flags = vec![0u8; pages];
+        // SAFETY: [first, first + pages * page) covers the pages of `values`, which are mapped
+        // (a live allocation); `flags` has one byte per page, as mincore writes.
+        let r = unsafe { libc::mincore(first as *mut libc::c_void, pages * page, flags.as_mut_ptr()) };
+        (r == 0).then(|| flags.iter().filter(|&&f| f & 1 != 0).count() * page)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = values;
+        None
+    }
+}
+
 /// Asks the C allocator to hand the free memory it keeps for reuse back to the operating system
 /// (glibc's `malloc_trim`; nothing elsewhere). Costs a walk over the allocator's free lists: for
 /// after a large piece of work, not for a hot loop.

@@ -128,17 +128,54 @@ fn touched_cells(d: (i64, i64)) -> Vec<(i64, i64)> {
     }
 }
 
-/// An open-list entry: `f`, `g` (as ordered bits: both are finite and non-negative) and the
-/// node. The heap pops the smallest `f` and, among equal `f`, the largest `g`: with a heuristic
-/// exact on open ground, the nodes on the way to the goal tie, and the deepest first goes
-/// straight there instead of widening the front.
+/// An open-list entry: `f`, `g` (as ordered bits: both are finite and non-negative), the node
+/// (its map index) and its record's slot ([`TiledSlots`]). The heap pops the smallest `f` and,
+/// among equal `f`, the largest `g`: with a heuristic exact on open ground, the nodes on the way
+/// to the goal tie, and the deepest first goes straight there instead of widening the front.
+/// The slot rides in what would be padding (24 bytes either way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct OpenEntry(Reverse<u64>, u64, u32);
+struct OpenEntry(Reverse<u64>, u64, u32, u32);
 
 impl OpenEntry {
     #[inline(always)]
-    fn new(f: f64, g: f64, node: usize) -> Self {
-        OpenEntry(Reverse(f.max(0.0).to_bits()), g.max(0.0).to_bits(), node as u32)
+    fn new(f: f64, g: f64, node: usize, slot: usize) -> Self {
+        OpenEntry(Reverse(f.max(0.0).to_bits()), g.max(0.0).to_bits(), node as u32, slot as u32)
+    }
+}
+
+/// Side of the square tiles the node records are laid out in (cells).
+const TILE_SIDE: usize = 16;
+/// `log2(TILE_SIDE)`.
+const TILE_SHIFT: u32 = TILE_SIDE.trailing_zeros();
+
+/// Where a cell's node record lives: the map cut into [`TILE_SIDE`]-square tiles of 256
+/// records (4 KiB, a page), tile after tile, row-major inside each. A search that follows a long
+/// diagonal corridor writes the records of a band a few tiles wide; laid out row by row as the
+/// map is, the same band wrote one or two pages of every row it crossed (a 16-byte record per
+/// cell: a 10000-cell row is 40 pages), and the records are resident until handed back after
+/// the plan. On the 10^8-cell map of `scripts/site_scale_node.py` that was the node's peak.
+#[derive(Debug, Clone, Copy)]
+struct TiledSlots {
+    /// Tiles per row of tiles.
+    across: usize,
+}
+
+impl TiledSlots {
+    fn new(width: usize) -> Self {
+        Self { across: width.div_ceil(TILE_SIDE) }
+    }
+
+    /// Records needed for a `width x height` map (the tiles cover it, rounded up).
+    fn count(width: usize, height: usize) -> usize {
+        width.div_ceil(TILE_SIDE) * height.div_ceil(TILE_SIDE) * TILE_SIDE * TILE_SIDE
+    }
+
+    /// The slot of cell `(x, y)` (inside the map).
+    #[inline(always)]
+    fn of(self, x: usize, y: usize) -> usize {
+        let mask = TILE_SIDE - 1;
+        let tile = (y >> TILE_SHIFT) * self.across + (x >> TILE_SHIFT);
+        (tile << (2 * TILE_SHIFT)) | ((y & mask) << TILE_SHIFT) | (x & mask)
     }
 }
 
@@ -215,7 +252,8 @@ impl CostAStar {
     /// (polled every 1024 open-list entries taken, stale ones included) returns true.
     ///
     /// Between queries the searcher holds its per-node arrays (16 bytes per cell of the largest
-    /// map searched) and an open list of at most [`OPEN_LIST_KEPT`] entries.
+    /// map searched, laid out in 16 x 16 tiles so a long corridor's search writes few pages) and an open
+    /// list of at most [`OPEN_LIST_KEPT`] entries.
     pub fn find_path(
         &mut self,
         mask: &CellMask,
@@ -274,65 +312,72 @@ impl CostAStar {
         }
         let (gx, gy) = (i64::from(goal.0), i64::from(goal.1));
         let hfn = |x: i64, y: i64, estimate: f64| sixteen_connected_distance(x - gx, y - gy).max(estimate);
+        // Nodes are named by their map index (moves, the mask, the costs and parents use it);
+        // their records are kept at their tiled slot.
+        let slots = TiledSlots::new(w);
         let s = &mut self.scratch;
-        s.begin(w * h);
+        s.begin(TiledSlots::count(w, h));
         let si = start.1 as usize * w + start.0 as usize;
         let gi = goal.1 as usize * w + goal.0 as usize;
-        s.set(si, 0.0, NO_PARENT);
+        let start_slot = slots.of(start.0 as usize, start.1 as usize);
+        s.set(start_slot, 0.0, NO_PARENT);
         let open = &mut self.open;
         open.clear();
         let (sx, sy) = (i64::from(start.0), i64::from(start.1));
-        open.push(OpenEntry::new(hfn(sx, sy, guide(sx, sy).unwrap_or(0.0)), 0.0, si));
+        open.push(OpenEntry::new(hfn(sx, sy, guide(sx, sy).unwrap_or(0.0)), 0.0, si, start_slot));
         let mut expansions = 0usize;
         let mut poll = StopPoll::new(1024, should_stop);
-        while let Some(OpenEntry(_, _, i)) = open.pop() {
-            let i = i as usize;
+        while let Some(OpenEntry(_, _, i, slot)) = open.pop() {
+            let (i, slot) = (i as usize, slot as usize);
             // A goal taken off the list is answered even when the poll says stop.
             if poll.stop() && i != gi {
                 return Err(SearchFailure::Stopped);
             }
-            if s.is_closed(i) {
+            if s.is_closed(slot) {
                 continue;
             }
-            s.close(i);
+            s.close(slot);
             if i == gi {
                 let mut cells = vec![];
                 let mut j = i as u32;
                 while j != NO_PARENT {
-                    cells.push((j % w as u32, j / w as u32));
-                    j = s.parent(j as usize);
+                    let cell = (j % w as u32, j / w as u32);
+                    cells.push(cell);
+                    j = s.parent(slots.of(cell.0 as usize, cell.1 as usize));
                 }
                 cells.reverse();
-                return Ok(CostPath { cells, cost: s.g(i), expansions });
+                return Ok(CostPath { cells, cost: s.g(slot), expansions });
             }
             expansions += 1;
             let (x, y) = ((i % w) as i64, (i / w) as i64);
             let padded_i = ((y + 1) as usize * stride + (x + 1) as usize) as isize;
-            let gu = s.g(i);
+            let gu = s.g(slot);
             for m in &self.flat {
                 // The mask's blocked border covers the cells just outside the map, and a move's
                 // touched cells are listed nearest first, so no index leaves the padded mask.
                 if m.touched[..m.touched_len].iter().any(|&o| padded[(padded_i + o) as usize] != 0) {
                     continue;
                 }
-                let j = (i as isize + m.target) as usize;
-                if s.is_closed(j) {
+                let (nx, ny) = (x + m.dx, y + m.dy);
+                // Inside the map: the target is among the touched cells, and the padding is blocked.
+                let j_slot = slots.of(nx as usize, ny as usize);
+                if s.is_closed(j_slot) {
                     continue;
                 }
                 // The move's cost integral (>= 0) is read only when the move can still win
                 // without it.
                 let unpriced = gu + m.len;
-                if unpriced >= s.g(j) {
+                if unpriced >= s.g(j_slot) {
                     continue;
                 }
-                let (nx, ny) = (x + m.dx, y + m.dy);
                 let Some(estimate) = guide(nx, ny) else { continue };
                 let extra: f64 =
                     m.weights[..m.weights_len].iter().map(|&(o, l)| l * cell_extra((i as isize + o) as usize)).sum();
                 let ng = unpriced + extra;
-                if ng < s.g(j) {
-                    s.set(j, ng, i as u32);
-                    open.push(OpenEntry::new(ng + hfn(nx, ny, estimate), ng, j));
+                if ng < s.g(j_slot) {
+                    s.set(j_slot, ng, i as u32);
+                    let j = (i as isize + m.target) as usize;
+                    open.push(OpenEntry::new(ng + hfn(nx, ny, estimate), ng, j, j_slot));
                 }
             }
         }
@@ -551,6 +596,46 @@ mod tests {
         assert!(p.cells.contains(&(25, 4)), "{:?}", p.cells);
         let free = CostAStar::new().find_path(&m, (2, 0), (2, 8), |_| 0.0, || false).unwrap();
         assert!((free.cost - 8.0).abs() < 1e-9);
+    }
+
+    /// Every cell of a map whose sides are not multiples of the tile's has a slot of its own,
+    /// below the count the scratch is sized for, and a tile's 256 slots are contiguous.
+    #[test]
+    fn tiled_slots_are_one_per_cell_and_a_tile_is_one_run() {
+        for (w, h) in [(1, 1), (16, 16), (17, 5), (37, 23), (100, 33)] {
+            let slots = TiledSlots::new(w);
+            let count = TiledSlots::count(w, h);
+            let mut seen = vec![false; count];
+            for y in 0..h {
+                for x in 0..w {
+                    let k = slots.of(x, y);
+                    assert!(k < count && !seen[k], "{w}x{h}: ({x}, {y}) -> {k}");
+                    seen[k] = true;
+                    let corner = slots.of(x & !(TILE_SIDE - 1), y & !(TILE_SIDE - 1));
+                    assert!(k - corner < TILE_SIDE * TILE_SIDE, "{w}x{h}: ({x}, {y})");
+                }
+            }
+        }
+    }
+
+    /// A search along a long diagonal writes the records of the tiles it passes, not a page
+    /// of every row it crosses: on a free 4096 x 4096 map, corner to corner, the records' pages
+    /// resident afterwards are at most those of three tiles per tile on the diagonal, two pages
+    /// each (a tile of 4 KiB need not start on a page): 6 MiB, where records laid out row by row
+    /// left at least one page per row, 16 MiB.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_long_diagonal_search_leaves_few_pages_resident() {
+        let n = 4096usize;
+        let m = CellMask::from_grid(&Grid::new_free(n, n).unwrap());
+        let mut search = CostAStar::new();
+        let p = search.find_path(&m, (0, 0), (n as u32 - 1, n as u32 - 1), |_| 0.0, || false).unwrap();
+        assert!((p.cost - (n as f64 - 1.0) * DIAGONAL_LEN).abs() < 1e-6);
+        let resident = search.scratch.resident_record_bytes().expect("mincore on Linux");
+        let bound = 3 * (n / TILE_SIDE) * 2 * 4096;
+        assert!(resident <= bound, "{resident} bytes of records resident, bound {bound}");
+        // And the rows' layout would have left one page per row at least.
+        assert!(n * 4096 > bound);
     }
 
     /// A searcher whose node records' pages were handed back answers as a fresh one does.

@@ -52,6 +52,12 @@ impl NodeScratch {
         unsafe { crate::memory::release_zeroed(&mut self.nodes) };
     }
 
+    /// Bytes of the records' pages resident now (see [`crate::memory::resident_bytes`]).
+    #[cfg(test)]
+    pub(crate) fn resident_record_bytes(&self) -> Option<usize> {
+        crate::memory::resident_bytes(&self.nodes)
+    }
+
     /// Prepares for a query over `nodes` nodes: forgets every value of the previous query.
     pub fn begin(&mut self, nodes: usize) {
         if self.nodes.len() != nodes {
