@@ -17,10 +17,26 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   mapfile -t targets < <(cd fuzz && cargo fuzz list)
 fi
+# Each target's whole output goes to a log; its summary lines are shown, and on failure (a build
+# error, a crash, no run reported) its last lines too. The exit status is cargo fuzz's own: a
+# filter in a pipeline once took its place, and a target that no longer compiled "passed".
+logs="$(mktemp -d)"
+trap 'rm -rf "$logs"' EXIT
 passed=0
+failed=()
 for t in "${targets[@]}"; do
   echo "fuzz.sh: $t for ${secs}s"
-  (cd fuzz && cargo fuzz run "$t" -s none -- -max_total_time="$secs" -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=0 2>&1 | grep -E "^(Done|==|SUMMARY|thread '.*panicked)" || true; exit "${PIPESTATUS[0]}")
-  passed=$((passed + 1))
+  status=0
+  (cd fuzz && cargo fuzz run "$t" -s none -- -max_total_time="$secs" -rss_limit_mb=2048 \
+    -malloc_limit_mb=2048 -print_final_stats=0) >"$logs/$t.log" 2>&1 || status=$?
+  grep -E "^(Done|==|SUMMARY|thread '.*panicked)" "$logs/$t.log" || true
+  if [ "$status" -ne 0 ] || ! grep -qE "^Done [0-9]+ runs" "$logs/$t.log"; then
+    tail -40 "$logs/$t.log"
+    echo "fuzz.sh: $t FAILED (exit status $status)"
+    failed+=("$t")
+  else
+    passed=$((passed + 1))
+  fi
 done
-echo "fuzz: ${passed} passed, 0 failed"
+echo "fuzz: ${passed} passed, ${#failed[@]} failed${failed[*]:+: ${failed[*]}}"
+[ ${#failed[@]} -eq 0 ]

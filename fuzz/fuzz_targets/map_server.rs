@@ -16,6 +16,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let params = MapServerParams {
         image: "fuzz.pgm".into(),
+        image_name: "fuzz.pgm".into(),
         resolution: 0.05,
         origin: Default::default(),
         negate: split & 1 == 1,
