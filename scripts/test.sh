@@ -66,11 +66,14 @@ set +u
 set -u
 # The curves against OMPL's (an independent implementation from PyPI), through the installed CLI.
 step pytest-oracle python -m pytest tests/oracle -v -p no:cacheprovider -rs
-step pytest-ros python -m pytest tests/ros -v -p no:cacheprovider -rs
-# Coverage-guided fuzzing of every parser of outside input, a short bounded run of each target
-# (a longer run: scripts/fuzz.sh 600).
-unset CARGO_TARGET_DIR # the fuzz targets keep their own (fuzz/target)
-step fuzz bash scripts/fuzz.sh 10
+# The ROS tests (the slowest 15 listed, to keep an eye on them) and, beside them, coverage-guided
+# fuzzing of every parser of outside input, a short bounded run of each target (a longer run:
+# scripts/fuzz.sh 600): the fuzz targets' build keeps both cores busy for minutes while the ROS
+# tests mostly wait on their nodes (scripts/beside.sh). The fuzz targets keep their own target
+# directory (fuzz/target).
+step pytest-ros-and-fuzz bash scripts/beside.sh \
+    fuzz env -u CARGO_TARGET_DIR bash scripts/fuzz.sh 10 -- \
+    pytest-ros python -m pytest tests/ros -v -p no:cacheprovider -rs --durations=15
 
 if [ ${#failed[@]} -gt 0 ]; then
     echo "test.sh: FAILED steps: ${failed[*]}"

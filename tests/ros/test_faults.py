@@ -243,7 +243,7 @@ def test_a_script_stopped_by_a_signal_leaves_no_node_running(how, interfaces):
             os.kill(pid, signal.SIGKILL)
 
 
-@pytest.mark.parametrize("via", ["pytest", "scripts/signals.sh"])
+@pytest.mark.parametrize("via", ["pytest", "scripts/signals.sh", "scripts/beside.sh"])
 def test_the_suite_stopped_by_sigterm_stops_and_takes_its_nodes_with_it(via, interfaces):
     """A CI runner cancelling the test command sends pytest SIGTERM: the session must end (as on
     Ctrl-C, its fixtures torn down) and no node it started may run on. An inner pytest session
@@ -251,7 +251,9 @@ def test_the_suite_stopped_by_sigterm_stops_and_takes_its_nodes_with_it(via, int
     do (rclpy then handles SIGTERM itself), and waits; it gets SIGTERM. `via` "pytest": the
     signal goes to pytest itself; "scripts/signals.sh": pytest runs as scripts/test.sh runs its
     steps (`run_forwarding`), and only the bash script gets the signal, as `kill <pid of
-    test.sh>` or `timeout` sends it (bash alone would exit and leave the step running)."""
+    test.sh>` or `timeout` sends it (bash alone would exit and leave the step running);
+    "scripts/beside.sh": the same, with a command run beside pytest as test.sh runs the fuzz
+    step beside the ROS tests, which must stop too."""
     import signal
     import textwrap
 
@@ -295,7 +297,17 @@ def test_the_suite_stopped_by_sigterm_stops_and_takes_its_nodes_with_it(via, int
 
     command = [sys.executable, "-m", "pytest", str(inner), "-p", "conftest", "-p", "no:cacheprovider", "-s", "-q",
                "--rootdir", str(work)]
-    if via == "scripts/signals.sh":
+    # The command beside pytest (scripts/beside.sh): a process found by its marker.
+    beside_marker = f"beside_marker_{os.getpid()}"
+
+    def beside():
+        out = subprocess.run(["pgrep", "-f", beside_marker], capture_output=True, text=True).stdout
+        return [int(pid) for pid in out.split()]
+
+    if via == "scripts/beside.sh":
+        sleeper = [sys.executable, "-c", "import sys, time; time.sleep(600)", beside_marker]
+        command = ["bash", str(ROOT / "scripts" / "beside.sh"), "sleeper", *sleeper, "--", "pytest"] + command
+    if via != "pytest":
         runner = f'source "{ROOT / "scripts" / "signals.sh"}"; run_forwarding "$@"'
         command = ["bash", "-c", runner, "test.sh"] + command
     session = subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -306,6 +318,8 @@ def test_the_suite_stopped_by_sigterm_stops_and_takes_its_nodes_with_it(via, int
             if "INNER READY" in line:
                 break
         assert nodes(), "the inner session did not start its node:\n" + "".join(output)
+        if via == "scripts/beside.sh":
+            assert beside(), "the command beside pytest is not running:\n" + "".join(output)
         session.send_signal(signal.SIGTERM)
         try:
             rest, _ = session.communicate(timeout=60)
@@ -317,11 +331,14 @@ def test_the_suite_stopped_by_sigterm_stops_and_takes_its_nodes_with_it(via, int
             time.sleep(0.1)
         assert not nodes(), "planner_node still running after its session got SIGTERM:\n" + "".join(output)
         assert not sessions(), "the inner pytest still running after SIGTERM:\n" + "".join(output)
+        while beside() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not beside(), "the command beside pytest still running after SIGTERM:\n" + "".join(output)
         assert session.returncode != 0, "".join(output)
     finally:
         if session.poll() is None:
             session.kill()
-        for pid in nodes() + sessions():
+        for pid in nodes() + sessions() + beside():
             os.kill(pid, signal.SIGKILL)
 
 
