@@ -89,6 +89,68 @@ def ros_tools():
     pytest.skip(message)
 
 
+@pytest.fixture(scope="session")
+def ros2_daemon(ros_tools):
+    """The `ros2` CLI's daemon for the session's domain, run as a child of the session: the CLI
+    then finds nodes through its graph, which it keeps current, instead of each command's own
+    discovery (`--no-daemon` spins for a fixed time, twice for `param` and `lifecycle`, and 3 s
+    of it once missed the node on a busy machine, so the tests waited 6 s a lookup). As a child,
+    it stops with the session (teardown, or SIGTERM through it); were the session killed
+    outright, its idle timeout ends it two minutes later, where the CLI's own would run for two
+    hours. Nodes a test starts are found after `wait_listed`."""
+    import subprocess
+    import time
+
+    import rclpy
+    from helpers import tmpdir
+
+    domain = os.environ.get("ROS_DOMAIN_ID", "0")
+    log = open(tmpdir("ros2-daemon-") / "daemon.log", "w")
+    daemon = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from ros2cli.daemon import main; main(argv=sys.argv[1:])",
+         "--rmw-implementation", rclpy.get_rmw_implementation_identifier(), "--ros-domain-id", domain,
+         "--timeout", "120"],
+        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            status = subprocess.run(["ros2", "daemon", "status"], capture_output=True, text=True,
+                                    stdin=subprocess.DEVNULL, timeout=60).stdout
+            if "The daemon is running" in status:
+                break
+            if daemon.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the ros2 daemon did not start in domain {domain}: {status}\n"
+                            + pathlib.Path(log.name).read_text())
+            time.sleep(0.2)
+        yield
+    finally:
+        daemon.terminate()
+        try:
+            daemon.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.wait()
+        log.close()
+
+
+def wait_listed(name, timeout=60):
+    """Waits until the session's `ros2` daemon (`ros2_daemon`) lists the node `name` (a full
+    name: `/planner_node`), as a user's `ros2 node list` would show it; fails after `timeout`
+    seconds with what it listed."""
+    import subprocess
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        listed = subprocess.run(["ros2", "node", "list"], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                                timeout=60).stdout.split()
+        if name in listed:
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"the ros2 daemon did not list {name} within {timeout} s: {listed}")
+        time.sleep(0.2)
+
+
 # Interface packages PyPI lacks (scripts/setup.sh builds them from ../shared/ros_jazzy_extra;
 # /opt/ros/jazzy has them): the tests of TF, map updates and Nav2's interface need them.
 INTERFACES = ("tf2_msgs.msg", "map_msgs.msg", "nav2_msgs.action", "nav2_msgs.srv")

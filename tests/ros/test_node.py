@@ -129,7 +129,7 @@ def test_at_radius_zero_turns_on_the_spot_are_rotate_segments_that_join(tmp_path
         node.stop()
 
 
-def test_nose_in_at_a_wall_forward_refuses_and_reeds_shepp_backs_out(tmp_path):
+def test_nose_in_at_a_wall_forward_refuses_and_reeds_shepp_backs_out(tmp_path, ros2_daemon):
     """A vehicle facing the map's west wall 0.1 m away with a turning radius of 0.3 m: forwards
     only (the default) the node refuses by proof; after `ros2 param set motion_model
     reeds_shepp` it backs out. Checked from the messages alone: every segment ends where the next
@@ -137,7 +137,8 @@ def test_nose_in_at_a_wall_forward_refuses_and_reeds_shepp_backs_out(tmp_path):
     matches its motion, and /plan turns its direction of travel exactly at the trajectory's
     cusps, with every pose's orientation the vehicle's heading (what Nav2's controllers with
     reversing enabled read cusps from)."""
-    from test_ros2_tools import NO_DAEMON, ros2
+    from conftest import wait_listed
+    from test_ros2_tools import ros2
 
     start = cell_center(3, 10)
     params = {"robot_radius": 0.15, "min_turning_radius": 0.3, "max_map_cells": 100000}
@@ -147,9 +148,10 @@ def test_nose_in_at_a_wall_forward_refuses_and_reeds_shepp_backs_out(tmp_path):
     try:
         status, _ = peer.plan(*GOAL, yaw=0.0)
         assert status.code == S.NO_VALID_PATH and "ahead" in status.message, status.message
-        assert "Set parameter successful" in ros2("param", "set", *NO_DAEMON, "/planner_rs", "motion_model",
+        wait_listed("/planner_rs")
+        assert "Set parameter successful" in ros2("param", "set", "/planner_rs", "motion_model",
                                                   "reeds_shepp")
-        out = ros2("param", "set", *NO_DAEMON, "/planner_rs", "motion_model", "sideways", check=False)
+        out = ros2("param", "set", "/planner_rs", "motion_model", "sideways", check=False)
         assert "motion_model" in out and "Set parameter successful" not in out, out
         n_traj = len(peer.trajectories)
         status, path = peer.plan(*GOAL, yaw=0.0)

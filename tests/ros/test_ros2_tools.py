@@ -11,20 +11,16 @@ import subprocess
 import pytest
 
 from blockstar_planner_msgs.msg import PlannerStatus as S
+from conftest import wait_listed
 from helpers import ROOT, SHARE, NodeProcess, Peer, load_map_server_yaml, make_grid, tmpdir
 from living import MapModel, assert_legal
 
-pytestmark = pytest.mark.usefixtures("ros_tools")
+# The CLI finds nodes through the session's daemon (conftest.ros2_daemon), as a user's does.
+pytestmark = pytest.mark.usefixtures("ros_tools", "ros2_daemon")
 
 BUNDLED_MAP = SHARE / "config" / "tb3_sandbox.yaml"
 BUNDLED_RADIUS = 0.15  # config/planner.yaml
 START, GOAL = (-2.0, -0.5, 0.0), (1.5, 1.5, 1.57)
-# The CLI's own discovery, long enough to find the node every time (no daemon left behind): 3 s
-# once missed the node in a fresh-clone run of the whole suite (`ros2 node info`: "Unable to find
-# node"), so 6.
-NO_DAEMON = ("--no-daemon", "--spin-time", "6")
-
-
 def ros2(*args, timeout=60, check=True):
     """Runs `ros2 ARGS...`; returns its stdout (and stderr appended)."""
     out = subprocess.run(["ros2", *map(str, args)], capture_output=True, text=True, timeout=timeout,
@@ -96,21 +92,16 @@ class TestLaunchedWithDefaults:
         plan_legal(peer, load_map_server_yaml(BUNDLED_MAP), BUNDLED_RADIUS, node_proc=node)
 
     def test_ros2_node_list(self, launched):
-        # The CLI's own discovery (a fresh process without the daemon) sometimes sees no node in
-        # its spin time on a busy machine (seen once in a clean-checkout run): ask up to 3 times.
-        listed = []
-        for _ in range(3):
-            listed = ros2("node", "list", *NO_DAEMON).split()
-            if "/planner_node" in listed:
-                break
-        assert "/planner_node" in listed, listed
+        wait_listed("/planner_node")
+        assert "/planner_node" in ros2("node", "list").split()
 
     def test_ros2_topic_echo_plan_once(self, launched):
         node, peer = launched
         plan_legal(peer, load_map_server_yaml(BUNDLED_MAP), BUNDLED_RADIUS, node_proc=node)
         # /plan is latched (transient local): echo, which matches the publisher's QoS, gets the
         # last one, every pose of it (--full-length: arrays are cut at 128 elements otherwise).
-        out = ros2("topic", "echo", "/plan", "--once", "--full-length", *NO_DAEMON)
+        wait_listed("/planner_node")
+        out = ros2("topic", "echo", "/plan", "--once", "--full-length")
         assert "frame_id: map" in out, out
         number = r"(-?[\d.]+(?:e[+-]?\d+)?)"
         points = [(float(x), float(y)) for x, y in re.findall(rf"position:\s+x: {number}\s+y: {number}", out)]
@@ -121,23 +112,24 @@ class TestLaunchedWithDefaults:
 
     def test_ros2_param_get_and_set(self, launched):
         node, peer = launched
-        get = lambda: ros2("param", "get", *NO_DAEMON, "/planner_node", "robot_radius")  # noqa: E731
+        wait_listed("/planner_node")
+        get = lambda: ros2("param", "get", "/planner_node", "robot_radius")  # noqa: E731
         assert "Double value is: 0.15" in get()
         applied = node.count("parameters in use")
         try:
-            assert "Set parameter successful" in ros2("param", "set", *NO_DAEMON, "/planner_node", "robot_radius", "0.2")
+            assert "Set parameter successful" in ros2("param", "set", "/planner_node", "robot_radius", "0.2")
             assert "Double value is: 0.2" in get()
             # A bad value is refused with the reason, and the old value stays.
-            out = ros2("param", "set", *NO_DAEMON, "/planner_node", "robot_radius", "-1.0", check=False)
+            out = ros2("param", "set", "/planner_node", "robot_radius", "-1.0", check=False)
             assert "Setting parameter failed" in out and "robot_radius" in out, out
-            out = ros2("param", "set", *NO_DAEMON, "/planner_node", "robot_radius", "wide", check=False)
+            out = ros2("param", "set", "/planner_node", "robot_radius", "wide", check=False)
             assert "Setting parameter failed" in out, out
             assert "Double value is: 0.2" in get()
             # The new value is planned with: legal for the wider vehicle.
             node.wait_log("parameters in use", applied + 1)
             plan_legal(peer, load_map_server_yaml(BUNDLED_MAP), 0.2, node_proc=node)
         finally:
-            ros2("param", "set", *NO_DAEMON, "/planner_node", "robot_radius", str(BUNDLED_RADIUS))
+            ros2("param", "set", "/planner_node", "robot_radius", str(BUNDLED_RADIUS))
 
     def test_ros2_action_send_goal(self, launched):
         goal = (
@@ -182,13 +174,14 @@ def test_launch_every_argument_and_no_map():
         assert "loaded map_file" not in node.log()
         peer.wait_connected()
         # The parameters file reached the node.
-        assert "Double value is: 0.1" in ros2("param", "get", *NO_DAEMON, "/planner_node", "robot_radius")
-        assert "Boolean value is: True" in ros2("param", "get", *NO_DAEMON, "/planner_node", "use_sim_time")
+        wait_listed("/planner_node")
+        assert "Double value is: 0.1" in ros2("param", "get", "/planner_node", "robot_radius")
+        assert "Boolean value is: True" in ros2("param", "get", "/planner_node", "use_sim_time")
         # It is read at start: a change is refused with that reason (not as an unknown name), and
         # setting the value in force is accepted.
-        out = ros2("param", "set", *NO_DAEMON, "/planner_node", "use_sim_time", "false", check=False)
+        out = ros2("param", "set", "/planner_node", "use_sim_time", "false", check=False)
         assert "read when the node starts" in out, out
-        assert "Set parameter successful" in ros2("param", "set", *NO_DAEMON, "/planner_node", "use_sim_time", "true")
+        assert "Set parameter successful" in ros2("param", "set", "/planner_node", "use_sim_time", "true")
         # No map yet: a goal is answered NO_MAP.
         assert peer.wait_status(peer.send_goal(1.0, 1.0)).code == S.NO_MAP
         grid = make_grid(50, 40, 0.1, (0.0, 0.0), lambda x, y: x in (0, 49) or y in (0, 39) or (x == 25 and y < 30))
@@ -267,7 +260,8 @@ def test_ros2_run():
     try:
         peer = Peer("peer_ros2_run", prefix="/run")
         peer.wait_connected()
-        assert "Double value is: 0.12" in ros2("param", "get", *NO_DAEMON, "/planner_node", "robot_radius")
+        wait_listed("/planner_node")
+        assert "Double value is: 0.12" in ros2("param", "get", "/planner_node", "robot_radius")
         plan_legal(peer, load_map_server_yaml(BUNDLED_MAP), 0.12, node_proc=node)
         peer.close()
     finally:
@@ -275,14 +269,8 @@ def test_ros2_run():
 
 
 def lifecycle(verb, *args):
-    """`ros2 lifecycle VERB --no-daemon ARGS...`, once more when the CLI's own discovery (a fresh
-    process without the daemon) did not see the node's lifecycle services in its spin time, as a
-    busy machine sometimes makes it (the node is there: the next try finds it)."""
-    for attempt in range(3):
-        out = ros2("lifecycle", verb, *NO_DAEMON, *args, check=False)
-        if "Node not found" not in out:
-            return out
-    raise AssertionError(f"ros2 lifecycle {verb} {' '.join(args)}: node not found three times:\n{out}")
+    """`ros2 lifecycle VERB ARGS...`."""
+    return ros2("lifecycle", verb, *args)
 
 
 def test_namespaced_launch_under_ros2_lifecycle_and_nav2_action():
@@ -302,13 +290,14 @@ def test_namespaced_launch_under_ros2_lifecycle_and_nav2_action():
     node = launch(tmp, "namespace:=robot1", "autostart:=false", f"params_file:={params}")
     name = "/robot1/planner_node"
     try:
+        wait_listed(name)
         assert "unconfigured [1]" in lifecycle("get", name)
         listed = lifecycle("list", name)
         assert "configure [1]" in listed and "shutdown [5]" in listed, listed
         for transition, state in (("configure", "inactive [2]"), ("activate", "active [3]")):
             assert "Transitioning successful" in lifecycle("set", name, transition)
             assert state in lifecycle("get", name)
-        assert "/robot1/compute_path_to_pose" in ros2("node", "info", *NO_DAEMON, name)
+        assert "/robot1/compute_path_to_pose" in ros2("node", "info", name)
         peer = Nav2Peer("robot1")
         peer.start_tf((START[0] - MAP_TO_ODOM[0], START[1] - MAP_TO_ODOM[1], 0.0))
         goal = ("{goal: {header: {frame_id: map}, pose: {position: {x: %f, y: %f}, orientation: {w: 1.0}}}}"
