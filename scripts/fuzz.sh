@@ -16,6 +16,8 @@ export RUSTC_BOOTSTRAP=1
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   mapfile -t targets < <(cd fuzz && cargo fuzz list)
+  # The list comes from a process substitution, whose failure set -e does not see.
+  [ ${#targets[@]} -gt 0 ] || { echo "fuzz.sh: cargo fuzz list gave no target" >&2; exit 1; }
 fi
 # Each target's whole output goes to a log; its summary lines are shown, and on failure (a build
 # error, a crash, no run reported) its last lines too. The exit status is cargo fuzz's own: a

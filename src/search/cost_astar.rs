@@ -149,30 +149,47 @@ const TILE_SIDE: usize = 16;
 const TILE_SHIFT: u32 = TILE_SIDE.trailing_zeros();
 
 /// Where a cell's node record lives: the map cut into [`TILE_SIDE`]-square tiles of 256
-/// records (4 KiB, a page), tile after tile, row-major inside each. A search that follows a long
-/// diagonal corridor writes the records of a band a few tiles wide; laid out row by row as the
-/// map is, the same band wrote one or two pages of every row it crossed (a 16-byte record per
-/// cell: a 10000-cell row is 40 pages), and the records are resident until handed back after
-/// the plan. On the 10^8-cell map of `scripts/site_scale_node.py` that was the node's peak.
+/// records (4 KiB: one page, as [`NodeScratch`] places them), tile after tile, row-major inside
+/// each. A search that follows a long diagonal corridor writes the records of a band a few tiles
+/// wide; laid out row by row as the map is, the same band wrote one or two pages of every row it
+/// crossed (a 16-byte record per cell: a 10000-cell row is 40 pages), and the records are
+/// resident until handed back after the plan. On the 10^8-cell map of
+/// `scripts/site_scale_node.py` that was the node's peak.
+///
+/// A map whose tiles would be mostly empty (rounding its sides up to whole tiles more than
+/// doubles its cells: under about 32 cells across or down) keeps the rows' layout, as does one
+/// whose tiled slots would not fit the open list's `u32`.
 #[derive(Debug, Clone, Copy)]
 struct TiledSlots {
-    /// Tiles per row of tiles.
+    /// Tiles per row of tiles; 0 for the rows' layout.
     across: usize,
+    width: usize,
+    count: usize,
 }
 
 impl TiledSlots {
-    fn new(width: usize) -> Self {
-        Self { across: width.div_ceil(TILE_SIDE) }
+    fn new(width: usize, height: usize) -> Self {
+        let cells = width * height;
+        let across = width.div_ceil(TILE_SIDE);
+        let tiled = across * height.div_ceil(TILE_SIDE) * TILE_SIDE * TILE_SIDE;
+        if tiled <= 2 * cells && tiled <= 1 << 32 {
+            Self { across, width, count: tiled }
+        } else {
+            Self { across: 0, width, count: cells }
+        }
     }
 
-    /// Records needed for a `width x height` map (the tiles cover it, rounded up).
-    fn count(width: usize, height: usize) -> usize {
-        width.div_ceil(TILE_SIDE) * height.div_ceil(TILE_SIDE) * TILE_SIDE * TILE_SIDE
+    /// Records the layout needs (slots are below it).
+    fn count(self) -> usize {
+        self.count
     }
 
     /// The slot of cell `(x, y)` (inside the map).
     #[inline(always)]
     fn of(self, x: usize, y: usize) -> usize {
+        if self.across == 0 {
+            return y * self.width + x;
+        }
         let mask = TILE_SIDE - 1;
         let tile = (y >> TILE_SHIFT) * self.across + (x >> TILE_SHIFT);
         (tile << (2 * TILE_SHIFT)) | ((y & mask) << TILE_SHIFT) | (x & mask)
@@ -314,9 +331,9 @@ impl CostAStar {
         let hfn = |x: i64, y: i64, estimate: f64| sixteen_connected_distance(x - gx, y - gy).max(estimate);
         // Nodes are named by their map index (moves, the mask, the costs and parents use it);
         // their records are kept at their tiled slot.
-        let slots = TiledSlots::new(w);
+        let slots = TiledSlots::new(w, h);
         let s = &mut self.scratch;
-        s.begin(TiledSlots::count(w, h));
+        s.begin(slots.count());
         let si = start.1 as usize * w + start.0 as usize;
         let gi = goal.1 as usize * w + goal.0 as usize;
         let start_slot = slots.of(start.0 as usize, start.1 as usize);
@@ -598,44 +615,64 @@ mod tests {
         assert!((free.cost - 8.0).abs() < 1e-9);
     }
 
-    /// Every cell of a map whose sides are not multiples of the tile's has a slot of its own,
-    /// below the count the scratch is sized for, and a tile's 256 slots are contiguous.
+    /// Every cell has a slot of its own, below the count the scratch is sized for; tiled, a
+    /// tile's 256 slots are contiguous; a map that tiles would mostly waste keeps the rows'
+    /// layout, its slots its cells' indices.
     #[test]
     fn tiled_slots_are_one_per_cell_and_a_tile_is_one_run() {
-        for (w, h) in [(1, 1), (16, 16), (17, 5), (37, 23), (100, 33)] {
-            let slots = TiledSlots::new(w);
-            let count = TiledSlots::count(w, h);
+        for (w, h, tiled) in
+            [(16, 16, true), (37, 23, true), (100, 33, true), (1, 1, false), (17, 5, false), (1, 1000, false)]
+        {
+            let slots = TiledSlots::new(w, h);
+            assert_eq!(slots.across != 0, tiled, "{w}x{h}");
+            let count = slots.count();
+            assert!(count <= 2 * w * h, "{w}x{h}: {count} slots");
             let mut seen = vec![false; count];
             for y in 0..h {
                 for x in 0..w {
                     let k = slots.of(x, y);
                     assert!(k < count && !seen[k], "{w}x{h}: ({x}, {y}) -> {k}");
                     seen[k] = true;
-                    let corner = slots.of(x & !(TILE_SIDE - 1), y & !(TILE_SIDE - 1));
-                    assert!(k - corner < TILE_SIDE * TILE_SIDE, "{w}x{h}: ({x}, {y})");
+                    if tiled {
+                        let corner = slots.of(x & !(TILE_SIDE - 1), y & !(TILE_SIDE - 1));
+                        assert!(k - corner < TILE_SIDE * TILE_SIDE, "{w}x{h}: ({x}, {y})");
+                    } else {
+                        assert_eq!(k, y * w + x);
+                    }
                 }
             }
         }
     }
 
     /// A search along a long diagonal writes the records of the tiles it passes, not a page
-    /// of every row it crosses: on a free 4096 x 4096 map, corner to corner, the records' pages
-    /// resident afterwards are at most those of three tiles per tile on the diagonal, two pages
-    /// each (a tile of 4 KiB need not start on a page): 6 MiB, where records laid out row by row
-    /// left at least one page per row, 16 MiB.
+    /// of every row it crosses: on a free 4096 x 4096 map, corner to corner, it writes the
+    /// records of three tiles per tile on the diagonal (its own, and the two beside it that the
+    /// moves around each tile corner reach), a tile 4 KiB on a 4 KiB boundary, so within one page
+    /// of 4 KiB or more: 3 MiB resident with 4 KiB pages (3141632 bytes measured), bound here at
+    /// four tiles, 4 MiB, where records laid out row by row left at least a page per row, 16
+    /// MiB (17162240 bytes measured). Not asked where
+    /// transparent huge pages back every allocation ("always"): a 2 MiB page then holds many
+    /// tiles' rows.
     #[cfg(target_os = "linux")]
     #[test]
     fn a_long_diagonal_search_leaves_few_pages_resident() {
+        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+        if thp.contains("[always]") {
+            eprintln!("skipped: transparent huge pages back every allocation here");
+            return;
+        }
+        // SAFETY: sysconf has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(4096);
         let n = 4096usize;
         let m = CellMask::from_grid(&Grid::new_free(n, n).unwrap());
         let mut search = CostAStar::new();
         let p = search.find_path(&m, (0, 0), (n as u32 - 1, n as u32 - 1), |_| 0.0, || false).unwrap();
         assert!((p.cost - (n as f64 - 1.0) * DIAGONAL_LEN).abs() < 1e-6);
         let resident = search.scratch.resident_record_bytes().expect("mincore on Linux");
-        let bound = 3 * (n / TILE_SIDE) * 2 * 4096;
+        let bound = 4 * (n / TILE_SIDE) * page;
         assert!(resident <= bound, "{resident} bytes of records resident, bound {bound}");
-        // And the rows' layout would have left one page per row at least.
-        assert!(n * 4096 > bound);
+        // And the rows' layout would have left at least a page per row (a row is 64 KiB).
+        assert!(n * page.min(16 * n) > bound);
     }
 
     /// A searcher whose node records' pages were handed back answers as a fresh one does.

@@ -18,7 +18,14 @@ pub const NO_PARENT: u32 = u32::MAX;
 /// memory grows with the area the thread's queries reached, not with the map.
 #[derive(Debug, Default, Clone)]
 pub struct NodeScratch {
+    /// The records, `ALIGN_SLACK` more than asked for: node `i`'s is at `offset + i`.
     nodes: Vec<NodeRecord>,
+    /// Where node 0's record is: the first record on a 4 KiB boundary, so that runs of 256
+    /// nodes a caller lays out to start at multiples of 256 (`cost_astar`'s tiles) each fill one
+    /// page instead of straddling two (a large allocation starts 16 bytes into its pages).
+    offset: usize,
+    /// Nodes asked for by the last `begin`.
+    len: usize,
     /// Even; a record is current when its stamp is `generation` (open) or `generation + 1`
     /// (closed).
     generation: u32,
@@ -33,6 +40,11 @@ struct NodeRecord {
 }
 
 const STALE: NodeRecord = NodeRecord { g: f64::INFINITY, parent: NO_PARENT, stamp: 0 };
+
+/// Records of 4 KiB: the alignment node 0's record is placed at.
+const PAGE_RECORDS: usize = 4096 / std::mem::size_of::<NodeRecord>();
+/// Records allocated beyond those asked for, room to move node 0 to a 4 KiB boundary.
+const ALIGN_SLACK: usize = PAGE_RECORDS - 1;
 
 // SAFETY: every field is a plain number, for which all-zero bytes are a valid value (a record of
 // stamp 0 is stale, as `STALE`).
@@ -60,29 +72,42 @@ impl NodeScratch {
 
     /// Prepares for a query over `nodes` nodes: forgets every value of the previous query.
     pub fn begin(&mut self, nodes: usize) {
-        if self.nodes.len() != nodes {
-            self.nodes = bytemuck::zeroed_vec(nodes);
+        if self.len != nodes || self.nodes.is_empty() {
+            self.allocate(nodes);
         }
         self.generation = self.generation.wrapping_add(2);
         if self.generation == 0 {
             // After 2^31 queries the stamps wrap: clear them once (a fresh zeroed allocation,
             // so the pages no query reached since stay unmapped).
-            self.nodes = bytemuck::zeroed_vec(nodes);
+            self.allocate(nodes);
             self.generation = 2;
         }
         self.heap.clear();
     }
 
+    /// Fresh zeroed records for `nodes` nodes, node 0's on a 4 KiB boundary.
+    fn allocate(&mut self, nodes: usize) {
+        self.nodes = Vec::new(); // the old pages go before the new ones come
+        self.nodes = bytemuck::zeroed_vec(nodes + ALIGN_SLACK);
+        let misalignment = self.nodes.as_ptr() as usize % 4096;
+        let size = std::mem::size_of::<NodeRecord>();
+        // A record boundary on a 4 KiB boundary exists when the records start on one of their
+        // own size's multiples (the allocator's 16-byte alignment); otherwise none is, and node
+        // 0 stays first.
+        self.offset = if misalignment % size == 0 { ((4096 - misalignment) % 4096) / size } else { 0 };
+        self.len = nodes;
+    }
+
     #[inline(always)]
     fn current(&self, i: usize) -> Option<&NodeRecord> {
-        let n = &self.nodes[i];
+        let n = &self.nodes[self.offset + i];
         (n.stamp & !1 == self.generation).then_some(n)
     }
 
     #[inline(always)]
     fn touch(&mut self, i: usize) -> &mut NodeRecord {
         let generation = self.generation;
-        let n = &mut self.nodes[i];
+        let n = &mut self.nodes[self.offset + i];
         if n.stamp & !1 != generation {
             *n = NodeRecord { stamp: generation, ..STALE };
         }
@@ -104,7 +129,7 @@ impl NodeScratch {
     /// True when node `i` was closed in this query.
     #[inline(always)]
     pub fn is_closed(&self, i: usize) -> bool {
-        self.nodes[i].stamp == self.generation + 1
+        self.nodes[self.offset + i].stamp == self.generation + 1
     }
 
     /// Sets g and parent of node `i`.
@@ -145,6 +170,18 @@ impl NodeScratch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn node_zero_sits_on_a_4_kib_boundary() {
+        let mut s = NodeScratch::default();
+        for nodes in [1, 300, 100_000, 3_000_000] {
+            s.begin(nodes);
+            assert_eq!((s.nodes[s.offset..].as_ptr() as usize) % 4096, 0, "{nodes} nodes");
+            assert!(s.nodes.len() - s.offset >= nodes);
+            s.set(nodes - 1, 1.0, 0);
+            assert_eq!(s.g(nodes - 1), 1.0);
+        }
+    }
 
     #[test]
     fn generations_forget_old_values() {

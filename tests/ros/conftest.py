@@ -89,15 +89,22 @@ def ros_tools():
     pytest.skip(message)
 
 
+# The daemon `ros2_daemon` runs, for `wait_listed` to check it is still there.
+_ROS2_DAEMON = None
+
+
 @pytest.fixture(scope="session")
 def ros2_daemon(ros_tools):
-    """The `ros2` CLI's daemon for the session's domain, run as a child of the session: the CLI
-    then finds nodes through its graph, which it keeps current, instead of each command's own
-    discovery (`--no-daemon` spins for a fixed time, twice for `param` and `lifecycle`, and 3 s
-    of it once missed the node on a busy machine, so the tests waited 6 s a lookup). As a child,
-    it stops with the session (teardown, or SIGTERM through it); were the session killed
-    outright, its idle timeout ends it two minutes later, where the CLI's own would run for two
-    hours. Nodes a test starts are found after `wait_listed`."""
+    """The `ros2` CLI's daemon for the session's domain, run as a child of the session from the
+    first test that asks for it: the CLI then finds nodes through its graph, which it keeps
+    current, instead of each command's own discovery (`--no-daemon` spins for a fixed time, twice
+    for `param` and `lifecycle`, and 3 s of it once missed the node on a busy machine, so the
+    tests waited 6 s a lookup). As a child, it stops with the session (teardown, or SIGTERM
+    through it); were the session killed outright, its idle timeout ends it an hour later, where
+    the CLI's own would run for two. One for the session: a second one started right after the
+    first stopped finds the port still taken. Nodes a test starts are found after
+    `wait_listed`."""
+    global _ROS2_DAEMON
     import subprocess
     import time
 
@@ -109,7 +116,7 @@ def ros2_daemon(ros_tools):
     daemon = subprocess.Popen(
         [sys.executable, "-c", "import sys; from ros2cli.daemon import main; main(argv=sys.argv[1:])",
          "--rmw-implementation", rclpy.get_rmw_implementation_identifier(), "--ros-domain-id", domain,
-         "--timeout", "120"],
+         "--timeout", "3600"],
         stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
@@ -122,8 +129,10 @@ def ros2_daemon(ros_tools):
                 pytest.fail(f"the ros2 daemon did not start in domain {domain}: {status}\n"
                             + pathlib.Path(log.name).read_text())
             time.sleep(0.2)
+        _ROS2_DAEMON = daemon
         yield
     finally:
+        _ROS2_DAEMON = None
         daemon.terminate()
         try:
             daemon.wait(timeout=10)
@@ -140,6 +149,9 @@ def wait_listed(name, timeout=60):
     import subprocess
     import time
 
+    # Were it gone (stopped by its idle timeout), the CLI would start a daemon of its own, which
+    # nothing here stops.
+    assert _ROS2_DAEMON is not None and _ROS2_DAEMON.poll() is None, "the session's ros2 daemon is not running"
     deadline = time.monotonic() + timeout
     while True:
         listed = subprocess.run(["ros2", "node", "list"], capture_output=True, text=True, stdin=subprocess.DEVNULL,

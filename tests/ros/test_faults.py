@@ -301,7 +301,9 @@ def test_the_suite_stopped_by_sigterm_stops_and_takes_its_nodes_with_it(via, int
     beside_marker = f"beside_marker_{os.getpid()}"
 
     def beside():
-        out = subprocess.run(["pgrep", "-f", beside_marker], capture_output=True, text=True).stdout
+        # Anchored at the end: the sleeper's command line ends with the marker, while those of
+        # the scripts that start it carry it in the middle of theirs.
+        out = subprocess.run(["pgrep", "-f", f"{beside_marker}$"], capture_output=True, text=True).stdout
         return [int(pid) for pid in out.split()]
 
     if via == "scripts/beside.sh":

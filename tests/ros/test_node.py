@@ -138,7 +138,7 @@ def test_nose_in_at_a_wall_forward_refuses_and_reeds_shepp_backs_out(tmp_path, r
     cusps, with every pose's orientation the vehicle's heading (what Nav2's controllers with
     reversing enabled read cusps from)."""
     from conftest import wait_listed
-    from test_ros2_tools import ros2
+    from test_ros2_tools import SPIN, ros2
 
     start = cell_center(3, 10)
     params = {"robot_radius": 0.15, "min_turning_radius": 0.3, "max_map_cells": 100000}
@@ -149,9 +149,9 @@ def test_nose_in_at_a_wall_forward_refuses_and_reeds_shepp_backs_out(tmp_path, r
         status, _ = peer.plan(*GOAL, yaw=0.0)
         assert status.code == S.NO_VALID_PATH and "ahead" in status.message, status.message
         wait_listed("/planner_rs")
-        assert "Set parameter successful" in ros2("param", "set", "/planner_rs", "motion_model",
+        assert "Set parameter successful" in ros2("param", "set", *SPIN, "/planner_rs", "motion_model",
                                                   "reeds_shepp")
-        out = ros2("param", "set", "/planner_rs", "motion_model", "sideways", check=False)
+        out = ros2("param", "set", *SPIN, "/planner_rs", "motion_model", "sideways", check=False)
         assert "motion_model" in out and "Set parameter successful" not in out, out
         n_traj = len(peer.trajectories)
         status, path = peer.plan(*GOAL, yaw=0.0)

@@ -15,12 +15,17 @@ from conftest import wait_listed
 from helpers import ROOT, SHARE, NodeProcess, Peer, load_map_server_yaml, make_grid, tmpdir
 from living import MapModel, assert_legal
 
-# The CLI finds nodes through the session's daemon (conftest.ros2_daemon), as a user's does.
+# The CLI finds nodes through a daemon (conftest.ros2_daemon), as a user's does.
 pytestmark = pytest.mark.usefixtures("ros_tools", "ros2_daemon")
 
 BUNDLED_MAP = SHARE / "config" / "tb3_sandbox.yaml"
 BUNDLED_RADIUS = 0.15  # config/planner.yaml
 START, GOAL = (-2.0, -0.5, 0.0), (1.5, 1.5, 1.57)
+# `ros2 param` spins this long for discovery before it waits (up to 5 s) for the node's parameter
+# services: room for a busy machine (the daemon has already found the node: `wait_listed`).
+SPIN = ("--spin-time", "2")
+
+
 def ros2(*args, timeout=60, check=True):
     """Runs `ros2 ARGS...`; returns its stdout (and stderr appended)."""
     out = subprocess.run(["ros2", *map(str, args)], capture_output=True, text=True, timeout=timeout,
@@ -113,23 +118,23 @@ class TestLaunchedWithDefaults:
     def test_ros2_param_get_and_set(self, launched):
         node, peer = launched
         wait_listed("/planner_node")
-        get = lambda: ros2("param", "get", "/planner_node", "robot_radius")  # noqa: E731
+        get = lambda: ros2("param", "get", *SPIN, "/planner_node", "robot_radius")  # noqa: E731
         assert "Double value is: 0.15" in get()
         applied = node.count("parameters in use")
         try:
-            assert "Set parameter successful" in ros2("param", "set", "/planner_node", "robot_radius", "0.2")
+            assert "Set parameter successful" in ros2("param", "set", *SPIN, "/planner_node", "robot_radius", "0.2")
             assert "Double value is: 0.2" in get()
             # A bad value is refused with the reason, and the old value stays.
-            out = ros2("param", "set", "/planner_node", "robot_radius", "-1.0", check=False)
+            out = ros2("param", "set", *SPIN, "/planner_node", "robot_radius", "-1.0", check=False)
             assert "Setting parameter failed" in out and "robot_radius" in out, out
-            out = ros2("param", "set", "/planner_node", "robot_radius", "wide", check=False)
+            out = ros2("param", "set", *SPIN, "/planner_node", "robot_radius", "wide", check=False)
             assert "Setting parameter failed" in out, out
             assert "Double value is: 0.2" in get()
             # The new value is planned with: legal for the wider vehicle.
             node.wait_log("parameters in use", applied + 1)
             plan_legal(peer, load_map_server_yaml(BUNDLED_MAP), 0.2, node_proc=node)
         finally:
-            ros2("param", "set", "/planner_node", "robot_radius", str(BUNDLED_RADIUS))
+            ros2("param", "set", *SPIN, "/planner_node", "robot_radius", str(BUNDLED_RADIUS))
 
     def test_ros2_action_send_goal(self, launched):
         goal = (
@@ -175,13 +180,13 @@ def test_launch_every_argument_and_no_map():
         peer.wait_connected()
         # The parameters file reached the node.
         wait_listed("/planner_node")
-        assert "Double value is: 0.1" in ros2("param", "get", "/planner_node", "robot_radius")
-        assert "Boolean value is: True" in ros2("param", "get", "/planner_node", "use_sim_time")
+        assert "Double value is: 0.1" in ros2("param", "get", *SPIN, "/planner_node", "robot_radius")
+        assert "Boolean value is: True" in ros2("param", "get", *SPIN, "/planner_node", "use_sim_time")
         # It is read at start: a change is refused with that reason (not as an unknown name), and
         # setting the value in force is accepted.
-        out = ros2("param", "set", "/planner_node", "use_sim_time", "false", check=False)
+        out = ros2("param", "set", *SPIN, "/planner_node", "use_sim_time", "false", check=False)
         assert "read when the node starts" in out, out
-        assert "Set parameter successful" in ros2("param", "set", "/planner_node", "use_sim_time", "true")
+        assert "Set parameter successful" in ros2("param", "set", *SPIN, "/planner_node", "use_sim_time", "true")
         # No map yet: a goal is answered NO_MAP.
         assert peer.wait_status(peer.send_goal(1.0, 1.0)).code == S.NO_MAP
         grid = make_grid(50, 40, 0.1, (0.0, 0.0), lambda x, y: x in (0, 49) or y in (0, 39) or (x == 25 and y < 30))
@@ -261,7 +266,7 @@ def test_ros2_run():
         peer = Peer("peer_ros2_run", prefix="/run")
         peer.wait_connected()
         wait_listed("/planner_node")
-        assert "Double value is: 0.12" in ros2("param", "get", "/planner_node", "robot_radius")
+        assert "Double value is: 0.12" in ros2("param", "get", *SPIN, "/planner_node", "robot_radius")
         plan_legal(peer, load_map_server_yaml(BUNDLED_MAP), 0.12, node_proc=node)
         peer.close()
     finally:
