@@ -122,12 +122,7 @@ impl<T: HeapSize> HeapSize for Option<T> {
 pub(crate) unsafe fn release_zeroed<T: bytemuck::Zeroable>(values: &mut [T]) {
     #[cfg(target_os = "linux")]
     {
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        let Ok(page) = usize::try_from(page) else { return };
-        if page == 0 {
-            return;
-        }
+        let Some(page) = page_size() else { return };
         let start = values.as_mut_ptr() as usize;
         let end = start + std::mem::size_of_val(values);
         let (first, last) = (start.div_ceil(page) * page, end / page * page);
@@ -145,6 +140,17 @@ pub(crate) unsafe fn release_zeroed<T: bytemuck::Zeroable>(values: &mut [T]) {
     let _ = values;
 }
 
+/// The running system's page size in bytes, or `None` where it cannot be read (not Unix).
+pub(crate) fn page_size() -> Option<usize> {
+    #[cfg(unix)]
+    {
+        // SAFETY: sysconf has no preconditions.
+        usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok().filter(|&p| p > 0)
+    }
+    #[cfg(not(unix))]
+    None
+}
+
 /// Bytes of the pages overlapping `values` that are resident now (`mincore`), or `None` where
 /// that cannot be asked (not Linux, or the call failed). Pages only partly inside `values` count
 /// whole. For tests of what a search leaves resident.
@@ -152,8 +158,7 @@ pub(crate) unsafe fn release_zeroed<T: bytemuck::Zeroable>(values: &mut [T]) {
 pub(crate) fn resident_bytes<T>(values: &[T]) -> Option<usize> {
     #[cfg(target_os = "linux")]
     {
-        // SAFETY: sysconf has no preconditions.
-        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok().filter(|&p| p > 0)?;
+        let page = page_size()?;
         let start = values.as_ptr() as usize;
         let end = start + std::mem::size_of_val(values);
         let first = start / page * page;
@@ -220,7 +225,7 @@ mod tests {
         assert!(v.iter().all(|&x| x == 7 || x == 0));
         assert!(v[..a].iter().chain(&v[b..]).all(|&x| x == 7));
         // Only whole pages were released: the values before the first page boundary keep theirs.
-        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        let page = super::page_size().unwrap_or(4096);
         let first = (v[a..].as_ptr() as usize).div_ceil(page) * page;
         let kept = (first - v[a..].as_ptr() as usize) / 8;
         assert!(v[a..a + kept].iter().all(|&x| x == 7));

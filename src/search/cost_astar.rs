@@ -661,8 +661,7 @@ mod tests {
             eprintln!("skipped: transparent huge pages back every allocation here");
             return;
         }
-        // SAFETY: sysconf has no preconditions.
-        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(4096);
+        let page = crate::memory::page_size().unwrap_or(4096).max(4096);
         let n = 4096usize;
         let m = CellMask::from_grid(&Grid::new_free(n, n).unwrap());
         let mut search = CostAStar::new();

@@ -41,10 +41,10 @@ struct NodeRecord {
 
 const STALE: NodeRecord = NodeRecord { g: f64::INFINITY, parent: NO_PARENT, stamp: 0 };
 
-/// Records of 4 KiB: the alignment node 0's record is placed at.
-const PAGE_RECORDS: usize = 4096 / std::mem::size_of::<NodeRecord>();
-/// Records allocated beyond those asked for, room to move node 0 to a 4 KiB boundary.
-const ALIGN_SLACK: usize = PAGE_RECORDS - 1;
+/// The boundary node 0's record is placed on (bytes): the usual page.
+const ALIGN_BYTES: usize = 4096;
+/// Records allocated beyond those asked for, room to move node 0 to an `ALIGN_BYTES` boundary.
+const ALIGN_SLACK: usize = ALIGN_BYTES / std::mem::size_of::<NodeRecord>() - 1;
 
 // SAFETY: every field is a plain number, for which all-zero bytes are a valid value (a record of
 // stamp 0 is stale, as `STALE`).
@@ -89,12 +89,12 @@ impl NodeScratch {
     fn allocate(&mut self, nodes: usize) {
         self.nodes = Vec::new(); // the old pages go before the new ones come
         self.nodes = bytemuck::zeroed_vec(nodes + ALIGN_SLACK);
-        let misalignment = self.nodes.as_ptr() as usize % 4096;
+        let misalignment = self.nodes.as_ptr() as usize % ALIGN_BYTES;
         let size = std::mem::size_of::<NodeRecord>();
         // A record boundary on a 4 KiB boundary exists when the records start on one of their
         // own size's multiples (the allocator's 16-byte alignment); otherwise none is, and node
         // 0 stays first.
-        self.offset = if misalignment % size == 0 { ((4096 - misalignment) % 4096) / size } else { 0 };
+        self.offset = if misalignment % size == 0 { ((ALIGN_BYTES - misalignment) % ALIGN_BYTES) / size } else { 0 };
         self.len = nodes;
     }
 
@@ -176,7 +176,7 @@ mod tests {
         let mut s = NodeScratch::default();
         for nodes in [1, 300, 100_000, 3_000_000] {
             s.begin(nodes);
-            assert_eq!((s.nodes[s.offset..].as_ptr() as usize) % 4096, 0, "{nodes} nodes");
+            assert_eq!((s.nodes[s.offset..].as_ptr() as usize) % ALIGN_BYTES, 0, "{nodes} nodes");
             assert!(s.nodes.len() - s.offset >= nodes);
             s.set(nodes - 1, 1.0, 0);
             assert_eq!(s.g(nodes - 1), 1.0);
