@@ -19,6 +19,7 @@ pub mod error;
 pub mod geometry;
 pub mod grid;
 pub mod hierarchy;
+mod labelling;
 pub mod lddb;
 pub mod lifecycle;
 pub mod map;

@@ -12,8 +12,8 @@
 //! tile of open floor or of wall holds one label and only tiles along obstacle outlines keep a
 //! label per cell (a fraction of the 4 bytes a cell a plain array takes).
 //!
-//! Update after the mask changed inside a rectangle: the rectangle grown by a margin is flood
-//! filled locally. Cells that became traversable take the labels of their local component (unions
+//! Update after the mask changed inside a rectangle: the rectangle grown by a margin is labelled
+//! locally ([`crate::labelling`]). Cells that became traversable take the labels of their local component (unions
 //! join regions that now touch). When cells were removed, a region can only have split if it now
 //! appears in two or more local components (every piece of a split region touches the removed
 //! cells); only then are those components relabelled by a global flood fill. So a small patch
@@ -39,7 +39,6 @@ pub struct Regions {
     labels: TiledLabels,
     parent: Vec<u32>,
     rank: Vec<u8>,
-    stack: Vec<u32>,
     /// Margin of the local check (tests shrink it to exercise the split search).
     margin: usize,
 }
@@ -60,7 +59,6 @@ impl Regions {
             labels: TiledLabels::default(),
             parent: Vec::new(),
             rank: Vec::new(),
-            stack: Vec::new(),
         };
         r.rebuild(mask);
         r
@@ -136,62 +134,6 @@ impl Regions {
         self.parent.push(l);
         self.rank.push(0);
         l
-    }
-
-    /// Labels every traversable cell 4-connected to `start` with `label`. With `window`, the fill
-    /// stays inside it and writes into `local` (indexed within the window) instead of the labels.
-    fn flood(&mut self, mask: &impl BlockedAt, start: usize, label: u32, mut window: Option<(CellRect, &mut [u32])>) {
-        let w = self.width;
-        let mut stack = std::mem::take(&mut self.stack);
-        stack.clear();
-        stack.push(start as u32);
-        let (wx0, wy0, wx1, wy1) = match &window {
-            Some((r, _)) => (r.x, r.y, r.x + r.width, r.y + r.height),
-            None => (0, 0, w, self.height),
-        };
-        let mut mark = |i: usize, this: &mut Self| -> bool {
-            match &mut window {
-                Some((r, local)) => {
-                    let li = (i / w - r.y) * r.width + (i % w - r.x);
-                    if local[li] != 0 {
-                        return false;
-                    }
-                    local[li] = label;
-                }
-                None => {
-                    let (x, y) = (i % this.width, i / this.width);
-                    if this.labels.get(x, y) == label {
-                        return false;
-                    }
-                    this.labels.set(x, y, label);
-                }
-            }
-            true
-        };
-        mark(start, self);
-        while let Some(i) = stack.pop() {
-            let i = i as usize;
-            let (x, y) = (i % w, i / w);
-            let mut visit = |nx: usize, ny: usize, this: &mut Self, stack: &mut Vec<u32>| {
-                let j = ny * w + nx;
-                if !mask.blocked_at(nx, ny) && mark(j, this) {
-                    stack.push(j as u32);
-                }
-            };
-            if x > wx0 {
-                visit(x - 1, y, self, &mut stack);
-            }
-            if x + 1 < wx1 {
-                visit(x + 1, y, self, &mut stack);
-            }
-            if y > wy0 {
-                visit(x, y - 1, self, &mut stack);
-            }
-            if y + 1 < wy1 {
-                visit(x, y + 1, self, &mut stack);
-            }
-        }
-        self.stack = stack;
     }
 
     #[inline]
@@ -274,18 +216,12 @@ impl Regions {
         let window = grow(changed, self.margin, w, self.height);
         let mut local = vec![0u32; window.width * window.height];
         // Local components: (first cell, roots of the labelled cells in it).
-        let mut components: Vec<(usize, Vec<u32>)> = Vec::new();
-        for ly in 0..window.height {
-            for lx in 0..window.width {
-                let (x, y) = (window.x + lx, window.y + ly);
-                if mask.blocked_at(x, y) || local[ly * window.width + lx] != 0 {
-                    continue;
-                }
-                let (i, id) = (y * w + x, components.len() as u32 + 1);
-                self.flood(mask, i, id, Some((window, &mut local)));
-                components.push((i, Vec::new()));
-            }
-        }
+        let free = |lx: usize, ly: usize| !mask.blocked_at(window.x + lx, window.y + ly);
+        let mut components: Vec<(usize, Vec<u32>)> =
+            crate::labelling::label_components(window.width, window.height, free, &mut local)
+                .into_iter()
+                .map(|(lx, ly)| ((window.y + ly) * w + window.x + lx, Vec::new()))
+                .collect();
         for ly in 0..window.height {
             for lx in 0..window.width {
                 let id = local[ly * window.width + lx];
@@ -356,7 +292,7 @@ impl Regions {
     fn separate_pieces(&mut self, mask: &impl BlockedAt, starts: &[usize]) {
         let (w, h) = (self.width, self.height);
         let k = starts.len();
-        let mut owner: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+        let mut owner: rustc_hash::FxHashMap<u32, u32> = rustc_hash::FxHashMap::default();
         let mut queues: Vec<std::collections::VecDeque<u32>> = vec![std::collections::VecDeque::new(); k];
         let mut group: Vec<usize> = (0..k).collect();
         fn root(group: &mut [usize], mut i: usize) -> usize {
@@ -448,7 +384,7 @@ impl Regions {
 
 impl crate::memory::HeapSize for Regions {
     fn heap_bytes(&self) -> usize {
-        self.labels.heap_bytes() + self.parent.heap_bytes() + self.rank.heap_bytes() + self.stack.heap_bytes()
+        self.labels.heap_bytes() + self.parent.heap_bytes() + self.rank.heap_bytes()
     }
 }
 

@@ -57,15 +57,15 @@ pub(super) struct Labels {
 }
 
 impl Labels {
-    /// Labels cluster `(cx, cy)` of `mask`: flood fill over the free cells, 4-connected, in
-    /// row-major order of first cells.
+    /// Labels cluster `(cx, cy)` of `mask`: the 4-connected pieces of its free cells, numbered in
+    /// row-major order of their first cells ([`crate::labelling`]).
     pub fn of(mask: &CellMask, cx: usize, cy: usize) -> Self {
         let (x0, y0) = (cx * SIDE, cy * SIDE);
         let width = SIDE.min(mask.width() - x0);
         let height = SIDE.min(mask.height() - y0);
         let (cells, stride) = mask.padded_cells();
         let row = |ly: usize| &cells[(y0 + ly + 1) * stride + x0 + 1..][..width];
-        // Most clusters are all free or all blocked: one scan, no fill.
+        // Most clusters are all free or all blocked: one scan, no labelling.
         if (0..height).all(|ly| row(ly).iter().all(|&b| b == 0)) {
             return Labels { x0, y0, width, height, count: 1, of: [0; SIDE * SIDE] };
         }
@@ -74,37 +74,13 @@ impl Labels {
             return l;
         }
         let free = |lx: usize, ly: usize| cells[(y0 + ly + 1) * stride + x0 + lx + 1] == 0;
-        let mut stack: Vec<(u8, u8)> = Vec::new();
-        for ly in 0..height {
-            for lx in 0..width {
-                if l.of[ly * SIDE + lx] != NONE || !free(lx, ly) {
-                    continue;
-                }
-                let label = l.count;
-                l.count += 1;
-                l.of[ly * SIDE + lx] = label;
-                stack.push((lx as u8, ly as u8));
-                while let Some((x, y)) = stack.pop() {
-                    let (x, y) = (usize::from(x), usize::from(y));
-                    let mut visit = |nx: usize, ny: usize| {
-                        if l.of[ny * SIDE + nx] == NONE && free(nx, ny) {
-                            l.of[ny * SIDE + nx] = label;
-                            stack.push((nx as u8, ny as u8));
-                        }
-                    };
-                    if x > 0 {
-                        visit(x - 1, y);
-                    }
-                    if x + 1 < width {
-                        visit(x + 1, y);
-                    }
-                    if y > 0 {
-                        visit(x, y - 1);
-                    }
-                    if y + 1 < height {
-                        visit(x, y + 1);
-                    }
-                }
+        let mut local = [0u32; SIDE * SIDE];
+        let pieces = crate::labelling::label_components(width, height, free, &mut local);
+        // At most SIDE * SIDE / 2 pieces (a checkerboard), so a piece number fits below NONE.
+        l.count = pieces.len() as u16;
+        for (ly, row) in local.chunks_exact(width).take(height).enumerate() {
+            for (lx, &n) in row.iter().enumerate() {
+                l.of[ly * SIDE + lx] = if n == 0 { NONE } else { (n - 1) as u16 };
             }
         }
         l

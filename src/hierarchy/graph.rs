@@ -5,7 +5,7 @@ use super::cluster::{self, Cluster, Labels, Link, Piece, Sides, SHIFT, SIDE};
 use crate::grid::CellRect;
 use crate::search::los::CellMask;
 use rayon::prelude::*;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// The pieces of a vehicle mask cluster by cluster and how they join: a graph of a few nodes per
 /// `SIDE x SIDE` cells in which two nodes are linked exactly when their cells touch across a
@@ -111,7 +111,7 @@ impl ClusterGraph {
         relinked.sort_unstable();
         relinked.dedup();
         relinked.retain(|i| changed.binary_search(i).is_err());
-        let mut cache = LabelCache { mask, across: self.across, labels: HashMap::new() };
+        let mut cache = LabelCache { mask, across: self.across, labels: FxHashMap::default() };
         for &i in &changed {
             let pieces = cache.get(i).pieces(mask.width(), &extra);
             self.clusters[i] = Cluster { pieces, links: self.links_of(&mut cache, i) };
@@ -226,7 +226,7 @@ impl ClusterGraph {
 struct LabelCache<'a> {
     mask: &'a CellMask,
     across: usize,
-    labels: HashMap<usize, Labels>,
+    labels: FxHashMap<usize, Labels>,
 }
 
 impl LabelCache<'_> {
