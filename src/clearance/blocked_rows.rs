@@ -6,7 +6,7 @@
 //! and a capability ([`ClassRows`]), so the annotations need not keep a flag per cell beside the
 //! classes they are derived from.
 
-use super::classes::{Capability, CellClass};
+use super::classes::Capability;
 
 /// Row segments of a map's blocked flags.
 pub trait BlockedRows {
@@ -34,18 +34,14 @@ impl BlockedRows for FlagRows<'_> {
 pub struct ClassRows<'a> {
     classes: &'a [u8],
     width: usize,
-    /// Whether each class index is blocked for the capability (a class index past the last class
-    /// never occurs; it reads as blocked). A table look-up per cell: the bit test it replaces
-    /// (a shift by the class) took a sixth of a map patch's time.
-    blocked: [bool; 256],
+    capability: Capability,
     buf: Vec<bool>,
 }
 
 impl<'a> ClassRows<'a> {
     /// The rows of `classes` (a map `width` cells wide) for `capability`.
     pub fn new(classes: &'a [u8], width: usize, capability: Capability) -> Self {
-        let blocked = std::array::from_fn(|c| c >= CellClass::MAX_CLASSES || !capability.allows_index(c as u8));
-        Self { classes, width, blocked, buf: Vec::with_capacity(width) }
+        Self { classes, width, capability, buf: Vec::with_capacity(width) }
     }
 }
 
@@ -53,10 +49,8 @@ impl BlockedRows for ClassRows<'_> {
     #[inline]
     fn row(&mut self, y: usize, x0: usize, x1: usize) -> &[bool] {
         let cells = &self.classes[y * self.width + x0..y * self.width + x1];
-        self.buf.resize(cells.len(), false);
-        for (b, &c) in self.buf.iter_mut().zip(cells) {
-            *b = self.blocked[usize::from(c)];
-        }
+        self.buf.clear();
+        self.buf.extend(cells.iter().map(|&c| !self.capability.allows_index(c)));
         &self.buf
     }
 }

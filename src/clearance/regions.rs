@@ -13,11 +13,12 @@
 //! label per cell (a fraction of the 4 bytes a cell a plain array takes).
 //!
 //! Update after the mask changed inside a rectangle: the rectangle grown by a margin is labelled
-//! locally ([`crate::labelling`]). Cells that became traversable take the labels of their local component (unions
-//! join regions that now touch). When cells were removed, a region can only have split if it now
-//! appears in two or more local components (every piece of a split region touches the removed
-//! cells); only then are those components relabelled by a global flood fill. So a small patch
-//! costs a small window unless it really cuts (or nearly cuts, beyond the margin) a region.
+//! locally ([`crate::labelling`]). Cells that became traversable take the labels of their local
+//! component (unions join regions that now touch). When cells were removed, a region can only
+//! have split if it now appears in two or more local components (every piece of a split region
+//! touches the removed cells); only then are those components relabelled by a search beyond the
+//! window (`separate_pieces`). So a small patch costs a small window unless it really cuts (or
+//! nearly cuts, beyond the margin) a region.
 
 use super::distance::grow;
 use super::tiled_labels::TiledLabels;
@@ -28,7 +29,7 @@ use crate::grid::{BlockedAt, CellRect};
 const LABEL_RELABEL_AT: usize = 3 << 29;
 
 /// Margin (cells) around a change inside which connectivity is checked locally before falling
-/// back to a global flood fill.
+/// back to a search beyond it.
 const LOCAL_MARGIN: usize = 16;
 
 /// Connected regions of a mask (see the module documentation).
