@@ -104,8 +104,7 @@ fn find(parent: &mut [u32], mut r: usize) -> usize {
 
 fn union(parent: &mut [u32], a: usize, b: usize) {
     let (ra, rb) = (find(parent, a), find(parent, b));
-    // The earlier run stays the root; any choice is correct, this one keeps trees shallow for
-    // the row-by-row order the joins come in.
+    // The earlier run stays the root (any choice is correct; `find` halves the paths).
     match ra.cmp(&rb) {
         std::cmp::Ordering::Less => parent[rb] = ra as u32,
         std::cmp::Ordering::Greater => parent[ra] = rb as u32,
