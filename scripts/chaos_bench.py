@@ -24,7 +24,8 @@ round of six (in random order):
   the map, a map of absurd size or resolution.
 
 Checked, and printed (JSON with --json): every goal gets exactly one terminal answer (a
-rejection, or one result; none is lost after a drain of 30 s); the first plans after each fault
+rejection, or one result; none is lost: after the load, answers are waited for until 30 s pass
+with no new one, 120 s at most); the first plans after each fault
 (the first three successes among the goals sent after it) are legal on the map in force (every
 pose and every point between poses keeps the robot radius from blocked cells, in Python,
 independently of the node: scripts/load_bench.py's check); the node neither dies nor logs a
@@ -88,7 +89,11 @@ MALFORMED = ("nan_goal", "inf_goal", "unknown_frame_goal", "unknown_frame_start"
              "map_data_length", "update_outside", "absurd_size", "absurd_resolution")
 TF_STALL = 2.0
 CLOCK_JUMP = 5.0
+# After the load: answers are waited for until every goal has one, or DRAIN seconds pass with no
+# new answer (a goal the node lost), or DRAIN_MAX in all (a bench so far behind its responses
+# that it would never be done).
 DRAIN = 30.0
+DRAIN_MAX = 120.0
 # The robot stands here (cells of load_bench's map), in free space whatever the door.
 ROBOT_CELL = load_bench.START_CELL
 # The clients' goal and result services 1000 deep (rclpy's default is 10): a client with more
@@ -120,7 +125,7 @@ class Goal:
     """One goal as the bench keeps it: when it was sent and by whom, what it asked, its answers."""
 
     __slots__ = ("gid", "client", "sent", "start", "target", "answers", "answered", "code", "message", "path",
-                 "accepted", "accepted_at", "status")
+                 "accepted", "accepted_at", "accept_stamp", "status")
 
     def __init__(self, gid, client, sent, start, target):
         self.gid, self.client, self.sent, self.start, self.target = gid, client, sent, start, target
@@ -129,6 +134,8 @@ class Goal:
         self.accepted = None
         # When the goal response arrived (time.monotonic()); None before it.
         self.accepted_at = None
+        # The acceptance's stamp in the response (the node's simulated time, s); None before it.
+        self.accept_stamp = None
         # The action's goal status in the result response (action_msgs/GoalStatus); None before it.
         self.status = None
 
@@ -166,6 +173,8 @@ class Bench:
             self.clients.append((cn, ac))
         # Simulated time: the wall clock plus an offset that each loop of the "bag" moves back.
         self.sim_offset = 1000.0 - time.monotonic()
+        # Every offset in force so far, with the time it came into force (one more per jump).
+        self.sim_offsets = [(0.0, self.sim_offset)]
         self.tf_paused_until = 0.0
         self.door_closed = False
         self.map_version = 0
@@ -276,6 +285,8 @@ class Bench:
             handle = fut.result()
             g.accepted_at = time.monotonic()
             g.accepted = handle is not None and handle.accepted
+            if handle is not None:
+                g.accept_stamp = handle.stamp.sec + 1e-9 * handle.stamp.nanosec
             if not g.accepted:
                 g.answers += 1
                 g.answered = time.monotonic()
@@ -306,6 +317,7 @@ class Bench:
             self.tf_paused_until = time.monotonic() + TF_STALL
         elif kind == "clock_jump":
             self.sim_offset -= CLOCK_JUMP
+            self.sim_offsets.append((time.monotonic(), self.sim_offset))
             self.tick()
             self.publish_static()
         elif kind == "lifecycle":
@@ -433,6 +445,34 @@ def run(duration=600.0, goal_rate=50.0, n_clients=4, fault_interval=4.0, seed=1,
         node.stop()
 
 
+def acceptance_lag(bench, answered):
+    """Where the time from sending a goal to hearing of its acceptance went, in ms (p50 / p95 /
+    max): "node", from sending to the node's acceptance stamp, and "bench", from that stamp to the
+    bench's reading of the response (its executor's backlog and the middleware). The stamp is in
+    simulated time, which jumps back; it is read back on the offset that puts it inside that
+    offset's time in force and between the two, and left out when not exactly one does (a goal
+    whose acceptance a clock jump overtook)."""
+    node_ms, bench_ms = [], []
+    spans = [(since, until, off) for (since, off), (until, _) in
+             zip(bench.sim_offsets, bench.sim_offsets[1:] + [(math.inf, None)])]
+    for g in answered:
+        if g.accept_stamp is None or g.accepted_at is None:
+            continue
+        # The node's clock follows /clock by up to a tick (20 ms): allowed for on either side.
+        fits = [g.accept_stamp - off for since, until, off in spans
+                if since - 0.05 <= g.accept_stamp - off < until + 0.05
+                and g.sent - 0.05 <= g.accept_stamp - off <= g.accepted_at + 0.05]
+        if len(fits) == 1:
+            t = fits[0]
+            node_ms.append(1000.0 * max(0.0, t - g.sent))
+            bench_ms.append(1000.0 * max(0.0, g.accepted_at - t))
+
+    def figures(ms):
+        return [round(load_bench.percentile(ms, q), 1) for q in (0.5, 0.95)] + [round(max(ms), 1)] if ms else []
+
+    return {"node": figures(node_ms), "bench": figures(bench_ms), "goals": len(node_ms)}
+
+
 def _run(node, bench, duration, goal_rate, fault_interval, log):
     rng = bench.rng
     t0 = bench.t0 = time.monotonic()
@@ -466,9 +506,16 @@ def _run(node, bench, duration, goal_rate, fault_interval, log):
         bench.send_random()
         n_sent += 1
     load_end = time.monotonic() - t0
-    drain_end = time.monotonic() + DRAIN
-    while time.monotonic() < drain_end and any(g.answers == 0 for g in bench.goals):
+    drain_start = last_answer = time.monotonic()
+    answered = sum(1 for g in bench.goals if g.answers)
+    while answered < len(bench.goals):
+        now = time.monotonic()
+        if now - last_answer > DRAIN or now - drain_start > DRAIN_MAX:
+            break
         bench.spin(0.05)
+        now_answered = sum(1 for g in bench.goals if g.answers)
+        if now_answered > answered:
+            answered, last_answer = now_answered, time.monotonic()
     return report(node, bench, load_end, rss)
 
 
@@ -559,6 +606,8 @@ def report(node, bench, load_end, rss):
         # Per client: from sending to the goal response, and to the result (p50 / p95 / max, ms),
         # so a client that fell behind shows, and where (its acceptances or its results).
         "latency_by_client_ms": latency_by_client(answered),
+        # Whether a late acceptance was late in the node or in the bench's own client process.
+        "acceptance_lag_ms": acceptance_lag(bench, answered),
         "off_clock_answers": len(off_clock),
         "off_clock_largest_age_s": max(off_clock, default=None),
         "plans_checked_after_faults": len(checked),
@@ -611,6 +660,10 @@ def print_report(r):
     lat = r["latency_ms"]
     if lat["p50"] is not None:
         print(f"latency p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms")
+    lag = r["acceptance_lag_ms"]
+    if lag["goals"]:
+        print(f"to the acceptance (p50/p95/max ms, {lag['goals']} goals): in the node {lag['node']}, "
+              f"in the bench's clients {lag['bench']}")
     m = r["rss_kib"]
     print(f"RSS first {m['first']} KiB, middle {m['middle']} KiB, end {m['end']} KiB, "
           f"second half growth {m['second_half_growth']} KiB")

@@ -14,13 +14,16 @@
 //! 1), rcl_action's goal state machine (a goal is accepted and executes at once, as rclcpp's
 //! ACCEPT_AND_EXECUTE; EXECUTING or CANCELING → SUCCEEDED or ABORTED, CANCELING → CANCELED) and
 //! its cancel policy (by id, by stamp, or all). A finished goal's result is kept for
-//! [`RESULT_TIMEOUT`] (a client asks for it right after the goal is accepted; the wait covers a
-//! slow one), and memory is bounded: at most [`MAX_FINISHED`] finished goals and
-//! [`MAX_FINISHED_BYTES`] of their results (serialized) are kept per server, the earliest
-//! finished forgotten first, plus the goals still running. Both bounds are far above what [`RESULT_TIMEOUT`] holds
-//! at the rates Nav2 asks (a few goals a second) and at 50 goals a second of small results, so a
-//! late `get_result` finds its result; one that comes after its result was forgotten gets
-//! STATUS_UNKNOWN, as from rcl_action after the timeout. Each status array lists the running goals
+//! [`RESULT_TIMEOUT`] once a client has asked for it (rcl_action's default; a client asks right
+//! after it hears of the acceptance), and for [`UNCLAIMED_RESULT_TIMEOUT`] while none has: a
+//! client that fell behind its responses (a loaded machine) hears of the acceptance late, and
+//! under rcl_action's 10 s from the goal's end would find its result gone. Memory is bounded: at
+//! most [`MAX_FINISHED`] finished goals and [`MAX_FINISHED_BYTES`] of their results (serialized)
+//! are kept per server, the earliest finished forgotten first, plus the goals still running. Both
+//! bounds are far above what the timeouts hold at the rates Nav2 asks (a few goals a second) and
+//! at 50 goals a second of small results asked for, so a late `get_result` finds its result; one
+//! that comes after its result was forgotten gets STATUS_UNKNOWN, as from rcl_action after the
+//! timeout. Each status array lists the running goals
 //! and only the last [`MAX_LISTED_FINISHED`] to finish: every client reads every array. Both
 //! orders are by finishing, so a slow goal accepted early is listed when it finishes and kept
 //! like the goals that finished beside it.
@@ -40,11 +43,18 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
-/// How long a finished goal's result stays available to `get_result` (rcl_action's default).
+/// How long a finished goal's result stays available to `get_result` once a client has asked for
+/// it (rcl_action's default, counted from the goal's end).
 pub const RESULT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Most finished goals kept at once; past it the earliest finished is forgotten first. 1000 covers
-/// [`RESULT_TIMEOUT`] at 100 goals a second.
-pub const MAX_FINISHED: usize = 1000;
+/// How long a finished goal's result stays available while no client has asked for it, from the
+/// goal's end. Six times [`RESULT_TIMEOUT`]: measured, rclpy clients under a loaded test machine
+/// heard of their goals' acceptance 10-14 s late, after the goals had ended and rcl_action's
+/// timeout had forgotten their results (they got STATUS_UNKNOWN). Within [`MAX_FINISHED`] and
+/// [`MAX_FINISHED_BYTES`], like every kept result.
+pub const UNCLAIMED_RESULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Most finished goals kept at once; past it the earliest finished is forgotten first. 3000 covers
+/// [`UNCLAIMED_RESULT_TIMEOUT`] at 50 goals a second (and [`RESULT_TIMEOUT`] at 300).
+pub const MAX_FINISHED: usize = 3000;
 /// Most finished goals listed in a status array (the last to finish). The array goes to every
 /// client on every change, and each client reads all of it: a client of rclpy handles 50 goals a
 /// second with arrays of 100 finished goals, and falls seconds behind with 500. A finished goal's
@@ -107,6 +117,17 @@ struct Entry<R, W> {
     finished: Option<Instant>,
     /// The result's size in bytes (serialized), once finished.
     bytes: usize,
+    /// Whether a client has asked for the result (it is then kept [`RESULT_TIMEOUT`], else
+    /// [`UNCLAIMED_RESULT_TIMEOUT`]).
+    claimed: bool,
+}
+
+impl<R, W> Entry<R, W> {
+    /// Whether the goal finished longer ago than its result is kept.
+    fn expired(&self, now: Instant) -> bool {
+        let kept = if self.claimed { RESULT_TIMEOUT } else { UNCLAIMED_RESULT_TIMEOUT };
+        self.finished.is_some_and(|t| now.duration_since(t) >= kept)
+    }
 }
 
 /// What `get_result` finds for a goal; the request comes back when it is to be answered now.
@@ -123,7 +144,7 @@ enum Lookup<R, W> {
 /// alone. Running goals are held in acceptance order, finished ones in the order they finished
 /// (a slow goal accepted early and finished late counts as recent: it is listed and kept like
 /// the goals that finished beside it). After an [`GoalTable::expire`] the finished ones are within
-/// [`MAX_FINISHED`] and [`MAX_FINISHED_BYTES`], none older than [`RESULT_TIMEOUT`].
+/// [`MAX_FINISHED`] and [`MAX_FINISHED_BYTES`], none kept past its timeout.
 struct GoalTable<R, W> {
     running: Vec<(Uuid, Entry<R, W>)>,
     finished: VecDeque<(Uuid, Entry<R, W>)>,
@@ -170,7 +191,15 @@ impl<R: Clone, W> GoalTable<R, W> {
         let info = GoalInfo { goal_id: uuid_msg(&uuid), stamp };
         self.running.push((
             uuid,
-            Entry { info, status: EXECUTING, result: None, waiting: Vec::new(), finished: None, bytes: 0 },
+            Entry {
+                info,
+                status: EXECUTING,
+                result: None,
+                waiting: Vec::new(),
+                finished: None,
+                bytes: 0,
+                claimed: false,
+            },
         ));
         true
     }
@@ -204,18 +233,23 @@ impl<R: Clone, W> GoalTable<R, W> {
         GoalStatusArray { status_list }
     }
 
-    /// Forgets finished goals older than [`RESULT_TIMEOUT`], then the earliest finished while
-    /// more than [`MAX_FINISHED`] goals or [`MAX_FINISHED_BYTES`] of results are kept (the last
-    /// to finish stays, however large). True when one was forgotten.
+    /// Forgets finished goals past their timeout ([`RESULT_TIMEOUT`] or
+    /// [`UNCLAIMED_RESULT_TIMEOUT`]), then the earliest finished while more than
+    /// [`MAX_FINISHED`] goals or [`MAX_FINISHED_BYTES`] of results are kept (the last to finish
+    /// stays, however large). True when one was forgotten.
     fn expire(&mut self, now: Instant) -> bool {
         let before = self.finished.len();
-        let expired = |g: &Entry<R, W>| g.finished.is_some_and(|t| now.duration_since(t) >= RESULT_TIMEOUT);
+        // Timeouts differ by goal, so an expired goal may sit behind an unclaimed earlier one:
+        // all are looked at (at most MAX_FINISHED + 1).
+        let mut freed = 0;
+        self.finished.retain(|(_, g)| {
+            let expired = g.expired(now);
+            freed += if expired { g.bytes } else { 0 };
+            !expired
+        });
+        self.finished_bytes -= freed;
         let over = |t: &Self| t.finished.len() > MAX_FINISHED || t.finished_bytes > MAX_FINISHED_BYTES;
-        // The earliest finished first: past its timeout, or (never the last) past a bound.
-        while let Some((_, g)) = self.finished.front() {
-            if !(expired(g) || (self.finished.len() > 1 && over(self))) {
-                break;
-            }
+        while self.finished.len() > 1 && over(self) {
             if let Some((_, g)) = self.finished.pop_front() {
                 self.finished_bytes -= g.bytes;
             }
@@ -223,15 +257,17 @@ impl<R: Clone, W> GoalTable<R, W> {
         self.finished.len() != before
     }
 
-    /// The result of goal `uuid`, or `request` parked until there is one.
+    /// The result of goal `uuid`, or `request` parked until there is one. Either way the result
+    /// is claimed (kept [`RESULT_TIMEOUT`] from the goal's end).
     fn result(&mut self, uuid: &Uuid, request: W) -> Lookup<R, W> {
-        match self.find(uuid) {
-            Some(Entry { result: Some(result), status, .. }) => Lookup::Done(*status, result.clone(), request),
-            Some(goal) => {
+        let Some(goal) = self.find(uuid) else { return Lookup::Unknown(request) };
+        goal.claimed = true;
+        match &goal.result {
+            Some(result) => Lookup::Done(goal.status, result.clone(), request),
+            None => {
                 goal.waiting.push(request);
                 Lookup::Parked
             }
-            None => Lookup::Unknown(request),
         }
     }
 
@@ -706,12 +742,51 @@ mod tests {
         // Quick goal 1 went when the slow one finished, 2 to 11 with the ten after it.
         assert!(matches!(table.result(&Uuid::from_u128(1000 + 11), 2), Lookup::Unknown(2)));
         assert!(matches!(table.result(&Uuid::from_u128(1000 + 12), 3), Lookup::Done(SUCCEEDED, 12, 3)));
-        // And by time: the slow one is kept its full timeout from when it finished.
+        // And by time: each is kept its full timeout from when it finished, the slow one (asked
+        // for) RESULT_TIMEOUT, the quick ones nobody asked for UNCLAIMED_RESULT_TIMEOUT.
         let later = now + RESULT_TIMEOUT / 2;
-        finish_goal(&mut table, quick + 11, 100, later);
+        let last = finish_goal(&mut table, quick + 11, 100, later);
         assert!(table.expire(now + RESULT_TIMEOUT));
-        assert_eq!(table.len(), 1);
         assert!(matches!(table.result(&slow, 4), Lookup::Unknown(4)));
+        // Quick goal 12 went by the count when the last came, the slow one (asked for) by time.
+        assert_eq!(table.len(), MAX_FINISHED - 1);
+        assert!(table.expire(now + UNCLAIMED_RESULT_TIMEOUT));
+        assert_eq!(table.len(), 1);
+        assert_eq!(table.finished[0].0, last);
+    }
+
+    #[test]
+    fn a_result_nobody_asked_for_is_kept_longer_and_goes_once_asked_for() {
+        let mut table: GoalTable<u32, u32> = GoalTable::new();
+        let t0 = Instant::now();
+        let [asked, late, never] = [1, 2, 3].map(|n| finish_goal(&mut table, n, 10 * n as usize, t0));
+        assert!(matches!(table.result(&asked, 1), Lookup::Done(SUCCEEDED, 1, 1)));
+        // The one asked for goes at the protocol's timeout, though it sits behind nothing.
+        assert!(!table.expire(t0 + RESULT_TIMEOUT - Duration::from_millis(1)));
+        assert!(table.expire(t0 + RESULT_TIMEOUT));
+        assert!(matches!(table.result(&asked, 2), Lookup::Unknown(2)));
+        // A client that fell behind asks 30 s after the goal ended: the result is there, and
+        // then goes like any other asked for.
+        let t = t0 + Duration::from_secs(30);
+        assert!(matches!(table.result(&late, 3), Lookup::Done(SUCCEEDED, 2, 3)));
+        assert!(table.expire(t));
+        assert!(matches!(table.result(&late, 4), Lookup::Unknown(4)));
+        // Never asked for: kept until its own timeout, behind none of the others.
+        assert_eq!((table.len(), table.finished_bytes), (1, 30));
+        assert!(!table.expire(t0 + UNCLAIMED_RESULT_TIMEOUT - Duration::from_millis(1)));
+        assert!(table.expire(t0 + UNCLAIMED_RESULT_TIMEOUT));
+        assert_eq!((table.len(), table.finished_bytes), (0, 0));
+        assert!(matches!(table.result(&never, 5), Lookup::Unknown(5)));
+    }
+
+    #[test]
+    fn a_parked_request_claims_the_result() {
+        let mut table: GoalTable<u32, u32> = GoalTable::new();
+        let t0 = Instant::now();
+        assert!(table.add(id(1), at(1)));
+        assert!(matches!(table.result(&id(1), 7), Lookup::Parked));
+        assert_eq!(table.finish(&id(1), SUCCEEDED, 5, 0, t0).unwrap(), vec![7]);
+        assert!(table.expire(t0 + RESULT_TIMEOUT));
     }
 
     #[test]

@@ -168,9 +168,15 @@ def test_a_plan_in_progress_finishes_with_the_old_values():
         n_traj = len(peer.trajectories)
         far = peer.send_goal(*FAR)
         peer.spin(0.3)  # being planned now
-        set_and_wait(node, peer, min_turning_radius=0.25)
+        # The change is taken at once and applied when the plan in flight ends (updates wait for
+        # plans: state.rs, `schedule`), so the wait for it is the plan's, however slow the machine.
+        before = node.count("parameters in use")
+        results = peer.set(min_turning_radius=0.25)
+        assert all(r.successful for r in results), [r.reason for r in results]
         status = peer.wait_status(far, timeout=120)
         assert status.code == S.SUCCESS, status.message
+        peer.spin_until(lambda: node.count("parameters in use") > before, timeout=60.0,
+                        what="the new parameters in use")
         peer.spin_until(lambda: len(peer.trajectories) > n_traj, what="the trajectory")
         assert peer.trajectories[-1].min_turning_radius == pytest.approx(0.5)
         # The change did arrive while the plan was running (else this test would prove nothing).
