@@ -56,8 +56,9 @@ pub const UNCLAIMED_RESULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// [`UNCLAIMED_RESULT_TIMEOUT`] at 50 goals a second (and [`RESULT_TIMEOUT`] at 300).
 pub const MAX_FINISHED: usize = 3000;
 /// Most finished goals listed in a status array (the last to finish). The array goes to every
-/// client on every change, and each client reads all of it: a client of rclpy handles 50 goals a
-/// second with arrays of 100 finished goals, and falls seconds behind with 500. A finished goal's
+/// client on every change, and each client reads all of it: four clients of rclpy in one process
+/// handle 50 goals a second with arrays of 100 finished goals on an idle machine (not always with
+/// both cores busy beside them: README, "Fault soak"), and fall seconds behind with 500. A finished goal's
 /// result stays available to `get_result` as long as it is kept, listed or not.
 pub const MAX_LISTED_FINISHED: usize = 100;
 /// Most bytes of finished goals' results (their serialized size) kept at once; past it the
