@@ -147,7 +147,8 @@ def where_lost(node, executor, name, goal_id):
     """Asks the server, on its cancel service, about goal `goal_id` whose acceptance has not
     arrived: 'lost-request' when it does not know the goal (the request never reached it),
     'lost-response' when it does (it accepted the goal, its answer did not arrive). A goal the
-    server finished is known for 10 s after (src/ros/action_server.rs), so this asks early."""
+    server finished is known for 60 s after while nobody asked for its result (10 s once asked:
+src/ros/action_server.rs), so this asks early."""
     from action_msgs.srv import CancelGoal
 
     cancel = node.create_client(CancelGoal, f"{name}/_action/cancel_goal")

@@ -53,7 +53,8 @@ pub const RESULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// [`MAX_FINISHED_BYTES`], like every kept result.
 pub const UNCLAIMED_RESULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Most finished goals kept at once; past it the earliest finished is forgotten first. 3000 covers
-/// [`UNCLAIMED_RESULT_TIMEOUT`] at 50 goals a second (and [`RESULT_TIMEOUT`] at 300).
+/// [`UNCLAIMED_RESULT_TIMEOUT`] at 50 goals a second (and [`RESULT_TIMEOUT`] at 300); of results
+/// larger than 11 kB [`MAX_FINISHED_BYTES`] keeps fewer.
 pub const MAX_FINISHED: usize = 3000;
 /// Most finished goals listed in a status array (the last to finish). The array goes to every
 /// client on every change, and each client reads all of it: four clients of rclpy in one process

@@ -112,7 +112,8 @@ def test_a_response_to_a_reader_the_node_cannot_match_waits_the_profiles_time(re
 def test_a_result_asked_for_after_many_later_goals_is_still_there(interfaces):
     """A client that asks for its result late (its executor was busy; the request is sent only
     when get_result_async is called) while other clients' goals keep finishing: the result is kept
-    for the action's result timeout (10 s), not dropped for a fixed count of later goals (it was
+    (60 s while nobody has asked for it, src/ros/action_server.rs), not dropped for a fixed count
+    of later goals (it was
     100, two seconds at 50 goals a second), and the client gets its goal's own status, never
     STATUS_UNKNOWN with an empty default result. (No map here: every goal is ABORTED, quickly,
     with the reason; the status is what is checked.)"""
@@ -153,8 +154,9 @@ def test_a_result_asked_for_after_many_later_goals_is_still_there(interfaces):
         asked_after = time.monotonic() - first_answered
         result = late.get_result_async()
         spin_until(result.done, "the late result")
-        # 150 goals answered at once take a second or two; the 10 s timeout leaves room.
-        assert asked_after < 9.0, f"the later goals took {asked_after:.1f} s: the test cannot judge"
+        # 150 goals answered at once take a second or two; the 60 s an unasked result is kept
+        # leaves room.
+        assert asked_after < 55.0, f"the later goals took {asked_after:.1f} s: the test cannot judge"
         assert result.result().status == GoalStatus.STATUS_ABORTED, (result.result(), asked_after)
         assert result.result().result.error_code != ComputePathToPose.Result.NONE
         assert node.alive()
