@@ -404,6 +404,11 @@ def legal_on_some_map(bench, g):
     return False, "; ".join(reasons)
 
 
+def p50_p95_max(ms):
+    """[p50, p95, max] of `ms`, rounded to 0.1; [] when there are none."""
+    return [round(load_bench.percentile(ms, q), 1) for q in (0.5, 0.95)] + [round(max(ms), 1)] if ms else []
+
+
 def latency_by_client(answered):
     """{client: {"accepted": [p50, p95, max], "answered": [p50, p95, max]}} in ms."""
     out = {}
@@ -413,7 +418,7 @@ def latency_by_client(answered):
         for what, times in (("accepted", [g.accepted_at - g.sent for g in mine if g.accepted_at is not None]),
                             ("answered", [g.answered - g.sent for g in mine])):
             ms = [1000.0 * t for t in times]
-            figures[what] = [round(load_bench.percentile(ms, q), 1) for q in (0.5, 0.95)] + [round(max(ms), 1)] if ms else []
+            figures[what] = p50_p95_max(ms)
         out[c] = figures
     return out
 
@@ -470,11 +475,7 @@ def acceptance_lag(bench, answered):
             continue
         node_ms.append(1000.0 * max(0.0, fits[0] - g.sent))
         bench_ms.append(1000.0 * max(0.0, g.accepted_at - fits[0]))
-
-    def figures(ms):
-        return [round(load_bench.percentile(ms, q), 1) for q in (0.5, 0.95)] + [round(max(ms), 1)] if ms else []
-
-    return {"node": figures(node_ms), "bench": figures(bench_ms), "goals": len(node_ms), "left_out": left_out}
+    return {"node": p50_p95_max(node_ms), "bench": p50_p95_max(bench_ms), "goals": len(node_ms), "left_out": left_out}
 
 
 def _run(node, bench, duration, goal_rate, fault_interval, log):
