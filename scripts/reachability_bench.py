@@ -9,8 +9,10 @@ reeds_shepp motion model:
    metres apart.
 2. **Proof of reachability, independent of the planner:** OMPL (the `ompl` package from PyPI)
    searches each pair in its own `DubinsStateSpace` or `ReedsSheppStateSpace` of the same turning
-   radius (RRT; RRT-Connect for the symmetric Reeds-Shepp space), for at most `--ompl-time`
-   seconds, with a state validity check written here. Its path is then checked again, finely,
+   radius (RRT; RRT-Connect for the symmetric Reeds-Shepp space), for at most `--ompl-checks`
+   state validity checks (a budget of work, not of time, so a busy machine proves what an idle
+   one does; OMPL's random numbers are seeded from `--seed`), with a state validity check
+   written here. Its path is then checked again, finely,
    by this script's own sweep of the footprint grown by `PROOF_MARGIN`: poses along the exact
    curves so close that no point of the outline moves more than `STEP` between them, the grown
    outline sampled every `STEP`, and the grown polygon's whole area at the start. A path that
@@ -26,7 +28,7 @@ reeds_shepp motion model:
 
 It prints, per map and motion model: pairs, proven reachable, solved among those (the issue's
 bar: at least 98%), solved overall, illegal. A pair OMPL did not prove is left out of the
-ratio (its search may simply have run out of time); one the planner solved that OMPL did not
+ratio (its search may simply have run out of its budget); one the planner solved that OMPL did not
 prove is counted apart.
 
     python3 scripts/reachability_bench.py [--map M.yaml ...] [--pairs 20] [--motion forward reeds_shepp]
@@ -193,8 +195,23 @@ def sample_segments(segments, reach):
     return np.array(poses, float)
 
 
-def ompl_witness(m, proof, start, goal, model, seconds):
-    """OMPL's path from start to goal, if it finds one that passes the witness check."""
+_ompl_seeded = False
+
+
+def seed_ompl(seed):
+    """Seeds OMPL's random numbers, once per process: OMPL takes a seed only before its first
+    random number (later ones would make no run repeatable, and it says so)."""
+    global _ompl_seeded
+    if not _ompl_seeded:
+        from ompl import util as ou
+
+        ou.RNG.setSeed(seed)
+        _ompl_seeded = True
+
+
+def ompl_witness(m, proof, start, goal, model, checks):
+    """OMPL's path from start to goal, if it finds one within `checks` state validity checks
+    that passes the witness check."""
     from ompl import base as ob
     from ompl import geometric as og
 
@@ -207,7 +224,10 @@ def ompl_witness(m, proof, start, goal, model, seconds):
     space.setBounds(bounds)
     ss = og.SimpleSetup(space)
 
+    made = [0]
+
     def valid(state):
+        made[0] += 1
         return proof.stands_free(m, (state.getX(), state.getY(), state.getYaw()), proof.coarse)
 
     ss.setStateValidityChecker(valid)
@@ -222,7 +242,7 @@ def ompl_witness(m, proof, start, goal, model, seconds):
         st.setY(y)
         st.setYaw(th)
     ss.setStartAndGoalStates(s, g, 1e-6)
-    ss.solve(seconds)
+    ss.solve(ob.PlannerTerminationCondition(lambda: made[0] >= checks))
     if not ss.haveExactSolutionPath():
         return None
     path = ss.getSolutionPath()
@@ -269,11 +289,12 @@ def run(map_path, model, args):
     m = Map(map_path)
     exact, proof = Footprint(args.polygon, 0.0), Footprint(args.polygon, PROOF_MARGIN)
     pairs = draw_pairs(m, proof, args.pairs, args.seed, args.min_separation)
+    seed_ompl(args.seed)
     row = dict(map=m.path.stem, model=model, pairs=len(pairs), proven=0, solved_of_proven=0, solved=0,
                illegal=0, solved_not_proven=0, refused_proven=[])
     for start, goal in pairs:
         t = time.monotonic()
-        witness = ompl_witness(m, proof, start, goal, model, args.ompl_time)
+        witness = ompl_witness(m, proof, start, goal, model, args.ompl_checks)
         answer = planner_answer(m.path, start, goal, model, args.polygon, args.max_planning_time,
                                 not args.cold_tables)
         solved = answer.get("status") == "SUCCESS"
@@ -301,7 +322,8 @@ def main():
     p.add_argument("--pairs", type=int, default=20)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--min-separation", type=float, default=2.0)
-    p.add_argument("--ompl-time", type=float, default=10.0, help="OMPL's time per pair (s)")
+    p.add_argument("--ompl-checks", type=int, default=200_000,
+                   help="OMPL's state validity checks per pair (about 10 s of this script's checks on an idle core)")
     p.add_argument("--footprint", default=json.dumps(RECTANGLE), help="Nav2's polygon string (convex)")
     p.add_argument("--max-planning-time", type=float, default=None,
                    help="the planner's budget per pair (s; default: its parameter's default)")

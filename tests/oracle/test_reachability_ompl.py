@@ -47,8 +47,10 @@ def test_the_sweep_catches_what_the_rectangle_touches():
 
 def test_pairs_ompl_proves_reachable_are_solved_and_every_trajectory_is_legal():
     # A budget no plan here needs on an idle machine, so a busy one cannot turn a slow answer
-    # into a refusal: this test is about completeness; speed is the benchmarks'.
-    args = type("Args", (), dict(polygon=bench.RECTANGLE, pairs=3, seed=7, min_separation=2.0, ompl_time=5.0,
+    # into a refusal: this test is about completeness; speed is the benchmarks'. OMPL's budget is
+    # one of work (validity checks, seeded), so what it proves does not depend on the load either:
+    # a 5 s budget proved none of the three forward pairs in a run with both cores busy.
+    args = type("Args", (), dict(polygon=bench.RECTANGLE, pairs=3, seed=7, min_separation=2.0, ompl_checks=60_000,
                                  max_planning_time=60.0, cold_tables=False))
     for model in ("forward", "reeds_shepp"):
         row = bench.run(DEPOT, model, args)
@@ -88,11 +90,12 @@ def test_on_small_random_maps_every_pair_ompl_proves_is_solved(tmp_path):
         map_path = write_random_map(tmp_path, seed)
         for model in ("forward", "reeds_shepp"):
             args = type("Args", (), dict(polygon=bench.RECTANGLE, pairs=2, seed=seed, min_separation=1.0,
-                                         ompl_time=3.0, max_planning_time=60.0, cold_tables=False))
+                                         ompl_checks=60_000, max_planning_time=60.0, cold_tables=False))
             row = bench.run(map_path, model, args)
             assert row["illegal"] == 0, row
             assert row["solved_of_proven"] == row["proven"], f"refused though proven: {row['refused_proven']}"
             proven[model] += row["proven"]
-    # The fixed seeds draw pairs of which OMPL proves 5 forwards and 6 reversing within 3 s each;
-    # it is randomised, so only a floor is asked for.
+    # The fixed seeds draw pairs of which OMPL proves 5 forwards and 6 reversing
+    # within 60 000 checks each (seeded; an OMPL build that draws differently may prove others),
+    # so only a floor is asked for.
     assert min(proven.values()) >= 2, f"OMPL proved too few pairs for the test to say much: {proven}"
