@@ -9,7 +9,7 @@
 //! `<profile>.<parameter>` names: `--profiles amr,tugger --set tugger.min_turning_radius=0.8`.
 //! An unprefixed `--set NAME=VALUE` applies to every profile.
 
-use super::bench_clearance::{median, ms_since, Stamp, Xorshift};
+use super::bench_clearance::{median, minor_faults, ms_since, Stamp, Xorshift};
 use super::plan::with_assignment;
 use super::{CliError, CliResult};
 use crate::map_io::load_map_file;
@@ -121,6 +121,10 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
     }
     let separate_bytes = heap_bytes()?.saturating_sub(before);
     drop(separate);
+    // Those planners exist only to be weighed; what their drop freed is settled as the library
+    // settles a replaced map's (`memory::settle_heap`), so the patches below find the allocator
+    // as a node would.
+    crate::memory::settle_heap();
     let extra = (configs.len() - 1).max(1) as f64;
 
     // 2. Patches: the same random patches on the fleet and on the first profile alone, in
@@ -130,6 +134,9 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
     let mut rng = Xorshift::seeded(args.seed);
     let s = side as i64;
     let (mut fleet_ms, mut one_ms) = (Vec::new(), Vec::new());
+    // The first profile's patches with the page faults each took: whether the largest ones
+    // are work or the kernel mapping in memory first touched.
+    let mut one_faults = Vec::new();
     for _ in 0..args.rounds {
         // New patches every round: a patch repeated would change nothing the second time.
         let patches: Vec<(i64, i64, Vec<i8>)> = (0..args.patches)
@@ -143,15 +150,26 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
             let t = Stamp::now_all_threads();
             fleet.apply_patch(*x, *y, s, s, data)?;
             fleet_ms.push(ms_since(t));
+            let faults = minor_faults();
             let t = Stamp::now_all_threads();
             one.apply_patch(*x, *y, s, s, data)?;
             one_ms.push(ms_since(t));
+            one_faults.push(minor_faults() - faults);
         }
     }
     let tail = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
         (super::bench_nav::percentile(&v, 0.95), v.last().copied().unwrap_or(0.0))
     };
+    let mut largest: Vec<(usize, f64, u64)> =
+        one_ms.iter().zip(&one_faults).enumerate().map(|(i, (&ms, &f))| (i, ms, f)).collect();
+    largest.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let largest: Vec<serde_json::Value> = largest
+        .iter()
+        .take(5)
+        .map(|&(i, ms, faults)| serde_json::json!({ "patch": i, "ms": ms, "minor_faults": faults, "fleet_ms": fleet_ms[i] }))
+        .collect();
+    let patches_faulting = one_faults.iter().filter(|&&f| f > 0).count();
     let ((fleet_p95, fleet_max), (one_p95, one_max)) = (tail(fleet_ms.clone()), tail(one_ms.clone()));
     let (fleet_patch, one_patch) = (median(fleet_ms), median(one_ms));
     // 3. By component, from the structures themselves (HeapSize: bytes of the buffers they own).
@@ -186,6 +204,8 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
         "patch_ratio": fleet_patch / one_patch,
         "patch_fleet_p95_max_ms": [fleet_p95, fleet_max],
         "patch_one_profile_p95_max_ms": [one_p95, one_max],
+        "patch_one_profile_largest": largest,
+        "patch_one_profile_faulting": patches_faulting,
         "prepare_one_profile_ms": prepare_one_ms,
         "prepare_one_profile_ns_per_cell": prepare_one_ms * 1e6 / cells,
         "prepare_fleet_ms": prepare_fleet_ms,

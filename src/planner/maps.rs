@@ -156,9 +156,14 @@ fn derive_all(group: &mut [&mut Planner], site: Arc<SiteMap>, configs: &[Planner
             }
         });
     }
+    let mut replaced = Vec::with_capacity(group.len());
     for (p, m) in group.iter_mut().zip(derived) {
-        p.map = Some(m);
+        replaced.extend(p.map.replace(m));
     }
+    // The maps replaced go first (those no plan in flight still holds), then the allocator
+    // settles what they and the preparation freed.
+    drop(replaced);
+    crate::memory::settle_heap();
     Ok(())
 }
 
