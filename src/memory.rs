@@ -66,6 +66,21 @@ pub struct Resident {
     pub peak_kib: u64,
 }
 
+/// Minor page faults of the whole process so far (`getrusage`): pages the kernel had to map in
+/// on first touch. A step that faults has allocated (or first written) memory; 0 where the
+/// system does not report it.
+pub fn minor_faults() -> u64 {
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable rusage for the duration of the call.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    if rc == 0 {
+        usage.ru_minflt as u64
+    } else {
+        0
+    }
+}
+
 /// The resident memory of this process, or `None` where `/proc/self/status` cannot be read or
 /// lacks the two fields (not Linux).
 pub fn resident() -> Option<Resident> {
@@ -179,24 +194,21 @@ pub(crate) fn resident_bytes<T>(values: &[T]) -> Option<usize> {
 /// Asks the C allocator to hand the free memory it keeps for reuse back to the operating system
 /// (glibc's `malloc_trim`; nothing elsewhere). Costs a walk over the allocator's free lists: for
 /// after a large piece of work, not for a hot loop.
+///
+/// Called after a large plan (the search pool) and after a map's structures were replaced
+/// wholesale, once the old ones are dropped (a map prepared, a cluster graph remade on all
+/// cores). Those structures are millions of small allocations made on rayon's threads; glibc
+/// keeps each freed one in its thread's arena unmerged and merges the whole arena the first time
+/// a later free there coalesces into a large chunk, which would be a patch's repair freeing one
+/// of those clusters. Measured on 10^8 cells: the first patches after a map was prepared took
+/// 2.5-4 ms instead of 0.3 (one free, in relinking two clusters); with the lists merged first
+/// (7-24 ms, at preparation) the largest of 600 was 0.62-0.70 ms, idle.
 pub fn trim_heap() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only reads and releases the allocator's own free memory.
     unsafe {
         libc::malloc_trim(0);
     }
-}
-
-/// [`trim_heap`] after a map's structures were replaced wholesale (a map prepared, a cluster
-/// graph remade on all cores), once the old ones are dropped. Those structures are millions of
-/// small allocations made on rayon's threads; glibc keeps each freed one in its thread's arena
-/// unmerged and merges the whole arena the first time a later free there coalesces into a large
-/// chunk, which is a patch's repair freeing one of those clusters. Measured on 10^8 cells: the
-/// first patches after a map was prepared took 2.5-4 ms instead of 0.3 (one free, in relinking
-/// two clusters); with the lists merged first (7-24 ms, at preparation) the largest of 600 was
-/// 0.62-0.70 ms, idle.
-pub fn settle_heap() {
-    trim_heap();
 }
 
 #[cfg(test)]

@@ -106,21 +106,6 @@ impl Stamp {
     }
 }
 
-/// Minor page faults of the whole process so far (`getrusage`): pages the kernel had to map in
-/// on first touch. A step that faults has allocated (or first written) memory; 0 where the
-/// system does not report it.
-pub(super) fn minor_faults() -> u64 {
-    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `usage` is a valid, writable rusage for the duration of the call.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    if rc == 0 {
-        usage.ru_minflt as u64
-    } else {
-        0
-    }
-}
-
 /// Milliseconds since `t` on the same clock.
 pub(super) fn ms_since(t: Stamp) -> f64 {
     match t {

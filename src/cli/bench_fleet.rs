@@ -9,11 +9,11 @@
 //! `<profile>.<parameter>` names: `--profiles amr,tugger --set tugger.min_turning_radius=0.8`.
 //! An unprefixed `--set NAME=VALUE` applies to every profile.
 
-use super::bench_clearance::{median, minor_faults, ms_since, Stamp, Xorshift};
+use super::bench_clearance::{median, ms_since, Stamp, Xorshift};
 use super::plan::with_assignment;
 use super::{CliError, CliResult};
 use crate::map_io::load_map_file;
-use crate::memory::heap;
+use crate::memory::{heap, minor_faults};
 use crate::params::NodeParams;
 use crate::planner::{Fleet, Planner, PlannerConfig};
 use std::path::PathBuf;
@@ -121,10 +121,10 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
     }
     let separate_bytes = heap_bytes()?.saturating_sub(before);
     drop(separate);
-    // Those planners exist only to be weighed; what their drop freed is settled as the library
-    // settles a replaced map's (`memory::settle_heap`), so the patches below find the allocator
-    // as a node would.
-    crate::memory::settle_heap();
+    // Those planners exist only to be weighed; what their drop freed is handed back as the
+    // library does after replacing a map (`memory::trim_heap`), so the patches below find the
+    // allocator as a node would.
+    crate::memory::trim_heap();
     let extra = (configs.len() - 1).max(1) as f64;
 
     // 2. Patches: the same random patches on the fleet and on the first profile alone, in

@@ -102,8 +102,8 @@ impl ClusterGraph {
             for (i, c) in remade.into_iter().zip(clusters) {
                 self.clusters[i] = c;
             }
-            // The old clusters are gone: see `memory::settle_heap`.
-            crate::memory::settle_heap();
+            // The old clusters are gone: see `memory::trim_heap`.
+            crate::memory::trim_heap();
             return;
         }
         // A few clusters: each labelled once, the changed ones remade, the links of their west

@@ -141,6 +141,7 @@ fn configs_of(group: &[&mut Planner]) -> Vec<PlannerConfig> {
 /// `site` under the same parameters keeps it.
 fn derive_all(group: &mut [&mut Planner], site: Arc<SiteMap>, configs: &[PlannerConfig]) -> Result<(), PlanError> {
     let mut derived: Vec<Arc<PreparedMap>> = Vec::with_capacity(group.len());
+    let mut made_anew = false;
     for (i, (p, config)) in group.iter().zip(configs).enumerate() {
         let unchanged = p.map.as_ref().filter(|m| Arc::ptr_eq(&m.site, &site) && p.config == *config);
         derived.push(match unchanged {
@@ -152,6 +153,7 @@ fn derive_all(group: &mut [&mut Planner], site: Arc<SiteMap>, configs: &[Planner
                 let later = group[i + 1..].iter().filter_map(|q| q.map.as_ref());
                 let refiners = derived.iter().chain(later).map(|m| m.refiner.clone()).collect();
                 let donor = Donor { obstacles: donors.obstacles.map(|j| derived[j].collision.obstacles()), refiners };
+                made_anew = true;
                 Arc::new(PreparedMap::on_site_with(site.clone(), config, &p.lddb, p.map.as_deref(), donor)?)
             }
         });
@@ -160,10 +162,13 @@ fn derive_all(group: &mut [&mut Planner], site: Arc<SiteMap>, configs: &[Planner
     for (p, m) in group.iter_mut().zip(derived) {
         replaced.extend(p.map.replace(m));
     }
-    // The maps replaced go first (those no plan in flight still holds), then the allocator
-    // settles what they and the preparation freed.
+    // The maps replaced go first (those no plan in flight still holds), then what they and the
+    // preparation freed goes back (`memory::trim_heap`); nothing to hand back when every
+    // profile kept its map.
     drop(replaced);
-    crate::memory::settle_heap();
+    if made_anew {
+        crate::memory::trim_heap();
+    }
     Ok(())
 }
 

@@ -444,8 +444,8 @@ impl PreparedMap {
             let mask = self.site.clearance.shared_vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
             self.blocks = BlockGrid::on_mask(mask, lddb.side()).map_err(|e| invalid(e.to_string()))?;
             self.hierarchy = Self::cluster_graph(&self.blocks, &self.collision);
-            // The structures replaced are gone: see `memory::settle_heap`.
-            crate::memory::settle_heap();
+            // The structures replaced are gone: see `memory::trim_heap`.
+            crate::memory::trim_heap();
             return Ok(MapUpdate {
                 changed: changed.cells,
                 rebuilt: true,
