@@ -19,6 +19,7 @@ use super::{Chain, RefineError, Refinement};
 use crate::directional::footprint::SEARCH_MARGIN;
 use crate::directional::motion::Gear;
 use crate::geometry::{Point2, Pose2};
+use crate::search::poll::StopPoll;
 use crate::search::OrdF64;
 use crate::stages::{SolvedBy, Stage};
 use crate::trajectory::Segment;
@@ -38,10 +39,10 @@ const ANALYTIC_NEAR: f64 = 4.0;
 /// Most expansions before the search gives up (the budget usually ends it first): bounds the
 /// time a request that has no path spends here after the lattice was exhausted.
 pub(super) const MAX_EXPANSIONS: usize = 200_000;
-/// Expansions between two polls of the stop callback.
-const STOP_POLL_PERIOD: usize = 32;
-/// Coarse cells settled between two polls while the 2-D distance is computed.
-const DISTANCE_POLL_PERIOD: usize = 4096;
+/// Open-list entries taken (stale ones too) between two polls of the stop callback.
+const STOP_POLL_PERIOD: u32 = 32;
+/// Entries taken between two polls while the 2-D distance is computed.
+const DISTANCE_POLL_PERIOD: u32 = 4096;
 /// How far (turning radii) beyond the box of start and goal the search may go: a manoeuvre the
 /// lattice missed is local, and the window bounds the 2-D distance's work and memory on a
 /// site-scale map.
@@ -129,7 +130,11 @@ impl Refinement<'_, '_> {
         let mut open = BinaryHeap::new();
         open.push((Reverse(OrdF64::new(heuristic(start))), 0u32));
         let mut expansions = 0;
+        let mut poll = StopPoll::new(STOP_POLL_PERIOD, &mut *self.should_stop);
         while let Some((_, id)) = open.pop() {
+            if poll.stop() {
+                return Err(RefineError::Stopped);
+            }
             let node = nodes[id as usize];
             let key = grid.bin(node.pose, node.gear);
             match bins.get_mut(&key) {
@@ -137,9 +142,6 @@ impl Refinement<'_, '_> {
                 _ => continue,
             }
             expansions += 1;
-            if expansions % STOP_POLL_PERIOD == 0 && (self.should_stop)() {
-                return Err(RefineError::Stopped);
-            }
             if expansions > MAX_EXPANSIONS {
                 return Ok(Hybrid::Nothing(expansions - 1));
             }
@@ -290,10 +292,9 @@ impl Coarse {
         let mut heap = BinaryHeap::new();
         heap.push((Reverse(OrdF64::new(0.0)), g));
         let diagonal = self.side * std::f64::consts::SQRT_2;
-        let mut popped = 0usize;
+        let mut poll = StopPoll::new(DISTANCE_POLL_PERIOD, should_stop);
         while let Some((Reverse(d), k)) = heap.pop() {
-            popped += 1;
-            if popped % DISTANCE_POLL_PERIOD == 0 && should_stop() {
+            if poll.stop() {
                 return Err(RefineError::Stopped);
             }
             if d.get() > distance[k] {
