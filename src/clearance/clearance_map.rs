@@ -445,27 +445,34 @@ fn check_map(map: &OccupancyMap) -> Result<(), ClearanceError> {
     Ok(())
 }
 
-fn build_mask(layer: &ClearanceLayer, footprint: Footprint, width: usize, height: usize) -> CellMask {
-    // Straight from the value arrays (same rule as `Footprint::fits`), one pass over the map.
-    match footprint {
-        Footprint::Circle { .. } => {
-            let (t, d) = (footprint.distance_sq_threshold(), layer.distance().values());
-            CellMask::from_fn(width, height, |k| u32::from(d[k]) <= t)
-        }
-        Footprint::Square { side } => {
-            let c = layer.clearance().values();
-            CellMask::from_fn(width, height, |k| u16::from(c[k]) < side)
-        }
+/// Where `footprint` does not fit on `layer`, by row-major cell index (cells of the map only):
+/// [`Footprint::fits`]'s rule read straight from the value arrays, the threshold taken once.
+fn misfit(layer: &ClearanceLayer, footprint: Footprint) -> impl Fn(usize) -> bool + '_ {
+    let (distance, clearance) = (layer.distance().values(), layer.clearance().values());
+    let threshold = footprint.distance_sq_threshold();
+    let square_side = match footprint {
+        Footprint::Circle { .. } => None,
+        Footprint::Square { side } => Some(side),
+    };
+    move |k| match square_side {
+        None => u32::from(distance[k]) <= threshold,
+        Some(side) => u16::from(clearance[k]) < side,
     }
+}
+
+fn build_mask(layer: &ClearanceLayer, footprint: Footprint, width: usize, height: usize) -> CellMask {
+    CellMask::from_fn(width, height, misfit(layer, footprint))
 }
 
 /// Re-evaluates the mask inside `rect`; returns the bounding box of the cells that flipped.
 fn update_mask(layer: &ClearanceLayer, footprint: Footprint, mask: &mut CellMask, rect: CellRect) -> Option<CellRect> {
+    let misfit = misfit(layer, footprint);
+    let width = layer.width();
     let mut changed = None;
     for y in rect.y..rect.y + rect.height {
         for x in rect.x..rect.x + rect.width {
-            let blocked = !footprint.fits(layer, x, y);
-            if blocked != mask.is_blocked(x as i64, y as i64) {
+            let blocked = misfit(y * width + x);
+            if blocked != mask.blocked(x as i64, y as i64) {
                 mask.set(x, y, blocked);
                 changed = Some(union_rect(changed, CellRect { x, y, width: 1, height: 1 }));
             }

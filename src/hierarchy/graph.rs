@@ -116,10 +116,15 @@ impl ClusterGraph {
         let mut cache = LabelCache { mask, across: self.across, labels: FxHashMap::default() };
         for &i in &changed {
             let pieces = cache.get(i).pieces(mask.width(), &extra);
-            self.clusters[i] = Cluster { pieces, links: self.links_of(&mut cache, i) };
+            self.clusters[i] = Cluster { pieces, links: self.links_of(&mut cache, i, Across::BOTH, &[]) };
         }
         for &i in &relinked {
-            self.clusters[i].links = self.links_of(&mut cache, i);
+            // Only the sides facing a remade cluster: the links across the other side join two
+            // clusters that did not change, so they are kept and those neighbours not labelled.
+            let is_changed = |j: Option<usize>| j.is_some_and(|j| changed.binary_search(&j).is_ok());
+            let redo = Across { east: is_changed(self.east(i)), north: is_changed(self.north(i)) };
+            let kept = std::mem::take(&mut self.clusters[i].links);
+            self.clusters[i].links = self.links_of(&mut cache, i, redo, &kept);
         }
         for &i in &reweighed {
             self.clusters[i].pieces = cache.get(i).pieces(mask.width(), &extra);
@@ -144,18 +149,37 @@ impl ClusterGraph {
         clusters
     }
 
-    /// Cluster `i`'s links, from the labels in `cache` (an empty cluster has none).
-    fn links_of(&self, cache: &mut LabelCache, i: usize) -> Box<[Link]> {
+    /// Cluster `i`'s links across the sides `redo` names, from the labels in `cache`, with the
+    /// links of `kept` across the other sides (an empty cluster has none), sorted.
+    fn links_of(&self, cache: &mut LabelCache, i: usize, redo: Across, kept: &[Link]) -> Box<[Link]> {
         if cache.get(i).count() == 0 {
             return Box::default();
         }
-        let east = (i % self.across + 1 < self.across).then_some(i + 1);
-        let north = (i / self.across + 1 < self.up).then_some(i + self.across);
+        let east = self.east(i).filter(|_| redo.east);
+        let north = self.north(i).filter(|_| redo.north);
         for j in [east, north].into_iter().flatten() {
             cache.get(j);
         }
         let get = |j: Option<usize>| j.map(|j| cache.labels[&j].sides());
-        cluster::links(&cache.labels[&i].sides(), get(east).as_ref(), get(north).as_ref())
+        let made = cluster::links(&cache.labels[&i].sides(), get(east).as_ref(), get(north).as_ref());
+        if !kept.iter().any(|l| if l.north { !redo.north } else { !redo.east }) {
+            return made;
+        }
+        let mut links: Vec<Link> =
+            kept.iter().filter(|l| if l.north { !redo.north } else { !redo.east }).copied().collect();
+        links.extend_from_slice(&made);
+        links.sort_unstable();
+        links.into_boxed_slice()
+    }
+
+    /// The cluster east of `i`, if any.
+    fn east(&self, i: usize) -> Option<usize> {
+        (i % self.across + 1 < self.across).then_some(i + 1)
+    }
+
+    /// The cluster north of `i`, if any.
+    fn north(&self, i: usize) -> Option<usize> {
+        (i / self.across + 1 < self.up).then_some(i + self.across)
     }
 
     /// The cluster west of `i`, if any.
@@ -222,6 +246,17 @@ impl ClusterGraph {
             back(c - self.across, true);
         }
     }
+}
+
+/// Which of a cluster's sides to link across: east, north.
+#[derive(Clone, Copy)]
+struct Across {
+    east: bool,
+    north: bool,
+}
+
+impl Across {
+    const BOTH: Across = Across { east: true, north: true };
 }
 
 /// Cluster labels made during one repair, each once.
