@@ -77,6 +77,10 @@ if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$HASH" ] \
     log "up to date ($STAMP)"
     exit 0
 fi
+# From here the set-up changes what it made before: the stamp goes first, so a set-up stopped
+# half-way (interrupted, or failed) is redone next time instead of found up to date with its
+# interfaces removed.
+rm -f "$STAMP"
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then
