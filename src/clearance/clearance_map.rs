@@ -445,28 +445,13 @@ fn check_map(map: &OccupancyMap) -> Result<(), ClearanceError> {
     Ok(())
 }
 
-/// Where `footprint` does not fit on `layer`, by row-major cell index (cells of the map only):
-/// [`Footprint::fits`]'s rule read straight from the value arrays, the threshold taken once.
-fn misfit(layer: &ClearanceLayer, footprint: Footprint) -> impl Fn(usize) -> bool + '_ {
-    let (distance, clearance) = (layer.distance().values(), layer.clearance().values());
-    let threshold = footprint.distance_sq_threshold();
-    let square_side = match footprint {
-        Footprint::Circle { .. } => None,
-        Footprint::Square { side } => Some(side),
-    };
-    move |k| match square_side {
-        None => u32::from(distance[k]) <= threshold,
-        Some(side) => u16::from(clearance[k]) < side,
-    }
-}
-
 fn build_mask(layer: &ClearanceLayer, footprint: Footprint, width: usize, height: usize) -> CellMask {
-    CellMask::from_fn(width, height, misfit(layer, footprint))
+    CellMask::from_fn(width, height, footprint.misfit(layer))
 }
 
 /// Re-evaluates the mask inside `rect`; returns the bounding box of the cells that flipped.
 fn update_mask(layer: &ClearanceLayer, footprint: Footprint, mask: &mut CellMask, rect: CellRect) -> Option<CellRect> {
-    let misfit = misfit(layer, footprint);
+    let misfit = footprint.misfit(layer);
     let width = layer.width();
     let mut changed = None;
     for y in rect.y..rect.y + rect.height {

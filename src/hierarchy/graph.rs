@@ -162,11 +162,10 @@ impl ClusterGraph {
         }
         let get = |j: Option<usize>| j.map(|j| cache.labels[&j].sides());
         let made = cluster::links(&cache.labels[&i].sides(), get(east).as_ref(), get(north).as_ref());
-        if !kept.iter().any(|l| if l.north { !redo.north } else { !redo.east }) {
+        let mut links: Vec<Link> = kept.iter().filter(|l| !redo.crosses(l)).copied().collect();
+        if links.is_empty() {
             return made;
         }
-        let mut links: Vec<Link> =
-            kept.iter().filter(|l| if l.north { !redo.north } else { !redo.east }).copied().collect();
         links.extend_from_slice(&made);
         links.sort_unstable();
         links.into_boxed_slice()
@@ -257,6 +256,15 @@ struct Across {
 
 impl Across {
     const BOTH: Across = Across { east: true, north: true };
+
+    /// True when `link` runs across one of these sides.
+    fn crosses(self, link: &Link) -> bool {
+        if link.north {
+            self.north
+        } else {
+            self.east
+        }
+    }
 }
 
 /// Cluster labels made during one repair, each once.
