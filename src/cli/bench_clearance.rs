@@ -240,3 +240,31 @@ pub fn run(args: &BenchClearanceArgs) -> CliResult {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CPU clocks count work, not waiting: a thread that sleeps 50 ms has used almost no
+    /// CPU time, while the wall clock saw the whole sleep (what `bench-nav --cpu-time` relies on
+    /// when other processes keep the cores busy). This thread's clock, since the test harness
+    /// runs other tests in this process at the same time; the process's clock is the sum of
+    /// every thread's, read the same way.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_cpu_clock_does_not_count_waiting() {
+        let (cpu, wall) = (Stamp::now(), Stamp::Wall(Instant::now()));
+        assert!(matches!(cpu, Stamp::Cpu(..)), "Linux reports a thread CPU clock");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let (cpu_ms, wall_ms) = (ms_since(cpu), ms_since(wall));
+        assert!(wall_ms >= 50.0, "{wall_ms} ms");
+        assert!(cpu_ms < 25.0, "{cpu_ms} ms of CPU time while asleep");
+        // And it counts work: a busy loop of 20 ms of wall time shows most of it.
+        let (cpu, wall) = (Stamp::now(), Instant::now());
+        let mut x = 0u64;
+        while wall.elapsed().as_millis() < 20 {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        assert!(ms_since(cpu) > 0.0, "{x} steps counted no CPU time");
+    }
+}
