@@ -4,6 +4,9 @@
 //!
 //! One test in this binary on purpose: the harness runs tests on parallel threads, and another
 //! test's allocations would be counted too.
+//!
+//! The test command plans 1000 times after the warm-up (a leak of 66 bytes a plan or more shows
+//! against the allowance); `BLOCKSTAR_MEMORY_PLANS=N` plans N times, for a longer soak.
 
 use blockstar_planner::geometry::Pose2;
 use blockstar_planner::map_io::load_map_file;
@@ -17,6 +20,9 @@ blockstar_planner::install_counting_allocator!();
 /// memory (the Dubins memo, Block A*'s scratch, sized to the map) is in place after the warm-up;
 /// what is left is the allocator's counting of blocks that change size between plans.
 const ALLOWANCE: u64 = 64 * 1024;
+
+/// Plans after the warm-up unless `BLOCKSTAR_MEMORY_PLANS` says otherwise.
+const PLANS: usize = 1000;
 
 #[test]
 fn thousands_of_plans_hold_no_more_heap_than_the_warm_up() {
@@ -42,15 +48,19 @@ fn thousands_of_plans_hold_no_more_heap_than_the_warm_up() {
         solved
     };
 
+    let plans = match std::env::var("BLOCKSTAR_MEMORY_PLANS") {
+        Ok(n) => n.parse().unwrap_or_else(|e| panic!("BLOCKSTAR_MEMORY_PLANS={n:?}: {e}")),
+        Err(_) => PLANS,
+    };
     assert!(plan_many(300) > 0);
     let warm = heap().expect("the counting allocator is installed");
-    let solved = plan_many(3000);
+    let solved = plan_many(plans);
     let end = heap().unwrap();
-    assert!(solved > 300, "only {solved} of 3000 random pairs solved: the test would not exercise planning");
+    assert!(solved > plans / 10, "only {solved} of {plans} random pairs solved: the test would not exercise planning");
     assert!(
         end.bytes <= warm.bytes + ALLOWANCE,
-        "the heap grew by {} bytes over 3000 plans after the warm-up ({} -> {} bytes, {} -> {} blocks)",
-        end.bytes - warm.bytes,
+        "the heap grew by {} bytes over {plans} plans after the warm-up ({} -> {} bytes, {} -> {} blocks)",
+        end.bytes.saturating_sub(warm.bytes),
         warm.bytes,
         end.bytes,
         warm.blocks,

@@ -137,6 +137,9 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
     // The first profile's patches with the page faults each took: whether the largest ones
     // are work or the kernel mapping in memory first touched.
     let mut one_faults = Vec::new();
+    // And the allocations each made: whether they are the allocator's first requests.
+    let mut one_allocations = Vec::new();
+    let allocations = || crate::memory::heap().map_or(0, |h| h.allocations);
     for _ in 0..args.rounds {
         // New patches every round: a patch repeated would change nothing the second time.
         let patches: Vec<(i64, i64, Vec<i8>)> = (0..args.patches)
@@ -150,26 +153,42 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
             let t = Stamp::now_all_threads();
             fleet.apply_patch(*x, *y, s, s, data)?;
             fleet_ms.push(ms_since(t));
-            let faults = minor_faults();
+            let (faults, allocated) = (minor_faults(), allocations());
             let t = Stamp::now_all_threads();
             one.apply_patch(*x, *y, s, s, data)?;
             one_ms.push(ms_since(t));
             one_faults.push(minor_faults() - faults);
+            one_allocations.push(allocations() - allocated);
         }
     }
     let tail = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
         (super::bench_nav::percentile(&v, 0.95), v.last().copied().unwrap_or(0.0))
     };
-    let mut largest: Vec<(usize, f64, u64)> =
-        one_ms.iter().zip(&one_faults).enumerate().map(|(i, (&ms, &f))| (i, ms, f)).collect();
+    let mut largest: Vec<(usize, f64)> = one_ms.iter().copied().enumerate().collect();
     largest.sort_by(|a, b| b.1.total_cmp(&a.1));
     let largest: Vec<serde_json::Value> = largest
         .iter()
         .take(5)
-        .map(|&(i, ms, faults)| serde_json::json!({ "patch": i, "ms": ms, "minor_faults": faults, "fleet_ms": fleet_ms[i] }))
+        .map(|&(i, ms)| {
+            serde_json::json!({
+                "patch": i,
+                "ms": ms,
+                "minor_faults": one_faults[i],
+                "allocations": one_allocations[i],
+                "fleet_ms": fleet_ms[i],
+            })
+        })
         .collect();
+    let median_allocations = {
+        let mut a = one_allocations.clone();
+        a.sort_unstable();
+        a.get(a.len() / 2).copied().unwrap_or(0)
+    };
     let patches_faulting = one_faults.iter().filter(|&&f| f > 0).count();
+    let first_patches: Vec<serde_json::Value> = (0..one_ms.len().min(5))
+        .map(|i| serde_json::json!({ "ms": one_ms[i], "minor_faults": one_faults[i], "allocations": one_allocations[i] }))
+        .collect();
     let ((fleet_p95, fleet_max), (one_p95, one_max)) = (tail(fleet_ms.clone()), tail(one_ms.clone()));
     let (fleet_patch, one_patch) = (median(fleet_ms), median(one_ms));
     // 3. By component, from the structures themselves (HeapSize: bytes of the buffers they own).
@@ -206,6 +225,8 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
         "patch_one_profile_p95_max_ms": [one_p95, one_max],
         "patch_one_profile_largest": largest,
         "patch_one_profile_faulting": patches_faulting,
+        "patch_one_profile_median_allocations": median_allocations,
+        "patch_one_profile_first": first_patches,
         "prepare_one_profile_ms": prepare_one_ms,
         "prepare_one_profile_ns_per_cell": prepare_one_ms * 1e6 / cells,
         "prepare_fleet_ms": prepare_fleet_ms,
