@@ -180,11 +180,7 @@ pub fn run(args: &BenchFleetArgs) -> CliResult {
             })
         })
         .collect();
-    let median_allocations = {
-        let mut a = one_allocations.clone();
-        a.sort_unstable();
-        a.get(a.len() / 2).copied().unwrap_or(0)
-    };
+    let median_allocations = median(one_allocations.iter().map(|&a| a as f64).collect());
     let patches_faulting = one_faults.iter().filter(|&&f| f > 0).count();
     let first_patches: Vec<serde_json::Value> = (0..one_ms.len().min(5))
         .map(|i| serde_json::json!({ "ms": one_ms[i], "minor_faults": one_faults[i], "allocations": one_allocations[i] }))
