@@ -358,45 +358,17 @@ impl<'a> Along<'a> {
     }
 }
 
-/// `∫ f ds` along segment `s`, by the midpoints of `ceil(length / COST_STEP)` equal steps (the
-/// points of [`Segment::points_along`]), for `f` an integer-valued function (the cost bytes):
-/// summed exactly, scaled once. On an arc each midpoint's heading is the one before
-/// turned by the same angle, so it is stepped by a rotation (two multiplications and additions)
-/// instead of a sine and a cosine per sample, taken exactly again every 64 samples so the
-/// rounding never builds up (below 1e-12 cells of the exact points, so a sample's cell can
-/// differ from the exact point's only within that of a cell edge).
+/// `∫ f ds` along segment `s`, by the midpoints of `ceil(length / COST_STEP)` equal steps
+/// ([`crate::trajectory::PointsAlong::each_midpoint`]), for `f` an integer-valued function (the
+/// cost bytes): summed exactly, scaled once.
 fn sample_segment(s: &Segment, mut f: impl FnMut(Point2) -> u8) -> f64 {
-    /// Samples stepped by rotation between two exact ones.
-    const REANCHOR: usize = 64;
-    let len = s.length;
-    if len <= 0.0 {
+    if s.length <= 0.0 {
         return 0.0;
     }
-    let n = (len / COST_STEP).ceil().max(1.0) as usize;
-    let ds = len / n as f64;
-    let sign = if s.reverse { -1.0 } else { 1.0 };
-    let crate::geometry::Pose2 { x, y, yaw } = s.start;
-    let (sin0, cos0) = yaw.sin_cos();
-    let k = s.curvature;
+    let n = (s.length / COST_STEP).ceil().max(1.0) as usize;
     let mut sum = 0u64;
-    if k == 0.0 {
-        for i in 0..n {
-            let t = sign * ((i as f64 + 0.5) * ds);
-            sum += u64::from(f(Point2::new(x + t * cos0, y + t * sin0)));
-        }
-    } else {
-        let (sin_step, cos_step) = (k * sign * ds).sin_cos();
-        let (mut sin_t, mut cos_t) = (0.0, 0.0);
-        for i in 0..n {
-            if i % REANCHOR == 0 {
-                (sin_t, cos_t) = (yaw + k * sign * ((i as f64 + 0.5) * ds)).sin_cos();
-            } else {
-                (sin_t, cos_t) = (sin_t * cos_step + cos_t * sin_step, cos_t * cos_step - sin_t * sin_step);
-            }
-            sum += u64::from(f(Point2::new(x + (sin_t - sin0) / k, y - (cos_t - cos0) / k)));
-        }
-    }
-    sum as f64 * ds
+    s.points_along().each_midpoint(n, |p| sum += u64::from(f(p)));
+    sum as f64 * (s.length / n as f64)
 }
 
 impl crate::memory::HeapSize for CostField {

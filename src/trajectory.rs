@@ -180,9 +180,47 @@ impl PointsAlong {
         if k == 0.0 {
             Point2::new(x + t * self.cos0, y + t * self.sin0)
         } else {
-            let (s2, c2) = (yaw + k * t).sin_cos();
-            Point2::new(x + (s2 - self.sin0) / k, y - (c2 - self.cos0) / k)
+            self.on_arc((yaw + k * t).sin_cos())
         }
+    }
+
+    /// The midpoints of `n` equal steps along the segment, in order, each handed to `f`: the
+    /// points [`PointsAlong::at`] gives at `(i + 0.5) * length / n`. On an arc each midpoint's
+    /// heading is the one before turned by the same angle, so it is stepped by a rotation (two
+    /// multiplications and additions) instead of a sine and a cosine per point, taken exactly
+    /// again every 64 points so the rounding never builds up (below 1e-12 cells of `at`'s points,
+    /// so a point's cell can differ from the exact point's only within that of a cell edge).
+    pub fn each_midpoint(&self, n: usize, mut f: impl FnMut(Point2)) {
+        /// Points stepped by rotation between two exact ones.
+        const REANCHOR: usize = 64;
+        let ds = self.seg.length / n as f64;
+        let midpoint = |i: usize| self.signed((i as f64 + 0.5) * ds);
+        let Pose2 { x, y, yaw } = self.seg.start;
+        let k = self.seg.curvature;
+        if k == 0.0 {
+            for i in 0..n {
+                let t = midpoint(i);
+                f(Point2::new(x + t * self.cos0, y + t * self.sin0));
+            }
+            return;
+        }
+        let (sin_step, cos_step) = (k * self.signed(ds)).sin_cos();
+        let (mut sin_t, mut cos_t) = (0.0, 0.0);
+        for i in 0..n {
+            (sin_t, cos_t) = if i % REANCHOR == 0 {
+                (yaw + k * midpoint(i)).sin_cos()
+            } else {
+                (sin_t * cos_step + cos_t * sin_step, cos_t * cos_step - sin_t * sin_step)
+            };
+            f(self.on_arc((sin_t, cos_t)));
+        }
+    }
+
+    /// The point of the arc where the heading's sine and cosine are `(sin_t, cos_t)`.
+    #[inline]
+    fn on_arc(&self, (sin_t, cos_t): (f64, f64)) -> Point2 {
+        let (Pose2 { x, y, .. }, k) = (self.seg.start, self.seg.curvature);
+        Point2::new(x + (sin_t - self.sin0) / k, y - (cos_t - self.cos0) / k)
     }
 }
 
