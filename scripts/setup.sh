@@ -89,17 +89,28 @@ fi
 
 # --- Debian packages -------------------------------------------------------------------------
 APT_PACKAGES=(libclang-dev clang "${APT_PYTHON[@]}" build-essential pkg-config git ca-certificates)
-missing=()
-for p in "${APT_PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    log "installing Debian packages: ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    # Update the package lists once, only when something must be installed.
-    $SUDO apt-get update -qq
-    $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+install_missing_debian_packages() {
+    local missing=() p
+    for p in "${APT_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        log "installing Debian packages: ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        # Update the package lists once, only when something must be installed. The lock timeout
+        # waits for another apt (unattended upgrades) instead of failing at once.
+        $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+        $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"
+    fi
+}
+# Two set-ups at once (two clones on one machine) took turns badly: the second failed at once on
+# apt's list lock. They take turns here, and the second finds the packages the first installed.
+APT_TURN_LOCK="${TMPDIR:-/tmp}/blockstar-setup-apt.lock"
+exec 9>>"$APT_TURN_LOCK"
+flock -w 1200 9 || { log "another set-up has held $APT_TURN_LOCK for 20 minutes"; exit 1; }
+install_missing_debian_packages
+flock -u 9
+exec 9>&-
 
 mkdir -p "$PREFIX"
 
