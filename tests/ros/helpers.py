@@ -295,6 +295,15 @@ class Peer:
         self.spin_until(lambda: any(same(p) for p in self.paths[n_paths:]), what="/plan with the status's stamp")
         return status, next(p for p in self.paths[n_paths:] if same(p))
 
+    def trajectory_for(self, status):
+        """The ~/trajectory published with the plan that `status` (SUCCESS) answers: it carries
+        the status's header stamp. Each topic has its own writer, so it may arrive after the
+        status and the /plan: waited for."""
+        stamp = (status.header.stamp.sec, status.header.stamp.nanosec)
+        same = lambda t: (t.header.stamp.sec, t.header.stamp.nanosec) == stamp  # noqa: E731
+        self.spin_until(lambda: any(same(t) for t in self.trajectories), what="~/trajectory with the status's stamp")
+        return next(t for t in reversed(self.trajectories) if same(t))
+
     def close(self):
         self.node.destroy_node()
 

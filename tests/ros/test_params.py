@@ -92,7 +92,8 @@ def test_invalid_values_are_refused_with_a_reason_and_change_nothing(setup, name
     if before is not None:
         assert peer.get(name) == [before]
     status, path = peer.plan(*GOAL)
-    assert status.code == S.SUCCESS and peer.trajectories[-1].min_turning_radius == pytest.approx(0.2)
+    assert status.code == S.SUCCESS, status.message
+    assert peer.trajectory_for(status).min_turning_radius == pytest.approx(0.2)
 
 
 def test_valid_changes_reach_the_next_plan(setup):
