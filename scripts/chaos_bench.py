@@ -88,6 +88,7 @@ FAULTS = ("map_restart", "tf_stall", "clock_jump", "lifecycle", "param", "malfor
 MALFORMED = ("nan_goal", "inf_goal", "unknown_frame_goal", "unknown_frame_start", "nan_start",
              "map_data_length", "update_outside", "absurd_size", "absurd_resolution")
 TF_STALL = 2.0
+MAP_IN_USE = load_bench.MAP_IN_USE
 CLOCK_JUMP = 5.0
 # After the load: answers are waited for until every goal has one, or DRAIN seconds pass with no
 # new answer (a goal the node lost), or DRAIN_MAX in all (a bench so far behind its responses
@@ -178,7 +179,12 @@ class Bench:
         self.tf_paused_until = 0.0
         self.door_closed = False
         self.map_version = 0
-        self.maps = []  # (monotonic time published, grid): the map history
+        # The map history: [monotonic time published, grid, time the node had it in use (None
+        # until seen)]. A restarted publisher's map reaches the node only once its new writer is
+        # discovered, which takes a while under load: goals sent meanwhile are planned on the map
+        # before, rightly.
+        self.maps = []
+        self.maps_in_use = 0  # "m/cell in use" lines of the node's log seen so far
         self.goals = []
         self.faults = []  # (monotonic time, kind, detail)
         self.free_cells = load_bench.goal_cells()
@@ -224,7 +230,15 @@ class Bench:
         grid = load_bench.bench_map(self.door_closed, self.map_version)
         grid.header.frame_id = "map"
         self.map_pub.publish(grid)
-        self.maps.append((time.monotonic(), grid))
+        self.maps.append([time.monotonic(), grid, None])
+
+    def note_maps_in_use(self, node):
+        """Marks the maps the node has taken in since the last call with the time now, from its
+        log (each accepted map logs one "m/cell in use" line; the oldest unmarked map first)."""
+        seen = node.count(MAP_IN_USE)
+        for entry in [m for m in self.maps if m[2] is None][: max(0, seen - self.maps_in_use)]:
+            entry[2] = time.monotonic()
+        self.maps_in_use = max(self.maps_in_use, seen)
 
     def spin(self, seconds):
         """Spins the peers' executor for about `seconds` (up to SPIN_TIMEOUT more), ticking
@@ -390,13 +404,19 @@ class Bench:
 
 
 def legal_on_some_map(bench, g):
-    """(legal, reason) for a successful goal's path: legal on a map in force while it was planned
-    (any published between the one in force when it was sent and its answer)."""
+    """(legal, reason) for a successful goal's path: legal on a map the node could have held
+    while it was planned (see below)."""
     start = g.start or load_bench.cell_center(*ROBOT_CELL)
-    in_force = [grid for t, grid in bench.maps if t <= g.sent][-1:]
-    during = [grid for t, grid in bench.maps if g.sent < t <= g.answered]
+    # The node plans a goal on the map it holds when the goal's turn comes: any map published
+    # before the answer that the next map had not yet replaced in the node (its "in use" line,
+    # read every 50 ms; never, where that was not seen) when the goal was sent.
+    maps = bench.maps
+    superseded = [maps[i + 1][2] if i + 1 < len(maps) and maps[i + 1][2] is not None else math.inf
+                  for i in range(len(maps))]
+    candidates = [grid for (published, grid, _), until in zip(maps, superseded)
+                  if published <= g.answered and until > g.sent]
     reasons = []
-    for grid in in_force + during:
+    for grid in candidates:
         ok, why = load_bench.path_legal(g.path, grid, ROBOT_RADIUS, start, g.target)
         if ok:
             return True, "ok"
@@ -439,7 +459,8 @@ def run(duration=600.0, goal_rate=50.0, n_clients=4, fault_interval=4.0, seed=1,
         while bench.map_pub.get_subscription_count() == 0 or not all(ac.server_is_ready() for _, ac in bench.clients):
             assert time.monotonic() < end, "the node was not discovered"
             bench.spin(0.05)
-        node.wait_log("in use", 1, timeout=30)
+        node.wait_log(MAP_IN_USE, 1, timeout=30)
+        bench.note_maps_in_use(node)
         bench.spin(1.0)
         return _run(node, bench, duration, goal_rate, fault_interval, log)
     finally:
@@ -484,6 +505,7 @@ def _run(node, bench, duration, goal_rate, fault_interval, log):
     next_goal, n_sent = t0, 0
     next_fault = t0 + rng.expovariate(1.0 / fault_interval)
     rss, next_rss = [], t0
+    next_log_read = t0
     bag = []
     log(f"chaos: {duration:.0f} s, {goal_rate:g} goals/s from {len(bench.clients)} clients, "
         f"a fault every {fault_interval:g} s on average")
@@ -502,6 +524,9 @@ def _run(node, bench, duration, goal_rate, fault_interval, log):
         if now >= next_rss:
             rss.append((now - t0, load_bench.rss_kib(node.proc.pid)))
             next_rss += 1.0
+        if now >= next_log_read and any(used is None for _, _, used in bench.maps):
+            bench.note_maps_in_use(node)
+            next_log_read = now + 0.05
         if not node.alive():
             break
         bench.spin(0.002)

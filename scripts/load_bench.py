@@ -64,6 +64,9 @@ OCCUPIED = 65  # the node's default occupied_threshold
 START_CELL = (20, 75)
 LAST_GOAL_CELL = (140, 75)  # straight across DOOR_B from the start
 NODE_NAME = "planner_load"
+# The node's log line for each map it took in ("map WxH at R m/cell in use"); plain "in use" is
+# also in "parameters in use".
+MAP_IN_USE = "m/cell in use"
 PREFIX = "/load"
 
 RELIABLE_DEEP = QoSProfile(
@@ -301,9 +304,20 @@ class Client:
         self.sent[gid] = time.monotonic()
         self.goal_pub.publish(msg)
 
-    def set_start(self, x, y, yaw):
+    def set_start(self, node, x, y, yaw, timeout=30.0):
+        """Publishes the start until `node` logs one more start pose: /initialpose is volatile,
+        so one sent before the node's reader matched it is lost (only the goal and map
+        publishers' matching is waited for), and it is sent again every half second."""
         msg = initial_pose(x, y, yaw)
-        self.initial_pub.publish(msg)
+        before = node.count("start pose")
+        deadline = time.monotonic() + timeout
+        while True:
+            self.initial_pub.publish(msg)
+            try:
+                return self.spin_until(lambda: node.count("start pose") > before, 0.5, "the start pose")
+            except RuntimeError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the node never took the start pose in {timeout} s") from None
 
     def path_for(self, gid):
         """(arrival time, path) of the /plan answering goal gid's SUCCESS status, or None; the
@@ -341,13 +355,11 @@ def _run(node, client, duration, goal_rate, map_rate, seed, drain, log, warmup):
         30,
         "discovery of planner_node",
     )
-    in_use = node.count("in use")
+    in_use = node.count(MAP_IN_USE)
     client.map_pub.publish(maps[False])
-    client.spin_until(lambda: node.count("in use") > in_use, 30, "the first map in use")
-    starts = node.count("start pose")
+    client.spin_until(lambda: node.count(MAP_IN_USE) > in_use, 30, "the first map in use")
     start = cell_center(*START_CELL)
-    client.set_start(*start, 0.0)
-    client.spin_until(lambda: node.count("start pose") > starts, 30, "the start pose")
+    client.set_start(node, *start, 0.0)
 
     log(f"load: {duration:.0f} s, {goal_rate:g} goals/s, {map_rate:g} map changes/s, node pid {pid}")
     rss = [(0.0, rss_kib(pid))]
@@ -388,12 +400,18 @@ def _run(node, client, duration, goal_rate, map_rate, seed, drain, log, warmup):
     load_end = time.monotonic() - t0
     rss.append((load_end, rss_kib(pid)))
 
-    # The door closes for good; once the node has had time to take the map in, the last goal
-    # asks for a place straight across the closed door.
+    # The door closes for good; once the node has the final map in use, the last goal asks for a
+    # place straight across the closed door. Whether it has is read from its log: it logs each
+    # map it takes in, drops a queued map when a newer one comes, and applies them in order, so
+    # of the maps it logs after the final one was sent at most the first can be an older one; the
+    # final map is sent a second time, and a second line after the first is a final one's.
     version += 1
     final_map = bench_map(True, version)
+    in_use = node.count(MAP_IN_USE)
     client.map_pub.publish(final_map)
-    client.spin_for(1.0)
+    client.spin_until(lambda: node.count(MAP_IN_USE) > in_use, 60, "a map in use after the final one was sent")
+    client.map_pub.publish(final_map)
+    client.spin_until(lambda: node.count(MAP_IN_USE) > in_use + 1, 60, "the final map in use")
     gid += 1
     last_gid = gid
     last_goal = cell_center(*LAST_GOAL_CELL)

@@ -31,6 +31,15 @@ LATCHED = QoSProfile(
     reliability=ReliabilityPolicy.RELIABLE,
     durability=DurabilityPolicy.TRANSIENT_LOCAL,
 )
+# What a test reads a latched topic with: the same durability, but up to 10 samples kept, since
+# with one a second message arriving before the test's next spin (a plan, then its replan) would
+# replace the first unread.
+LATCHED_READER = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=10,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
 STATUS_QOS = QoSProfile(
     history=HistoryPolicy.KEEP_LAST,
     depth=50,
@@ -216,9 +225,9 @@ class Peer:
         self.statuses, self.paths, self.trajectories = [], [], []
         self.status_sub = n.create_subscription(PlannerStatus, f"/{node_name}/status", self.statuses.append,
                                                 STATUS_QOS)
-        self.path_sub = n.create_subscription(Path, f"{prefix}/plan", self.paths.append, LATCHED)
+        self.path_sub = n.create_subscription(Path, f"{prefix}/plan", self.paths.append, LATCHED_READER)
         self.traj_sub = n.create_subscription(Trajectory, f"/{node_name}/trajectory", self.trajectories.append,
-                                              LATCHED)
+                                              LATCHED_READER)
 
     def spin(self, seconds):
         end = time.monotonic() + seconds
@@ -261,6 +270,20 @@ class Peer:
         if node_proc:
             self.spin_until(lambda: node_proc.count("start pose") > before, what="the node to take the start")
 
+    def send_odom(self, msg, node_proc, timeout=30.0):
+        """Publishes an Odometry until `node_proc` logs one more start pose. The node reads /odom
+        best effort, as odometry is published: a message sent before its reader matched, or one
+        the transport dropped, is gone without a trace, so it is sent again every half second."""
+        before = node_proc.count("start pose")
+        deadline = time.monotonic() + timeout
+        while True:
+            self.odom_pub.publish(msg)
+            try:
+                return self.spin_until(lambda: node_proc.count("start pose") > before, 0.5, "the odometry pose")
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"the node never took the odometry pose in {timeout} s") from None
+
     def send_goal(self, x, y, yaw=0.0, frame="map", quaternion=None):
         """Publishes a goal and returns its id (the stamp's seconds)."""
         Peer._next_goal_id += 1
@@ -282,27 +305,45 @@ class Peer:
         assert len(found) == 1, f"{len(found)} statuses for goal {gid}"
         return found[0]
 
-    def plan(self, x, y, yaw=0.0):
-        """Sends a goal and returns (status, path) for it; path is None unless SUCCESS."""
-        n_paths = len(self.paths)
-        gid = self.send_goal(x, y, yaw)
-        status = self.wait_status(gid)
+    def plan(self, x, y, yaw=0.0, resend_every=None, timeout=30.0):
+        """Sends a goal and returns (status, path) for it; path is None unless SUCCESS. With
+        `resend_every` (s) the goal is sent again that often until one of them is answered, for a
+        node whose goal reader may not be matched yet (/goal_pose is volatile: a goal sent before
+        is lost); then the last one sent is waited for and returned (each sent after one that
+        arrived arrives too, and a newer goal replaces one still being planned)."""
+        sent = [self.send_goal(x, y, yaw)]
+        if resend_every is not None:
+            deadline = time.monotonic() + timeout
+            while not any(self.status_for(g) for g in sent):
+                try:
+                    self.spin_until(lambda: any(self.status_for(g) for g in sent), resend_every, "an answer")
+                except AssertionError:
+                    if time.monotonic() > deadline:
+                        raise AssertionError(f"none of goals {sent} answered in {timeout} s") from None
+                    sent.append(self.send_goal(x, y, yaw))
+        status = self.wait_status(sent[-1], timeout)
         if status.code != PlannerStatus.SUCCESS:
             return status, None
-        # The /plan answering the status carries the status's header stamp.
+        return status, self.message_for(status, self.paths, "/plan")
+
+    def message_for(self, status, messages, what, header=lambda m: m.header):
+        """The message in `messages` (a subscription's list) published with the plan that
+        `status` (SUCCESS) answers: the node gives the plan's /plan, ~/trajectory,
+        ~/any_angle_plan and ~/markers (`header` reads it: None when the message has none) the
+        status's header stamp.
+        Each topic has its own writer, so it may arrive after the status: waited for."""
         stamp = (status.header.stamp.sec, status.header.stamp.nanosec)
-        same = lambda p: (p.header.stamp.sec, p.header.stamp.nanosec) == stamp  # noqa: E731
-        self.spin_until(lambda: any(same(p) for p in self.paths[n_paths:]), what="/plan with the status's stamp")
-        return status, next(p for p in self.paths[n_paths:] if same(p))
+
+        def same(m):
+            h = header(m)
+            return h is not None and (h.stamp.sec, h.stamp.nanosec) == stamp
+
+        self.spin_until(lambda: any(same(m) for m in messages), what=f"{what} with the status's stamp")
+        return next(m for m in reversed(messages) if same(m))
 
     def trajectory_for(self, status):
-        """The ~/trajectory published with the plan that `status` (SUCCESS) answers: it carries
-        the status's header stamp. Each topic has its own writer, so it may arrive after the
-        status and the /plan: waited for."""
-        stamp = (status.header.stamp.sec, status.header.stamp.nanosec)
-        same = lambda t: (t.header.stamp.sec, t.header.stamp.nanosec) == stamp  # noqa: E731
-        self.spin_until(lambda: any(same(t) for t in self.trajectories), what="~/trajectory with the status's stamp")
-        return next(t for t in reversed(self.trajectories) if same(t))
+        """The ~/trajectory of the plan `status` answers ([`Peer.message_for`])."""
+        return self.message_for(status, self.trajectories, "~/trajectory")
 
     def close(self):
         self.node.destroy_node()

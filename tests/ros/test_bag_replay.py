@@ -340,14 +340,10 @@ def test_stream_of_patches_and_goals_every_plan_legal_on_its_map(storage, interf
         raise
     model = None
     checked = []  # (kind, goal id, door)
-
-    def check_new_paths(n_paths, kind, gid):
-        for path in peer.paths[n_paths:]:
-            if path.poses:
-                assert_legal(path, model, STREAM_RADIUS)
-                checked.append((kind, gid, path))
+    stops_seen = 0
 
     def after(index, topic, msg):
+        nonlocal stops_seen
         nonlocal model
         n_paths, n_status = len(peer.paths), len(peer.statuses)
         if topic == "/map":
@@ -362,18 +358,29 @@ def test_stream_of_patches_and_goals_every_plan_legal_on_its_map(storage, interf
             # The current trajectory is checked after the patch: still legal, replanned or stopped.
             peer.spin_until(lambda: node.count("still legal") + node.count("replanned, goal")
                             + node.count("no legal path any more") >= applied, what="the re-check")
-            peer.spin(0.1)
-            check_new_paths(n_paths, "replan", None)
+            # The log line comes before what the node publishes: wait for what this re-check did.
+            if node.count("replanned, goal") > sum(1 for kind, _, _ in checked if kind == "replan"):
+                peer.spin_until(lambda: any(s.event == S.EVENT_REPLAN for s in peer.statuses[n_status:]),
+                                what="the replan's status")
+                replan = next(s for s in peer.statuses[n_status:] if s.event == S.EVENT_REPLAN)
+                assert replan.code == S.SUCCESS, replan.message
+                path = peer.message_for(replan, peer.paths, "/plan")
+                assert_legal(path, model, STREAM_RADIUS)
+                checked.append(("replan", None, path))
+            elif node.count("no legal path any more") > stops_seen:
+                stops_seen += 1
+                peer.spin_until(lambda: any(not p.poses for p in peer.paths[n_paths:]), what="the empty /plan")
         else:
             gid = msg.header.stamp.sec
-            peer.spin_until(lambda: any(s.goal.header.stamp.sec == gid and not s.message.startswith(("replanned",
-                            "no legal")) for s in peer.statuses[n_status:]), what=f"the status of goal {gid}")
-            status = next(s for s in peer.statuses[n_status:] if s.goal.header.stamp.sec == gid)
+            def answers(s):
+                return s.goal.header.stamp.sec == gid and not s.message.startswith(("replanned", "no legal"))
+
+            peer.spin_until(lambda: any(answers(s) for s in peer.statuses[n_status:]), what=f"the status of goal {gid}")
+            status = next(s for s in peer.statuses[n_status:] if answers(s))
             code, door = EXPECTED[gid]
             assert status.code == code, (gid, status.message)
             if code == S.SUCCESS:
-                peer.spin_until(lambda: len(peer.paths) > n_paths, what="/plan")
-                path = peer.paths[-1]
+                path = peer.message_for(status, peer.paths, "/plan")
                 assert_legal(path, model, STREAM_RADIUS)
                 if door is not None:
                     assert through([(p.pose.position.x, p.pose.position.y) for p in path.poses], door), gid

@@ -121,7 +121,9 @@ def test_node_killed_and_restarted_recovers_the_latched_map():
         node = start_node(tmp, "planner_nr", params, remap_prefix="/nr")
         node.wait_log("in use", 1, timeout=30)
         wait_start(peer, node, *START)
-        status, path = peer.plan(*BEYOND)
+        # Its goal reader may be matched later than its start reader, and the dead process's
+        # reader still counts as matched until its lease ends: sent again until answered.
+        status, path = peer.plan(*BEYOND, resend_every=2.0)
         assert status.code == S.SUCCESS, status.message
         assert_path_valid(path, OPEN, START, BEYOND)
         assert node.alive()

@@ -16,7 +16,7 @@ from conftest import require_interfaces
 require_interfaces(allow_module_level=True)  # map_msgs: the map updates
 from map_msgs.msg import OccupancyGridUpdate  # noqa: E402
 
-from helpers import LATCHED, ROOT, Peer, start_with_peer, tmpdir, yaw_quaternion
+from helpers import LATCHED_READER, ROOT, Peer, start_with_peer, tmpdir, yaw_quaternion
 from living import (GOAL, LOWER_DOOR, PARAMS, PATCH_QOS, START, UPPER_DOOR, MapModel, assert_legal, door_patch,
                     patch_msg, through, two_door_grid)
 
@@ -31,8 +31,8 @@ class LivingPeer(Peer):
         super().__init__(name, prefix=prefix, node_name=node_name)
         self.patch_pub = self.node.create_publisher(OccupancyGridUpdate, f"{prefix}/map_updates", PATCH_QOS)
         self.any_angle, self.markers = [], []
-        self.node.create_subscription(Path, f"/{node_name}/any_angle_plan", self.any_angle.append, LATCHED)
-        self.node.create_subscription(MarkerArray, f"/{node_name}/markers", self.markers.append, LATCHED)
+        self.node.create_subscription(Path, f"/{node_name}/any_angle_plan", self.any_angle.append, LATCHED_READER)
+        self.node.create_subscription(MarkerArray, f"/{node_name}/markers", self.markers.append, LATCHED_READER)
 
     def wait_connected(self, timeout=20.0):
         super().wait_connected(timeout)
@@ -48,13 +48,14 @@ class LivingPeer(Peer):
     def statuses_since(self, n):
         return self.statuses[n:]
 
-    def odom(self, x, y, yaw):
+    def odom(self, x, y, yaw, node_proc):
+        """The vehicle at (x, y, yaw) in the map by odometry, once the node has taken it."""
         m = Odometry()
         m.header.frame_id = "map"
         m.pose.pose.position.x, m.pose.pose.position.y = float(x), float(y)
         o = m.pose.pose.orientation
         o.x, o.y, o.z, o.w = yaw_quaternion(yaw)
-        self.odom_pub.publish(m)
+        self.send_odom(m, node_proc)
 
 
 def start(tmp, name, params=None):
@@ -158,9 +159,7 @@ def test_the_check_starts_at_the_vehicles_latest_pose(setup):
     assert through(path, LOWER_DOOR)
     # The vehicle drove past the wall (odometry on the path, beyond the door) ...
     beyond = next(p.pose for p in path.poses if p.pose.position.x > 3.6)
-    before = node.count("start pose")
-    peer.odom(beyond.position.x, beyond.position.y, 2 * math.atan2(beyond.orientation.z, beyond.orientation.w))
-    peer.spin_until(lambda: node.count("start pose") > before, what="the odometry pose")
+    peer.odom(beyond.position.x, beyond.position.y, 2 * math.atan2(beyond.orientation.z, beyond.orientation.w), node)
     # ... so the door closing behind it does not matter.
     n, checks = len(peer.statuses), node.count("still legal")
     peer.patch(door_patch(LOWER_DOOR, True), node)
@@ -171,14 +170,18 @@ def test_the_check_starts_at_the_vehicles_latest_pose(setup):
     peer.set_start(*START, node_proc=node)
 
 
+def first_marker_header(markers):
+    """The header of a MarkerArray's first marker (the node stamps every marker of a plan alike)."""
+    return markers.markers[0].header if markers.markers else None
+
+
 def test_display_topics(setup):
     node, peer, grid = setup
-    n_any, n_markers, n_traj = len(peer.any_angle), len(peer.markers), len(peer.trajectories)
     status, path = peer.plan(*GOAL, yaw=0.0)
     assert status.code == S.SUCCESS
-    peer.spin_until(lambda: len(peer.any_angle) > n_any and len(peer.markers) > n_markers
-                    and len(peer.trajectories) > n_traj, what="display topics")
-    aa = peer.any_angle[-1]
+    aa = peer.message_for(status, peer.any_angle, "~/any_angle_plan")
+    markers = peer.message_for(status, peer.markers, "~/markers", header=first_marker_header).markers
+    traj = peer.trajectory_for(status)
     assert aa.header.frame_id == "map" and len(aa.poses) >= 2
     first, last = aa.poses[0].pose.position, aa.poses[-1].pose.position
     assert math.hypot(first.x - START[0], first.y - START[1]) < 0.1
@@ -186,12 +189,10 @@ def test_display_topics(setup):
     length = sum(math.hypot(b.pose.position.x - a.pose.position.x, b.pose.position.y - a.pose.position.y)
                  for a, b in zip(aa.poses, aa.poses[1:]))
     assert abs(length - status.any_angle_length) < 1e-6
-    markers = peer.markers[-1].markers
     assert markers[0].action == Marker.DELETEALL
     by_ns = {}
     for m in markers[1:]:
         by_ns.setdefault(m.ns, []).append(m)
-    traj = peer.trajectories[-1]
     n_lines = sum(1 for s in traj.segments if s.kind == s.LINE)
     n_arcs = sum(1 for s in traj.segments if s.kind == s.ARC)
     assert len(by_ns.get("trajectory_lines", [])) == n_lines
@@ -220,7 +221,7 @@ def test_periodic_replanning_from_odometry():
         assert status.code == S.SUCCESS
         mid = path.poses[len(path.poses) // 2].pose
         n, n_paths = len(peer.statuses), len(peer.paths)
-        peer.odom(mid.position.x, mid.position.y, 2 * math.atan2(mid.orientation.z, mid.orientation.w))
+        peer.odom(mid.position.x, mid.position.y, 2 * math.atan2(mid.orientation.z, mid.orientation.w), node)
         replan = wait_status_with(peer, n, "replanned: periodic")
         assert replan.code == S.SUCCESS
         peer.spin_until(lambda: any(
@@ -253,11 +254,10 @@ def test_markers_show_the_repair_windows():
         with_windows = 0
         for s, g in DEPOT_PAIRS:
             peer.set_start(*s, node_proc=node)
-            n_markers = len(peer.markers)
             status, path = peer.plan(*g[:2], yaw=g[2])
             assert status.code == S.SUCCESS, status.message
-            peer.spin_until(lambda: len(peer.markers) > n_markers, what="markers")
-            windows = [m for m in peer.markers[-1].markers if m.ns == "repair_window"]
+            markers = peer.message_for(status, peer.markers, "~/markers", header=first_marker_header)
+            windows = [m for m in markers.markers if m.ns == "repair_window"]
             for w in windows:
                 xs, ys = [p.x for p in w.points], [p.y for p in w.points]
                 assert len(w.points) == 5 and (xs[0], ys[0]) == (xs[-1], ys[-1]), "a closed rectangle"

@@ -31,7 +31,7 @@ from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from blockstar_planner_msgs.action import ComputePath  # noqa: E402
 from blockstar_planner_msgs.msg import PlannerStatus as S  # noqa: E402
-from helpers import BIG, FAR, LATCHED, Peer, big_grid, make_grid, pose_stamped, quaternion_yaw, start_node, tmpdir  # noqa: E402
+from helpers import BIG, FAR, LATCHED_READER, Peer, big_grid, make_grid, pose_stamped, quaternion_yaw, start_node, tmpdir  # noqa: E402
 from living import (GOAL, LOWER_DOOR, PARAMS, PATCH_QOS, RES, START, UPPER_DOOR, WALL_X, MapModel,  # noqa: E402
                     assert_legal, door_patch, patch_msg, polygon_hits, through, two_door_grid)
 
@@ -120,16 +120,39 @@ class Nav2Peer(Peer):
     def plan_to(self, goal, start=None, planner_id=""):
         return self.result(self.to_pose_goal(goal, start, planner_id))
 
+    def plan_from_tf(self, goal, at, timeout=20.0):
+        """plan_to from the robot's pose in TF, once the node has the transforms that put it at
+        `at` (x, y): /tf is volatile, so a transform the peer just broadcast reaches the node only
+        later, and nothing says when. Asked again while the answer is TF_ERROR or a path from
+        elsewhere, for at most `timeout` seconds; the last answer is returned."""
+        deadline = time.monotonic() + timeout
+        while True:
+            r = self.plan_to(goal)
+            poses = r.result.path.poses
+            there = r.result.error_code == R.NONE and poses and \
+                math.hypot(poses[0].pose.position.x - at[0], poses[0].pose.position.y - at[1]) < 1e-6
+            if there or r.result.error_code not in (R.NONE, R.TF_ERROR) or time.monotonic() > deadline:
+                return r
+            self.spin(0.1)
+
     def own_goal(self, goal, start, planner_id):
         """A goal of the node's own action: its plan becomes the trajectory `planner_id`'s
         vehicle follows, kept legal and replanned by the node."""
         return self.send(self.own, ComputePath.Goal(goal=goal, start=start, use_start=True, planner_id=planner_id))
 
-    def set_param(self, name, value):
+    def set_param(self, node, name, value, planner=False):
+        """Sets a double parameter and waits until `node` acts on it: the service answers once the
+        value passed its checks, before the node's loop takes the change (and a goal waiting there
+        goes first), so a goal sent on the answer alone may be planned with the old value. A
+        `planner` parameter is then applied by a batch of updates ("parameters in use")."""
+        taken, in_use = node.count(f"parameter {name} set"), node.count("parameters in use")
         p = Parameter(name=name)
         p.value.type, p.value.double_value = ParameterType.PARAMETER_DOUBLE, float(value)
         r = self.call(self.set_params, SetParameters.Request(parameters=[p]))
         assert r.results[0].successful, r.results[0].reason
+        self.spin_until(lambda: node.count(f"parameter {name} set") > taken, 30.0, f"the node to take {name}")
+        if planner:
+            self.spin_until(lambda: node.count("parameters in use") > in_use, 60.0, f"{name} in use")
 
 
 def start_nav2(tmp, ns, params, map_topic=None, ready=True):
@@ -251,7 +274,7 @@ def test_a_start_a_little_inside_a_wall_drives_out_of_it_and_a_deeper_one_is_ref
         assert r.result.error_code == R.START_OCCUPIED, r.result.error_msg
         assert "reach 0.080 m into its footprint (start_overlap allows 0.050 m)" in r.result.error_msg, \
             r.result.error_msg
-        peer.set_param("start_overlap", 0.1)
+        peer.set_param(node, "start_overlap", 0.1)
         r = peer.plan_to(pose_stamped(3.0, 2.0, 0.0), start=pose_stamped(*deep))
         assert r.result.error_code == R.NONE, r.result.error_msg
         assert "overlaps obstacles by 0.080 m" in r.result.error_msg, r.result.error_msg
@@ -268,7 +291,7 @@ def test_the_robot_is_found_through_tf_and_goals_in_other_frames_are_transformed
     assert "base_link" in r.result.error_msg and '"map"' in r.result.error_msg, r.result.error_msg
     # map -> odom static, odom -> base_link at 50 Hz: the robot stands at START.
     peer.start_tf((START[0] - MAP_TO_ODOM[0], START[1] - MAP_TO_ODOM[1], 0.0))
-    r = peer.plan_to(pose_stamped(*GOAL))
+    r = peer.plan_from_tf(pose_stamped(*GOAL), START)
     assert r.result.error_code == R.NONE, r.result.error_msg
     assert_drivable(r.result.path, grid, START, GOAL)
     assert r.result.planning_time.sec > 0 or r.result.planning_time.nanosec > 0
@@ -289,8 +312,7 @@ def test_the_robot_is_found_through_tf_and_goals_in_other_frames_are_transformed
     # The robot moves: the next plan starts where it is now.
     moved = (1.55, 2.05)
     peer.base = (moved[0] - MAP_TO_ODOM[0], moved[1] - MAP_TO_ODOM[1], math.pi / 2)
-    peer.spin(0.3)
-    r = peer.plan_to(pose_stamped(*GOAL))
+    r = peer.plan_from_tf(pose_stamped(*GOAL), moved)
     assert r.result.error_code == R.NONE, r.result.error_msg
     assert_drivable(r.result.path, grid, moved, GOAL)
     assert abs(quaternion_yaw(r.result.path.poses[0].pose.orientation) - math.pi / 2) < 1e-6
@@ -353,7 +375,7 @@ def test_a_goal_in_the_wall_within_the_tolerance_is_planned_to_the_nearest_reach
     node, peer, grid = nav2
     wall = (WALL_X * RES + RES / 2, 2.0)
     try:
-        peer.set_param("tolerance", 0.5)
+        peer.set_param(node, "tolerance", 0.5)
         r = peer.plan_to(pose_stamped(*wall), start=pose_stamped(*START))
         assert r.result.error_code == R.NONE, r.result.error_msg
         end = r.result.path.poses[-1].pose.position
@@ -365,7 +387,7 @@ def test_a_goal_in_the_wall_within_the_tolerance_is_planned_to_the_nearest_reach
         assert abs(float(said.group(3)) - d) < 1e-3 and d <= 0.5 + 1e-9, (said.group(0), d)
         assert_drivable(r.result.path, grid, START, (end.x, end.y))
     finally:
-        peer.set_param("tolerance", 0.0)
+        peer.set_param(node, "tolerance", 0.0)
     r = peer.plan_to(pose_stamped(*wall), start=pose_stamped(*START))
     assert r.result.error_code == R.GOAL_OCCUPIED, r.result.error_msg
 
@@ -374,7 +396,7 @@ def test_finished_goals_are_kept_only_so_long(nav2):
     """The node's action servers keep a finished goal's result for 10 s once it was asked for,
     60 s while it was not (within 3000 goals and 32 MiB of results, src/ros/action_server.rs;
     r2r's own server kept every result for the node's life): after 150 goals in a row the node's
-    /diagnostics count every goal finished in the last 9 s as held (the bound was 100 goals, which
+    /diagnostics count every goal answered in the last 6 s as held (the bound was 100 goals, which
     dropped results a late client asked for), and 10 s later only one whose result nobody asked
     for; asked for then, more than 10 s after it ended, its result is there, and then it goes."""
     node, peer, grid = nav2
@@ -398,18 +420,21 @@ def test_finished_goals_are_kept_only_so_long(nav2):
             assert r.status == GoalStatus.STATUS_ABORTED and r.result.error_code == R.GOAL_OUTSIDE_MAP
             answered.append(time.monotonic())
         seen = len(held)
-        peer.spin_until(lambda: len(held) > seen + 1, 5.0, "the next diagnostics")
+        peer.spin_until(lambda: len(held) > seen + 1, 30.0, "the next diagnostics")
         at, count = held[-1]
-        # A result arrives within a second of its goal's end: those answered in the 9 s before
-        # the reading ended less than 10 s before it.
-        recent = sum(1 for t in answered if at - t < 9.0)
+        # Those answered in the 6 s before the reading (its sending and a result's coming
+        # allowed up to 4 s under load) ended less than 10 s before it: all held.
+        recent = sum(1 for t in answered if at - t < 6.0)
         assert recent + 1 <= count <= 3000, (recent, held[-5:])
-        peer.spin_until(lambda: held[-1][1] == 1, 15.0, "the finished goals asked for to expire")
-        # Kept 60 s from its end: a machine so slow that the rest took 50 s cannot judge it.
-        assert time.monotonic() - unasked_at < 50.0, "the 150 goals took too long: the test cannot judge"
+        # Asked-for results go 10 s after their end; the diagnostics come once a second.
+        peer.spin_until(lambda: held[-1][1] == 1, 40.0, "the finished goals asked for to expire")
+        # Kept 60 s from its end: on a machine so slow that the rest took 55 s it may be gone
+        # by the time it is asked for, so nothing can be judged.
+        if time.monotonic() - unasked_at > 55.0:
+            pytest.skip("the 150 goals and their expiry took over 55 s: the 60 s retention cannot be judged")
         r = peer.result(unasked)
         assert r.status == GoalStatus.STATUS_ABORTED and r.result.error_code == R.GOAL_OUTSIDE_MAP, r.status
-        peer.spin_until(lambda: held[-1][1] == 0, 15.0, "the last goal to expire once asked for")
+        peer.spin_until(lambda: held[-1][1] == 0, 40.0, "the last goal to expire once asked for")
     finally:
         peer.node.destroy_subscription(sub)
 
@@ -525,7 +550,7 @@ def test_a_fleet_of_two_profiles_through_nav2s_actions():
         # ~/<profile>/.
         plans = {"GridBased": peer.paths, "Tugger": [], "Cart": []}
         for name in ("Tugger", "Cart"):
-            peer.node.create_subscription(Path, f"/fleet1/planner_node/{name}/plan", plans[name].append, LATCHED)
+            peer.node.create_subscription(Path, f"/fleet1/planner_node/{name}/plan", plans[name].append, LATCHED_READER)
         # Every vehicle follows a trajectory of the node's own action through the lower door;
         # closing it replans the two the node can place, each round by the upper door and legal
         # for its own vehicle, and stops the cart, whose pose it does not know.
@@ -618,7 +643,7 @@ def test_a_fleet_of_two_profiles_through_nav2s_actions():
                     seen.append(values)
 
         sub = peer.node.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
-        peer.spin_until(lambda: seen, 5.0, "the fleet node's diagnostics")
+        peer.spin_until(lambda: seen, 30.0, "the fleet node's diagnostics")
         peer.node.destroy_subscription(sub)
         d = {k: int(v) for k, v in seen[-1].items() if k.startswith(("map_", "profile_bytes.")) or k == "heap_bytes"}
         cells = grid.info.width * grid.info.height
@@ -644,7 +669,7 @@ def test_a_fleet_of_two_profiles_through_nav2s_actions():
         for name in ("GridBased", "Tugger"):
             node.wait_log(f"{name}: {filled}", 1, timeout=300.0)
         # A profile's own parameter: that profile only.
-        peer.set_param("Tugger.min_turning_radius", 0.7)
+        peer.set_param(node, "Tugger.min_turning_radius", 0.7, planner=True)
         node.wait_log(f"Tugger: {filled}", 2, timeout=300.0)
         assert (node.count(f"GridBased: {filled}"), node.count(f"Cart: {filled}")) == (1, 0), node.log()
         get = peer.node.create_client(GetParameters, "/fleet1/planner_node/get_parameters")
@@ -685,7 +710,7 @@ def test_a_newer_goal_preempts_and_cancel_cancels(serpentine):
     r = peer.result(second)
     assert r.status == GoalStatus.STATUS_CANCELED
     # A plan over budget: TIMEOUT (max_planning_time set at run time).
-    peer.set_param("max_planning_time", 0.3)
+    peer.set_param(node, "max_planning_time", 0.3, planner=True)
     r = peer.plan_to(pose_stamped(*FAR))
     assert r.result.error_code == R.TIMEOUT, r.result.error_msg
 
@@ -728,7 +753,7 @@ def test_a_nav2_costmap_and_its_updates():
         costmap = inflated_costmap(blocked, 60, 40, inscribed=1, band=3)
         peer.publish_map(costmap, node)
         peer.start_tf((START[0] - MAP_TO_ODOM[0], START[1] - MAP_TO_ODOM[1], 0.0))
-        r = peer.plan_to(pose_stamped(*GOAL))
+        r = peer.plan_from_tf(pose_stamped(*GOAL), START)
         assert r.result.error_code == R.NONE, r.result.error_msg
         model = MapModel(costmap)
         for p in r.result.path.poses:

@@ -56,7 +56,6 @@ def good_goal_still_answered(node, peer):
 
 def test_plan_starts_at_start_ends_at_goal_and_stays_free(setup):
     node, peer = setup
-    n_traj = len(peer.trajectories)
     status, path = peer.plan(*GOAL, yaw=0.5)
     assert status.code == S.SUCCESS and status.code_name == "SUCCESS", status.message
     assert_path_valid(path, GRID, START, GOAL)
@@ -69,8 +68,7 @@ def test_plan_starts_at_start_ends_at_goal_and_stays_free(setup):
     assert abs(math.remainder(math.atan2(b.y - a.y, b.x - a.x) - 2 * math.atan2(q.z, q.w), 2 * math.pi)) < 0.2
     assert status.trajectory_length > math.dist(START, GOAL) - 1e-9
     assert status.expansions > 0 and status.planning_time > 0
-    peer.spin_until(lambda: len(peer.trajectories) > n_traj, what="~/trajectory")
-    traj = peer.trajectories[-1]
+    traj = peer.trajectory_for(status)
     assert traj.header.frame_id == "map"
     assert abs(traj.total_length - status.trajectory_length) < 1e-9
     assert abs(sum(s.length for s in traj.segments) - traj.total_length) < 1e-9
@@ -105,12 +103,10 @@ def test_at_radius_zero_turns_on_the_spot_are_rotate_segments_that_join(tmp_path
         peer.wait_connected()
         peer.publish_map(GRID, node)
         peer.set_start(*START, math.pi, node_proc=node)
-        n_traj = len(peer.trajectories)
         status, path = peer.plan(*GOAL, yaw=-math.pi / 2)
         assert status.code == S.SUCCESS, status.message
         assert_path_valid(path, GRID, START, GOAL)
-        peer.spin_until(lambda: len(peer.trajectories) > n_traj, what="~/trajectory")
-        segs = peer.trajectories[-1].segments
+        segs = peer.trajectory_for(status).segments
         kinds = [s.kind for s in segs]
         assert kinds[0] == segs[0].ROTATE and kinds[-1] == segs[0].ROTATE, kinds
         assert kinds.count(segs[0].ROTATE) >= 3, kinds  # start, the door's corners, goal
@@ -153,12 +149,10 @@ def test_nose_in_at_a_wall_forward_refuses_and_reeds_shepp_backs_out(tmp_path, r
                                                   "reeds_shepp")
         out = ros2("param", "set", *SPIN, "/planner_rs", "motion_model", "sideways", check=False)
         assert "motion_model" in out and "Set parameter successful" not in out, out
-        n_traj = len(peer.trajectories)
         status, path = peer.plan(*GOAL, yaw=0.0)
         assert status.code == S.SUCCESS, status.message
         assert_path_valid(path, GRID, start, GOAL)
-        peer.spin_until(lambda: len(peer.trajectories) > n_traj, what="~/trajectory")
-        segs = peer.trajectories[-1].segments
+        segs = peer.trajectory_for(status).segments
         assert segs[0].reverse, "it backs out first"
         assert same_heading(segs[0].start_yaw, math.pi)
         for a, b in zip(segs, segs[1:]):
@@ -308,21 +302,15 @@ def test_odometry_gives_the_start_pose_through_tf(setup):
     odom.header.frame_id = ODOM
     odom.pose.pose.position.x, odom.pose.pose.position.y = 5.0, 5.0
     odom.pose.pose.orientation.w = 1.0
-    peer.spin_until(lambda: peer.odom_pub.get_subscription_count() > 0, what="odom discovery")
-    before = node.count("start pose")
-    peer.odom_pub.publish(odom)
-    peer.spin_until(lambda: node.count("start pose") > before, what="the odometry pose")
+    peer.send_odom(odom, node)
     status, path = peer.plan(*GOAL)
     assert status.code == S.SUCCESS, (status.message, tf_publishers(peer))
     assert_path_valid(path, GRID, START, GOAL)
-    before = node.count("start pose")
     odom.header.frame_id = "map"
     odom.pose.pose.position.x, odom.pose.pose.position.y = other
     o = odom.pose.pose.orientation
     o.x, o.y, o.z, o.w = yaw_quaternion(1.0)
-    peer.spin_until(lambda: peer.odom_pub.get_subscription_count() > 0, what="odom discovery")
-    peer.odom_pub.publish(odom)
-    peer.spin_until(lambda: node.count("start pose") > before, what="the odometry start pose")
+    peer.send_odom(odom, node)
     status, path = peer.plan(*GOAL)
     assert status.code == S.SUCCESS, status.message
     assert_path_valid(path, GRID, other, GOAL)

@@ -100,11 +100,9 @@ def test_valid_changes_reach_the_next_plan(setup):
     node, peer, grid = setup
     set_and_wait(node, peer, min_turning_radius=0.4, heading_bins=16, neighbourhood=48, path_spacing=0.1)
     assert peer.get("min_turning_radius", "heading_bins", "neighbourhood", "path_spacing") == [0.4, 16, 48, 0.1]
-    n_traj = len(peer.trajectories)
     status, path = peer.plan(*GOAL)
     assert status.code == S.SUCCESS, status.message
-    peer.spin_until(lambda: len(peer.trajectories) > n_traj, what="the trajectory")
-    traj = peer.trajectories[-1]
+    traj = peer.trajectory_for(status)
     assert traj.min_turning_radius == pytest.approx(0.4)
     assert all(s.radius >= 0.4 - 1e-9 for s in traj.segments if s.kind == s.ARC)
     gaps = [((b.pose.position.x - a.pose.position.x) ** 2 + (b.pose.position.y - a.pose.position.y) ** 2) ** 0.5
@@ -166,7 +164,6 @@ def test_a_plan_in_progress_finishes_with_the_old_values():
     node, peer = start(tmp, "planner_parbig", {"robot_radius": 0.05, "min_turning_radius": 0.5,
                                                 "max_planning_time": 120.0}, grid, (1.0, 1.0, 0.0))
     try:
-        n_traj = len(peer.trajectories)
         far = peer.send_goal(*FAR)
         peer.spin(0.3)  # being planned now
         # The change is taken at once and applied when the plan in flight ends (updates wait for
@@ -178,8 +175,7 @@ def test_a_plan_in_progress_finishes_with_the_old_values():
         assert status.code == S.SUCCESS, status.message
         peer.spin_until(lambda: node.count("parameters in use") > before, timeout=60.0,
                         what="the new parameters in use")
-        peer.spin_until(lambda: len(peer.trajectories) > n_traj, what="the trajectory")
-        assert peer.trajectories[-1].min_turning_radius == pytest.approx(0.5)
+        assert peer.trajectory_for(status).min_turning_radius == pytest.approx(0.5)
         # The change did arrive while the plan was running (else this test would prove nothing).
         log = node.log()
         assert log.index("parameter min_turning_radius set") < log.index("goal (99.525, 97.525): SUCCESS")

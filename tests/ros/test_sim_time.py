@@ -75,6 +75,20 @@ class SimPeer(Peer):
             super().spin(0.01)
 
 
+def plan_once_tf_is_in(peer, timeout=20.0):
+    """Plans to GOAL from the robot's pose in TF; while the node has no transform yet (TF_ERROR:
+    /tf is a volatile topic its reader takes only once discovered, and after a jump back the node
+    drops what it held), spins and asks again, for at most `timeout` seconds. A node that is not on
+    simulated time answers TF_ERROR every time (its transforms all look decades old), and so still
+    fails here."""
+    deadline = time.monotonic() + timeout
+    while True:
+        status, path = peer.plan(*GOAL)
+        if status.code != S.TF_ERROR or time.monotonic() > deadline:
+            return status, path
+        peer.spin(0.2)
+
+
 def test_with_use_sim_time_the_node_runs_on_the_clock_topic():
     tmp = tmpdir("blockstar-sim-time-")
     node = start_node(tmp, "planner_sim_time",
@@ -84,11 +98,11 @@ def test_with_use_sim_time_the_node_runs_on_the_clock_topic():
     peer = SimPeer()
     try:
         peer.wait_connected()
-        peer.spin_until(lambda: peer.clock_pub.get_subscription_count() > 0, what="the node's /clock subscription")
+        peer.spin_until(lambda: peer.clock_pub.get_subscription_count() > 0 and peer.tf_pub.get_subscription_count() > 0,
+                        what="the node's /clock and /tf subscriptions")
         peer.publish_map(GRID, node)
-        peer.spin(0.5)
         # The robot's pose from TF, stamped in simulated time: fresh on the node's clock.
-        status, path = peer.plan(*GOAL)
+        status, path = plan_once_tf_is_in(peer)
         assert status.code == S.SUCCESS, f"{status.code_name}: {status.message}"
         assert_path_valid(path, GRID, START, GOAL)
         # What the node publishes is stamped in simulated time, not the wall clock's.
@@ -101,8 +115,7 @@ def test_with_use_sim_time_the_node_runs_on_the_clock_topic():
         jumps = node.count("ROS time jumped back")
         peer.offset -= 30.0
         peer.spin_until(lambda: node.count("ROS time jumped back") > jumps, what="the node to note the jump back")
-        peer.spin(0.3)
-        status, path = peer.plan(*GOAL)
+        status, path = plan_once_tf_is_in(peer)
         assert status.code == S.SUCCESS, f"{status.code_name}: {status.message}"
         t = status.header.stamp.sec + status.header.stamp.nanosec * 1e-9
         assert t <= peer.sim_now() + 1.0, f"status stamped {t:.3f} after the jump to {peer.sim_now():.3f}"
