@@ -36,11 +36,21 @@ pub fn map_qos() -> QosProfile {
 }
 
 /// QoS of `<map topic>_updates`: reliable (a lost update would leave the map wrong until the next full
-/// map) and volatile (patches only make sense on top of the map they follow), with room for a
-/// burst of 10 patches while the executor thread is busy.
+/// map) and volatile (patches only make sense on top of the map they follow), [`PATCH_QUEUE_DEPTH`]
+/// deep.
 pub fn patch_qos() -> QosProfile {
-    QosProfile::default().reliable().volatile().keep_last(10)
+    QosProfile::default().reliable().volatile().keep_last(PATCH_QUEUE_DEPTH)
 }
+
+/// Map updates the middleware keeps for the node while it has not taken them. r2r takes one
+/// message per subscription per spin of the executor (`spin_gate`), so on a loaded machine the
+/// node takes them at its spin rate (one every 20 ms or so in the run below, three test runs
+/// sharing the 2 cores), and a reliable reader that keeps the last N drops the oldest unread: at
+/// 10, a burst of 60 patches published at once lost 14 of them (a loaded clean-checkout run's
+/// `test_site_scale`). 100 holds a burst of 100 patches; Nav2's costmap publishes one update a
+/// cycle. The middleware holds each as it came (their cells also count towards `max_map_cells`
+/// once the node has taken them into its own queue).
+pub const PATCH_QUEUE_DEPTH: usize = 100;
 
 /// QoS of the outputs: reliable and transient local, so a client that subscribes a little late
 /// (or is still being discovered) still gets the latest answer.

@@ -22,6 +22,32 @@ W, H = 60, 40
 DOOR = range(15, 26)
 
 
+def processes(marker, tag=None):
+    """Pids of the processes whose command line holds `marker` and, with `tag`, whose
+    environment holds BLOCKSTAR_TEST_TAG=`tag`. pgrep sees the whole machine, and another test
+    session (a second checkout's run, a second CI job) starts nodes of the same names: only the
+    tag tells this test's own apart."""
+    out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
+    pids = [int(pid) for pid in out.split()]
+    if tag is None:
+        return pids
+    needle = f"BLOCKSTAR_TEST_TAG={tag}".encode()
+    own = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    own.append(pid)
+        except OSError:  # gone meanwhile, or not ours to read
+            pass
+    return own
+
+
+def unique_tag():
+    """A BLOCKSTAR_TEST_TAG value no other process on the machine carries."""
+    return f"{os.getpid()}_{time.monotonic_ns()}"
+
+
 def cell_center(cx, cy):
     return ((cx + 0.5) * RES, (cy + 0.5) * RES)
 
@@ -216,15 +242,14 @@ def test_a_script_stopped_by_a_signal_leaves_no_node_running(how, interfaces):
 
     from helpers import ROOT
 
-    marker = "__node:=fresh_clients_planner"
+    tag = unique_tag()
 
     def nodes():
-        out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
-        return [int(pid) for pid in out.split()]
+        return processes("__node:=fresh_clients_planner", tag)
 
-    assert not nodes(), "a node of an earlier run is still there"
     script = subprocess.Popen(["python3", str(ROOT / "scripts" / "fresh_clients.py"), "--processes", "1",
-                               "--clients", "1", "--rounds", "1000", "--busy", "0"],
+                               "--clients", "1", "--rounds", "1000", "--busy", "0",
+                               "--node-env", f"BLOCKSTAR_TEST_TAG={tag}"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
@@ -261,13 +286,11 @@ def test_the_suite_stopped_by_sigterm_stops_and_takes_its_nodes_with_it(via, int
 
     from helpers import ROOT
 
-    marker = "__node:=sigterm_suite_planner"
+    tag = unique_tag()
 
     def nodes():
-        out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
-        return [int(pid) for pid in out.split()]
+        return processes("__node:=sigterm_suite_planner", tag)
 
-    assert not nodes(), "a node of an earlier run is still there"
     work = tmpdir("sigterm_suite")
     inner = work / "test_inner_waits.py"
     inner.write_text(textwrap.dedent("""
@@ -292,10 +315,11 @@ def test_the_suite_stopped_by_sigterm_stops_and_takes_its_nodes_with_it(via, int
             print("INNER READY", flush=True)
             time.sleep(600)
     """))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "tests" / "ros"), os.environ.get("PYTHONPATH", "")]))
+    # The tag reaches the node through the inner session's environment.
+    env = dict(os.environ, BLOCKSTAR_TEST_TAG=tag,
+               PYTHONPATH=os.pathsep.join([str(ROOT / "tests" / "ros"), os.environ.get("PYTHONPATH", "")]))
     def sessions():
-        out = subprocess.run(["pgrep", "-f", str(inner)], capture_output=True, text=True).stdout
-        return [int(pid) for pid in out.split()]
+        return processes(str(inner))
 
     command = [sys.executable, "-m", "pytest", str(inner), "-p", "conftest", "-p", "no:cacheprovider", "-s", "-q",
                "--rootdir", str(work)]
@@ -305,8 +329,7 @@ def test_the_suite_stopped_by_sigterm_stops_and_takes_its_nodes_with_it(via, int
     def beside():
         # Anchored at the end: the sleeper's command line ends with the marker, while those of
         # the scripts that start it carry it in the middle of theirs.
-        out = subprocess.run(["pgrep", "-f", f"{beside_marker}$"], capture_output=True, text=True).stdout
-        return [int(pid) for pid in out.split()]
+        return processes(f"{beside_marker}$")
 
     if via == "scripts/beside.sh":
         sleeper = [sys.executable, "-c", "import sys, time; time.sleep(600)", beside_marker]
