@@ -48,7 +48,7 @@ from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped  # noqa: E402
 from nav_msgs.msg import OccupancyGrid, Path  # noqa: E402
 
-from helpers import LATCHED, exit_on_sigterm, initial_pose, pose_stamped, start_node, tmpdir  # noqa: E402
+from helpers import LATCHED, exit_on_sigterm, initial_pose, pose_stamped, start_node, start_pose_line, tmpdir  # noqa: E402
 
 # The map: W x H cells of RES metres, a wall at column WALL_X with doors at DOOR_A and DOOR_B
 # (row ranges); DOOR_B is the one that closes and opens.
@@ -93,14 +93,17 @@ def blocked_cell(x, y, door_closed):
     return any(abs(x - px) <= 2 and abs(y - py) <= 2 for px, py in ((40, 30), (40, 70), (120, 50), (125, 85)))
 
 
-def bench_map(door_closed, version):
-    """The map as an OccupancyGrid; `version` goes into the stamp so every publication differs."""
+def bench_map(door_closed, version, width=W):
+    """The map as an OccupancyGrid; `version` goes into the stamp so every publication differs.
+    A `width` beyond W adds columns of obstacles east of the border wall (the same free space,
+    but a map the node's log names by its own size)."""
     g = OccupancyGrid()
     g.header.frame_id = "map"
     g.header.stamp.sec = version
-    g.info.width, g.info.height, g.info.resolution = W, H, RES
+    g.info.width, g.info.height, g.info.resolution = width, H, RES
     g.info.origin.orientation.w = 1.0
-    g.data = array.array("b", (100 if blocked_cell(x, y, door_closed) else 0 for y in range(H) for x in range(W)))
+    g.data = array.array("b", (100 if x >= W or blocked_cell(x, y, door_closed) else 0
+                               for y in range(H) for x in range(width)))
     return g
 
 
@@ -309,12 +312,13 @@ class Client:
         so one sent before the node's reader matched it is lost (only the goal and map
         publishers' matching is waited for), and it is sent again every half second."""
         msg = initial_pose(x, y, yaw)
-        before = node.count("start pose")
+        line = start_pose_line(x, y)  # this pose's line, not an earlier one logged late
+        before = node.count(line)
         deadline = time.monotonic() + timeout
         while True:
             self.initial_pub.publish(msg)
             try:
-                return self.spin_until(lambda: node.count("start pose") > before, 0.5, "the start pose")
+                return self.spin_until(lambda: node.count(line) > before, 0.5, "the start pose")
             except RuntimeError:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"the node never took the start pose in {timeout} s") from None
@@ -401,17 +405,16 @@ def _run(node, client, duration, goal_rate, map_rate, seed, drain, log, warmup):
     rss.append((load_end, rss_kib(pid)))
 
     # The door closes for good; once the node has the final map in use, the last goal asks for a
-    # place straight across the closed door. Whether it has is read from its log: it logs each
-    # map it takes in, drops a queued map when a newer one comes, and applies them in order, so
-    # of the maps it logs after the final one was sent at most the first can be an older one; the
-    # final map is sent a second time, and a second line after the first is a final one's.
+    # place straight across the closed door. Whether it has is read from its log, which names
+    # each map it takes in by its size: the final map alone has one more column (of obstacles,
+    # beyond the border wall), so its line cannot be an earlier map's (maps still queued in the
+    # node or the middleware are applied before it, in order).
     version += 1
-    final_map = bench_map(True, version)
-    in_use = node.count(MAP_IN_USE)
+    final_map = bench_map(True, version, width=W + 1)
+    final_line = f"map {W + 1}x{H} at"
+    final_in_use = lambda: any(final_line in x and MAP_IN_USE in x for x in node.log().splitlines())  # noqa: E731
     client.map_pub.publish(final_map)
-    client.spin_until(lambda: node.count(MAP_IN_USE) > in_use, 60, "a map in use after the final one was sent")
-    client.map_pub.publish(final_map)
-    client.spin_until(lambda: node.count(MAP_IN_USE) > in_use + 1, 60, "the final map in use")
+    client.spin_until(final_in_use, 60, "the final map in use")
     gid += 1
     last_gid = gid
     last_goal = cell_center(*LAST_GOAL_CELL)

@@ -92,6 +92,9 @@ pub(super) struct PathDp<'a> {
 
 const NO_PARENT: (usize, usize) = (usize::MAX, usize::MAX);
 
+/// Relative slack on [`PathDp::forward`]'s bound, for the rounding of costs summed link by link.
+const BOUND_SLACK: f64 = 1e-9;
+
 /// Straight distance between `a` and `b` (the square root of the sum of squares: the coordinates
 /// are cell positions, far from overflow, so `hypot`'s care is not needed here).
 #[inline]
@@ -297,9 +300,13 @@ impl<'a> PathDp<'a> {
     /// curve's exact cost, then (with traversal costs on the map) its cost integral, the dearest
     /// part to compute. Links are swept in exact-cost order, so a state usually costs a few curve
     /// evaluations and one sweep.
+    ///
+    /// Candidates that cannot cost less than `limit` are given up: `None` when no other is
+    /// left (`f64::INFINITY`: no limit).
     fn cheapest_free(
         &self,
         scratch: &mut Scratch,
+        limit: f64,
         ends: impl Fn(usize, usize) -> (Pose2, Pose2, bool),
     ) -> Option<(f64, usize, usize)> {
         let Scratch { cands, ranked, curves, priced } = scratch;
@@ -321,6 +328,12 @@ impl<'a> PathDp<'a> {
         let mut next = 0;
         loop {
             let top = ranked.peek().map(|Reverse((c, _))| c.get());
+            // Every rank is a lower bound on its candidate's cost, so the least of them bounds
+            // what is left.
+            let least = top.unwrap_or(f64::INFINITY).min(cands.get(next).map_or(f64::INFINITY, |c| c.0));
+            if least > limit {
+                return None;
+            }
             if next < cands.len() && top.is_none_or(|c| cands[next].0 < c) {
                 let (_, g, t, h) = cands[next];
                 let (a, b, to_point) = ends(t, h);
@@ -355,9 +368,17 @@ impl<'a> PathDp<'a> {
     }
 
     /// Forward costs `fwd[t][h]` with parents; the goal's best (cost, parent) if reached.
+    ///
+    /// `bound` is the cost of a chain known to exist (the start linked straight to the goal,
+    /// which the goal's candidates include; `f64::INFINITY`: none): a state whose cost so far
+    /// plus the least cost on to the goal (the straight distance) exceeds it lies on no cheaper
+    /// chain, so it is left unreached and never ranked as a candidate again. The goal's best is
+    /// then the same as without the bound; the costs of the states left unreached are not, so a
+    /// caller repairing from them runs the programme unbounded.
     #[allow(clippy::type_complexity)]
     pub(super) fn forward(
         &self,
+        bound: f64,
         should_stop: &mut dyn FnMut() -> bool,
     ) -> Option<(Vec<f64>, Vec<(usize, usize)>, Option<(f64, (usize, usize))>)> {
         let (m, nb, hops) = (self.m(), self.nb, self.hops);
@@ -387,7 +408,17 @@ impl<'a> PathDp<'a> {
                         }
                     }
                 }
-                if let Some((c, t, h)) = self.cheapest_free(&mut scratch, |t, h| (self.any_pose(t, h), to, to_point)) {
+                // The goal keeps its best, whatever it costs; a path point only a chain under
+                // the bound (with a little slack for rounding: the bound's chain must not be
+                // pruned away by its own cost).
+                let limit = if is_goal {
+                    f64::INFINITY
+                } else {
+                    let to_goal = straight(to.point(), self.goal.point());
+                    bound * (1.0 + BOUND_SLACK) - self.ctx.params().motion().lower_bound(to_goal, None)
+                };
+                let ends = |t, h| (self.any_pose(t, h), to, to_point);
+                if let Some((c, t, h)) = self.cheapest_free(&mut scratch, limit, ends) {
                     if is_goal {
                         return Some((cost, parent, Some((c, (t, h)))));
                     }
@@ -427,9 +458,9 @@ impl<'a> PathDp<'a> {
                     }
                 }
                 let goal_free = self.goal_free;
-                if let Some((c, u, h1)) =
-                    self.cheapest_free(&mut scratch, |u, h1| (from, self.any_pose(u, h1), goal_free && u == m + 1))
-                {
+                if let Some((c, u, h1)) = self.cheapest_free(&mut scratch, f64::INFINITY, |u, h1| {
+                    (from, self.any_pose(u, h1), goal_free && u == m + 1)
+                }) {
                     cost[t * nb + h] = c;
                     next[t * nb + h] = (u, h1);
                 }
@@ -478,6 +509,77 @@ mod tests {
     use crate::directional::RefineParams;
     use crate::grid::Grid;
     use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI};
+
+    /// The bound of [`PathDp::forward`] changes nothing it returns for the goal: on random
+    /// costed maps, with the cost of the free start-to-goal curve as the bound, the goal's cost
+    /// and chain are those of the unbounded programme, no state is reached that the unbounded one
+    /// does not reach, and some are left unreached (else the bound would save nothing).
+    #[test]
+    fn the_bound_prunes_states_and_keeps_the_goals_best_chain() {
+        use crate::costs::{CostField, CostRule};
+        use crate::map::{MapInfo, OccupancyMap, Traversability};
+        use crate::test_rng::splitmix;
+        let (w, h) = (120usize, 60usize);
+        let mut seed = 7u64;
+        let (mut compared, mut pruned_some) = (0, false);
+        for _ in 0..40 {
+            // Pillars (lethal) and graded patches (occupancy 30-60) scattered over the map.
+            let mut data = vec![0i8; w * h];
+            for _ in 0..12 {
+                let (cx, cy) = ((splitmix(&mut seed) * w as f64) as usize, (splitmix(&mut seed) * h as f64) as usize);
+                let (value, r) =
+                    if splitmix(&mut seed) < 0.5 { (100, 2) } else { (30 + (splitmix(&mut seed) * 30.0) as i8, 6) };
+                for y in cy.saturating_sub(r)..(cy + r).min(h) {
+                    for x in cx.saturating_sub(r)..(cx + r).min(w) {
+                        data[y * w + x] = data[y * w + x].max(value);
+                    }
+                }
+            }
+            let blocked = data.iter().map(|&v| v >= 65).collect();
+            let mut map = CollisionMap::new(&Grid::from_blocked(w, h, blocked).unwrap());
+            let info = MapInfo {
+                width: w,
+                height: h,
+                resolution: 1.0,
+                origin: Pose2::new(0.0, 0.0, 0.0),
+                frame_id: "map".into(),
+            };
+            let occupancy = OccupancyMap::new(info, data, usize::MAX).unwrap();
+            let traversability = Traversability { occupied_threshold: 65, allow_unknown: false };
+            let rule = CostRule { cost_penalty: 3.0, preferred_clearance: 6.0, inscribed: 2.0, traversability };
+            map.set_costs(Some(CostField::of_map(&occupancy, rule)));
+            let params = RefineParams { turning_radius: 6.0, footprint_radius: 2.0, ..RefineParams::default() };
+            let ctx = Directional::new(params).unwrap();
+            let p = ctx.params();
+            let yaw = |seed: &mut u64| (splitmix(seed) - 0.5) * 2.0 * PI;
+            let start = Pose2::new(8.5, 10.5 + splitmix(&mut seed) * 40.0, yaw(&mut seed));
+            let goal = Pose2::new(111.5, 10.5 + splitmix(&mut seed) * 40.0, yaw(&mut seed));
+            let motion = p.motion();
+            let Some(direct) = motion.link(start, goal, false) else { continue };
+            if !map.stands_free(start, &p.shape())
+                || !map.stands_free(goal, &p.shape())
+                || !map.sweep_free(&direct, p.shape(), SEARCH_MARGIN)
+            {
+                continue;
+            }
+            let bound = motion.cost(&direct) + map.extra_cost(&direct);
+            let near = p.spacing() as f64;
+            let points = path_points(&[start.point(), goal.point()], near, 4.0 * near, 4.0 * near);
+            let dp = PathDp::new(&ctx, &map, &points, Ends { start, goal, goal_free: false }, p.hops(), near);
+            let (all, all_parent, all_goal) = dp.forward(f64::INFINITY, &mut || false).unwrap();
+            let (some, some_parent, some_goal) = dp.forward(bound, &mut || false).unwrap();
+            let ((c_all, (ta, ha)), (c_some, (ts, hs))) = (all_goal.unwrap(), some_goal.unwrap());
+            assert!((c_all - c_some).abs() <= 1e-9 * c_all, "{c_all} {c_some}");
+            assert!(c_some <= bound * (1.0 + 1e-9), "{c_some} above the bound {bound}");
+            assert_eq!(dp.forward_chain(&all_parent, ta, ha), dp.forward_chain(&some_parent, ts, hs));
+            assert!(all.iter().zip(&some).all(|(a, s)| a.is_finite() || !s.is_finite()));
+            let reached = |cost: &[f64]| cost.iter().filter(|c| c.is_finite()).count();
+            pruned_some |= reached(&some) < reached(&all);
+            compared += 1;
+        }
+        assert!(compared >= 10, "only {compared} maps with a free direct curve");
+        assert!(pruned_some, "the bound never pruned a state");
+    }
 
     /// The allowed heading slots of each path point of a straight guide at `angle` (radians).
     fn slots_along(angle: f64) -> Vec<Vec<usize>> {

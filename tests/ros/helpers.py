@@ -257,29 +257,32 @@ class Peer:
     def publish_map(self, grid, node_proc=None):
         """Publishes a map; with node_proc, waits until the node logs that it was taken in use or
         rejected (so a goal sent next is planned on it)."""
-        before = node_proc.count("in use") + node_proc.count("map rejected") if node_proc else 0
+        before = node_proc.count("m/cell in use") + node_proc.count("map rejected") if node_proc else 0
         self.map_pub.publish(grid)
         if node_proc:
-            self.spin_until(lambda: node_proc.count("in use") + node_proc.count("map rejected") > before,
+            self.spin_until(lambda: node_proc.count("m/cell in use") + node_proc.count("map rejected") > before,
                             what="the node to process the map")
 
     def set_start(self, x, y, yaw, frame="map", node_proc=None):
         msg = initial_pose(x, y, yaw, frame)
-        before = node_proc.count("start pose") if node_proc else 0
+        line = start_pose_line(x, y)
+        before = node_proc.count(line) if node_proc else 0
         self.initial_pub.publish(msg)
         if node_proc:
-            self.spin_until(lambda: node_proc.count("start pose") > before, what="the node to take the start")
+            self.spin_until(lambda: node_proc.count(line) > before, what="the node to take the start")
 
     def send_odom(self, msg, node_proc, timeout=30.0):
         """Publishes an Odometry until `node_proc` logs one more start pose. The node reads /odom
         best effort, as odometry is published: a message sent before its reader matched, or one
         the transport dropped, is gone without a trace, so it is sent again every half second."""
-        before = node_proc.count("start pose")
+        p = msg.pose.pose.position
+        line = start_pose_line(p.x, p.y)
+        before = node_proc.count(line)
         deadline = time.monotonic() + timeout
         while True:
             self.odom_pub.publish(msg)
             try:
-                return self.spin_until(lambda: node_proc.count("start pose") > before, 0.5, "the odometry pose")
+                return self.spin_until(lambda: node_proc.count(line) > before, 0.5, "the odometry pose")
             except AssertionError:
                 if time.monotonic() > deadline:
                     raise AssertionError(f"the node never took the odometry pose in {timeout} s") from None
@@ -411,6 +414,12 @@ def load_map_server_yaml(path):
     g.info.origin.orientation.w = 1.0
     g.data = array.array("b", (value(pixels[(height - 1 - y) * width + x]) for y in range(height) for x in range(width)))
     return g
+
+
+def start_pose_line(x, y):
+    """The node's log line for a start pose it took (its own frame's coordinates, as sent), by
+    which a test knows it was this pose, not an earlier one logged late."""
+    return f"start pose ({x:.3f}, {y:.3f})"
 
 
 def tmpdir(prefix):

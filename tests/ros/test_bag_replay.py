@@ -119,7 +119,7 @@ def test_node_plans_on_the_latest_map_during_replay(bags, storage):
     results = []
 
     def check(index, topic, msg):
-        peer.spin_until(lambda: node.count("in use") >= index + 1, what=f"map {index} in use")
+        peer.spin_until(lambda: node.count("m/cell in use") >= index + 1, what=f"map {index} in use")
         status, path = peer.plan(*GOAL)
         results.append((status, path))
 
@@ -149,13 +149,13 @@ def test_late_node_gets_the_latched_latest_map(bags):
         # The node starts after the whole bag was played: only the latched map reaches it.
         node = start_node(tmp, "planner_latched", {"robot_radius": 0.1})
         try:
-            node.wait_log("in use", 1)
+            node.wait_log("m/cell in use", 1)
             peer.wait_connected()
             peer.set_start(*START, node_proc=node)
             status, path = peer.plan(*GOAL)
             assert status.code == S.SUCCESS, status.message
             assert through([(p.pose.position.x, p.pose.position.y) for p in path.poses], DOOR_B)
-            assert node.count("in use") == 1, "depth 1: only the latest map is re-latched"
+            assert node.count("m/cell in use") == 1, "depth 1: only the latest map is re-latched"
         finally:
             node.stop()
     finally:
@@ -347,7 +347,7 @@ def test_stream_of_patches_and_goals_every_plan_legal_on_its_map(storage, interf
         nonlocal model
         n_paths, n_status = len(peer.paths), len(peer.statuses)
         if topic == "/map":
-            peer.spin_until(lambda: node.count("in use") >= 1, what="the map in use")
+            peer.spin_until(lambda: node.count("m/cell in use") >= 1, what="the map in use")
             model = MapModel(msg)
         elif topic == "/initialpose":
             peer.spin_until(lambda: node.count("start pose") >= 1, what="the start pose")

@@ -15,7 +15,7 @@ import pytest
 
 from blockstar_planner_msgs.msg import PlannerStatus as S
 
-from helpers import CLI_BIN, Peer, assert_path_valid, make_grid, start_node, tmpdir
+from helpers import CLI_BIN, Peer, assert_path_valid, make_grid, start_node, start_pose_line, tmpdir
 
 RES = 0.1
 W, H = 60, 40
@@ -79,12 +79,13 @@ BEYOND = cell_center(50, 20)  # behind the wall: reachable only through the door
 def wait_start(peer, node, x, y, timeout=30.0):
     """Publishes the start until the node logs it (after a restart, discovery takes a moment and
     /initialpose is not latched)."""
-    before = node.count("start pose")
+    line = start_pose_line(x, y)  # this pose's line, not an earlier one logged late
+    before = node.count(line)
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         peer.set_start(x, y, 0.0)
         try:
-            peer.spin_until(lambda: node.count("start pose") > before, 1.0)
+            peer.spin_until(lambda: node.count(line) > before, 1.0)
             return
         except AssertionError:
             continue
@@ -110,10 +111,10 @@ def test_map_publisher_restart_delivers_the_new_map(new_geometry):
         # larger and has another origin, so everything is rebuilt rather than patched).
         publisher.close()
         new_map = make_grid(W + 20, H + 10, RES, (-1.0, -0.5), larger_open) if new_geometry else OPEN
-        in_use = node.count("in use")
+        in_use = node.count("m/cell in use")
         publisher = Peer(f"mapserver_{tag}_2", prefix=f"/{tag}", node_name=f"planner_{tag}")
         publisher.map_pub.publish(new_map)  # before discovery: transient local delivers it later
-        publisher.spin_until(lambda: node.count("in use") > in_use, what="the new map in use")
+        publisher.spin_until(lambda: node.count("m/cell in use") > in_use, what="the new map in use")
         status, path = first.plan(*BEYOND)
         assert status.code == S.SUCCESS, status.message
         assert_path_valid(path, new_map, START, BEYOND)
@@ -145,7 +146,7 @@ def test_node_killed_and_restarted_recovers_the_latched_map():
         peer.spin(0.2)
         # A new process of the same node: its map comes from the latched /map of the peer.
         node = start_node(tmp, "planner_nr", params, remap_prefix="/nr")
-        node.wait_log("in use", 1, timeout=30)
+        node.wait_log("m/cell in use", 1, timeout=30)
         wait_start(peer, node, *START)
         # Its goal reader may be matched later than its start reader, and the dead process's
         # reader still counts as matched until its lease ends: sent again until answered.

@@ -27,7 +27,7 @@ def test_a_burst_of_goals_gets_one_status_each():
         client.spin_until(lambda: client.goal_pub.get_subscription_count() > 0
                           and client.map_pub.get_subscription_count() > 0, 30, "discovery")
         client.map_pub.publish(load_bench.bench_map(False, 0))
-        node.wait_log("in use", 1)
+        node.wait_log("m/cell in use", 1)
         client.set_start(node, *load_bench.cell_center(*load_bench.START_CELL), 0.0)
         cells = load_bench.goal_cells()
         n = 500
@@ -132,7 +132,7 @@ def test_bursts_of_action_goals_from_several_clients_are_each_answered():
         bench.publish_map()
         bench.spin_until(lambda: bench.map_pub.get_subscription_count() > 0
                          and all(ac.server_is_ready() for _, ac in bench.clients), 30, "discovery")
-        node.wait_log("in use", 1, timeout=30)
+        node.wait_log("m/cell in use", 1, timeout=30)
         for _ in range(3):
             for _ in range(600):
                 bench.send(bench.random_pose(), bench.random_pose())

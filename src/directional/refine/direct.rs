@@ -1,6 +1,6 @@
 //! Step 0: the model's own curve from start to goal, taken when it is free (beyond Pinter).
 
-use super::{RefineStats, Refined};
+use super::{RefineStats, Refined, Refinement};
 use crate::directional::chain::PoseChain;
 use crate::directional::footprint::{CollisionMap, SEARCH_MARGIN};
 use crate::directional::params::Directional;
@@ -63,4 +63,24 @@ pub fn direct_curve(
     stats.poses_after_smoothing = 2;
     let chain = PoseChain::new(vec![start, goal], goal_heading_free);
     Some(Refined { trajectory: traj, chain, stats: std::mem::take(stats) })
+}
+
+impl Refinement<'_, '_> {
+    /// The cost of step 0's curve (the model's price plus the traversal costs above its length)
+    /// when it is collision-free, else `f64::INFINITY`: a chain that cheap exists, so Smoothing
+    /// gives up every state that cannot undercut it ([`crate::directional::smoothing`]'s
+    /// `PathDp::forward`). Only with traversal costs on the map and no turn penalty: without
+    /// costs a free curve is the answer and step 0 took it; under a turn penalty the programme's
+    /// own link from the start to the goal may be another word, dearer than this one.
+    pub(super) fn direct_bound(&self) -> f64 {
+        let (p, map, request) = (self.ctx.params(), self.map, self.request);
+        if map.costs().is_none() || p.turn_penalty > 0.0 {
+            return f64::INFINITY;
+        }
+        let motion = p.motion();
+        match motion.link(request.start, request.goal, request.goal_heading_free) {
+            Some(segs) if map.sweep_free(&segs, p.shape(), SEARCH_MARGIN) => motion.cost(&segs) + map.extra_cost(&segs),
+            _ => f64::INFINITY,
+        }
+    }
 }

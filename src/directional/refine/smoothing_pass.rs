@@ -25,13 +25,14 @@ impl Refinement<'_, '_> {
         let near = p.spacing() as f64;
         let ends = Ends { start: request.start, goal: request.goal, goal_free: request.goal_heading_free };
         let mut chain: Option<Chain> = None;
+        let bound = self.direct_bound();
         let coarse_near = COARSE_SPACINGS * near;
         let coarse = spaced_path_points(ctx, request, &guide.points, coarse_near);
         if coarse.len() < guide.path_points.len() {
             let t = Instant::now();
             let hops = (p.hops() as f64 * near / coarse_near).ceil() as usize;
             let dp = PathDp::new(ctx, map, &coarse, ends, hops.max(1), coarse_near);
-            let (_, parent, found) = dp.forward(self.should_stop).ok_or(RefineError::Stopped)?;
+            let (_, parent, found) = dp.forward(bound, self.should_stop).ok_or(RefineError::Stopped)?;
             if let Some((c, (t_last, h_last))) = found {
                 let mut poses = dp.forward_chain(&parent, t_last, h_last);
                 poses.push(request.goal);
@@ -46,7 +47,7 @@ impl Refinement<'_, '_> {
         let cost = chain.as_ref().map_or(f64::INFINITY, |c| c.cost);
         if chain.is_none() || (guide.short && cost > guide.loop_bound) {
             let dp = PathDp::new(ctx, map, &guide.path_points, ends, p.hops(), near);
-            if let Some(found) = self.dense_smoothing(&dp, guide)? {
+            if let Some(found) = self.dense_smoothing(&dp, guide, bound)? {
                 if found.cost < cost {
                     chain = Some(found);
                 }
@@ -58,11 +59,17 @@ impl Refinement<'_, '_> {
     /// The dense Smoothing programme over `dp` (steps 2 and 3), and when it cannot reach the
     /// goal on a long guide, the backward programme and the window repair between the two
     /// (step 4). The chain found; `None` when smoothing failed on a short guide (its repair
-    /// searches the whole guide's window instead) or the repair failed.
-    fn dense_smoothing(&mut self, dp: &PathDp, guide: &GuideInfo) -> Result<Option<Chain>, RefineError> {
+    /// searches the whole guide's window instead) or the repair failed. `bound` as
+    /// [`PathDp::forward`] takes it.
+    fn dense_smoothing(&mut self, dp: &PathDp, guide: &GuideInfo, bound: f64) -> Result<Option<Chain>, RefineError> {
         let m = dp.m();
         let t = Instant::now();
-        let (fwd, fwd_parent, fwd_goal) = dp.forward(self.should_stop).ok_or(RefineError::Stopped)?;
+        let mut forward = dp.forward(bound, self.should_stop).ok_or(RefineError::Stopped)?;
+        if forward.2.is_none() && bound.is_finite() {
+            // The repair starts from the forward states' costs, which the bound left unreached.
+            forward = dp.forward(f64::INFINITY, self.should_stop).ok_or(RefineError::Stopped)?;
+        }
+        let (fwd, fwd_parent, fwd_goal) = forward;
         if let Some((c, (t_last, h_last))) = fwd_goal {
             let mut poses = dp.forward_chain(&fwd_parent, t_last, h_last);
             poses.push(self.request.goal);
