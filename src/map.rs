@@ -49,6 +49,12 @@ pub struct MapInfo {
 }
 
 impl MapInfo {
+    /// A map of `width` x `height` cells of `resolution` metres in frame `map`, the low corner of
+    /// cell (0, 0) at the frame's origin, unrotated: cell units are metres over `resolution`.
+    pub fn at_origin(width: usize, height: usize, resolution: f64) -> Self {
+        Self { width, height, resolution, origin: Pose2::new(0.0, 0.0, 0.0), frame_id: "map".into() }
+    }
+
     /// Converts a world point (metres, map frame) to continuous cell units.
     pub fn world_to_cell(&self, p: Point2) -> Point2 {
         let dx = p.x - self.origin.x;

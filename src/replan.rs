@@ -299,8 +299,7 @@ mod tests {
                 }
             }
         }
-        let info =
-            MapInfo { width: W, height: H, resolution: RES, origin: Pose2::new(0.0, 0.0, 0.0), frame_id: "map".into() };
+        let info = MapInfo::at_origin(W, H, RES);
         let config = PlannerConfig { robot_radius: 0.1, min_turning_radius: 0.2, ..PlannerConfig::default() };
         let mut p = Planner::new(config).unwrap();
         p.set_map(OccupancyMap::new(info, data, 1 << 20).unwrap()).unwrap();
@@ -513,8 +512,7 @@ mod invalid_poses_tests {
                 }
             }
         }
-        let info =
-            MapInfo { width: W, height: H, resolution: RES, origin: Pose2::new(0.0, 0.0, 0.0), frame_id: "map".into() };
+        let info = MapInfo::at_origin(W, H, RES);
         let mut p = Planner::new(config).unwrap();
         p.set_map(OccupancyMap::new(info, data, 1 << 20).unwrap()).unwrap();
         p

@@ -180,8 +180,7 @@ mod tests {
                 }
             }
         }
-        let info =
-            MapInfo { width: W, height: H, resolution: RES, origin: Pose2::new(0.0, 0.0, 0.0), frame_id: "map".into() };
+        let info = MapInfo::at_origin(W, H, RES);
         OccupancyMap::new(info, data, 1 << 20).unwrap()
     }
 

@@ -537,13 +537,7 @@ mod tests {
             }
             let blocked = data.iter().map(|&v| v >= 65).collect();
             let mut map = CollisionMap::new(&Grid::from_blocked(w, h, blocked).unwrap());
-            let info = MapInfo {
-                width: w,
-                height: h,
-                resolution: 1.0,
-                origin: Pose2::new(0.0, 0.0, 0.0),
-                frame_id: "map".into(),
-            };
+            let info = MapInfo::at_origin(w, h, 1.0);
             let occupancy = OccupancyMap::new(info, data, usize::MAX).unwrap();
             let traversability = Traversability { occupied_threshold: 65, allow_unknown: false };
             let rule = CostRule { cost_penalty: 3.0, preferred_clearance: 6.0, inscribed: 2.0, traversability };

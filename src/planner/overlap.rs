@@ -325,8 +325,7 @@ mod tests {
 
     fn planner(config: PlannerConfig) -> Planner {
         let data = (0..W * H).map(|k| if blocked(k % W, k / W) { 100 } else { 0 }).collect();
-        let info =
-            MapInfo { width: W, height: H, resolution: RES, origin: Pose2::new(0.0, 0.0, 0.0), frame_id: "map".into() };
+        let info = MapInfo::at_origin(W, H, RES);
         let mut p = Planner::new(config).unwrap();
         p.set_map(OccupancyMap::new(info, data, 1 << 20).unwrap()).unwrap();
         p

@@ -144,8 +144,7 @@ mod tests {
                 }
             }
         }
-        let info =
-            MapInfo { width: w, height: h, resolution: RES, origin: Pose2::new(0.0, 0.0, 0.0), frame_id: "map".into() };
+        let info = MapInfo::at_origin(w, h, RES);
         let config = PlannerConfig { robot_radius: 0.15, min_turning_radius: 0.3, ..PlannerConfig::default() };
         let mut p = Planner::new(config).unwrap();
         p.set_map(OccupancyMap::new(info, data, 1 << 20).unwrap()).unwrap();

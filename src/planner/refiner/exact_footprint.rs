@@ -262,8 +262,7 @@ mod tests {
         let (w, h) = (40usize, 30usize);
         let graded = |x: usize, y: usize| (18..22).contains(&x) && (8..22).contains(&y);
         let data: Vec<i8> = (0..w * h).map(|k| if graded(k % w, k / w) { 60 } else { 0 }).collect();
-        let info =
-            MapInfo { width: w, height: h, resolution: 1.0, origin: Pose2::new(0.0, 0.0, 0.0), frame_id: "map".into() };
+        let info = MapInfo::at_origin(w, h, 1.0);
         let occupancy = OccupancyMap::new(info, data, usize::MAX).unwrap();
         let traversability = Traversability { occupied_threshold: 65, allow_unknown: false };
         let rule = CostRule { cost_penalty: 3.0, preferred_clearance: 0.0, inscribed: 1.0, traversability };
@@ -333,13 +332,7 @@ mod tests {
                     }
                 })
                 .collect();
-            let info = MapInfo {
-                width: w,
-                height: h,
-                resolution: 1.0,
-                origin: Pose2::new(0.0, 0.0, 0.0),
-                frame_id: "map".into(),
-            };
+            let info = MapInfo::at_origin(w, h, 1.0);
             let occupancy = OccupancyMap::new(info, data.clone(), usize::MAX).unwrap();
             let traversability = Traversability { occupied_threshold: 65, allow_unknown: false };
             let rule = CostRule { cost_penalty: 4.0, preferred_clearance: 0.0, inscribed: radius, traversability };
