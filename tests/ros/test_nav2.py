@@ -423,6 +423,10 @@ def test_finished_goals_are_kept_only_so_long(nav2):
         # A client that fell behind: accepted, answered at once, its result not asked for yet.
         unasked = peer.to_pose_goal(pose_stamped(100.0, 100.0))
         unasked_at = time.monotonic()
+        # Ended (as the action's status topic says) before the next goal is sent: a goal that
+        # came while it was still being answered would supersede it (UNKNOWN, "newer goal"), as
+        # a loaded run saw.
+        peer.spin_until(lambda: unasked.status == GoalStatus.STATUS_ABORTED, 30.0, "the first goal to end")
         for _ in range(150):
             # Answered at once (GOAL_OUTSIDE_MAP), so the results pile up as fast as goals come.
             r = peer.plan_to(pose_stamped(100.0, 100.0))
