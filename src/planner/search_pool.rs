@@ -6,7 +6,7 @@
 //! ever planned, each resident wherever that thread's queries reached. A pool holds them instead:
 //! a plan takes the searcher returned last (on maps whose scratch stays resident between plans,
 //! its pages are the ones already mapped) and gives it back when done, so there are only as many
-//! searchers as plans ever ran at once (at most the node's three planning threads), and plans
+//! searchers as plans ever ran at once (at most the node's `PLANNING_THREADS`, three), and plans
 //! that follow each other reuse one. Above [`RELEASE_ABOVE`] a searcher hands its pages back to
 //! the operating system after each plan.
 

@@ -97,6 +97,30 @@ fn spin_with_backpressure(mut node: r2r::Node, gate: SpinGate) {
     }
 }
 
+/// Blocking threads of the node's runtime: plans (one per vehicle profile at a time, replans
+/// included) and batches of map updates (one at a time, between plans) run on them, at most this
+/// many at once; more wait their turn. Capped, so the per-thread working memory of the planner
+/// (the Dubins memo; the search scratch is pooled, `planner::search_pool`) is held by a bounded
+/// number of threads. rcl's executor, the responders and the table filler have threads of their
+/// own, outside this count.
+pub const PLANNING_THREADS: usize = 3;
+
+/// The node's tokio runtime: one worker for the select loop and the action servers' tasks (they
+/// only move messages and answers), and [`PLANNING_THREADS`] blocking threads for the work.
+fn node_runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .max_blocking_threads(PLANNING_THREADS)
+        // And kept: by default an idle blocking thread exits after 10 s and the next busy moment
+        // starts a new one, which builds its working memory again (a few MB on a small map).
+        // The heap would then rise and fall with the load instead of settling once the threads
+        // are in place.
+        .thread_keep_alive(std::time::Duration::from_secs(24 * 3600))
+        .enable_all()
+        .build()
+        .map_err(|err| format!("cannot start the async runtime: {err}"))
+}
+
 /// The vehicle profiles of `params` (`planner_plugins`), sharing an LDDB that comes from the
 /// cache (or is built), with what happened logged: a cache file that was corrupt and rebuilt is
 /// a warning, so it is noticed.
@@ -260,21 +284,7 @@ pub fn run() -> Result<(), String> {
         logger: logger.clone(),
         enabled: false,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        // Blocking threads: rcl's executor, and at most three at once of: plans (one per vehicle
-        // profile at a time) and batches of map updates (one at a time, between plans).
-        // Capped, so the per-thread working memory of the planner (the Dubins memo, search
-        // scratch) is held by a bounded number of threads.
-        .max_blocking_threads(4)
-        // And kept: by default an idle blocking thread exits after 10 s and the next busy moment
-        // starts a new one, which builds its working memory again (a few MB on a small map).
-        // The heap would then rise and fall with the load instead of settling once the threads
-        // are in place.
-        .thread_keep_alive(std::time::Duration::from_secs(24 * 3600))
-        .enable_all()
-        .build()
-        .map_err(|err| format!("cannot start the async runtime: {err}"))?;
+    let runtime = node_runtime()?;
     let (done, mut done_rx) = mpsc::unbounded_channel();
     let autostart = params.autostart;
     let stop_executor = gate.stopper();
@@ -404,3 +414,50 @@ fn on_is_path_valid(state: &mut NodeState, r: r2r::ServiceRequest<r2r::nav2_msgs
 }
 #[cfg(not(ros_nav2_msgs))]
 fn on_is_path_valid(_: &mut NodeState, _: ()) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::sync::Condvar;
+
+    /// Blocking work beyond the cap waits for a thread instead of running beside the rest (the
+    /// executor once ran on this pool, and leaving the cap as it was when the executor moved to a
+    /// thread of its own let four plans run at once). Jobs hold their thread until released, so
+    /// the count cannot pass for a job that merely finished early; a fourth thread slow to start
+    /// could hide a wrong cap, never fail a right one.
+    #[test]
+    fn at_most_planning_threads_blocking_jobs_run_at_once() {
+        let runtime = node_runtime().unwrap();
+        let running = Arc::new(AtomicUsize::new(0));
+        let release = Arc::new((Mutex::new(false), Condvar::new()));
+        let jobs: Vec<_> = (0..PLANNING_THREADS + 3)
+            .map(|_| {
+                let (running, release) = (running.clone(), release.clone());
+                runtime.spawn_blocking(move || {
+                    running.fetch_add(1, SeqCst);
+                    let (released, wake) = &*release;
+                    let mut released = released.lock().unwrap();
+                    while !*released {
+                        released = wake.wait(released).unwrap();
+                    }
+                })
+            })
+            .collect();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while running.load(SeqCst) < PLANNING_THREADS && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Time for a thread beyond the cap to start, were there one.
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(running.load(SeqCst), PLANNING_THREADS);
+        *release.0.lock().unwrap() = true;
+        release.1.notify_all();
+        runtime.block_on(async {
+            for job in jobs {
+                job.await.unwrap();
+            }
+        });
+        assert_eq!(running.load(SeqCst), PLANNING_THREADS + 3);
+    }
+}
