@@ -48,7 +48,8 @@ from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped  # noqa: E402
 from nav_msgs.msg import OccupancyGrid, Path  # noqa: E402
 
-from helpers import LATCHED, exit_on_sigterm, initial_pose, pose_stamped, start_node, start_pose_line, tmpdir  # noqa: E402
+from helpers import (LATCHED, exit_on_sigterm, initial_pose, pose_stamped, resend_until, start_node,  # noqa: E402
+                     start_pose_line, tmpdir)
 
 # The map: W x H cells of RES metres, a wall at column WALL_X with doors at DOOR_A and DOOR_B
 # (row ranges); DOOR_B is the one that closes and opens.
@@ -314,14 +315,8 @@ class Client:
         msg = initial_pose(x, y, yaw)
         line = start_pose_line(x, y)  # this pose's line, not an earlier one logged late
         before = node.count(line)
-        deadline = time.monotonic() + timeout
-        while True:
-            self.initial_pub.publish(msg)
-            try:
-                return self.spin_until(lambda: node.count(line) > before, 0.5, "the start pose")
-            except RuntimeError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"the node never took the start pose in {timeout} s") from None
+        resend_until(lambda: self.initial_pub.publish(msg), lambda: node.count(line) > before, self.spin_until,
+                     "the start pose", timeout)
 
     def path_for(self, gid):
         """(arrival time, path) of the /plan answering goal gid's SUCCESS status, or None; the

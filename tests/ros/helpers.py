@@ -278,14 +278,8 @@ class Peer:
         p = msg.pose.pose.position
         line = start_pose_line(p.x, p.y)
         before = node_proc.count(line)
-        deadline = time.monotonic() + timeout
-        while True:
-            self.odom_pub.publish(msg)
-            try:
-                return self.spin_until(lambda: node_proc.count(line) > before, 0.5, "the odometry pose")
-            except AssertionError:
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"the node never took the odometry pose in {timeout} s") from None
+        resend_until(lambda: self.odom_pub.publish(msg), lambda: node_proc.count(line) > before, self.spin_until,
+                     "the odometry pose", timeout)
 
     def send_goal(self, x, y, yaw=0.0, frame="map", quaternion=None):
         """Publishes a goal and returns its id (the stamp's seconds)."""
@@ -420,6 +414,20 @@ def start_pose_line(x, y):
     """The node's log line for a start pose it took (its own frame's coordinates, as sent), by
     which a test knows it was this pose, not an earlier one logged late."""
     return f"start pose ({x:.3f}, {y:.3f})"
+
+
+def resend_until(publish, taken, spin_until, what, timeout=30.0, every=0.5):
+    """Calls `publish` every `every` seconds until `taken()` (a message on a volatile or best-effort
+    topic is lost when sent before the node's reader matched it, with no trace), spinning with
+    `spin_until(predicate, timeout, what)`; fails after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        publish()
+        try:
+            return spin_until(taken, every, what)
+        except (AssertionError, RuntimeError):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the node never took {what} in {timeout} s") from None
 
 
 def tmpdir(prefix):

@@ -15,7 +15,7 @@ import pytest
 
 from blockstar_planner_msgs.msg import PlannerStatus as S
 
-from helpers import CLI_BIN, Peer, assert_path_valid, make_grid, start_node, start_pose_line, tmpdir
+from helpers import CLI_BIN, Peer, assert_path_valid, make_grid, resend_until, start_node, start_pose_line, tmpdir
 
 RES = 0.1
 W, H = 60, 40
@@ -81,15 +81,11 @@ def wait_start(peer, node, x, y, timeout=30.0):
     /initialpose is not latched)."""
     line = start_pose_line(x, y)  # this pose's line, not an earlier one logged late
     before = node.count(line)
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        peer.set_start(x, y, 0.0)
-        try:
-            peer.spin_until(lambda: node.count(line) > before, 1.0)
-            return
-        except AssertionError:
-            continue
-    raise AssertionError(f"the node never took the start pose:\n{node.log()}")
+    try:
+        resend_until(lambda: peer.set_start(x, y, 0.0), lambda: node.count(line) > before, peer.spin_until,
+                     "the start pose", timeout, every=1.0)
+    except AssertionError as e:
+        raise AssertionError(f"{e}:\n{node.log()}") from None
 
 
 @pytest.mark.parametrize("new_geometry", [False, True], ids=["same-geometry", "new-geometry"])
