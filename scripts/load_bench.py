@@ -406,10 +406,8 @@ def _run(node, client, duration, goal_rate, map_rate, seed, drain, log, warmup):
     # node or the middleware are applied before it, in order).
     version += 1
     final_map = bench_map(True, version, width=W + 1)
-    final_line = f"map {W + 1}x{H} at"
-    final_in_use = lambda: any(final_line in x and MAP_IN_USE in x for x in node.log().splitlines())  # noqa: E731
     client.map_pub.publish(final_map)
-    client.spin_until(final_in_use, 60, "the final map in use")
+    client.spin_until(lambda: node.map_in_use(W + 1, H), 60, "the final map in use")
     gid += 1
     last_gid = gid
     last_goal = cell_center(*LAST_GOAL_CELL)

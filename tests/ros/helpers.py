@@ -105,6 +105,11 @@ class NodeProcess:
             time.sleep(0.02)
         raise AssertionError(f"timed out waiting for {text!r} x{count} in the node's log:\n{self.log()}")
 
+    def map_in_use(self, width, height):
+        """Whether the node logged a map of `width` x `height` cells in use ("map WxH at R m/cell
+        in use"): a test that gives its map a size no earlier map had knows that map landed."""
+        return any(f"map {width}x{height} at" in x and "m/cell in use" in x for x in self.log().splitlines())
+
     def alive(self):
         return self.proc.poll() is None
 

@@ -915,7 +915,7 @@ def test_configure_while_a_map_is_being_prepared_is_not_undone_by_it():
         peer.map_pub.publish(big)
         node.wait_log("preparing map 4000x4000", 1, timeout=60)  # its batch runs now
         assert change(Transition.TRANSITION_CONFIGURE)
-        landed = lambda: any("map 4000x4000 at" in x and "in use" in x for x in node.log().splitlines())  # noqa: E731
+        landed = lambda: node.map_in_use(4000, 4000)  # noqa: E731
         assert not landed(), "the race was not provoked: the map was ready before configure"
         deadline = time.monotonic() + 120
         while not landed() and time.monotonic() < deadline:
