@@ -87,6 +87,9 @@ pub struct Frames {
     jumped_from: Option<Stamp>,
     /// How many such transforms were dropped since [`Frames::take_dropped_from_before_jump`].
     dropped_from_before_jump: usize,
+    /// Whether the robot's pose ever had a source: a transform to `base`, or a received pose
+    /// (see [`Frames::robot_pose_had_source`]).
+    robot_pose_had_source: bool,
 }
 
 impl Frames {
@@ -102,15 +105,28 @@ impl Frames {
             last_now: None,
             jumped_from: None,
             dropped_from_before_jump: 0,
+            robot_pose_had_source: false,
         }
     }
 
     /// Takes new frame names and tolerance (lifecycle configure), keeping the transforms held:
     /// static ones are latched and would not be sent again.
     pub fn configure(&mut self, global: &str, base: &str, tolerance: f64) {
+        if base != self.base {
+            self.robot_pose_had_source = !self.received.is_empty();
+        }
         self.global = global.to_owned();
         self.base = base.to_owned();
         self.tolerance = tolerance_of(tolerance);
+    }
+
+    /// Whether anything ever told the robot's pose: a transform whose child is
+    /// `robot_base_frame`, or a pose on `/initialpose` or `/odom` (kept through a jump of time
+    /// back, which forgets the poses themselves). A robot whose pose cannot be had now although
+    /// it had a source (stale TF, a broken chain, time jumped back) is not where its trajectory
+    /// starts; only one that never had a pose (planned for with an explicit start) is taken there.
+    pub fn robot_pose_had_source(&self) -> bool {
+        self.robot_pose_had_source
     }
 
     /// Notes ROS time `now`; when it jumped back by more than [`TIME_JUMP_BACK`], every dynamic
@@ -165,6 +181,7 @@ impl Frames {
                 self.dropped_from_before_jump += 1;
                 continue;
             }
+            self.robot_pose_had_source |= t.child_frame_id.trim_start_matches('/') == self.base.trim_start_matches('/');
             let (v, q) = (&t.transform.translation, &t.transform.rotation);
             if let Err(e) = self.buffer.set_transform_parts(
                 &t.header.frame_id,
@@ -196,6 +213,7 @@ impl Frames {
         let pose = isometry_from_pose(pose).map_err(|e| invalid(format!("{source}: {}", e.message)))?;
         self.received.retain(|r| r.source != source);
         self.received.insert(0, Received { source, frame: frame.to_owned(), stamp: stamp_of(stamp), pose });
+        self.robot_pose_had_source = true;
         Ok(())
     }
 
@@ -387,6 +405,31 @@ mod tests {
         // A tolerance out of range is clamped, not a panic.
         assert_eq!(tolerance_of(1e20), Duration::from_secs(3600));
         assert_eq!(tolerance_of(f64::NAN), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_robot_pose_that_had_a_source_is_remembered_as_such_when_it_fails() {
+        let mut f = Frames::new("map", "base_link", 0.1);
+        // Transforms not about the robot, a refused one (no parent), a start pose refused: none
+        // is a source of the robot's pose.
+        f.add_transforms(&[tf("map", "odom", 0, 1.0, 0.0), tf("base_link", "laser", 0, 0.2, 0.0)], true);
+        assert!(!f.robot_pose_had_source());
+        assert!(f.set_received("/initialpose", "", &at(1), &pose(1.0, 1.0)).is_err());
+        assert!(!f.robot_pose_had_source());
+        // Odometry's transform to base_link: a source, also once stale and after a jump back
+        // forgot it.
+        f.add_transforms(&[tf("odom", "base_link", 10, 1.0, 0.0)], false);
+        assert!(f.robot_pose_had_source());
+        assert!(f.robot_pose(stamp_of(&at(20))).is_err());
+        f.observe_time(stamp_of(&at(100)));
+        assert!(f.observe_time(stamp_of(&at(2))));
+        assert!(f.robot_pose(stamp_of(&at(2))).is_err());
+        assert!(f.robot_pose_had_source());
+        // Another robot frame: not yet; a received start pose is one.
+        f.configure("map", "other_base", 0.1);
+        assert!(!f.robot_pose_had_source());
+        f.set_received("/initialpose", "map", &at(3), &pose(1.0, 1.0)).unwrap();
+        assert!(f.robot_pose_had_source());
     }
 
     /// A looping bag: /clock jumps from 100 s back to 70 s while transforms stamped just before

@@ -121,6 +121,28 @@ fn node_runtime() -> Result<tokio::runtime::Runtime, String> {
         .map_err(|err| format!("cannot start the async runtime: {err}"))
 }
 
+/// The environment variable of a fault injected for tests (unset in use): the loop holds each
+/// finished plan, replan or batch this many milliseconds before it takes it in, while the action
+/// servers go on serving, as on a loaded machine where a client's cancel is accepted between a
+/// plan's end and the loop's turn (tests/ros/test_action.py provokes that race with it).
+pub const FAULT_HOLD_FINISHED_MS: &str = "BLOCKSTAR_FAULT_HOLD_FINISHED_MS";
+
+/// The hold of [`FAULT_HOLD_FINISHED_MS`], logged as a warning when set (a value that is not a
+/// number of milliseconds is ignored, and said so).
+fn fault_hold_finished(logger: &str) -> Option<Duration> {
+    let value = std::env::var(FAULT_HOLD_FINISHED_MS).ok()?;
+    match value.trim().parse::<u64>() {
+        Ok(ms) => {
+            r2r::log_warn!(logger, "fault injection: finished jobs are held {ms} ms ({FAULT_HOLD_FINISHED_MS})");
+            Some(Duration::from_millis(ms))
+        }
+        Err(_) => {
+            r2r::log_warn!(logger, "{FAULT_HOLD_FINISHED_MS}={value:?} is not a number of milliseconds: ignored");
+            None
+        }
+    }
+}
+
 /// The vehicle profiles of `params` (`planner_plugins`), sharing an LDDB that comes from the
 /// cache (or is built), with what happened logged: a cache file that was corrupt and rebuilt is
 /// a warning, so it is noticed.
@@ -287,6 +309,7 @@ pub fn run() -> Result<(), String> {
     let runtime = node_runtime()?;
     let (done, mut done_rx) = mpsc::unbounded_channel();
     let autostart = params.autostart;
+    let hold_finished = fault_hold_finished(&logger);
     let stop_executor = gate.stopper();
     let executor = runtime.block_on(async move {
         let mut state = NodeState::new(params, live, fleet, out, done, responder.clone());
@@ -327,7 +350,12 @@ pub fn run() -> Result<(), String> {
                     r2r::log_info!(&logger, "interrupted, shutting down");
                     break;
                 }
-                Some(d) = done_rx.recv() => state.on_done(d),
+                Some(d) = done_rx.recv() => {
+                    if let Some(hold) = hold_finished {
+                        tokio::time::sleep(hold).await;
+                    }
+                    state.on_done(d)
+                }
                 Some(r) = lc.change_state.next() => lifecycle.on_change_state(r, &mut state),
                 Some(r) = lc.get_state.next() => lifecycle.on_get_state(r),
                 Some(r) = lc.get_available_states.next() => lifecycle.on_get_available_states(r),

@@ -46,6 +46,19 @@ impl Reply {
         }
     }
 
+    /// Whether the action server accepted a cancel of this goal (it is CANCELING), which the
+    /// node's loop may not have read yet; false for a topic goal.
+    pub fn is_canceling(&self) -> bool {
+        match self {
+            Reply::Topic => false,
+            Reply::Own(h) => h.is_canceling(),
+            #[cfg(ros_nav2_msgs)]
+            Reply::ToPose(h) => h.is_canceling(),
+            #[cfg(ros_nav2_msgs)]
+            Reply::ThroughPoses(h) => h.is_canceling(),
+        }
+    }
+
     /// What the answer is called in logs.
     pub fn name(&self) -> &'static str {
         match self {

@@ -245,6 +245,9 @@ pub struct NodeState {
     /// A configure replaced the planner while a batch of updates ran on the one it replaced:
     /// once that batch lands, configure again on top of it, as if the configure had come after.
     configure_after_batch: bool,
+    /// A batch of updates just landed: the goals and re-checks that waited for it start before
+    /// the next batch does (see [`NodeState::schedule`]).
+    plans_first: bool,
     warned: Warned,
     /// When `/odom` was last logged, and its frame then.
     last_odom_log: Option<(Instant, String)>,
@@ -320,6 +323,7 @@ impl NodeState {
             updates: UpdateQueue::default(),
             map_version: 0,
             configure_after_batch: false,
+            plans_first: false,
             warned: Warned::default(),
             last_odom_log: None,
             out,
@@ -425,12 +429,15 @@ impl NodeState {
     }
 
     /// Cleanup: every profile's current goal and trajectory and the waiting updates are dropped
-    /// (maps received on the map topic are kept: the topic is latched and would not come again).
+    /// (maps received on the map topic are kept: the topic is latched and would not come again),
+    /// and a configure that waited for a running batch is undone with the rest (the batch
+    /// landing after cleanup or shutdown must not configure the node again).
     pub fn cleanup(&mut self) {
         for slot in &mut self.slots {
             (slot.current, slot.recheck) = (None, false);
         }
         self.updates.clear();
+        self.configure_after_batch = false;
     }
 
     // --- Goals -------------------------------------------------------------------------------
@@ -549,8 +556,15 @@ impl NodeState {
     /// plans in flight end no new one starts. They finish (as in Nav2, whose costmap waits for a
     /// plan holding it), replans too: stopping a replan for every update would starve it under a
     /// costmap's stream of updates, and the trajectory it checks would never be checked.
+    ///
+    /// Batches and plans take turns: when a batch lands, the goals and re-checks that waited for
+    /// it start before the next batch, which then waits for them. Otherwise updates arriving
+    /// faster than their batches land (a costmap's stream on a large map) would start batch
+    /// after batch and hold a goal back for as long as the stream lasts, its budget not even
+    /// started.
     fn schedule(&mut self) {
-        if self.updates.ready() {
+        let plans_first = std::mem::take(&mut self.plans_first) && self.plans_waiting();
+        if self.updates.ready() && !plans_first {
             if self.slots.iter().any(|s| s.running.is_some()) {
                 return;
             }
@@ -592,6 +606,15 @@ impl NodeState {
                 self.start_replan(profile, current, Trigger::Periodic);
             }
         }
+    }
+
+    /// Whether a goal or a re-check after a map change waits to start (while active).
+    fn plans_waiting(&self) -> bool {
+        self.active
+            && self
+                .slots
+                .iter()
+                .any(|s| s.running.is_none() && (s.pending.is_some() || (s.recheck && s.current.is_some())))
     }
 
     /// Publishes the clearance display of the default profile's map, or once the batch holding
@@ -681,30 +704,36 @@ impl NodeState {
 
     /// Where profile `profile`'s vehicle is: for the first the robot's pose (TF, else
     /// `/initialpose` or `/odom`), for another TF's pose of its `<profile>.robot_base_frame`;
-    /// `None` when it is not known.
-    fn vehicle_pose(&mut self, profile: usize) -> Option<Pose2> {
+    /// why not when it is not known now.
+    fn vehicle_pose(&mut self, profile: usize) -> Result<Pose2, String> {
         let now = self.now();
         if profile == 0 {
-            return self.frames.robot_pose(now).ok();
+            return self.frames.robot_pose(now).map_err(|e| e.message);
         }
-        let frame = self.params.profile_base_frames.get(profile - 1).filter(|f| !f.is_empty())?;
-        self.frames.vehicle_pose(frame, now).ok()
+        let name = self.profile_name(profile);
+        let Some(frame) = self.params.profile_base_frames.get(profile - 1).filter(|f| !f.is_empty()) else {
+            return Err(format!(
+                "the node does not know where the {name} vehicle is (set {name}.robot_base_frame to its frame in TF)"
+            ));
+        };
+        self.frames.vehicle_pose(frame, now).map_err(|e| e.message)
     }
 
-    /// Checks `profile`'s current trajectory and replans it when needed. A vehicle the node
-    /// cannot place (a profile after the first without a pose through `<profile>.robot_base_frame`)
-    /// has its whole trajectory checked and is never replanned from a guess: when the map blocks
-    /// it, it is stopped.
+    /// Checks `profile`'s current trajectory and replans it when needed, from where its vehicle
+    /// is. A vehicle the node cannot place now (a profile after the first without a pose through
+    /// `<profile>.robot_base_frame`; the robot when TF's pose is stale or its chain broken) has
+    /// its whole trajectory checked and is never replanned from a guess: when the map blocks it,
+    /// it is stopped; periodic replans wait for its pose. Only the first profile's robot that
+    /// never had a pose (planned for with an explicit start) is taken where its trajectory starts.
     fn start_replan(&mut self, profile: usize, current: Current, trigger: Trigger) {
         self.slots[profile].last_replan = Instant::now();
-        let known = self.vehicle_pose(profile);
-        let placed = known.is_some() || profile == 0;
-        if !placed && trigger == Trigger::Periodic {
-            return;
-        }
-        // The default profile's robot with no pose known is taken where its trajectory starts.
+        let (known, unplaced) = match self.vehicle_pose(profile) {
+            Ok(pose) => (Some(pose), None),
+            Err(_) if profile == 0 && !self.frames.robot_pose_had_source() => (None, None),
+            Err(_) if trigger == Trigger::Periodic => return,
+            Err(why) => (None, Some(why)),
+        };
         let Some(pose) = known.or_else(|| current.trajectory.pose_at(0.0)) else { return };
-        let unplaced = (!placed).then(|| self.profile_name(profile));
         let cancel = Arc::new(AtomicBool::new(false));
         let (planner, done, flag) = (self.profile_planner(profile).clone(), self.done.clone(), cancel.clone());
         let (trajectory, goal, overlap) = (current.trajectory.clone(), current.goal, current.start_overlap);
@@ -716,17 +745,11 @@ impl NodeState {
             let followed = Followed { trajectory: &trajectory, start_overlap: overlap.as_ref() };
             let outcome = caught(|| match unplaced {
                 None => check_and_replan(&planner, followed, pose, goal, trigger, leeway, &budget),
-                Some(name) => match crate::replan::check_remaining(&planner, &trajectory, pose, overlap.as_ref()) {
+                Some(why) => match crate::replan::check_remaining(&planner, &trajectory, pose, overlap.as_ref()) {
                     Ok(()) => Outcome::StillLegal,
                     Err(e) => Outcome::Blocked {
                         reason: format!("map change blocked the path: {}", e.message),
-                        error: PlanError::new(
-                            e.code,
-                            format!(
-                                "not replanned: the node does not know where the {name} vehicle is (set \
-                                 {name}.robot_base_frame to its frame in TF); send it a new goal"
-                            ),
-                        ),
+                        error: PlanError::new(e.code, format!("not replanned: {why}; send it a new goal")),
                     },
                 },
             });
@@ -918,7 +941,12 @@ impl NodeState {
         self.params.tolerance = wanted.tolerance;
         self.params.start_overlap = wanted.start_overlap;
         let configs: Vec<_> = wanted.profile_configs().into_iter().map(|(_, c)| c).collect();
-        if configs.iter().zip(self.fleet.profiles()).any(|(c, (_, p))| c != p.config()) {
+        // Compared with what the fleet is to have once the changes on their way land.
+        let differs = match self.updates.config_on_its_way() {
+            Some(coming) => configs.as_slice() != coming,
+            None => configs.iter().zip(self.fleet.profiles()).any(|(c, (_, p))| c != p.config()),
+        };
+        if differs {
             self.updates.push_config(configs);
         }
         self.schedule();
@@ -927,7 +955,9 @@ impl NodeState {
     /// A batch was applied: the planner holding it takes over; refusals get a status.
     fn on_applied(&mut self, applied: Applied) {
         self.updates.finished();
+        self.plans_first = true;
         self.fleet = applied.fleet;
+        let refused_config = applied.reports.iter().any(|r| r.kind == Kind::Config && r.result.is_err());
         let mut changed = false;
         for report in applied.reports {
             if report.copied {
@@ -941,12 +971,13 @@ impl NodeState {
                 Err(e) => self.refuse(report.kind, e),
             }
         }
-        // The parameters in force are the profiles' (a refused change is undone), unless a newer
-        // change still waits.
+        // The parameters in force are the profiles'. A refused change is undone in the live
+        // parameters too, unless a newer change still waits; an accepted one is there already
+        // (and a set the loop has not read yet may be there too, which a reset would lose).
         let mut configs = self.fleet.profiles().map(|(_, p)| p.config().clone());
         self.params.planner = configs.next().expect("a fleet has a profile");
         self.params.profiles = configs.collect();
-        if !self.updates.config_waiting() {
+        if refused_config && !self.updates.config_waiting() {
             if let Ok(mut live) = self.live.lock() {
                 live.params.planner = self.params.planner.clone();
                 live.params.profiles = self.params.profiles.clone();
@@ -1038,8 +1069,18 @@ impl NodeState {
         match done {
             Done::Goal { profile, result, cancelled } => {
                 let running = self.slots.get_mut(profile).and_then(|s| s.running.take());
-                let Some(Running { work: Work::Goal(req, echo, goal), map_version, stop, .. }) = running else {
+                let Some(Running { work: Work::Goal(mut req, echo, goal), map_version, stop, .. }) = running else {
                     return r2r::log_error!(self.logger(), "a plan finished but none was running");
+                };
+                // A cancel the action server accepted while the plan finished, which this loop
+                // has not read yet (the plan's channel is served first): the client is answered
+                // CANCELED, so the plan is neither published nor followed, as for a cancel read in
+                // time.
+                let (cancelled, stop) = if !req.client_cancel && req.reply.is_canceling() {
+                    req.client_cancel = true;
+                    (true, Some(cancelled_by_client()))
+                } else {
+                    (cancelled, stop)
                 };
                 // A stopped plan is answered why it was stopped, whatever its result (stale once
                 // a newer goal came).
@@ -1049,13 +1090,12 @@ impl NodeState {
                 };
                 // Nav2's goals are one-off answers (its behaviour tree replans by asking again): only
                 // a goal of the topic or the node's own action becomes the trajectory the node keeps
-                // legal and replans, its profile's.
+                // legal and replans, its profile's. A goal that fails changes nothing: the current
+                // trajectory (the last success) is still the one published, so it stays checked
+                // and replanned.
                 let kept = matches!(req.reply, Reply::Topic | Reply::Own(..));
                 if let (Ok(plan), true) = (&result, kept) {
                     self.adopt(profile, echo, goal, plan, map_version);
-                } else if !cancelled && kept {
-                    // A goal that cannot be reached replaces the intent: nothing to follow.
-                    self.slots[profile].current = None;
                 }
                 self.finish(*req, result);
             }

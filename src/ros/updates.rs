@@ -83,6 +83,8 @@ pub struct UpdateQueue {
     /// Cells of update data waiting.
     queued_cells: usize,
     running: bool,
+    /// The parameter set of the running batch, if it brings one.
+    running_config: Option<Vec<PlannerConfig>>,
 }
 
 /// A batch taken from the queue: the updates and the fleet they are applied to (the node's, its
@@ -137,6 +139,18 @@ impl UpdateQueue {
     /// True when a parameter change waits.
     pub fn config_waiting(&self) -> bool {
         self.queued.iter().any(|u| matches!(u, Update::Config(_)))
+    }
+
+    /// The parameter set the fleet is to have once the updates waiting and running land (the
+    /// newest set waiting, else the running batch's), or `None` when none is on its way: what a
+    /// new parameter change is to be compared with, not the fleet's set, which a change on its
+    /// way is about to replace (a value set back to the fleet's meanwhile would be lost).
+    pub fn config_on_its_way(&self) -> Option<&[PlannerConfig]> {
+        let waiting = self.queued.iter().rev().find_map(|u| match u {
+            Update::Config(c) => Some(c.as_slice()),
+            _ => None,
+        });
+        waiting.or(self.running_config.as_deref())
     }
 
     /// Queues a whole map; the maps and map updates queued before it are moot and dropped.
@@ -196,12 +210,18 @@ impl UpdateQueue {
         }
         self.running = true;
         self.queued_cells = 0;
-        Ok(Batch { fleet, updates: std::mem::take(&mut self.queued) })
+        let updates = std::mem::take(&mut self.queued);
+        self.running_config = updates.iter().rev().find_map(|u| match u {
+            Update::Config(c) => Some(c.clone()),
+            _ => None,
+        });
+        Ok(Batch { fleet, updates })
     }
 
     /// The running batch is done.
     pub fn finished(&mut self) {
         self.running = false;
+        self.running_config = None;
     }
 }
 
@@ -334,6 +354,29 @@ mod tests {
         // A newer parameter set replaces the older one.
         q.push_config(vec![PlannerConfig::default()]);
         assert_eq!(q.queued.iter().filter(|u| matches!(u, Update::Config(_))).count(), 1);
+    }
+
+    #[test]
+    fn the_parameter_set_on_its_way_is_the_newest_waiting_else_the_running_batchs() {
+        let radius = |r: f64| vec![PlannerConfig { robot_radius: r, ..PlannerConfig::default() }];
+        let mut q = UpdateQueue::default();
+        assert!(q.config_on_its_way().is_none());
+        q.push_config(radius(0.3));
+        let fleet = Fleet::new(vec![("GridBased".into(), PlannerConfig::default())]).unwrap();
+        let batch = q.start(fleet).expect("a batch starts");
+        // Running: a set back to the fleet's value differs from what is on its way.
+        assert_eq!(q.config_on_its_way(), Some(radius(0.3).as_slice()));
+        q.push_patch(patch(1), 100).unwrap();
+        assert_eq!(q.config_on_its_way(), Some(radius(0.3).as_slice()));
+        q.push_config(radius(0.2));
+        assert_eq!(q.config_on_its_way(), Some(radius(0.2).as_slice()));
+        drop(batch.apply());
+        q.finished();
+        assert_eq!(q.config_on_its_way(), Some(radius(0.2).as_slice()));
+        let fleet = Fleet::new(vec![("GridBased".into(), PlannerConfig::default())]).unwrap();
+        drop(q.start(fleet).expect("the next batch").apply());
+        q.finished();
+        assert!(q.config_on_its_way().is_none());
     }
 
     #[test]

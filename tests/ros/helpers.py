@@ -162,13 +162,13 @@ def start_node(tmp_dir, name, params=None, remap_prefix=None, extra_args=(), env
 
 
 def start_with_peer(tmp_dir, name, params, make_peer, ready=lambda peer: None, grid=None, start_pose=None,
-                    extra_args=()):
-    """Starts planner_node `name` with its topics under /`name`, then a peer `make_peer()`,
-    connected (see Peer.wait_connected) and `ready(peer)`; publishes `grid` and sets `start_pose`
-    when given, each taken in by the node before this returns (node, peer). When any of that
-    fails, the node is stopped before the error propagates: a failed set-up never leaves a node
-    running."""
-    node = start_node(tmp_dir, name, params, remap_prefix=f"/{name}", extra_args=extra_args)
+                    extra_args=(), env=None):
+    """Starts planner_node `name` with its topics under /`name` (and `env`, when given, as its
+    whole environment), then a peer `make_peer()`, connected (see Peer.wait_connected) and
+    `ready(peer)`; publishes `grid` and sets `start_pose` when given, each taken in by the node
+    before this returns (node, peer). When any of that fails, the node is stopped before the
+    error propagates: a failed set-up never leaves a node running."""
+    node = start_node(tmp_dir, name, params, remap_prefix=f"/{name}", extra_args=extra_args, env=env)
     try:
         peer = make_peer()
         peer.wait_connected()

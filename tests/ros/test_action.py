@@ -3,16 +3,18 @@ ActionClient: a plan with feedback, an error code for a goal in an obstacle, an 
 cancellation, and a newer goal (action or topic) aborting the older one with SUPERSEDED."""
 
 import math
+import os
 
 import pytest
 from action_msgs.msg import GoalStatus
+from action_msgs.srv import CancelGoal
 from rclpy.action import ActionClient
 
 from blockstar_planner_msgs.action import ComputePath
 from blockstar_planner_msgs.msg import PlannerStatus as S
 
-from helpers import FAR, Peer, big_grid, pose_stamped, start_with_peer, tmpdir
-from living import GOAL, PARAMS, START, MapModel, assert_legal, two_door_grid
+from helpers import FAR, Peer, big_grid, make_grid, pose_stamped, start_with_peer, tmpdir
+from living import GOAL, H, PARAMS, RES, START, W, MapModel, assert_legal, blocked, two_door_grid
 
 # FAR on the serpentine of helpers: planning it takes seconds, long enough to cancel.
 
@@ -44,9 +46,9 @@ class ActionPeer(Peer):
         return fut.result()
 
 
-def start(tmp, name, params, grid, start_pose):
+def start(tmp, name, params, grid, start_pose, env=None):
     return start_with_peer(tmp, name, params, lambda: ActionPeer(f"peer_{name}", name), ActionPeer.wait_server,
-                           grid=grid, start_pose=start_pose)
+                           grid=grid, start_pose=start_pose, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -142,3 +144,39 @@ def test_newer_goal_supersedes_an_action_goal(big):
     e = peer.send(2.5, 3.0)
     assert peer.wait_status(d, timeout=60).code == S.SUPERSEDED
     assert peer.result(e).result.error_code == S.SUCCESS
+
+
+def test_a_cancel_accepted_as_the_plan_finishes_is_the_answer():
+    """The race of a cancel and a plan's end: the action server accepts the cancel (the goal is
+    CANCELING) after the plan finished but before the node's loop took the plan in. The client
+    is told CANCELED, so the plan must not be published or followed either. The node holds each
+    finished plan 5 s (a fault injected for tests), long enough for the cancel to be accepted
+    even while the executor waits out an unacknowledged spin (1 s)."""
+    tmp = tmpdir("blockstar-action-race-")
+    env = dict(os.environ, BLOCKSTAR_FAULT_HOLD_FINISHED_MS="5000")
+    node, peer = start(tmp, "planner_act_race", PARAMS, two_door_grid(), START, env=env)
+    try:
+        assert node.count("fault injection: finished jobs are held 5000 ms") == 1
+        n_status, n_paths, n_traj = len(peer.statuses), len(peer.paths), len(peer.trajectories)
+        handle = peer.send(*GOAL)  # planned in milliseconds, then held
+        cancel = handle.cancel_goal_async()
+        peer.spin_until(cancel.done, what="the cancel's answer")
+        assert cancel.result().return_code == CancelGoal.Response.ERROR_NONE, "the cancel came too late"
+        r = peer.result(handle)
+        assert r.status == GoalStatus.STATUS_CANCELED
+        assert r.result.error_code == S.SUPERSEDED, r.result.error_msg
+        assert r.result.error_msg.endswith("cancelled by the action client"), r.result.error_msg
+        assert len(r.result.path.poses) == 0
+        peer.spin_until(lambda: len(peer.statuses) > n_status, what="the goal's status")
+        status = peer.statuses[n_status]
+        assert status.code == S.SUPERSEDED and "cancelled by the action client" in status.message, status.message
+        # Not published: no plan, no trajectory (the node published none before). Not followed:
+        # a map change finds no current trajectory to check.
+        peer.spin(0.5)
+        assert len(peer.paths) == n_paths and len(peer.trajectories) == n_traj
+        peer.publish_map(make_grid(W, H, RES, (0.0, 0.0), lambda x, y: blocked(x, y) or (x, y) == (W - 2, H - 2)), node)
+        peer.spin(0.5)
+        assert "current trajectory" not in node.log(), node.log()
+    finally:
+        peer.close()
+        node.stop()

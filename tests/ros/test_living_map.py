@@ -4,6 +4,8 @@ change from the vehicle's latest pose, replanned when blocked, an empty /plan wh
 is left, periodic replanning, and the display topics ~/any_angle_plan and ~/markers."""
 
 import math
+import os
+import time
 
 import pytest
 
@@ -17,8 +19,8 @@ require_interfaces(allow_module_level=True)  # map_msgs: the map updates
 from map_msgs.msg import OccupancyGridUpdate  # noqa: E402
 
 from helpers import LATCHED_READER, ROOT, Peer, start_with_peer, tmpdir, yaw_quaternion
-from living import (GOAL, LOWER_DOOR, PARAMS, PATCH_QOS, START, UPPER_DOOR, MapModel, assert_legal, door_patch,
-                    patch_msg, through, two_door_grid)
+from living import (GOAL, LOWER_DOOR, PARAMS, PATCH_QOS, RES, START, UPPER_DOOR, WALL_X, MapModel, assert_legal,
+                    door_patch, patch_msg, through, two_door_grid)
 
 PREFIX = "/lm"
 NAME = "planner_lm"
@@ -58,10 +60,10 @@ class LivingPeer(Peer):
         self.send_odom(m, node_proc)
 
 
-def start(tmp, name, params=None):
+def start(tmp, name, params=None, env=None):
     return start_with_peer(tmp, name, {**PARAMS, **(params or {})},
                            lambda: LivingPeer(f"peer_{name}", f"/{name}", name),
-                           extra_args=["-r", f"/map_updates:=/{name}/map_updates"])
+                           extra_args=["-r", f"/map_updates:=/{name}/map_updates"], env=env)
 
 
 @pytest.fixture(scope="module")
@@ -167,6 +169,25 @@ def test_the_check_starts_at_the_vehicles_latest_pose(setup):
     assert not any(s.goal.header.stamp.sec == status.goal.header.stamp.sec for s in peer.statuses[n:])
     peer.patch(door_patch(LOWER_DOOR, False), node)
     peer.set_start(*START, node_proc=node)
+
+
+def test_a_failed_goal_leaves_the_current_trajectory_followed(setup):
+    """The current trajectory is the last success: a newer goal that fails (here one in the
+    wall) changes nothing, so the trajectory still published is still checked and replanned."""
+    node, peer, grid = setup
+    status, path = peer.plan(*GOAL)
+    assert status.code == S.SUCCESS, status.message
+    assert through(path, LOWER_DOOR)
+    failed, _ = peer.plan((WALL_X + 0.5) * RES, 20.5 * RES)
+    assert failed.code == S.GOAL_OCCUPIED, failed.message
+    # Its door closes: the first goal's trajectory is checked and found blocked (then replanned
+    # through the upper door, or stopped when that one is closed too, as the first test leaves it).
+    n = len(peer.statuses)
+    peer.patch(door_patch(LOWER_DOOR, True), node)
+    blocked = wait_status_with(peer, n, "map change blocked the path")
+    assert blocked.event == S.EVENT_REPLAN, blocked.message
+    assert blocked.goal.header.stamp.sec == status.goal.header.stamp.sec, "the first goal's trajectory"
+    peer.patch(door_patch(LOWER_DOOR, False), node)
 
 
 def first_marker_header(markers):
@@ -308,6 +329,40 @@ def test_a_burst_of_map_updates_is_applied_whole():
         missing = [line for line in lines if log.count(line) != 1]
         assert not missing, f"applied not exactly once: {missing[:5]}"
         assert node.alive()
+    finally:
+        peer.close()
+        node.stop()
+
+
+def test_a_goal_is_not_held_back_by_a_stream_of_map_updates():
+    """Map updates arriving faster than their batches land (here each batch is held 1 s, a fault
+    injected for tests, as a large map's would take) while a goal waits: batches and plans take
+    turns, so the goal is planned after the batch in flight lands, not once the stream stops."""
+    name = "planner_stream"
+    env = dict(os.environ, BLOCKSTAR_FAULT_HOLD_FINISHED_MS="1000")
+    node, peer = start(tmpdir("blockstar-update-stream-"), name, env=env)
+    try:
+        peer.publish_map(two_door_grid(), node)
+        peer.set_start(*START, node_proc=node)
+        # A free cell of the left room set free again and again, every 0.2 s, for up to 60 s.
+        applied = lambda: node.count("map update 1x1 at (2, 20) applied")  # noqa: E731
+        while applied() == 0:
+            peer.patch_pub.publish(patch_msg(2, 20, 1, 1, 0))
+            peer.spin(0.2)
+        gid = peer.send_goal(*GOAL)
+        deadline = time.monotonic() + 60.0
+        while not peer.status_for(gid) and time.monotonic() < deadline:
+            peer.patch_pub.publish(patch_msg(2, 20, 1, 1, 0))
+            peer.spin(0.2)
+        answers = peer.status_for(gid)
+        assert answers, "no answer while the map updates kept coming"
+        assert answers[0].code == S.SUCCESS, answers[0].message
+        # Answered while the stream went on: batches kept landing after it too.
+        before = applied()
+        for _ in range(10):
+            peer.patch_pub.publish(patch_msg(2, 20, 1, 1, 0))
+            peer.spin(0.2)
+        peer.spin_until(lambda: applied() > before, 30.0, "a batch after the goal")
     finally:
         peer.close()
         node.stop()

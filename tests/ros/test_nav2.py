@@ -6,6 +6,7 @@ cause, preemption and cancel, is_path_valid, a costmap with its updates, and the
 import array
 import copy
 import math
+import os
 import time
 
 import pytest
@@ -496,6 +497,41 @@ def test_is_path_valid_until_a_map_update_blocks_the_path(nav2):
     peer.spin_until(lambda: node.count("applied") > before + 1, what="the map update")
 
 
+def test_a_robot_whose_pose_went_stale_is_stopped_not_replanned_from_a_guess(nav2):
+    """The robot follows a trajectory planned from TF; odometry stops, so its pose is stale (not
+    known now). A map update then blocks the trajectory: the node stops the robot (an empty
+    plan, a status saying why) instead of replanning from where the trajectory started."""
+    node, peer, grid = nav2
+    peer.start_tf((START[0] - MAP_TO_ODOM[0], START[1] - MAP_TO_ODOM[1], 0.0))
+    # Planned from TF on /goal_pose (so followed), asked again while TF has not reached the node.
+    deadline = time.monotonic() + 20.0
+    while True:
+        status, path = peer.plan(*GOAL)
+        there = status.code == S.SUCCESS and math.hypot(path.poses[0].pose.position.x - START[0],
+                                                        path.poses[0].pose.position.y - START[1]) < 1e-6
+        if there or time.monotonic() > deadline:
+            break
+        peer.spin(0.1)
+    assert there, status.message
+    assert through(path, LOWER_DOOR)
+    peer.base = None
+    peer.spin(TOLERANCE + 0.5)
+    n, n_paths, applied = len(peer.statuses), len(peer.paths), node.count("applied")
+    peer.update_pub.publish(door_patch(LOWER_DOOR, True))
+    peer.spin_until(lambda: node.count("applied") > applied, what="the map update")
+    peer.spin_until(lambda: any("not replanned" in x.message for x in peer.statuses[n:]), what="the stop")
+    stop = next(x for x in peer.statuses[n:] if "not replanned" in x.message)
+    assert stop.code == S.NO_VALID_PATH and stop.event == S.EVENT_REPLAN, stop.message
+    assert stop.goal.header.stamp.sec == status.goal.header.stamp.sec
+    assert "s old" in stop.message, stop.message
+    peer.spin_until(lambda: any(not p.poses for p in peer.paths[n_paths:]), what="the empty plan")
+    assert not any(x.message.startswith("replanned") for x in peer.statuses[n:])
+    peer.base = (START[0] - MAP_TO_ODOM[0], START[1] - MAP_TO_ODOM[1], 0.0)
+    peer.update_pub.publish(door_patch(LOWER_DOOR, False))
+    peer.spin_until(lambda: node.count("applied") > applied + 1, what="the map update")
+    peer.spin(0.3)
+
+
 TUGGER = [[0.55, 0.25], [0.55, -0.25], [-0.15, -0.25], [-0.15, 0.25]]
 
 
@@ -926,6 +962,37 @@ def test_configure_while_a_map_is_being_prepared_is_not_undone_by_it():
         # only on the map_file's map.
         r = peer.plan_to(pose_stamped(1.5, 1.5, 1.57), start=pose_stamped(-2.0, -0.5))
         assert r.result.error_code == R.NONE, r.result.error_msg
+        assert node.alive()
+    finally:
+        peer.close()
+        node.stop()
+
+
+def test_a_configure_undone_by_cleanup_before_its_batch_lands_stays_undone():
+    """Configure while a batch of map updates runs (held 5 s, a fault injected for tests), then
+    cleanup before the batch lands: the configure that was to be redone on top of the batch was
+    undone with the rest, so the landing batch configures nothing and the node stays
+    unconfigured."""
+    tmp = tmpdir("blockstar-nav2-cleanup-race-")
+    params = dict(NAV2_PARAMS, autostart=False)
+    env = dict(os.environ, BLOCKSTAR_FAULT_HOLD_FINISHED_MS="5000")
+    node = start_node(tmp, "planner_node", params, extra_args=["-r", "__ns:=/robot8"], env=env)
+    peer = Nav2Peer("robot8")
+    try:
+        peer.spin_until(lambda: peer.map_pub.get_subscription_count() > 0, what="discovery of the node")
+        # The services found first: their discovery, slow on a loaded machine, must not eat the hold.
+        assert peer.change.wait_for_service(timeout_sec=20.0) and peer.get_state.wait_for_service(timeout_sec=20.0)
+        change = lambda t: peer.call(peer.change, ChangeState.Request(transition=Transition(id=t))).success  # noqa: E731
+        peer.map_pub.publish(two_door_grid())
+        node.wait_log("preparing map", 1, timeout=60)  # its batch runs now, held
+        assert change(Transition.TRANSITION_CONFIGURE)
+        assert change(Transition.TRANSITION_CLEANUP)
+        assert not node.map_in_use(60, 40), "the race was not provoked: the batch landed before cleanup"
+        node.wait_log("m/cell in use", 1, timeout=60)
+        peer.spin(0.5)
+        assert "configuring again" not in node.log(), node.log()
+        state = peer.call(peer.get_state, GetState.Request()).current_state
+        assert state.id == State.PRIMARY_STATE_UNCONFIGURED, state.label
         assert node.alive()
     finally:
         peer.close()

@@ -3,6 +3,8 @@ GetParameters service clients: invalid values and parameters that need a restart
 a reason and the old value kept; valid changes reach the next plan; a plan in progress finishes
 with the values it started with."""
 
+import os
+
 import pytest
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParameters
@@ -49,9 +51,9 @@ class ParamPeer(Peer):
         return out
 
 
-def start(tmp, name, params, grid, start_pose):
+def start(tmp, name, params, grid, start_pose, env=None):
     return start_with_peer(tmp, name, params, lambda: ParamPeer(f"peer_{name}", name), ParamPeer.wait_services,
-                           grid=grid, start_pose=start_pose)
+                           grid=grid, start_pose=start_pose, env=env)
 
 
 def set_and_wait(node, peer, **kwargs):
@@ -183,6 +185,32 @@ def test_a_plan_in_progress_finishes_with_the_old_values():
         assert status.code == S.SUCCESS
         peer.spin_until(lambda: peer.trajectories[-1].min_turning_radius == pytest.approx(0.25),
                         what="a trajectory with the new radius")
+    finally:
+        peer.close()
+        node.stop()
+
+
+def test_a_value_set_back_while_its_change_is_applied_is_the_one_kept():
+    """`robot_radius` set to 0.15, then back to 0.1 while the first change is being applied: the
+    second set is compared with what is on its way (0.15), not with the fleet's value (still
+    0.1), so it is applied after the first, and 0.1 is what the node ends with. The node holds
+    each finished batch 3 s (a fault injected for tests), so the second set comes while the
+    first batch runs."""
+    tmp = tmpdir("blockstar-params-back-")
+    env = dict(os.environ, BLOCKSTAR_FAULT_HOLD_FINISHED_MS="3000")
+    node, peer = start(tmp, "planner_parback", PARAMS, two_door_grid(), START, env=env)
+    try:
+        in_use = node.count("parameters in use")
+        for n, radius in enumerate((0.15, PARAMS["robot_radius"]), start=1):
+            results = peer.set(robot_radius=radius)
+            assert all(r.successful for r in results), [r.reason for r in results]
+            peer.spin_until(lambda: node.count("parameter robot_radius set") >= n, what="the node to take the set")
+        assert node.count("parameters in use") == in_use, "the first change landed before the second set came"
+        peer.spin_until(lambda: node.count("parameters in use") >= in_use + 2, 30.0, "both changes in use")
+        assert peer.get("robot_radius") == [PARAMS["robot_radius"]]
+        status, path = peer.plan(*GOAL)
+        assert status.code == S.SUCCESS, status.message
+        assert_legal(path, MapModel(two_door_grid()), PARAMS["robot_radius"])
     finally:
         peer.close()
         node.stop()
