@@ -307,7 +307,7 @@ mod tests {
     }
 
     fn budget() -> Budget {
-        Budget::new(10.0, None)
+        Budget::without_deadline(None)
     }
 
     /// [`check_and_replan`] of `plan`'s trajectory (no start-overlap stretch) from `pose`, within
@@ -579,7 +579,7 @@ mod invalid_poses_tests {
         let start = Pose2::new(0.8, 0.8, 0.0);
         for p in [disk(0.2), disk(0.0), square()] {
             for goal in [Pose2::new(5.5, 3.0, -FRAC_PI_2), Pose2::new(6.0, 2.0, FRAC_PI_2), Pose2::new(2.0, 3.2, 0.0)] {
-                let plan = p.plan(start, goal, false, &Budget::new(10.0, None)).unwrap();
+                let plan = p.plan(start, goal, false, &Budget::without_deadline(None)).unwrap();
                 assert_eq!(invalid_poses(&p, &plan.poses).unwrap(), Vec::<usize>::new(), "to {goal:?}");
             }
         }

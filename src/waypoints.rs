@@ -192,7 +192,7 @@ mod tests {
     }
 
     fn budget() -> Budget {
-        Budget::new(10.0, None)
+        Budget::without_deadline(None)
     }
 
     const START: Pose2 = Pose2::new(0.8, 0.8, 0.0);

@@ -236,7 +236,7 @@ fn config(cost_penalty: f64) -> PlannerConfig {
 fn planned(map: &OccupancyMap, config: PlannerConfig, s: Pose2, g: Pose2) -> Plan {
     let mut p = Planner::new(config).unwrap();
     p.set_map(map.clone()).unwrap();
-    p.plan(s, g, false, &Budget::new(10.0, None)).unwrap()
+    p.plan(s, g, false, &Budget::without_deadline(None)).unwrap()
 }
 
 /// Where the trajectory crosses the wall's middle row (x in metres).
@@ -272,7 +272,7 @@ fn a_raised_zone_diverts_the_path_and_lowering_it_brings_it_back() {
     let mut p = Planner::new(config).unwrap();
     p.set_map(map).unwrap();
     let (s, g) = (Pose2::new(1.0, 2.5, 0.0), Pose2::new(7.0, 2.5, 0.0));
-    let budget = Budget::new(10.0, None);
+    let budget = Budget::without_deadline(None);
     let before = p.plan(s, g, false, &budget).unwrap();
     let zone_cost =
         |plan: &Plan| plan.poses.iter().filter(|q| (3.5..4.5).contains(&q.x) && (1.5..3.5).contains(&q.y)).count();
@@ -395,6 +395,6 @@ fn the_occupied_threshold_reaches_the_clearance_annotations() {
     assert!(plan.stats.figures.mean_cost > 0.0 && plan.stats.figures.max_cost < 1.0);
     let mut default = Planner::new(config(2.0)).unwrap();
     default.set_map(map).unwrap();
-    let refused = default.plan(s, g, false, &Budget::new(10.0, None)).unwrap_err();
+    let refused = default.plan(s, g, false, &Budget::without_deadline(None)).unwrap_err();
     assert_eq!(refused.code, blockstar_planner::planner::StatusCode::NoValidPath, "{refused}");
 }

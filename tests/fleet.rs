@@ -75,7 +75,7 @@ fn each_profile_plans_as_a_planner_of_its_own() {
         alone.set_map(map.clone()).unwrap();
         let member = fleet.planner(&name).unwrap();
         for &(s, g) in &pairs {
-            let budget = || Budget::new(10.0, None);
+            let budget = || Budget::without_deadline(None);
             let (a, b) = (member.plan(s, g, false, &budget()), alone.plan(s, g, false, &budget()));
             solved += usize::from(a.is_ok());
             assert_eq!(outcome(a), outcome(b), "{name}: {s:?} -> {g:?}");
@@ -206,7 +206,7 @@ fn a_parameter_change_touches_its_own_profile_only() {
     let pairs = random_pairs(before[0].site.map(), 8, 21);
     let plans = |f: &Fleet, name: &str| -> Vec<String> {
         let p = f.planner(name).unwrap();
-        pairs.iter().map(|&(s, g)| outcome(p.plan(s, g, false, &Budget::new(10.0, None)))).collect()
+        pairs.iter().map(|&(s, g)| outcome(p.plan(s, g, false, &Budget::without_deadline(None)))).collect()
     };
     let (amr, tugger) = (plans(&fleet, "GridBased"), plans(&fleet, "Tugger"));
     let bigger = PlannerConfig { robot_radius: 0.45, ..fleet.planner("Car").unwrap().config().clone() };
@@ -269,7 +269,7 @@ fn a_narrow_door_is_for_the_small_vehicle_only() {
     let mut fleet = Fleet::new(profiles()).unwrap();
     fleet.set_map(OccupancyMap { info, data }).unwrap();
     let (s, g) = (Pose2::new(3.0, 1.0, PI / 2.0), Pose2::new(3.0, 4.0, PI / 2.0));
-    let budget = || Budget::new(10.0, None);
+    let budget = || Budget::without_deadline(None);
     let amr = fleet.planner("GridBased").unwrap().plan(s, g, false, &budget()).unwrap();
     let through = amr.trajectory.sample(0.02).iter().any(|p| (p.y - 2.525).abs() < 0.03 && (p.x - 3.025).abs() < 0.3);
     assert!(through, "the AMR does not pass the door");
@@ -301,7 +301,7 @@ fn profiles_of_one_vehicle_share_directional_tables() {
     alone.set_map(map.clone()).unwrap();
     let mut solved = 0;
     for (s, g) in random_pairs(&map, 40, 77) {
-        let budget = || Budget::new(10.0, None);
+        let budget = || Budget::without_deadline(None);
         let (a, b) =
             (fleet.planner("Careful").unwrap().plan(s, g, false, &budget()), alone.plan(s, g, false, &budget()));
         solved += usize::from(a.is_ok());

@@ -91,8 +91,8 @@ fn corridor_plans_match_the_whole_map_search() {
         }
         pairs += 1;
         let (s, g) = (Pose2::new(s.0, s.1, 0.3), Pose2::new(g.0, g.1, -2.0));
-        let a = with.plan(s, g, false, &Budget::new(30.0, None));
-        let b = without.plan(s, g, false, &Budget::new(30.0, None));
+        let a = with.plan(s, g, false, &Budget::without_deadline(None));
+        let b = without.plan(s, g, false, &Budget::without_deadline(None));
         assert_eq!(a.is_ok(), b.is_ok(), "{s:?} -> {g:?}: {:?} / {:?}", a.as_ref().err(), b.as_ref().err());
         let (Ok(a), Ok(b)) = (a, b) else { continue };
         assert!(a.stats.stage_ms.iter().any(|t| t.stage == Stage::Corridor), "the corridor was used");

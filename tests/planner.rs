@@ -61,7 +61,7 @@ fn shortest_planner(map: OccupancyMap, robot_radius: f64, turning_radius: f64) -
 }
 
 fn plan(p: &Planner, s: Pose2, g: Pose2, free: bool) -> Result<Plan, PlanError> {
-    p.plan(s, g, free, &Budget::new(10.0, None))
+    p.plan(s, g, free, &Budget::without_deadline(None))
 }
 
 /// Brute force: the disk of `radius` metres around every pose sampled every 5 mm along the

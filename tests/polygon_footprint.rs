@@ -252,7 +252,7 @@ fn polygon_planner(map: &OccupancyMap, footprint: &str, motion_model: &str) -> P
 /// A plan with a budget no loaded machine reaches: the outcome is the planner's, never the clock's
 /// (a plan here takes milliseconds, the full searches a few seconds on an idle core).
 fn plan(p: &Planner, s: Pose2, g: Pose2) -> Result<blockstar_planner::planner::Plan, PlanError> {
-    p.plan(s, g, false, &Budget::new(120.0, None))
+    p.plan(s, g, false, &Budget::without_deadline(None))
 }
 
 /// Random maps, a rectangle on its rear axle and an L-shaped vehicle, forwards and with
@@ -475,7 +475,7 @@ fn free_heading_goals_need_some_heading_and_huge_polygons_are_refused() {
     let map = OccupancyMap::new(info, data, usize::MAX).unwrap();
     let p = polygon_planner(&map, "[[0.7, 0.25], [0.7, -0.25], [-0.2, -0.25], [-0.2, 0.25]]", "forward");
     let (s, g) = (Pose2::new(1.0, 1.0, 0.0), Pose2::new(6.0, 1.0, f64::NAN));
-    let plan = p.plan(s, g, true, &Budget::new(120.0, None)).expect("the goal fits lengthwise");
+    let plan = p.plan(s, g, true, &Budget::without_deadline(None)).expect("the goal fits lengthwise");
     let cells_polygon = Polygon::parse_nav2("[[0.7, 0.25], [0.7, -0.25], [-0.2, -0.25], [-0.2, 0.25]]")
         .unwrap()
         .unwrap()

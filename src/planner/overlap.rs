@@ -336,7 +336,7 @@ mod tests {
     }
 
     fn budget() -> Budget {
-        Budget::new(20.0, None)
+        Budget::without_deadline(None)
     }
 
     fn leeway() -> Leeway {

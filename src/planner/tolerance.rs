@@ -152,7 +152,7 @@ mod tests {
     }
 
     fn budget() -> Budget {
-        Budget::new(20.0, None)
+        Budget::without_deadline(None)
     }
 
     /// The brute-force answer: of every cell centre within `tolerance` of `goal`, nearest first,

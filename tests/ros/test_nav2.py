@@ -969,26 +969,29 @@ def test_configure_while_a_map_is_being_prepared_is_not_undone_by_it():
 
 
 def test_a_configure_undone_by_cleanup_before_its_batch_lands_stays_undone():
-    """Configure while a batch of map updates runs (held 5 s, a fault injected for tests), then
-    cleanup before the batch lands: the configure that was to be redone on top of the batch was
-    undone with the rest, so the landing batch configures nothing and the node stays
+    """Configure while a batch of map updates runs (a 4000 x 4000 map being prepared, seconds),
+    then cleanup before the batch lands: the configure that was to be redone on top of the
+    batch was undone with the rest, so the landing batch configures nothing and the node stays
     unconfigured."""
     tmp = tmpdir("blockstar-nav2-cleanup-race-")
-    params = dict(NAV2_PARAMS, autostart=False)
-    env = dict(os.environ, BLOCKSTAR_FAULT_HOLD_FINISHED_MS="5000")
-    node = start_node(tmp, "planner_node", params, extra_args=["-r", "__ns:=/robot8"], env=env)
+    params = dict(NAV2_PARAMS, autostart=False, max_map_cells=4000 * 4000)
+    node = start_node(tmp, "planner_node", params, extra_args=["-r", "__ns:=/robot8"])
     peer = Nav2Peer("robot8")
     try:
         peer.spin_until(lambda: peer.map_pub.get_subscription_count() > 0, what="discovery of the node")
-        # The services found first: their discovery, slow on a loaded machine, must not eat the hold.
+        # The services found first: their discovery, slow on a loaded machine, must not eat the
+        # time the batch takes.
         assert peer.change.wait_for_service(timeout_sec=20.0) and peer.get_state.wait_for_service(timeout_sec=20.0)
         change = lambda t: peer.call(peer.change, ChangeState.Request(transition=Transition(id=t))).success  # noqa: E731
-        peer.map_pub.publish(two_door_grid())
-        node.wait_log("preparing map", 1, timeout=60)  # its batch runs now, held
+        peer.map_pub.publish(make_grid(4000, 4000, 0.05, (0.0, 0.0), lambda x, y: x in (0, 3999) or y in (0, 3999)))
+        node.wait_log("preparing map 4000x4000", 1, timeout=60)  # its batch runs now
         assert change(Transition.TRANSITION_CONFIGURE)
         assert change(Transition.TRANSITION_CLEANUP)
-        assert not node.map_in_use(60, 40), "the race was not provoked: the batch landed before cleanup"
-        node.wait_log("m/cell in use", 1, timeout=60)
+        assert not node.map_in_use(4000, 4000), "the race was not provoked: the batch landed before cleanup"
+        deadline = time.monotonic() + 120
+        while not node.map_in_use(4000, 4000) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert node.map_in_use(4000, 4000), node.log()
         peer.spin(0.5)
         assert "configuring again" not in node.log(), node.log()
         state = peer.call(peer.get_state, GetState.Request()).current_state
