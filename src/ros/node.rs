@@ -123,8 +123,9 @@ fn node_runtime() -> Result<tokio::runtime::Runtime, String> {
 
 /// The environment variable of a fault injected for tests (unset in use): the loop holds each
 /// finished plan, replan or batch this many milliseconds before it takes it in, while the action
-/// servers go on serving, as on a loaded machine where a client's cancel is accepted between a
-/// plan's end and the loop's turn (tests/ros/test_action.py provokes that race with it).
+/// servers and the parameter services go on serving (the loop, and so the lifecycle services,
+/// wait), as on a loaded machine where a client's cancel is accepted between a plan's end and
+/// the loop's turn. The ROS tests provoke such races with it (README, "Tests").
 pub const FAULT_HOLD_FINISHED_MS: &str = "BLOCKSTAR_FAULT_HOLD_FINISHED_MS";
 
 /// The hold of [`FAULT_HOLD_FINISHED_MS`], logged as a warning when set (a value that is not a

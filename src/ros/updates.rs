@@ -146,11 +146,7 @@ impl UpdateQueue {
     /// new parameter change is to be compared with, not the fleet's set, which a change on its
     /// way is about to replace (a value set back to the fleet's meanwhile would be lost).
     pub fn config_on_its_way(&self) -> Option<&[PlannerConfig]> {
-        let waiting = self.queued.iter().rev().find_map(|u| match u {
-            Update::Config(c) => Some(c.as_slice()),
-            _ => None,
-        });
-        waiting.or(self.running_config.as_deref())
+        newest_config(&self.queued).or(self.running_config.as_deref())
     }
 
     /// Queues a whole map; the maps and map updates queued before it are moot and dropped.
@@ -211,10 +207,7 @@ impl UpdateQueue {
         self.running = true;
         self.queued_cells = 0;
         let updates = std::mem::take(&mut self.queued);
-        self.running_config = updates.iter().rev().find_map(|u| match u {
-            Update::Config(c) => Some(c.clone()),
-            _ => None,
-        });
+        self.running_config = newest_config(&updates).map(<[PlannerConfig]>::to_vec);
         Ok(Batch { fleet, updates })
     }
 
@@ -223,6 +216,14 @@ impl UpdateQueue {
         self.running = false;
         self.running_config = None;
     }
+}
+
+/// The newest parameter set among `updates`.
+fn newest_config(updates: &[Update]) -> Option<&[PlannerConfig]> {
+    updates.iter().rev().find_map(|u| match u {
+        Update::Config(c) => Some(c.as_slice()),
+        _ => None,
+    })
 }
 
 impl Batch {
