@@ -6,7 +6,6 @@ cause, preemption and cancel, is_path_valid, a costmap with its updates, and the
 import array
 import copy
 import math
-import os
 import time
 
 import pytest
