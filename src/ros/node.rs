@@ -63,6 +63,13 @@ fn latched_qos(depth: usize) -> QosProfile {
 /// gets its status; the default depth of 10 dropped goals silently. Bounded, so memory is too.
 pub const GOAL_QUEUE_DEPTH: usize = 1000;
 
+/// History of `~/status`: as deep as the goal queue, so every answer to a burst the node
+/// accepted can still be repaired for a reader that matched the writer late. At 20, a burst of
+/// 500 goals sent the moment the client's status reader was being matched lost the first answer
+/// (its repair asked for a sample 499 later ones had pushed out; a loaded clean-checkout run,
+/// fc87). A subscriber that joins late is replayed at most this many answers, each stamped.
+pub const STATUS_HISTORY_DEPTH: usize = GOAL_QUEUE_DEPTH;
+
 /// QoS of `/goal_pose`: reliable (as RViz publishes), volatile, [`GOAL_QUEUE_DEPTH`] deep.
 pub fn goal_qos() -> QosProfile {
     QosProfile::default().reliable().keep_last(GOAL_QUEUE_DEPTH)
@@ -291,7 +298,7 @@ pub fn run() -> Result<(), String> {
     }
     let out = Outputs {
         plans,
-        status: node.create_publisher("~/status", latched_qos(20)).map_err(|x| e("~/status", x))?,
+        status: node.create_publisher("~/status", latched_qos(STATUS_HISTORY_DEPTH)).map_err(|x| e("~/status", x))?,
         // The topic diagnostic_updater publishes on: absolute, so an aggregator finds every node's.
         diagnostics: node
             .create_publisher("/diagnostics", QosProfile::default().keep_last(10))

@@ -7,6 +7,7 @@ resident memory flat, and the last goal's /plan legal on the final map (checked 
 import sys
 
 from blockstar_planner_msgs.msg import PlannerStatus as S
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from helpers import ROOT, start_node, tmpdir
 
@@ -44,6 +45,22 @@ def test_a_burst_of_goals_gets_one_status_each():
         assert set(codes.values()) <= {S.SUCCESS, S.SUPERSEDED}, {a[0][1].code_name for a in client.statuses.values()}
         # Latest wins: the last goal of the burst is planned.
         assert codes[n] == S.SUCCESS
+        # A reader matched only after the whole burst was answered (the extreme of one matched
+        # while the burst goes out) still gets every answer from the status history: at a
+        # history of 20 a loaded run lost the burst's first answer to the reader's late match.
+        late = {}
+        late_qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10000,
+                              reliability=ReliabilityPolicy.RELIABLE,
+                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        client.node.create_subscription(
+            S, f"/{load_bench.NODE_NAME}/status",
+            lambda m: late.setdefault(m.goal.header.stamp.sec, m.code), late_qos)
+        try:
+            client.spin_until(lambda: all(g in late for g in range(1, n + 1)), 30, "every answer for a late reader")
+        finally:
+            missing = [g for g in range(1, n + 1) if g not in late]
+            assert not missing, f"{len(missing)} answers not replayed to a late reader, e.g. {missing[:10]}"
+        assert {g: late[g] for g in codes} == codes
         assert node.alive()
     finally:
         client.close()
