@@ -7,9 +7,9 @@ resident memory flat, and the last goal's /plan legal on the final map (checked 
 import sys
 
 from blockstar_planner_msgs.msg import PlannerStatus as S
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import QoSProfile
 
-from helpers import ROOT, start_node, tmpdir
+from helpers import ROOT, STATUS_QOS, start_node, tmpdir
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import load_bench  # noqa: E402
@@ -34,11 +34,14 @@ def test_a_burst_of_goals_gets_one_status_each():
         n = 500
         for gid in range(1, n + 1):
             client.send_goal(gid, *load_bench.cell_center(*cells[(gid * 7919) % len(cells)]), 0.0)
-        try:
-            client.spin_until(lambda: len(client.statuses) >= n, 60, "a status for every goal")
-        finally:
-            missing = [g for g in range(1, n + 1) if g not in client.statuses]
-            assert not missing, f"{len(missing)} goals without a status, e.g. {missing[:10]}"
+        def wait_for_every_goal(answers, timeout, what):
+            try:
+                client.spin_until(lambda: all(g in answers for g in range(1, n + 1)), timeout, what)
+            finally:
+                missing = [g for g in range(1, n + 1) if g not in answers]
+                assert not missing, f"{len(missing)} goals without {what}, e.g. {missing[:10]}"
+
+        wait_for_every_goal(client.statuses, 60, "a status")
         client.spin_for(0.3)
         assert all(len(a) == 1 for a in client.statuses.values()), "a goal got two statuses"
         codes = {g: a[0][1].code for g, a in client.statuses.items()}
@@ -49,17 +52,12 @@ def test_a_burst_of_goals_gets_one_status_each():
         # while the burst goes out) still gets every answer from the status history: at a
         # history of 20 a loaded run lost the burst's first answer to the reader's late match.
         late = {}
-        late_qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10000,
-                              reliability=ReliabilityPolicy.RELIABLE,
-                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        late_qos = QoSProfile(history=STATUS_QOS.history, depth=10 * n, reliability=STATUS_QOS.reliability,
+                              durability=STATUS_QOS.durability)
         client.node.create_subscription(
             S, f"/{load_bench.NODE_NAME}/status",
             lambda m: late.setdefault(m.goal.header.stamp.sec, m.code), late_qos)
-        try:
-            client.spin_until(lambda: all(g in late for g in range(1, n + 1)), 30, "every answer for a late reader")
-        finally:
-            missing = [g for g in range(1, n + 1) if g not in late]
-            assert not missing, f"{len(missing)} answers not replayed to a late reader, e.g. {missing[:10]}"
+        wait_for_every_goal(late, 30, "an answer replayed to a late reader")
         assert {g: late[g] for g in codes} == codes
         assert node.alive()
     finally:
