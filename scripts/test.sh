@@ -59,6 +59,9 @@ step clippy-ros cargo clippy --all-targets --features ros -- -D warnings
 step clippy-ros-without-interfaces env BLOCKSTAR_WITHOUT_INTERFACES=tf2_msgs,map_msgs,nav2_msgs \
     cargo clippy --all-targets --features ros -- -D warnings
 step test-ros-unit cargo test --features ros --lib ros::
+# The API documentation, node included, with every intra-doc link resolved and none to a private
+# item (a doc comment states a contract: a broken link is a broken contract).
+step doc env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --features ros
 # The installed packages in reach of ros2 run / ros2 launch, as after `source install/setup.bash`.
 set +u
 # shellcheck disable=SC1091

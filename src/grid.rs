@@ -1,4 +1,6 @@
-//! The binary obstacle grid every search runs on.
+//! The binary obstacle grid (`Grid`, built from maps and in tests) and the cell conventions every
+//! search shares; the planner's searches read the same cells through the vehicle mask
+//! (`crate::search::los::CellMask`) and the [`BlockedAt`] trait.
 //!
 //! Conventions (shared by all planners in this crate):
 //! - Cells are addressed `(x, y)` with `0 <= x < width`, `0 <= y < height`, stored row-major

@@ -497,7 +497,7 @@ impl BlockAStar {
     }
 
     /// Hands the scratch's pages back to the operating system (see
-    /// [`crate::memory::release_zeroed`]): nothing of it stays resident until the next query
+    /// `crate::memory::release_zeroed`): nothing of it stays resident until the next query
     /// touches it again, and every query still sees untouched records (a zeroed record is).
     pub fn release_scratch_pages(&mut self) {
         // SAFETY: both are the global allocator's heap memory (Vecs) and Zeroable.

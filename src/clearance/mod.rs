@@ -26,7 +26,7 @@
 //!    [`Capability::from_traversability`] for the node's `allow_unknown` rule and caps above the
 //!    largest footprint (`distance_cap` > circle radius in cells, `clearance_cap` >= square side).
 //! 2. `track_vehicle(Vehicle { capability, footprint: Footprint::circle_metres(r, resolution)? })`.
-//!    [`ClearanceMap::vehicle_mask`] is then the [`crate::grid::Grid`] to search on: free exactly
+//!    [`ClearanceMap::vehicle_mask`] is then the mask to search on (a padded `CellMask`): free exactly
 //!    where the footprint fits (a circle's cell is its centre; a square's cell is its low corner,
 //!    so its centre is `side / 2` further along +x and +y).
 //! 3. Per request: [`ClearanceMap::subsuming_cell`] for start and goal (plan between the returned

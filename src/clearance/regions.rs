@@ -8,12 +8,12 @@
 //!
 //! Representation: a label per cell (0 = not traversable) and a union-find forest over labels, so
 //! joining two regions is a union and a query is a label lookup plus a short `find`. The labels
-//! are kept by 8 x 8 tiles ([`super::tiled_labels`]): labelling writes each cell's root, so a
+//! are kept by 8 x 8 tiles (`super::tiled_labels`): labelling writes each cell's root, so a
 //! tile of open floor or of wall holds one label and only tiles along obstacle outlines keep a
 //! label per cell (a fraction of the 4 bytes a cell a plain array takes).
 //!
 //! Update after the mask changed inside a rectangle: the rectangle grown by a margin is labelled
-//! locally ([`crate::labelling`]). Cells that became traversable take the labels of their local
+//! locally (`crate::labelling`). Cells that became traversable take the labels of their local
 //! component (unions join regions that now touch). When cells were removed, a region can only
 //! have split if it now appears in two or more local components (every piece of a split region
 //! touches the removed cells); only then are those components relabelled by a search beyond the

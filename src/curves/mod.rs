@@ -4,6 +4,11 @@
 //!   six Dubins words: Pinter's four arc-line-arc curves plus the two arc-arc-arc ones).
 //! - [`mod@pose_to_point`]: the shortest arc-then-line curve from a pose to a point (Pinter's first
 //!   construction), used when the goal heading is free.
+//! - [`mod@reeds_shepp`]: the shortest (or, under a caller's prices of reversing and of changes of
+//!   gear, the cheapest) forward-and-backward curve between two poses (Reeds and Shepp), and its
+//!   per-thread memo (`reeds_shepp_cheapest_memo`).
+//! - [`mod@memo`]: the per-thread memo of fixed size of the shortest Dubins word, by exact
+//!   relative problem.
 //!
 //! Units are the caller's (cell units inside the planner); angles are radians, counter-clockwise.
 

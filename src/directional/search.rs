@@ -131,7 +131,7 @@ const STOP_POLL_PERIOD: u32 = 16;
 
 /// Runs Directional A* in `window` with `neighbourhood` edges on `map` (cell units).
 ///
-/// `should_stop` is polled every [`STOP_POLL_PERIOD`] open-list entries taken (stale ones
+/// `should_stop` is polled every `STOP_POLL_PERIOD` open-list entries taken (stale ones
 /// included) or first links priced. Returns [`Outcome::NoPath`] when nothing in
 /// the window reaches a target, including when there is no source or no target.
 #[allow(clippy::too_many_arguments)]

@@ -103,7 +103,7 @@ impl Planner {
 
     /// The heap the map in force holds, by component (`None` with no map): its site's, and this
     /// profile's own. The pooled search scratch is apart:
-    /// [`thread_stores_bytes`](crate::planner::thread_stores_bytes).
+    /// [`thread_stores_bytes`].
     pub fn memory(&self) -> Option<(SiteBytes, ProfileBytes)> {
         self.map().map(|m| (m.site.bytes(), m.bytes_beside(&[])))
     }

@@ -3,9 +3,10 @@
 //! display and one status per goal (and per replan) out; the lifecycle services.
 //!
 //! Threads: rcl's executor (`spin_once`) runs on its own thread and only moves messages into
-//! channels; one async loop owns the node's state ([`super::state::NodeState`]); map updates and
-//! planning run on blocking worker threads with clones of the [`Planner`] (its map is behind an
-//! `Arc`, copied on write), so messages keep arriving while a plan is computed.
+//! channels; one async loop owns the node's state (`super::state::NodeState`); map updates and
+//! planning run on blocking worker threads with clones of the
+//! [`Planner`](crate::planner::Planner) (its map is behind an `Arc`, copied on write), so
+//! messages keep arriving while a plan is computed.
 
 use super::action_server;
 use super::clock::NodeClock;

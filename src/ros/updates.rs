@@ -17,7 +17,7 @@ use crate::planner::{Fleet, MapUpdate, PlanError, PlannerConfig, StatusCode};
 pub const MAX_QUEUED_UPDATES: usize = 1000;
 
 /// A map update checked for its own consistency; whether it fits the held map is checked when it
-/// is applied ([`Planner::apply_patch`]).
+/// is applied ([`Planner::apply_patch`](crate::planner::Planner::apply_patch)).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Patch {
     /// Column of the update's first cell.

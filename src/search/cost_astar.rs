@@ -223,7 +223,7 @@ impl CostAStar {
     }
 
     /// Hands the node records' pages back to the operating system (see
-    /// [`crate::memory::release_zeroed`]); the next query sees them untouched.
+    /// `crate::memory::release_zeroed`); the next query sees them untouched.
     pub fn release_scratch_pages(&mut self) {
         self.scratch.release_pages();
     }

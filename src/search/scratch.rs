@@ -58,7 +58,7 @@ impl NodeScratch {
     }
 
     /// Hands the records' pages back to the operating system (see
-    /// [`crate::memory::release_zeroed`]): they read as stale records (stamp 0) afterwards.
+    /// `crate::memory::release_zeroed`): they read as stale records (stamp 0) afterwards.
     pub fn release_pages(&mut self) {
         // SAFETY: the global allocator's heap memory (a Vec), and NodeRecord is Zeroable.
         unsafe { crate::memory::release_zeroed(&mut self.nodes) };

@@ -43,7 +43,7 @@ impl SamplePoints {
 }
 
 /// Calls `f` with the sample points of `seg` (both ends included, spacing at most
-/// [`SAMPLE_SPACING`], to within the 1e-9 of it that [`sample_count`] allows); stops early when
+/// [`SAMPLE_SPACING`], to within the 1e-9 of it that `sample_count` allows); stops early when
 /// `f` returns false.
 pub fn sample_segment(seg: &Segment, mut f: impl FnMut(Point2) -> bool) {
     let n = sample_count(seg);
