@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command (README, CI): set-up, the colcon build a ROS 2 user does, formatting,
-# lints with and without the `ros` feature, the Rust tests, the API docs, and the ROS integration tests with the
-# real ROS tools (ros2 launch, ros2 run, the ros2 CLI) and real rclpy peers. Exits non-zero when
-# any step fails; every step runs so one run shows all failures, and each reports its time.
+# lints with and without the `ros` feature, the Rust tests, the API docs, and the ROS integration
+# tests with the real ROS tools (ros2 launch, ros2 run, the ros2 CLI) and real rclpy peers. Exits
+# non-zero when any step fails; every step runs so one run shows all failures, and each reports
+# its time.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
