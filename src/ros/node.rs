@@ -351,19 +351,30 @@ pub fn run() -> Result<(), String> {
         // SIGINT (Ctrl-C, `ros2 launch` stopping, a test's teardown) ends the node cleanly.
         let interrupted = tokio::signal::ctrl_c();
         tokio::pin!(interrupted);
+        // Finished jobs and inputs take turns: after a finished job, every input already handed
+        // over is read before the next finished job. Taking in a finished job can start the next
+        // (a batch lands, the updates waiting start another), and under load that one can land
+        // before the loop polls again: were finished jobs always first, a stream of updates would
+        // keep a goal, a cancel or a start pose unread for as long as it lasts. The inputs' turn
+        // ends, bounded, once they are all empty: rcl's executor hands over at most one message
+        // per reader per spin, and it spins only when the loop acknowledges (the last branch) or
+        // after the gate's timeout.
+        let mut inputs_turn = false;
         loop {
-            // Biased: finished jobs first, the spin token (last) only when no message waits.
+            // Biased: finished jobs first, unless it is the inputs' turn; the spin token last,
+            // only when no message waits.
             tokio::select! {
                 biased;
                 _ = &mut interrupted => {
                     r2r::log_info!(&logger, "interrupted, shutting down");
                     break;
                 }
-                Some(d) = done_rx.recv() => {
+                Some(d) = done_rx.recv(), if !inputs_turn => {
                     if let Some(hold) = hold_finished {
                         tokio::time::sleep(hold).await;
                     }
-                    state.on_done(d)
+                    state.on_done(d);
+                    inputs_turn = true;
                 }
                 Some(r) = lc.change_state.next() => lifecycle.on_change_state(r, &mut state),
                 Some(r) = lc.get_state.next() => lifecycle.on_get_state(r),
@@ -393,6 +404,8 @@ pub fn run() -> Result<(), String> {
                 Some((name, value)) = param_events.next() => state.on_param_event(&name, &value),
                 _ = tick.tick() => state.on_tick(),
                 _ = diagnostics.tick() => state.on_diagnostics(),
+                // Reached only when every input above is empty: the inputs' turn is over.
+                _ = std::future::ready(()), if inputs_turn => inputs_turn = false,
                 Some(spun) = spun.spun() => spun.ack(),
             }
         }
