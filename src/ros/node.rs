@@ -351,14 +351,15 @@ pub fn run() -> Result<(), String> {
         // SIGINT (Ctrl-C, `ros2 launch` stopping, a test's teardown) ends the node cleanly.
         let interrupted = tokio::signal::ctrl_c();
         tokio::pin!(interrupted);
-        // Finished jobs and inputs take turns: after a finished job, every input already handed
-        // over is read before the next finished job. Taking in a finished job can start the next
-        // (a batch lands, the updates waiting start another), and under load that one can land
+        // Finished jobs and inputs take turns: after a finished job, every message handed over
+        // is read before the next finished job. Taking in a finished job can start the next (a
+        // batch lands, the updates waiting start another), and under load that one can land
         // before the loop polls again: were finished jobs always first, a stream of updates would
         // keep a goal, a cancel or a start pose unread for as long as it lasts. The inputs' turn
-        // ends, bounded, once they are all empty: rcl's executor hands over at most one message
-        // per reader per spin, and it spins only when the loop acknowledges (the last branch) or
-        // after the gate's timeout.
+        // ends, bounded, once the messages are all read, those handed over during it too: rcl's
+        // executor hands over at most one message per reader per spin, and it spins only when
+        // the loop acknowledges (the last branch, not reached during the turn) or after the
+        // gate's timeout (1 s).
         let mut inputs_turn = false;
         loop {
             // Biased: finished jobs first, unless it is the inputs' turn; the spin token last,
@@ -402,10 +403,11 @@ pub fn run() -> Result<(), String> {
                 Some(p) = initial.next() => state.on_start("/initialpose", &p.header, &p.pose.pose),
                 Some(o) = odom.next() => state.on_start("/odom", &o.header, &o.pose.pose),
                 Some((name, value)) = param_events.next() => state.on_param_event(&name, &value),
+                // Reached only when every message above is empty: the inputs' turn is over (the
+                // timers below wait for no finished job).
+                _ = std::future::ready(()), if inputs_turn => inputs_turn = false,
                 _ = tick.tick() => state.on_tick(),
                 _ = diagnostics.tick() => state.on_diagnostics(),
-                // Reached only when every input above is empty: the inputs' turn is over.
-                _ = std::future::ready(()), if inputs_turn => inputs_turn = false,
                 Some(spun) = spun.spun() => spun.ack(),
             }
         }

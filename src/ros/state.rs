@@ -194,8 +194,6 @@ pub enum Done {
         profile: usize,
         /// The plan, or why there is none (boxed: a plan is large beside the other variants).
         result: Box<Result<Plan, PlanError>>,
-        /// The cancel flag was raised (a newer goal, the action client, deactivation).
-        cancelled: bool,
     },
     /// The running replan's outcome.
     Replan {
@@ -203,8 +201,6 @@ pub enum Done {
         profile: usize,
         /// What the check and replan found.
         outcome: Outcome,
-        /// A newer goal stopped it.
-        cancelled: bool,
     },
     /// A batch of map and parameter updates was applied.
     Update(Applied),
@@ -698,7 +694,7 @@ impl NodeState {
             // Let go of the map before saying so: updates waiting for this plan change the map
             // in place only once nothing else holds it.
             drop(planner);
-            let _ = done.send(Done::Goal { profile, result, cancelled: flag.load(Ordering::Relaxed) });
+            let _ = done.send(Done::Goal { profile, result });
         });
     }
 
@@ -756,7 +752,7 @@ impl NodeState {
             // A check that died keeps the trajectory (whether it is legal is not known).
             let outcome = outcome.unwrap_or_else(|why| Outcome::Kept { error: internal_error("the replan", &why) });
             drop(planner); // before saying so, as a goal's plan does
-            let _ = done.send(Done::Replan { profile, outcome, cancelled: flag.load(Ordering::Relaxed) });
+            let _ = done.send(Done::Replan { profile, outcome });
         });
     }
 
@@ -1067,26 +1063,25 @@ impl NodeState {
     /// A background job finished.
     pub fn on_done(&mut self, done: Done) {
         match done {
-            Done::Goal { profile, result, cancelled } => {
+            Done::Goal { profile, result } => {
                 let running = self.slots.get_mut(profile).and_then(|s| s.running.take());
-                let Some(Running { work: Work::Goal(mut req, echo, goal), map_version, stop, .. }) = running else {
+                let Some(Running { work: Work::Goal(mut req, echo, goal), map_version, mut stop, .. }) = running else {
                     return r2r::log_error!(self.logger(), "a plan finished but none was running");
                 };
                 // A cancel the action server accepted while the plan finished, which this loop
-                // has not read yet (the plan's channel is served first): the client is answered
-                // CANCELED, so the plan is neither published nor followed, as for a cancel read in
-                // time.
-                let (cancelled, stop) = if !req.client_cancel && req.reply.is_canceling() {
+                // has not read yet: the client is answered CANCELED, so the plan is neither
+                // published nor followed, as for a cancel read in time.
+                if !req.client_cancel && req.reply.is_canceling() {
                     req.client_cancel = true;
-                    (true, Some(cancelled_by_client()))
-                } else {
-                    (cancelled, stop)
-                };
-                // A stopped plan is answered why it was stopped, whatever its result (stale once
-                // a newer goal came).
-                let result = match (cancelled, stop) {
-                    (true, Some(why)) => Err(why),
-                    _ => *result,
+                    stop = Some(cancelled_by_client());
+                }
+                // A stopped plan is answered why it was stopped, whatever its result and whether
+                // or not the search saw its cancel flag: what stopped it (a newer goal, the client,
+                // deactivation) may be read before or after the plan lands, and the order must not
+                // decide the answer.
+                let result = match stop {
+                    Some(why) => Err(why),
+                    None => *result,
                 };
                 // Nav2's goals are one-off answers (its behaviour tree replans by asking again): only
                 // a goal of the topic or the node's own action becomes the trajectory the node keeps
@@ -1099,12 +1094,13 @@ impl NodeState {
                 }
                 self.finish(*req, result);
             }
-            Done::Replan { profile, outcome, cancelled } => {
+            Done::Replan { profile, outcome } => {
                 let running = self.slots.get_mut(profile).and_then(|s| s.running.take());
-                let Some(Running { work: Work::Replan(current, trigger), map_version, .. }) = running else {
+                let Some(Running { work: Work::Replan(current, trigger), map_version, stop, .. }) = running else {
                     return r2r::log_error!(self.logger(), "a replan finished but none was running");
                 };
-                if !cancelled && self.active {
+                // Stopped, whether before or after it finished (as for a goal's plan).
+                if stop.is_none() && self.active {
                     self.replanned(profile, current, outcome, map_version);
                 } else {
                     r2r::log_info!(self.logger(), "{trigger:?} replan stopped by a newer goal or deactivation");

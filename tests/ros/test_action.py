@@ -8,12 +8,13 @@ import os
 import pytest
 from action_msgs.msg import GoalStatus
 from action_msgs.srv import CancelGoal
+from nav_msgs.msg import Path
 from rclpy.action import ActionClient
 
 from blockstar_planner_msgs.action import ComputePath
 from blockstar_planner_msgs.msg import PlannerStatus as S
 
-from helpers import FAR, Peer, big_grid, make_grid, pose_stamped, start_with_peer, tmpdir
+from helpers import FAR, LATCHED_READER, Peer, big_grid, make_grid, pose_stamped, start_with_peer, tmpdir
 from living import GOAL, H, PARAMS, RES, START, W, MapModel, assert_legal, blocked, two_door_grid
 
 # FAR on the serpentine of helpers: planning it takes seconds, long enough to cancel.
@@ -28,13 +29,18 @@ class ActionPeer(Peer):
     def wait_server(self):
         assert self.client.wait_for_server(timeout_sec=20.0), "no action server"
 
-    def send(self, x, y, yaw=0.0, start=None):
+    def send_async(self, x, y, yaw=0.0, start=None, planner_id=""):
+        """Sends a goal; returns the future of its goal handle."""
         goal = ComputePath.Goal()
         goal.goal = pose_stamped(x, y, yaw)
+        goal.planner_id = planner_id
         if start is not None:
             goal.start = pose_stamped(*start)
             goal.use_start = True
-        fut = self.client.send_goal_async(goal, feedback_callback=lambda f: self.feedback.append(f.feedback))
+        return self.client.send_goal_async(goal, feedback_callback=lambda f: self.feedback.append(f.feedback))
+
+    def send(self, x, y, yaw=0.0, start=None, planner_id=""):
+        fut = self.send_async(x, y, yaw, start, planner_id)
         self.spin_until(fut.done, what="the goal to be accepted")
         handle = fut.result()
         assert handle.accepted
@@ -174,6 +180,56 @@ def test_a_cancel_accepted_as_the_plan_finishes_is_the_answer():
         # a map change finds no current trajectory to check.
         peer.spin(0.5)
         assert len(peer.paths) == n_paths and len(peer.trajectories) == n_traj
+        peer.publish_map(make_grid(W, H, RES, (0.0, 0.0), lambda x, y: blocked(x, y) or (x, y) == (W - 2, H - 2)), node)
+        peer.spin(0.5)
+        assert "current trajectory" not in node.log(), node.log()
+    finally:
+        peer.close()
+        node.stop()
+
+
+def test_cancels_read_before_their_finished_plans_are_the_answer():
+    """Two vehicles' plans finish together; while the node holds the first (5 s, the fault of the
+    test above) both are cancelled. The loop reads the cancels before it takes in the second
+    plan (after a finished job it reads what came meanwhile), after that plan had finished
+    without seeing its cancel flag: the cancel is still the answer, and neither plan is
+    published or followed."""
+    tmp = tmpdir("blockstar-action-race2-")
+    env = dict(os.environ, BLOCKSTAR_FAULT_HOLD_FINISHED_MS="5000")
+    params = dict(PARAMS, planner_plugins=["GridBased", "Second"])
+    name = "planner_act_race2"
+    node, peer = start(tmp, name, params, two_door_grid(), START, env=env)
+    try:
+        # The second vehicle's plans, on its own topic (latched: one published before counts).
+        second_paths = []
+        peer.node.create_subscription(Path, f"/{name}/Second/plan", second_paths.append, LATCHED_READER)
+        n_status, n_paths, n_traj = len(peer.statuses), len(peer.paths), len(peer.trajectories)
+        # The same map again: a batch, held 5 s once it lands. Goals sent meanwhile wait for it,
+        # and then both plans start at once (milliseconds each).
+        preparing = node.count("preparing map")
+        peer.publish_map(two_door_grid())
+        peer.spin_until(lambda: node.count("preparing map") > preparing, what="the batch to start")
+        sent = [peer.send_async(*GOAL, start=START, planner_id=p) for p in params["planner_plugins"]]
+        peer.spin_until(lambda: all(f.done() for f in sent), 30.0, "both goals accepted")
+        handles = [f.result() for f in sent]
+        assert all(h.accepted for h in handles)
+        # Both planning (feedback), then cancelled while the first plan to finish is held.
+        peer.spin_until(lambda: sum(f.stage == "planning" for f in peer.feedback) >= 2, 30.0, "both plans started")
+        cancels = [h.cancel_goal_async() for h in handles]
+        peer.spin_until(lambda: all(c.done() for c in cancels), what="the cancels' answers")
+        for c in cancels:
+            assert c.result().return_code == CancelGoal.Response.ERROR_NONE, "a cancel came too late"
+        for h in handles:
+            r = peer.result(h)
+            assert r.status == GoalStatus.STATUS_CANCELED, r
+            assert r.result.error_msg.endswith("cancelled by the action client"), r.result.error_msg
+            assert len(r.result.path.poses) == 0
+        peer.spin_until(lambda: len(peer.statuses) >= n_status + 2, what="both goals' statuses")
+        assert all("cancelled by the action client" in s.message for s in peer.statuses[n_status:]), \
+            [s.message for s in peer.statuses[n_status:]]
+        peer.spin(0.5)
+        assert len(peer.paths) == n_paths and len(peer.trajectories) == n_traj and not second_paths
+        # Not followed: a map change finds no current trajectory to check.
         peer.publish_map(make_grid(W, H, RES, (0.0, 0.0), lambda x, y: blocked(x, y) or (x, y) == (W - 2, H - 2)), node)
         peer.spin(0.5)
         assert "current trajectory" not in node.log(), node.log()

@@ -349,7 +349,9 @@ def test_a_goal_is_not_held_back_by_a_stream_of_map_updates():
     the batch it came during lands, not left in its queue while batch after batch starts (which
     failed a clean run, and 1 run in 15 beside three busy loops)."""
     name = "planner_stream"
-    env = dict(os.environ, BLOCKSTAR_FAULT_HOLD_FINISHED_MS="1000")
+    # The batches are told apart by their log stamps, in rcutils' default format.
+    env = dict(os.environ, BLOCKSTAR_FAULT_HOLD_FINISHED_MS="1000",
+               RCUTILS_CONSOLE_OUTPUT_FORMAT="[{severity}] [{time}] [{name}]: {message}")
     node, peer = start(tmpdir("blockstar-update-stream-"), name, env=env)
     try:
         peer.publish_map(two_door_grid(), node)
