@@ -152,6 +152,17 @@ def test_newer_goal_supersedes_an_action_goal(big):
     assert peer.result(e).result.error_code == S.SUCCESS
 
 
+def assert_neither_published_nor_followed(node, peer, n_paths, n_traj):
+    """No plan or trajectory published since the peer had `n_paths` and `n_traj` of them (the
+    node published none before), and none followed: a map change finds no current trajectory to
+    check."""
+    peer.spin(0.5)
+    assert len(peer.paths) == n_paths and len(peer.trajectories) == n_traj
+    peer.publish_map(make_grid(W, H, RES, (0.0, 0.0), lambda x, y: blocked(x, y) or (x, y) == (W - 2, H - 2)), node)
+    peer.spin(0.5)
+    assert "current trajectory" not in node.log(), node.log()
+
+
 def test_a_cancel_accepted_as_the_plan_finishes_is_the_answer():
     """The race of a cancel and a plan's end: the action server accepts the cancel (the goal is
     CANCELING) after the plan finished but before the node's loop took the plan in. The client
@@ -176,13 +187,7 @@ def test_a_cancel_accepted_as_the_plan_finishes_is_the_answer():
         peer.spin_until(lambda: len(peer.statuses) > n_status, what="the goal's status")
         status = peer.statuses[n_status]
         assert status.code == S.SUPERSEDED and "cancelled by the action client" in status.message, status.message
-        # Not published: no plan, no trajectory (the node published none before). Not followed:
-        # a map change finds no current trajectory to check.
-        peer.spin(0.5)
-        assert len(peer.paths) == n_paths and len(peer.trajectories) == n_traj
-        peer.publish_map(make_grid(W, H, RES, (0.0, 0.0), lambda x, y: blocked(x, y) or (x, y) == (W - 2, H - 2)), node)
-        peer.spin(0.5)
-        assert "current trajectory" not in node.log(), node.log()
+        assert_neither_published_nor_followed(node, peer, n_paths, n_traj)
     finally:
         peer.close()
         node.stop()
@@ -227,12 +232,8 @@ def test_cancels_read_before_their_finished_plans_are_the_answer():
         peer.spin_until(lambda: len(peer.statuses) >= n_status + 2, what="both goals' statuses")
         assert all("cancelled by the action client" in s.message for s in peer.statuses[n_status:]), \
             [s.message for s in peer.statuses[n_status:]]
-        peer.spin(0.5)
-        assert len(peer.paths) == n_paths and len(peer.trajectories) == n_traj and not second_paths
-        # Not followed: a map change finds no current trajectory to check.
-        peer.publish_map(make_grid(W, H, RES, (0.0, 0.0), lambda x, y: blocked(x, y) or (x, y) == (W - 2, H - 2)), node)
-        peer.spin(0.5)
-        assert "current trajectory" not in node.log(), node.log()
+        assert_neither_published_nor_followed(node, peer, n_paths, n_traj)
+        assert not second_paths, "the second vehicle's cancelled plan was published"
     finally:
         peer.close()
         node.stop()
