@@ -135,6 +135,7 @@ pub fn plan_through(planner: &Planner, start: Pose2, goals: &[Pose2], budget: &B
 
         let s = leg.stats;
         stats.planning_time += s.planning_time;
+        stats.table_filling_time += s.table_filling_time;
         stats.expansions += s.expansions;
         stats.any_angle_length += s.any_angle_length;
         stats.trajectory_length += s.trajectory_length;

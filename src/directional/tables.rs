@@ -21,8 +21,26 @@ use super::motion::{flipped, single_gear_curve, Gear, MotionModel};
 use crate::curves::pose_to_point;
 use crate::geometry::{Point2, Pose2};
 use crate::trajectory::Segment;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+thread_local! {
+    /// How long this thread has spent in lookups that found their entry empty: computing it,
+    /// or waiting for another thread computing the same one ([`filling_time_on_this_thread`]).
+    static FILLING: Cell<Duration> = const { Cell::new(Duration::ZERO) };
+}
+
+/// How long this thread has spent, since it started, filling table entries its own lookups
+/// needed ([`EdgeTable::edge_in`] finding an entry empty: computing it, or waiting while another
+/// thread computes it); entries filled ahead of the searches ([`EdgeTable::fill_from`]) do not
+/// count. A plan's budget leaves this time out ([`crate::planner::Budget`]): filling the tables
+/// is the one-off price of new parameters, not planning, and after a change of footprint it
+/// takes seconds on a 2-core computer.
+pub fn filling_time_on_this_thread() -> Duration {
+    FILLING.with(Cell::get)
+}
 
 /// One tabulated lattice edge.
 #[derive(Debug, Clone)]
@@ -140,10 +158,26 @@ impl EdgeTable {
     }
 
     /// The edge driven in `gear` from the vehicle facing bin `h0` to it facing bin `h1`, across
-    /// lattice offset `(dx, dy)`; `None` beyond the table or in a gear it was not built for.
+    /// lattice offset `(dx, dy)`; `None` beyond the table or in a gear it was not built for. An
+    /// entry not filled yet is filled now, and the time it took is counted in
+    /// [`filling_time_on_this_thread`].
     #[inline]
     pub fn edge_in(&self, gear: Gear, h0: usize, h1: usize, dx: i64, dy: i64) -> Option<&Edge> {
-        self.slot(gear, h0, h1, dx, dy).map(|e| e.get_or_init(|| self.compute(gear, h0, h1, dx, dy)))
+        let slot = self.slot(gear, h0, h1, dx, dy)?;
+        Some(match slot.get() {
+            Some(edge) => edge,
+            None => self.fill(slot, gear, h0, h1, dx, dy),
+        })
+    }
+
+    /// Fills `slot` (or waits for another thread filling it) and counts the time on this
+    /// thread's filling clock.
+    #[cold]
+    fn fill<'a>(&self, slot: &'a OnceLock<Edge>, gear: Gear, h0: usize, h1: usize, dx: i64, dy: i64) -> &'a Edge {
+        let t = Instant::now();
+        let edge = slot.get_or_init(|| self.compute(gear, h0, h1, dx, dy));
+        FILLING.with(|f| f.set(f.get() + t.elapsed()));
+        edge
     }
 
     /// The entry of an edge, filled or not; `None` beyond the table or in a gear it was not

@@ -1,16 +1,27 @@
 //! The time budget of one plan, and its cancellation by a newer request.
 
 use super::{PlanError, StatusCode};
+use crate::directional::tables::filling_time_on_this_thread;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 /// Stops a search when a deadline passes or a flag is raised (a newer goal arrived).
+///
+/// The deadline counts planning, not the one-off filling of Directional A*'s hit-check tables
+/// for parameters the plan is the first to use ([`crate::directional::tables`]; Nav2's Smac
+/// planners build their tables when configured, outside any plan's time): once bound to the
+/// planning thread ([`Budget::on_this_thread`], which [`crate::planner::Planner::plan`] does),
+/// the time that thread spends filling entries moves the deadline back by as much. So a plan
+/// right after a change of footprint answers TIMEOUT only when its search outlasts the budget.
 #[derive(Debug, Clone)]
 pub struct Budget {
     /// `None`: no deadline ([`Budget::without_deadline`]).
     deadline: Option<Instant>,
     cancel: Option<Arc<AtomicBool>>,
+    /// The planning thread and its table-filling clock when bound ([`Budget::on_this_thread`]).
+    bound: Option<(ThreadId, Duration)>,
 }
 
 impl Budget {
@@ -18,7 +29,7 @@ impl Budget {
     /// optionally cancellable through `cancel`.
     pub fn new(seconds: f64, cancel: Option<Arc<AtomicBool>>) -> Self {
         let d = Duration::try_from_secs_f64(seconds.max(0.0)).unwrap_or(Duration::from_secs(3600));
-        Self { deadline: Some(Instant::now() + d), cancel }
+        Self { deadline: Some(Instant::now() + d), cancel, bound: None }
     }
 
     /// A budget with no deadline, optionally cancellable through `cancel`: the plan's outcome
@@ -26,12 +37,33 @@ impl Budget {
     /// planning, and tests that compare or expect outcomes; a 10 s budget ran out under load in
     /// a hybrid search and turned a NO_VALID_PATH into a TIMEOUT).
     pub fn without_deadline(cancel: Option<Arc<AtomicBool>>) -> Self {
-        Self { deadline: None, cancel }
+        Self { deadline: None, cancel, bound: None }
+    }
+
+    /// This budget bound to the calling thread, the one that plans: from now on the time this
+    /// thread spends filling table entries does not count against the deadline. Binding again
+    /// (a plan through several poses plans each leg with one budget) keeps the first binding,
+    /// and a bound budget polled on another thread counts every moment (it cannot see that
+    /// thread's filling).
+    pub fn on_this_thread(&self) -> Self {
+        let bound = self.bound.or_else(|| Some((std::thread::current().id(), filling_time_on_this_thread())));
+        Self { bound, ..self.clone() }
+    }
+
+    /// How much table filling moved the deadline back: the bound thread's filling since it was
+    /// bound; zero unbound or on another thread.
+    pub fn table_filling(&self) -> Duration {
+        match self.bound {
+            Some((thread, at)) if std::thread::current().id() == thread => {
+                filling_time_on_this_thread().saturating_sub(at)
+            }
+            _ => Duration::ZERO,
+        }
     }
 
     /// True when the search must stop.
     pub fn should_stop(&self) -> bool {
-        self.is_cancelled() || self.deadline.is_some_and(|d| Instant::now() >= d)
+        self.is_cancelled() || self.deadline.is_some_and(|d| Instant::now() >= d + self.table_filling())
     }
 
     /// True when the request was cancelled (rather than timed out).
@@ -63,5 +95,47 @@ mod tests {
         assert!(!open.should_stop());
         flag.store(true, Ordering::Relaxed);
         assert!(open.should_stop() && open.stop_error().code == StatusCode::Superseded);
+    }
+
+    /// Time the bound thread spends filling a cold table moves the deadline back by as much;
+    /// nothing else does: the same budget unbound, polled on another thread, or after the
+    /// filling ends and its own time passes.
+    #[test]
+    fn filling_tables_on_the_bound_thread_moves_the_deadline_back_and_nothing_else_does() {
+        use crate::directional::footprint::Shape;
+        use crate::directional::tables::{EdgeTable, TableKey};
+        use crate::directional::{HeadingBins, MotionModel};
+        // A wide disk on a coarse lattice, 16 bins, both gears: 25 088 entries, each a swept
+        // curve of hundreds of samples; far more than 0.3 s to fill on any computer.
+        let key =
+            TableKey { turning_radius: 30.0, footprint: Shape::Disk(12.0), spacing: 8, bins: HeadingBins::Sixteen };
+        let table = EdgeTable::new(key, 3, MotionModel::ReedsShepp);
+        let seconds = 0.2;
+        let (bound, plain) = (Budget::new(seconds, None).on_this_thread(), Budget::new(seconds, None));
+        let filling = Duration::from_secs_f64(1.5 * seconds);
+        let t = Instant::now();
+        let mut filled = 0;
+        'fill: for gear in [crate::directional::Gear::Forward, crate::directional::Gear::Reverse] {
+            for h0 in 0..16 {
+                for h1 in 0..16 {
+                    for (dx, dy) in (-3..=3).flat_map(|dy| (-3..=3).map(move |dx| (dx, dy))) {
+                        if t.elapsed() >= filling {
+                            break 'fill;
+                        }
+                        filled += usize::from(table.edge_in(gear, h0, h1, dx, dy).is_some());
+                    }
+                }
+            }
+        }
+        assert!(t.elapsed() >= filling, "the table filled in {:?} ({filled} entries)", t.elapsed());
+        assert!(plain.should_stop(), "unbound, the filling counts");
+        assert!(!bound.should_stop(), "bound, it does not: {:?} of filling", bound.table_filling());
+        assert!(bound.table_filling() >= filling.mul_f64(0.5), "{:?}", bound.table_filling());
+        std::thread::scope(|s| {
+            s.spawn(|| assert!(bound.should_stop() && bound.table_filling().is_zero(), "another thread counts it"));
+        });
+        assert_eq!(bound.on_this_thread().table_filling(), bound.table_filling(), "binding again keeps the first");
+        std::thread::sleep(Duration::from_secs_f64(1.1 * seconds));
+        assert!(bound.should_stop(), "its own time still runs out");
     }
 }

@@ -162,8 +162,13 @@ impl Planner {
     /// [`Planner::set_units`], and says whether it lies in an obstacle, in unknown space, or only
     /// too close to one), `NO_VALID_PATH` (unreachable, or no trajectory passed verification),
     /// `TIMEOUT`, `SUPERSEDED`.
+    ///
+    /// `budget` is bound to the calling thread ([`Budget::on_this_thread`]): time spent filling
+    /// Directional A*'s tables for parameters new to them does not count against its deadline
+    /// (it is reported in [`PlanStats::table_filling_time`]).
     pub fn plan(&self, start: Pose2, goal: Pose2, goal_heading_free: bool, budget: &Budget) -> Result<Plan, PlanError> {
-        let result = self.plan_steps(start, goal, goal_heading_free, budget);
+        let budget = budget.on_this_thread();
+        let result = self.plan_steps(start, goal, goal_heading_free, &budget);
         // What this thread's memos hold now (a first plan allocates them: /diagnostics says so).
         steps::account_thread_stores();
         result

@@ -13,6 +13,10 @@ use std::time::Instant;
 pub struct PlanStats {
     /// Wall-clock planning time (s).
     pub planning_time: f64,
+    /// Of `planning_time`, what went into filling Directional A*'s hit-check tables for
+    /// parameters this plan was the first to use (s; not counted against the budget, see
+    /// [`super::Budget`]); 0 once the tables are filled.
+    pub table_filling_time: f64,
     /// Search expansions, all stages.
     pub expansions: usize,
     /// Length of the any-angle path (m).
@@ -44,6 +48,17 @@ impl PlanStats {
     pub fn solved_by_label(&self) -> String {
         let names: Vec<&str> = self.solved_by.iter().map(|s| s.name()).collect();
         names.join("+")
+    }
+
+    /// `" (of it 812.40 ms filling Directional A*'s tables)"` when the plan filled table entries
+    /// ([`PlanStats::table_filling_time`] > 0), else nothing: for the line that gives the
+    /// planning time.
+    pub fn table_filling_note(&self) -> String {
+        if self.table_filling_time > 0.0 {
+            format!(" (of it {:.2} ms filling Directional A*'s tables)", self.table_filling_time * 1e3)
+        } else {
+            String::new()
+        }
     }
 }
 

@@ -24,7 +24,7 @@ use crate::search::los::LosRule;
 use crate::search::path::{GridPath, SearchFailure};
 use crate::stages::{SolvedBy, Stage};
 use crate::trajectory::Trajectory;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 thread_local! {
     /// What this thread's memos add to [`THREAD_STORES_BYTES`]; taken back when the thread
@@ -90,6 +90,8 @@ pub(super) struct Request<'a> {
     /// Notes for the plan's figures (an endpoint moved to a covering cell).
     notes: Vec<String>,
     t0: Instant,
+    /// The budget's table filling when the request began (a budget can serve several plans).
+    filling_at_start: Duration,
 }
 
 /// One end of a plan, named in messages as `start` or `goal`.
@@ -187,6 +189,7 @@ impl<'a> Request<'a> {
             clock: StageClock::new(),
             notes: Vec::new(),
             t0,
+            filling_at_start: budget.table_filling(),
         })
     }
 
@@ -460,6 +463,7 @@ impl<'a> Request<'a> {
         }
         let stats = PlanStats {
             planning_time: self.t0.elapsed().as_secs_f64(),
+            table_filling_time: (self.budget.table_filling() - self.filling_at_start).as_secs_f64(),
             expansions: solution.expansions,
             any_angle_length: any_angle.windows(2).map(|w| w[0].distance(w[1])).sum(),
             trajectory_length: trajectory.length(),

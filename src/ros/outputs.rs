@@ -163,12 +163,13 @@ impl Outputs {
         match result {
             Ok(plan) => r2r::log_info!(
                 &self.logger,
-                "{what} ({:.3}, {:.3}): SUCCESS, {:.3} m, {} poses, {:.1} ms{}",
+                "{what} ({:.3}, {:.3}): SUCCESS, {:.3} m, {} poses, {:.1} ms{}{}",
                 p.x,
                 p.y,
                 plan.stats.trajectory_length,
                 plan.poses.len(),
                 plan.stats.planning_time * 1e3,
+                plan.stats.table_filling_note(),
                 plan.stats.note.as_ref().map(|n| format!("; {n}")).unwrap_or_default()
             ),
             Err(e) => r2r::log_warn!(&self.logger, "{what} ({:.3}, {:.3}): {e}", p.x, p.y),

@@ -376,11 +376,11 @@ impl NodeState {
     /// Fills each profile's Directional A* hit-check table on a background thread at a lower
     /// CPU priority (10 nicer than the node, at most 19), once per table (a table kept across
     /// map updates and parameter changes it does not depend on is not filled again), so the
-    /// first plans that need a window repair or a full search do not fill it inside their budget
+    /// first plans that need a window repair or a full search do not spend their time filling it
     /// (seconds for a polygon on a 2-core computer); a table kept under a wider neighbourhood
     /// gets a filler for its new offsets. A plan needing an entry meanwhile computes it itself
-    /// rather than wait for the filler to, and gets the same entry; a table dropped meanwhile
-    /// stops its filler.
+    /// rather than wait for the filler to, and gets the same entry, without that time counting
+    /// against its `max_planning_time` ([`Budget`]); a table dropped meanwhile stops its filler.
     fn warm_tables(&self) {
         for (name, planner) in self.fleet.profiles() {
             let Some(warmer) = planner.map().and_then(|m| m.directional()).and_then(|d| d.warmer()) else { continue };

@@ -70,8 +70,9 @@ def setup():
     grid = two_door_grid()
     # A budget no loaded machine runs out of: the no-path answers below (a robot wider than the
     # doors, with 16 headings and 48 neighbours) come from a full search that first needs that
-    # motion model's Directional A* tables, and with four test runs on 2 cores filling them took
-    # 5.4 s, past the default 3.5 s (TIMEOUT, twice). The search itself takes milliseconds.
+    # motion model's Directional A* tables. Filling them took 5.4 s with four test runs on 2
+    # cores, past the default 3.5 s (TIMEOUT, twice, before filling stopped counting against
+    # the budget); the answer under test is NO_VALID_PATH, whatever the machine's load.
     node, peer = start(tmp, "planner_par", {**PARAMS, "max_planning_time": 60.0}, grid, START)
     yield node, peer, grid
     peer.close()
