@@ -20,9 +20,10 @@ reeds_shepp motion model:
    of every cell the sampling could miss).
 3. The planner (`blockstar plan`, the parameters a user would give it, its default time budget
    unless `--max-planning-time` says otherwise) plans every pair, with `--warm-tables` as the
-   node has them: it fills Directional A*'s tables when its map arrives, so its budget is spent
-   on planning (`--cold-tables` to leave them empty, the CLI's default, where a one-shot plan
-   fills what it looks up within its budget). Each of its trajectories is sampled from its
+   node has them: it fills Directional A*'s tables when its map arrives, so a plan's time is
+   planning (`--cold-tables` to leave them empty, the CLI's default, where a one-shot plan
+   fills what it looks up; that filling does not count against its budget, but it is in the
+   plan's time). Each of its trajectories is sampled from its
    exact segments and swept by the same check (the polygon not grown): a path touching a
    blocked cell counts as illegal.
 
@@ -328,7 +329,7 @@ def main():
     p.add_argument("--max-planning-time", type=float, default=None,
                    help="the planner's budget per pair (s; default: its parameter's default)")
     p.add_argument("--cold-tables", action="store_true",
-                   help="plan without --warm-tables (the tables filled within each plan's budget)")
+                   help="plan without --warm-tables (each plan fills the entries it looks up, outside its budget)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
     args.polygon = json.loads(args.footprint)

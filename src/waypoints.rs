@@ -84,6 +84,8 @@ pub fn plan_through(planner: &Planner, start: Pose2, goals: &[Pose2], budget: &B
     if goals.is_empty() {
         return Err(ThroughError::NoGoals);
     }
+    // One binding for every leg: filling tables in one leg is not the next one's time.
+    let budget = &budget.on_this_thread();
     let resolution = planner.map().map_or(1.0, |m| m.site.map().info.resolution);
     let tolerance = 2.0 * JOINT_TOLERANCE * resolution.max(1.0);
     let several = goals.len() > 1;
@@ -197,6 +199,24 @@ mod tests {
     }
 
     const START: Pose2 = Pose2::new(0.8, 0.8, 0.0);
+
+    /// Filling Directional A*'s tables in one leg is not the next leg's time: the first leg
+    /// (turning round where it stands: the full search on the lattice, entries made slow)
+    /// fills for longer than the whole budget, and the second (a straight run, which looks
+    /// nothing up) still has its budget.
+    #[test]
+    fn filling_tables_in_one_leg_does_not_spend_the_next_legs_budget() {
+        let p = planner(0.5);
+        crate::directional::tables::slow_filling_on_this_thread(std::time::Duration::from_millis(2));
+        let seconds = 0.25;
+        let turned = Pose2::new(START.x, START.y + 1.0, std::f64::consts::PI);
+        let round = Pose2::new(START.x, START.y + 1.0, 0.0);
+        let ahead = Pose2::new(START.x + 2.0, START.y + 1.0, 0.0);
+        let plan = plan_through(&p, round, &[turned, round, ahead], &Budget::new(seconds, None));
+        let plan = plan.unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(plan.stats.table_filling_time > seconds, "the premise: {} s of filling", plan.stats.table_filling_time);
+        assert_eq!(plan.poses.last().map(|q| q.point()), Some(ahead.point()));
+    }
 
     fn vias() -> [Pose2; 3] {
         [Pose2::new(2.0, 3.0, FRAC_PI_2), Pose2::new(5.5, 3.0, -FRAC_PI_2), Pose2::new(6.0, 0.8, 0.0)]

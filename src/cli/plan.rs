@@ -84,8 +84,8 @@ pub struct PlanArgs {
     /// when a map or new parameters arrive (on a background thread there), so the plan's time is
     /// planning alone. Without it a plan that needs a window repair, a full search or the hybrid
     /// search fills the entries it looks up (seconds for a polygon on a 2-core computer): that
-    /// time is in the plan's time, printed apart, and not counted against
-    /// `max_planning_time`. The fill's time is printed.
+    /// time is in the plan's time, said apart, and not counted against `max_planning_time`.
+    /// With the flag, how long filling ahead took is printed.
     #[arg(long)]
     pub warm_tables: bool,
     /// Print JSON instead of text.

@@ -264,7 +264,7 @@ impl Directional {
 
     /// The filling of the hit-check table ahead of the searches, for a caller with time to spare
     /// now (the node, on a background thread after a map or new parameters arrive, so the first
-    /// plans that need a window repair or a full search do not fill it inside their budget): the
+    /// plans that need a window repair or a full search do not spend their time filling it): the
     /// entries these parameters' searches look up (every heading pair across the offsets of the
     /// repair and fallback neighbourhoods, in every gear of the motion model). Each offset is
     /// handed out once per table (`None` when every one was), so one filler runs per table

@@ -210,6 +210,9 @@ struct Search<'a> {
     g: Vec<f64>,
     parent: Vec<u32>,
     closed: Vec<bool>,
+    /// Per heading bin: whether the table entries an expansion facing it looks up are filled
+    /// ([`Search::fill_row`]).
+    rows_filled: Vec<bool>,
     tried_goal_link: Vec<bool>,
     open: Open,
     /// Goal candidates: from-state index or SOURCE_BIT | source, target, total cost, and
@@ -267,6 +270,7 @@ impl<'a> Search<'a> {
             g: vec![f64::INFINITY; n_states],
             parent: vec![NONE; n_states],
             closed: vec![false; n_states],
+            rows_filled: vec![false; nb],
             tried_goal_link: vec![false; n_states],
             open: BinaryHeap::new(),
             goal_candidates: Vec::new(),
@@ -423,6 +427,13 @@ impl<'a> Search<'a> {
                     if self.closed[idx] {
                         continue;
                     }
+                    let b = self.unindex(idx).2;
+                    if !self.rows_filled[b] {
+                        if self.fill_row(b, poll) {
+                            return Outcome::Stopped;
+                        }
+                        self.rows_filled[b] = true;
+                    }
                     self.closed[idx] = true;
                     self.expansions += 1;
                     self.expand(idx);
@@ -516,6 +527,28 @@ impl<'a> Search<'a> {
         poses.reverse();
         gears.reverse();
         Some(Found { poses, gears, source, target: ti as usize, cost: total, expansions: self.expansions })
+    }
+
+    /// Fills the table entries an expansion of a state facing bin `b` looks up (every gear,
+    /// offset and heading), polling after each entry it fills: with new parameters each takes a
+    /// fraction of a millisecond and an expansion looks up hundreds, so a cancel would otherwise
+    /// wait for all of them. True when the poll said stop. (With the table filled, each row is
+    /// checked once per search.)
+    fn fill_row(&self, b: usize, poll: &mut StopPoll<impl FnMut() -> bool>) -> bool {
+        let edges = self.ctx.edges();
+        for &gear in self.gears {
+            for &(dx, dy) in &self.offsets {
+                for h in 0..self.nb {
+                    if !edges.is_filled(gear, b, h, dx, dy) {
+                        let _ = edges.edge_in(gear, b, h, dx, dy);
+                        if poll.stop_now() {
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        false
     }
 
     /// Expands state `idx`: its links to nearby targets (once), then its tabulated edges in

@@ -32,12 +32,27 @@ thread_local! {
     static FILLING: Cell<Duration> = const { Cell::new(Duration::ZERO) };
 }
 
-/// How long this thread has spent, since it started, filling table entries its own lookups
-/// needed ([`EdgeTable::edge_in`] finding an entry empty: computing it, or waiting while another
-/// thread computes it); entries filled ahead of the searches ([`EdgeTable::fill_from`]) do not
-/// count. A plan's budget leaves this time out ([`crate::planner::Budget`]): filling the tables
-/// is the one-off price of new parameters, not planning, and after a change of footprint it
-/// takes seconds on a 2-core computer.
+#[cfg(test)]
+thread_local! {
+    /// Test seam: how much longer each entry this thread computes takes
+    /// ([`slow_filling_on_this_thread`]).
+    static SLOWER: Cell<Duration> = const { Cell::new(Duration::ZERO) };
+}
+
+/// Test seam: from now on each entry this thread computes takes at least `extra` longer, so a
+/// test can make filling outlast a budget on any computer.
+#[cfg(test)]
+pub(crate) fn slow_filling_on_this_thread(extra: Duration) {
+    SLOWER.with(|s| s.set(extra));
+}
+
+/// How long this thread has spent, since it started, in lookups that found their entry empty
+/// ([`EdgeTable::edge_in`], also through [`EdgeTable::fill_all`]: computing the entry, or
+/// waiting while another thread computes it); a filler ahead of the searches
+/// ([`EdgeTable::fill_from`]) is not counted. A plan's budget leaves the time its own thread
+/// spends so out ([`crate::planner::Budget`]): filling the tables is the one-off price of new
+/// parameters, not planning, and after a change of footprint it takes seconds on a 2-core
+/// computer.
 pub fn filling_time_on_this_thread() -> Duration {
     FILLING.with(Cell::get)
 }
@@ -170,12 +185,23 @@ impl EdgeTable {
         })
     }
 
+    /// Whether the entry driven in `gear` from bin `h0` to bin `h1` across `(dx, dy)` is filled
+    /// (true beyond the table or in a gear it was not built for: nothing to fill there).
+    #[inline]
+    pub fn is_filled(&self, gear: Gear, h0: usize, h1: usize, dx: i64, dy: i64) -> bool {
+        self.slot(gear, h0, h1, dx, dy).is_none_or(|slot| slot.get().is_some())
+    }
+
     /// Fills `slot` (or waits for another thread filling it) and counts the time on this
     /// thread's filling clock.
     #[cold]
     fn fill<'a>(&self, slot: &'a OnceLock<Edge>, gear: Gear, h0: usize, h1: usize, dx: i64, dy: i64) -> &'a Edge {
         let t = Instant::now();
-        let edge = slot.get_or_init(|| self.compute(gear, h0, h1, dx, dy));
+        let edge = slot.get_or_init(|| {
+            #[cfg(test)]
+            std::thread::sleep(SLOWER.with(Cell::get));
+            self.compute(gear, h0, h1, dx, dy)
+        });
         FILLING.with(|f| f.set(f.get() + t.elapsed()));
         edge
     }

@@ -653,6 +653,47 @@ fn warming_fills_what_the_searches_look_up_and_changes_no_plan() {
     }
 }
 
+/// A search that fills cold table entries polls after every entry it fills (each takes a
+/// fraction of a millisecond, and one expansion looks up hundreds), so a cancel stops it within
+/// one entry; with the tables filled it polls only periodically. The searches are the same
+/// either way.
+#[test]
+fn a_search_filling_its_tables_polls_after_every_entry_it_fills() {
+    let g = grid_from(120, 60, |x, y| {
+        let centre = 20.0 + (x.clamp(45, 55) - 45) as f64;
+        ((y as f64 + 0.5) - (centre + 0.5)).abs() > 6.5 || !(1..119).contains(&x)
+    });
+    let map = CollisionMap::new(&g);
+    let (s, e) = (Pose2::new(7.5, 20.5, 0.0), Pose2::new(112.5, 30.5, 0.0));
+    let params =
+        RefineParams { turning_radius: 10.0, footprint_radius: 3.0, lattice_spacing: Some(5), ..Default::default() };
+    let cold = Directional::new(params.clone()).unwrap();
+    let warm = Directional::new(params).unwrap();
+    warm.warmer().expect("a new table").run();
+    let search = |d: &Directional| {
+        let mut polls = 0;
+        let found = full_search(d, &map, s, e, false, Neighbourhood::Directional24, &mut || {
+            polls += 1;
+            false
+        });
+        (found.map(|r| (r.chain, r.trajectory)), polls)
+    };
+    let ((cold_found, cold_polls), (warm_found, warm_polls)) = (search(&cold), search(&warm));
+    assert!(cold_found.is_ok() && cold_found == warm_found, "{cold_found:?} against {warm_found:?}");
+    let filled = cold.edges().filled();
+    assert!(
+        cold_polls >= filled && filled > warm_polls,
+        "polled {cold_polls} times cold, {warm_polls} warm, {filled} filled"
+    );
+    // Asked to stop once three entries are filled, a cold search stops with three filled (its
+    // first expansion alone looks up 192).
+    let colder = Directional::new(cold.params().clone()).unwrap();
+    let stopped =
+        full_search(&colder, &map, s, e, false, Neighbourhood::Directional24, &mut || colder.edges().filled() >= 3);
+    assert!(stopped.is_err(), "{stopped:?}");
+    assert_eq!(colder.edges().filled(), 3);
+}
+
 #[test]
 fn tables_are_kept_with_their_filling_under_parameters_they_do_not_depend_on() {
     let d = ctx(10.0, 3.0);

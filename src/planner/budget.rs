@@ -12,9 +12,11 @@ use std::time::{Duration, Instant};
 /// The deadline counts planning, not the one-off filling of Directional A*'s hit-check tables
 /// for parameters the plan is the first to use ([`crate::directional::tables`]; Nav2's Smac
 /// planners build their tables when configured, outside any plan's time): once bound to the
-/// planning thread ([`Budget::on_this_thread`], which [`crate::planner::Planner::plan`] does),
-/// the time that thread spends filling entries moves the deadline back by as much. So a plan
-/// right after a change of footprint answers TIMEOUT only when its search outlasts the budget.
+/// planning thread ([`Budget::on_this_thread`], which the library's planning entry points
+/// [`crate::planner::Planner::plan`], [`crate::planner::Planner::plan_near`] and
+/// [`crate::waypoints::plan_through`] do), the time that thread spends filling entries moves the
+/// deadline back by as much. So a plan right after a change of footprint answers TIMEOUT only
+/// when its search outlasts the budget. A cancel stops it whatever the filling.
 #[derive(Debug, Clone)]
 pub struct Budget {
     /// `None`: no deadline ([`Budget::without_deadline`]).
@@ -42,11 +44,17 @@ impl Budget {
 
     /// This budget bound to the calling thread, the one that plans: from now on the time this
     /// thread spends filling table entries does not count against the deadline. Binding again
-    /// (a plan through several poses plans each leg with one budget) keeps the first binding,
-    /// and a bound budget polled on another thread counts every moment (it cannot see that
-    /// thread's filling).
+    /// on the same thread keeps the first binding (a plan through several poses, or one that
+    /// tries several goals within the tolerance, makes several plans under one budget, and
+    /// filling in the first must not count in the next); binding on another thread starts
+    /// afresh there. A bound budget polled on another thread counts every moment (it cannot
+    /// see that thread's filling).
     pub fn on_this_thread(&self) -> Self {
-        let bound = self.bound.or_else(|| Some((std::thread::current().id(), filling_time_on_this_thread())));
+        let here = std::thread::current().id();
+        let bound = match self.bound {
+            Some((thread, at)) if thread == here => Some((thread, at)),
+            _ => Some((here, filling_time_on_this_thread())),
+        };
         Self { bound, ..self.clone() }
     }
 
@@ -63,7 +71,12 @@ impl Budget {
 
     /// True when the search must stop.
     pub fn should_stop(&self) -> bool {
-        self.is_cancelled() || self.deadline.is_some_and(|d| Instant::now() >= d + self.table_filling())
+        // The filling is looked up only past the deadline as set: most polls are before it.
+        self.is_cancelled()
+            || self.deadline.is_some_and(|d| {
+                let now = Instant::now();
+                now >= d && now >= d + self.table_filling()
+            })
     }
 
     /// True when the request was cancelled (rather than timed out).
@@ -105,10 +118,10 @@ mod tests {
         use crate::directional::footprint::Shape;
         use crate::directional::tables::{EdgeTable, TableKey};
         use crate::directional::{HeadingBins, MotionModel};
-        // A wide disk on a coarse lattice, 16 bins, both gears: 25 088 entries, each a swept
-        // curve of hundreds of samples; far more than 0.3 s to fill on any computer.
-        let key =
-            TableKey { turning_radius: 30.0, footprint: Shape::Disk(12.0), spacing: 8, bins: HeadingBins::Sixteen };
+        // 16 bins, both gears: 25 088 entries, each made to take at least a millisecond more,
+        // so filling them outlasts 0.3 s on any computer.
+        crate::directional::tables::slow_filling_on_this_thread(Duration::from_millis(1));
+        let key = TableKey { turning_radius: 6.0, footprint: Shape::Disk(2.0), spacing: 3, bins: HeadingBins::Sixteen };
         let table = EdgeTable::new(key, 3, MotionModel::ReedsShepp);
         let seconds = 0.2;
         let (bound, plain) = (Budget::new(seconds, None).on_this_thread(), Budget::new(seconds, None));
@@ -135,6 +148,9 @@ mod tests {
             s.spawn(|| assert!(bound.should_stop() && bound.table_filling().is_zero(), "another thread counts it"));
         });
         assert_eq!(bound.on_this_thread().table_filling(), bound.table_filling(), "binding again keeps the first");
+        std::thread::scope(|s| {
+            s.spawn(|| assert!(bound.on_this_thread().table_filling().is_zero(), "elsewhere it starts afresh"));
+        });
         std::thread::sleep(Duration::from_secs_f64(1.1 * seconds));
         assert!(bound.should_stop(), "its own time still runs out");
     }

@@ -69,6 +69,8 @@ impl Planner {
         budget: &Budget,
     ) -> Result<Plan, PlanError> {
         leeway.validate()?;
+        // One binding for every plan tried (see `Planner::plan`).
+        let budget = &budget.on_this_thread();
         let to_goal = |from: Pose2| self.plan_to_near_goal(from, goal, goal_heading_free, leeway.tolerance, budget);
         match self.start_overlap_depth(start) {
             Some(depth) => self.plan_out_of_overlap(start, depth, leeway.start_overlap, budget, to_goal),

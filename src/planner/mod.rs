@@ -163,9 +163,9 @@ impl Planner {
     /// too close to one), `NO_VALID_PATH` (unreachable, or no trajectory passed verification),
     /// `TIMEOUT`, `SUPERSEDED`.
     ///
-    /// `budget` is bound to the calling thread ([`Budget::on_this_thread`]): time spent filling
-    /// Directional A*'s tables for parameters new to them does not count against its deadline
-    /// (it is reported in [`PlanStats::table_filling_time`]).
+    /// `budget` is bound to the calling thread ([`Budget::on_this_thread`]; kept when already
+    /// bound there): time spent filling Directional A*'s tables for parameters new to them does
+    /// not count against its deadline (it is reported in [`PlanStats::table_filling_time`]).
     pub fn plan(&self, start: Pose2, goal: Pose2, goal_heading_free: bool, budget: &Budget) -> Result<Plan, PlanError> {
         let budget = budget.on_this_thread();
         let result = self.plan_steps(start, goal, goal_heading_free, &budget);

@@ -463,7 +463,7 @@ impl<'a> Request<'a> {
         }
         let stats = PlanStats {
             planning_time: self.t0.elapsed().as_secs_f64(),
-            table_filling_time: (self.budget.table_filling() - self.filling_at_start).as_secs_f64(),
+            table_filling_time: self.budget.table_filling().saturating_sub(self.filling_at_start).as_secs_f64(),
             expansions: solution.expansions,
             any_angle_length: any_angle.windows(2).map(|w| w[0].distance(w[1])).sum(),
             trajectory_length: trajectory.length(),
