@@ -18,9 +18,10 @@ machine a late answer is slow, not lost, so only losses fail the run). The node'
 responses given up ("could not answer") and responses sent again until they arrived ("matched
 late").
 
---response-wait chooses the node's Fast DDS profile: `default` is the node's own (5 s),
-`fastdds` a profiles file without the `service` profile (Fast DDS's 100 ms: the node as it was),
-MS a profile waiting MS milliseconds (0 makes the race visible on any machine).
+--response-wait chooses the node's Fast DDS profile: `default` is the node's own (20 ms per
+attempt), `fastdds` a profiles file without the `service` profile (Fast DDS's 100 ms: the node as
+it first was), MS a profile waiting MS milliseconds (0 makes the race visible on any machine;
+5000 is the node's own until 2026-12-06).
 
 The node is stopped on every exit (normal, an exception, SIGINT, SIGTERM). Prints a summary (JSON
 with --json); exits 1 when a goal went unanswered.
@@ -61,7 +62,7 @@ PROFILE_TEMPLATE = """<?xml version="1.0" encoding="UTF-8"?>
 </dds>
 """
 SERVICE_WRITER = """<data_writer profile_name="service"><qos><reliability><kind>RELIABLE</kind>
-      <max_blocking_time><sec>0</sec><nanosec>{nanosec}</nanosec></max_blocking_time>
+      <max_blocking_time><sec>{sec}</sec><nanosec>{nanosec}</nanosec></max_blocking_time>
     </reliability></qos></data_writer>"""
 
 
@@ -78,9 +79,9 @@ def profile_file(tmp, response_wait):
         writer = '<data_writer profile_name="not_service"/>'  # parses; no `service`: Fast DDS's 100 ms
     else:
         ms = float(response_wait)
-        if not 0 <= ms < 1000:
-            raise SystemExit("--response-wait: default, fastdds, or milliseconds in [0, 1000)")
-        writer = SERVICE_WRITER.format(nanosec=int(ms * 1e6))
+        if not 0 <= ms < 60000:
+            raise SystemExit("--response-wait: default, fastdds, or milliseconds in [0, 60000)")
+        writer = SERVICE_WRITER.format(sec=int(ms // 1000), nanosec=int(ms % 1000 * 1e6))
     path = pathlib.Path(tmp) / "profile.xml"
     path.write_text(PROFILE_TEMPLATE.format(writer=writer))
     return path

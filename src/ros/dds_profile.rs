@@ -6,9 +6,12 @@
 //! announces its request writer and its response reader on two separate discovery channels, so
 //! on a busy machine a goal request can arrive before the reader is known; an action client that
 //! sends the moment `wait_for_server` returns (Nav2's behaviour tree does) then never hears that
-//! its goal was accepted. `config/fastdds_service_responses.xml` (embedded here) sets the profile
-//! named `service`, which rmw_fastrtps applies to every service's response writer, to wait up to
-//! [`RESPONSE_WAIT`] instead; the wait ends as soon as the reader matches.
+//! its goal was accepted. The node sends a refused response again (`responder`), so what matters
+//! is how long each attempt waits: r2r holds the service's lock while the rmw waits, and rcl's
+//! executor takes every service's lock on every spin, so the whole node waits with it.
+//! `config/fastdds_service_responses.xml` (embedded here) sets the profile named `service`, which
+//! rmw_fastrtps applies to every service's response writer, to wait [`RESPONSE_WAIT`] (the wait
+//! ends as soon as the reader matches).
 //!
 //! [`choose`] runs first thing in `main`, before any thread exists: when the user has no Fast DDS
 //! profiles file of their own (`FASTRTPS_DEFAULT_PROFILES_FILE`) and the rmw is Fast DDS, it
@@ -20,8 +23,9 @@ use std::time::Duration;
 
 /// The profile (XML), as installed to `share/blockstar_planner/config`.
 pub const PROFILE_XML: &str = include_str!("../../config/fastdds_service_responses.xml");
-/// How long a service response waits for the client's reader to match (the profile's value).
-pub const RESPONSE_WAIT: Duration = Duration::from_secs(5);
+/// How long one attempt to send a service response waits for the client's reader to match (the
+/// profile's value): short, since the node's every input waits as long (see the module doc).
+pub const RESPONSE_WAIT: Duration = Duration::from_millis(20);
 /// The environment variable Fast DDS 2.x (ROS 2 Jazzy) reads its profiles file from.
 pub const PROFILES_VARIABLE: &str = "FASTRTPS_DEFAULT_PROFILES_FILE";
 
@@ -50,9 +54,9 @@ impl Choice {
             Choice::Ours(path) => (
                 true,
                 format!(
-                    "service and action responses wait up to {} s for a client's reader to match (Fast DDS \
-                     profile {})",
-                    RESPONSE_WAIT.as_secs(),
+                    "service and action responses wait up to {} ms per attempt for a client's reader to match, \
+                     sent again until it does (Fast DDS profile {})",
+                    RESPONSE_WAIT.as_millis(),
                     path.display()
                 ),
             ),
@@ -159,7 +163,8 @@ mod tests {
     fn the_embedded_profile_names_service_and_the_stated_wait() {
         assert!(names_service_profile(PROFILE_XML));
         let wait = format!("<sec>{}</sec>", RESPONSE_WAIT.as_secs());
-        assert!(PROFILE_XML.contains(&wait), "the profile's max_blocking_time is RESPONSE_WAIT");
+        let nanos = format!("<nanosec>{}</nanosec>", RESPONSE_WAIT.subsec_nanos());
+        assert!(PROFILE_XML.contains(&wait) && PROFILE_XML.contains(&nanos), "the profile's max_blocking_time");
     }
 
     #[test]

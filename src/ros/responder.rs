@@ -2,12 +2,15 @@
 //! reader has not matched.
 //!
 //! Fast DDS blocks a service response until the client's response reader is matched, for up to
-//! the writer's blocking time (5 s under the node's profile, `dds_profile`), then refuses it with
-//! `RCL_RET_TIMEOUT` (ros2/rmw_fastrtps#467): a client that sends the moment it discovers the node
-//! may not have been discovered back yet. Sent from the runtime's one worker thread, that wait
-//! held every action server and the node's loop. Here every response goes to a few responder
-//! threads ([`RESPONDER_THREADS`]); a refused one is sent again ([`RETRY`]: bounded in time and in
-//! attempts) and logged once, when it finally arrives late or is given up.
+//! the writer's blocking time (20 ms under the node's profile, `dds_profile`), then refuses it
+//! with `RCL_RET_TIMEOUT` (ros2/rmw_fastrtps#467): a client that sends the moment it discovers the
+//! node may not have been discovered back yet. Sent from the runtime's one worker thread, that
+//! wait held every action server and the node's loop. Here every response goes to a few
+//! responder threads ([`RESPONDER_THREADS`]); a refused one is sent again ([`RETRY`]: bounded in
+//! time and in attempts) and logged once, when it finally arrives late or is given up. Each
+//! attempt is kept short and the pauses between them long, because r2r holds the service's lock
+//! while the rmw waits and the executor takes every service's lock on every spin: the node's
+//! every input waits for an attempt, and none for a pause.
 //!
 //! A response still being retried when the node stops is abandoned at its next attempt.
 
@@ -32,10 +35,12 @@ pub struct RetryPolicy {
     pub max_attempts: u32,
 }
 
-/// The node's policy: 15 s (three of the profile's 5 s waits; 100-odd of Fast DDS's default
-/// 100 ms), at most 100 attempts.
+/// The node's policy: attempts 100 ms apart for 15 s (about 125 of the profile's 20 ms waits, 75
+/// of Fast DDS's default 100 ms), at most 150: a client's reader that matches within 15 s gets
+/// its response, and a client that will never hear holds the node's inputs for at most a fifth
+/// of that time, 20 ms at a time.
 pub const RETRY: RetryPolicy =
-    RetryPolicy { give_up_after: Duration::from_secs(15), pause: Duration::from_millis(50), max_attempts: 100 };
+    RetryPolicy { give_up_after: Duration::from_secs(15), pause: Duration::from_millis(100), max_attempts: 150 };
 
 /// How a response went.
 #[derive(Debug, PartialEq)]
@@ -165,10 +170,10 @@ fn serve(queue: &Mutex<std_mpsc::Receiver<Job>>, stopping: &AtomicBool, logger: 
             Delivery::Lost { error, attempts, first_wait, elapsed } => {
                 r2r::log_error!(
                     logger,
-                    "could not answer {}: {error} after waiting {:.1} s for the client's response reader \
+                    "could not answer {}: {error} after waiting {} ms for the client's response reader \
                      ({attempts} attempts over {:.1} s)",
                     job.what,
-                    first_wait.as_secs_f64(),
+                    first_wait.as_millis(),
                     elapsed.as_secs_f64()
                 );
                 if let Some(on_lost) = job.on_lost.take() {
