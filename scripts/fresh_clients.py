@@ -5,8 +5,8 @@
 
 Nav2's behaviour tree sends compute_path_to_pose the moment it discovers the planner server. Fast
 DDS drops a service response when the client's response reader is not yet matched by the server
-within its writer's max_blocking_time (ros2/rmw_fastrtps#467, #704); planner_node runs with a
-profile that waits longer (src/ros/dds_profile.rs). This starts planner_node (the colcon install,
+within its writer's max_blocking_time (ros2/rmw_fastrtps#467, #704); planner_node sends a refused
+response again, in short attempts (src/ros/dds_profile.rs, src/ros/responder.rs). This starts planner_node (the colcon install,
 as the test suite does), publishes a map, then in each round starts --processes client processes
 at once, each making --clients fresh rclpy nodes one after another (a new DDS participant each),
 each with a fresh ActionClient that sends compute_path_to_pose the moment wait_for_server returns
@@ -19,7 +19,7 @@ responses given up ("could not answer") and responses sent again until they arri
 late").
 
 --response-wait chooses the node's Fast DDS profile: `default` is the node's own (20 ms per
-attempt), `fastdds` a profiles file without the `service` profile (Fast DDS's 100 ms: the node as
+attempt for its own services, 5 s for others), `fastdds` a profiles file without the `service` profile (Fast DDS's 100 ms: the node as
 it first was), MS a profile waiting MS milliseconds (0 makes the race visible on any machine;
 5000 is the node's own until 2026-12-06).
 

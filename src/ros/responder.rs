@@ -2,9 +2,9 @@
 //! reader has not matched.
 //!
 //! Fast DDS blocks a service response until the client's response reader is matched, for up to
-//! the writer's blocking time (20 ms under the node's profile, `dds_profile`), then refuses it
-//! with `RCL_RET_TIMEOUT` (ros2/rmw_fastrtps#467): a client that sends the moment it discovers the
-//! node may not have been discovered back yet. Sent from the runtime's one worker thread, that
+//! the writer's blocking time (20 ms for the node's own services under its profile,
+//! `dds_profile`), then refuses it with `RCL_RET_TIMEOUT` (ros2/rmw_fastrtps#467): a client that
+//! sends the moment it discovers the node may not have been discovered back yet. Sent from the runtime's one worker thread, that
 //! wait held every action server and the node's loop. Here every response goes to a few
 //! responder threads ([`RESPONDER_THREADS`]); a refused one is sent again ([`RETRY`]: bounded in
 //! time and in attempts) and logged once, when it finally arrives late or is given up. Each
@@ -35,10 +35,10 @@ pub struct RetryPolicy {
     pub max_attempts: u32,
 }
 
-/// The node's policy: attempts 100 ms apart for 15 s (about 125 of the profile's 20 ms waits, 75
-/// of Fast DDS's default 100 ms), at most 150: a client's reader that matches within 15 s gets
-/// its response, and a client that will never hear holds the node's inputs for at most a fifth
-/// of that time, 20 ms at a time.
+/// The node's policy: attempts 100 ms apart for 15 s (about 125 of the node's 20 ms waits, 75 of
+/// Fast DDS's default 100 ms), at most 150: a client's reader that matches within 15 s gets its
+/// response, and each response to a client that will never hear holds the node's inputs about a
+/// sixth of that time, 20 ms at a time.
 pub const RETRY: RetryPolicy =
     RetryPolicy { give_up_after: Duration::from_secs(15), pause: Duration::from_millis(100), max_attempts: 150 };
 

@@ -3,9 +3,10 @@
 Fast DDS drops a service response when the client's response reader is not matched within the
 response writer's max_blocking_time (100 ms by default): the node logged `could not accept a
 compute_path_to_pose goal: RCL_RET_TIMEOUT` and its client waited for ever. planner_node sends a
-refused response again, in attempts that each wait 20 ms (its Fast DDS profile,
-src/ros/dds_profile.rs; r2r holds the service's lock while the rmw waits, and the executor every
-service's lock on every spin, so a long wait kept the whole node waiting). Here:
+refused response of its own services again, in attempts that each wait 20 ms (its Fast DDS
+profile, src/ros/dds_profile.rs, which gives other services 5 s; r2r holds the service's lock
+while the rmw waits, and its executor every service's lock on every spin, so a long wait kept the
+whole node waiting). Here:
 fresh rclpy action clients, in separate processes several at a time and in one process, each
 sending its goal the moment wait_for_server returns, with both cores busy: every goal accepted and
 answered, no refusal logged, and the node says it runs with the profile (scripts/fresh_clients.py,
@@ -89,10 +90,11 @@ def test_a_response_to_a_reader_the_node_cannot_match_waits_the_profiles_time(re
         # Refused, it was sent again (src/ros/responder.rs) before it was given up, and logged once.
         retried = re.search(r"\((\d+) attempts over ([\d.]+) s\)", line)
         assert retried and int(retried.group(1)) >= 2, line
-        # The rmw's own wait per attempt, as the node measured it: the profile's 20 ms, or Fast
-        # DDS's 100 ms (at most a few seconds on a loaded machine, never the 5 s of a long wait);
-        # and many attempts, 100 ms apart.
-        assert int(waited.group(1)) < 4500 and int(retried.group(1)) >= 10, line
+        # The rmw's own wait per attempt, as the node measured it: the 20 ms of the node's profile
+        # for its own services (never the 5 s of `service`: the per-service profile is named
+        # right), or Fast DDS's 100 ms; and many attempts, 100 ms apart.
+        assert int(waited.group(1)) < (1000 if response_wait == "default" else 4500), line
+        assert int(retried.group(1)) >= 10, line
         # The node goes on: a normal client is answered.
         client = ActionClient(peer, ComputePathToPose, fresh_clients.ACTION)
         assert client.wait_for_server(timeout_sec=30.0)
@@ -175,7 +177,7 @@ def test_a_client_that_never_hears_back_does_not_hold_up_the_node(response_wait,
     other, are answered throughout. r2r holds a service's lock while the rmw waits for the reader,
     and the executor takes every service's lock on every spin, so each attempt holds up the whole
     node: `5000`, a profile whose attempts wait 5 s (the node's own until 2026-12-06), shows it (a
-    goal answered every 5 s or so), the node's 20 ms does not. Counted from the node's log: the
+    goal or two answered every 5 s), the node's 20 ms does not (hundreds). Counted from the node's log: the
     goals answered within the span the refusal line gives (its attempts and their time)."""
     import re
     import uuid
@@ -220,11 +222,13 @@ def test_a_client_that_never_hears_back_does_not_hold_up_the_node(response_wait,
         assert span, line
         end = stamp(line)
         begin = end - float(span.group(2))
-        answered = [x for x in log if "goal (3.400, 2.000): SUCCESS" in x and begin <= stamp(x) <= end]
+        # /goal_pose's answers ("]: goal ..."), not the unheard client's own goals' answers.
+        answered = [x for x in log if "]: goal (3.400, 2.000): SUCCESS" in x and begin <= stamp(x) <= end]
         if response_wait == "default":
-            assert len(answered) >= 10, f"{len(answered)} goals answered in {end - begin:.1f} s: {line}"
+            assert len(answered) >= 25, f"{len(answered)} goals answered in {end - begin:.1f} s: {line}"
         else:
-            assert len(answered) <= 6, f"{len(answered)} goals answered in {end - begin:.1f} s: {line}"
+            # A spin or two in each 100 ms pause between the 5 s attempts: a goal or two each.
+            assert len(answered) <= 12, f"{len(answered)} goals answered in {end - begin:.1f} s: {line}"
         assert node.alive()
     finally:
         if peer is not None:
