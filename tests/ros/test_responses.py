@@ -28,6 +28,38 @@ from helpers import ROOT, pose_stamped, tmpdir
 sys.path.insert(0, str(ROOT / "scripts"))
 import fresh_clients  # noqa: E402
 
+REFUSAL = "could not answer a send_goal request of compute_path_to_pose"
+
+
+class UnheardClient:
+    """A compute_path_to_pose send_goal client on `node` whose response reader the planner can
+    never match: transient local, which suits the planner's volatile request reader (for its
+    request writer) but not its volatile response writer. A request written before the writer
+    matched the planner's reader is not delivered (that reader is volatile), so `poke` sends one
+    again every 6 s."""
+
+    def __init__(self, node):
+        from nav2_msgs.action import ComputePathToPose
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+        self.action = ComputePathToPose
+        qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.client = node.create_client(ComputePathToPose.Impl.SendGoalService,
+                                         f"{fresh_clients.ACTION}/_action/send_goal", qos_profile=qos)
+        self.last_sent = -math.inf
+
+    def poke(self):
+        import uuid
+
+        from unique_identifier_msgs.msg import UUID
+
+        if time.monotonic() - self.last_sent > 6.0:
+            request = self.action.Impl.SendGoalService.Request()
+            request.goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+            request.goal = fresh_clients.goal_message(self.action, 1)
+            self.client.call_async(request)
+            self.last_sent = time.monotonic()
+
 
 def test_fresh_clients_sending_the_moment_they_find_the_server_are_all_answered(interfaces):
     report = fresh_clients.run(processes=4, clients=3, rounds=2, in_process=20, busy=2, log=lambda s: None)
@@ -51,13 +83,10 @@ def test_a_response_to_a_reader_the_node_cannot_match_waits_the_profiles_time(re
     answers the next client. `fastdds` is the node as it was (a
     profiles file without the `service` profile): Fast DDS's 100 ms, which lost acceptances."""
     import re
-    import uuid
 
     import rclpy
     from nav2_msgs.action import ComputePathToPose
     from rclpy.action import ActionClient
-    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-    from unique_identifier_msgs.msg import UUID
 
     tmp = tmpdir("blockstar-unmatchable-reader-")
     node = fresh_clients.start_planner(tmp, response_wait)
@@ -65,25 +94,12 @@ def test_a_response_to_a_reader_the_node_cannot_match_waits_the_profiles_time(re
         rclpy.init()
     peer = rclpy.create_node("unmatchable_reader_peer")
     try:
-        # Transient local: the request writer suits the node's volatile request reader, the
-        # response reader does not suit its volatile response writer.
-        unmatchable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
-                                 durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        send_goal = peer.create_client(ComputePathToPose.Impl.SendGoalService,
-                                       f"{fresh_clients.ACTION}/_action/send_goal", qos_profile=unmatchable)
-        refusal = "could not answer a send_goal request of compute_path_to_pose"
-        # A request written before the writer matched the node's reader is not delivered (the
-        # reader is volatile): send again every 6 s until one is refused.
-        deadline, last_sent = time.monotonic() + 60.0, -math.inf
-        while node.count(refusal) == 0 and time.monotonic() < deadline:
-            if time.monotonic() - last_sent > 6.0:
-                request = ComputePathToPose.Impl.SendGoalService.Request()
-                request.goal_id = UUID(uuid=list(uuid.uuid4().bytes))
-                request.goal = fresh_clients.goal_message(ComputePathToPose, 1)
-                send_goal.call_async(request)
-                last_sent = time.monotonic()
+        unheard = UnheardClient(peer)
+        deadline = time.monotonic() + 60.0
+        while node.count(REFUSAL) == 0 and time.monotonic() < deadline:
+            unheard.poke()
             rclpy.spin_once(peer, timeout_sec=0.05)
-        line = next((x for x in node.log().splitlines() if refusal in x), None)
+        line = next((x for x in node.log().splitlines() if REFUSAL in x), None)
         assert line is not None, node.log()
         waited = re.search(r"RCL_RET_TIMEOUT after waiting (\d+) ms for the client's response reader", line)
         assert waited, line
@@ -180,11 +196,6 @@ def test_a_client_that_never_hears_back_does_not_hold_up_the_node(response_wait,
     goal or two answered every 5 s), the node's 20 ms does not (hundreds). Counted from the node's log: the
     goals answered within the span the refusal line gives (its attempts and their time)."""
     import re
-    import uuid
-
-    from nav2_msgs.action import ComputePathToPose
-    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-    from unique_identifier_msgs.msg import UUID
 
     from helpers import Peer, make_grid
 
@@ -199,24 +210,14 @@ def test_a_client_that_never_hears_back_does_not_hold_up_the_node(response_wait,
         peer.publish_map(make_grid(fresh_clients.SIDE, fresh_clients.SIDE, fresh_clients.RES, (0.0, 0.0),
                                    fresh_clients.room_blocked), node)
         peer.set_start(*fresh_clients.START, node_proc=node)
-        unmatchable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
-                                 durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        send_goal = peer.node.create_client(ComputePathToPose.Impl.SendGoalService,
-                                            f"{fresh_clients.ACTION}/_action/send_goal", qos_profile=unmatchable)
-        refusal = "could not answer a send_goal request of compute_path_to_pose"
-        deadline, last_sent = time.monotonic() + 90.0, -math.inf
-        while node.count(refusal) == 0:
+        unheard = UnheardClient(peer.node)
+        deadline = time.monotonic() + 90.0
+        while node.count(REFUSAL) == 0:
             assert time.monotonic() < deadline, node.log()[-2000:]
-            if time.monotonic() - last_sent > 6.0:
-                # Sent again until one is delivered (the node's request reader is volatile).
-                request = ComputePathToPose.Impl.SendGoalService.Request()
-                request.goal_id = UUID(uuid=list(uuid.uuid4().bytes))
-                request.goal = fresh_clients.goal_message(ComputePathToPose, 1)
-                send_goal.call_async(request)
-                last_sent = time.monotonic()
+            unheard.poke()
             peer.wait_status(peer.send_goal(*fresh_clients.GOAL), timeout=60.0)
         log = node.log().splitlines()
-        line = next(x for x in log if refusal in x)
+        line = next(x for x in log if REFUSAL in x)
         stamp = lambda entry: float(entry.split("] [")[1])  # noqa: E731
         span = re.search(r"\((\d+) attempts over ([\d.]+) s\)", line)
         assert span, line
