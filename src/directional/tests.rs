@@ -605,18 +605,23 @@ fn a_loop_in_the_coarse_chain_sends_a_short_guide_to_the_dense_programme() {
     assert!(r.stats.stages.iter().all(|st| st.name != Stage::LoopRepair), "{:?}", r.stats.stages);
 }
 
-#[test]
-fn warming_fills_what_the_searches_look_up_and_changes_no_plan() {
-    // Figure 12's jogging corridor; with reversing both gears are warmed; with unequal repair
-    // and fallback neighbourhoods both sets of offsets are.
+/// Figure 12's jogging corridor, its start and goal, and the parameters the table tests search it
+/// with.
+fn jogging_corridor() -> (CollisionMap, Pose2, Pose2, RefineParams) {
     let g = grid_from(120, 60, |x, y| {
         let centre = 20.0 + (x.clamp(45, 55) - 45) as f64;
         ((y as f64 + 0.5) - (centre + 0.5)).abs() > 6.5 || !(1..119).contains(&x)
     });
-    let map = CollisionMap::new(&g);
-    let (s, e) = (Pose2::new(7.5, 20.5, 0.0), Pose2::new(112.5, 30.5, 0.0));
-    let base =
+    let params =
         RefineParams { turning_radius: 10.0, footprint_radius: 3.0, lattice_spacing: Some(5), ..Default::default() };
+    (CollisionMap::new(&g), Pose2::new(7.5, 20.5, 0.0), Pose2::new(112.5, 30.5, 0.0), params)
+}
+
+#[test]
+fn warming_fills_what_the_searches_look_up_and_changes_no_plan() {
+    // Figure 12's jogging corridor; with reversing both gears are warmed; with unequal repair
+    // and fallback neighbourhoods both sets of offsets are.
+    let (map, s, e, base) = jogging_corridor();
     let (d8, d24, d48) = (Neighbourhood::Directional8, Neighbourhood::Directional24, Neighbourhood::Directional48);
     let cases = [
         (MotionModel::ReedsShepp, d24, d24, 2 * 8 * 8 * 24),
@@ -659,14 +664,7 @@ fn warming_fills_what_the_searches_look_up_and_changes_no_plan() {
 /// either way.
 #[test]
 fn a_search_filling_its_tables_polls_after_every_entry_it_fills() {
-    let g = grid_from(120, 60, |x, y| {
-        let centre = 20.0 + (x.clamp(45, 55) - 45) as f64;
-        ((y as f64 + 0.5) - (centre + 0.5)).abs() > 6.5 || !(1..119).contains(&x)
-    });
-    let map = CollisionMap::new(&g);
-    let (s, e) = (Pose2::new(7.5, 20.5, 0.0), Pose2::new(112.5, 30.5, 0.0));
-    let params =
-        RefineParams { turning_radius: 10.0, footprint_radius: 3.0, lattice_spacing: Some(5), ..Default::default() };
+    let (map, s, e, params) = jogging_corridor();
     let cold = Directional::new(params.clone()).unwrap();
     let warm = Directional::new(params).unwrap();
     warm.warmer().expect("a new table").run();
