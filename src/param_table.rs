@@ -210,22 +210,37 @@ impl<T> ParamSpec<T> {
             }
             _ => return Ok(()),
         };
-        let (fits, wanted) = match self.range {
-            Range::AtLeast(lo) => (number.is_finite() && number >= lo, format!(">= {lo}{unit}")),
-            Range::Above(lo) => (number.is_finite() && number > lo, format!("> {lo}{unit}")),
-            Range::Within(lo, hi) => {
-                (number.is_finite() && (lo..=hi).contains(&number), format!("in {lo}..={hi}{unit}"))
-            }
-            Range::OneOf(values) => {
-                let list: Vec<String> = values.iter().map(i64::to_string).collect();
-                (values.iter().any(|&v| v as f64 == number), format!("one of {}", list.join(", ")))
-            }
-            Range::Any | Range::NotEmpty => (true, String::new()),
+        let fits = match self.range {
+            Range::AtLeast(lo) => number.is_finite() && number >= lo,
+            Range::Above(lo) => number.is_finite() && number > lo,
+            Range::Within(lo, hi) => number.is_finite() && (lo..=hi).contains(&number),
+            Range::OneOf(values) => values.iter().any(|&v| v as f64 == number),
+            Range::Any | Range::NotEmpty => true,
         };
         if fits {
             Ok(())
         } else {
-            Err(invalid(format!("{} must be {wanted}, got {number}{unit}", self.name)))
+            Err(invalid(format!("{} must be {}, got {number}{unit}", self.name, self.range.wanted(self.unit))))
+        }
+    }
+}
+
+impl Range {
+    /// What the range asks for, in words and `unit` (`>= 0 m`, `in 0..=1`, `one of 8, 16`,
+    /// `not empty`; empty for [`Range::Any`]): the refusal's words and `ros2 param describe`'s
+    /// constraints.
+    pub fn wanted(&self, unit: &str) -> String {
+        let unit = if unit.is_empty() { String::new() } else { format!(" {unit}") };
+        match *self {
+            Range::AtLeast(lo) => format!(">= {lo}{unit}"),
+            Range::Above(lo) => format!("> {lo}{unit}"),
+            Range::Within(lo, hi) => format!("in {lo}..={hi}{unit}"),
+            Range::OneOf(values) => {
+                let list: Vec<String> = values.iter().map(i64::to_string).collect();
+                format!("one of {}", list.join(", "))
+            }
+            Range::NotEmpty => "not empty".into(),
+            Range::Any => String::new(),
         }
     }
 }

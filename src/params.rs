@@ -223,6 +223,11 @@ impl Param {
         either!(self, s => s.range)
     }
 
+    /// Its unit (`m`, `s`; empty for none).
+    pub fn unit(&self) -> &'static str {
+        either!(self, s => s.unit)
+    }
+
     /// True for a motion model (a string that names one).
     pub fn is_motion_model(&self) -> bool {
         either!(self, s => matches!(s.field, Field::Model(..)))
@@ -503,6 +508,51 @@ impl NodeParams {
         self.with_value(name, value)
     }
 
+    /// Every parameter these values hold, as `ros2 param list`, `get` and `describe` show them:
+    /// the planner's and the node's ([`all_params`]), [`PLANNER_PLUGINS`], then for each profile
+    /// after the first its `<profile>.<parameter>` and `<profile>.robot_base_frame`.
+    pub fn listing(&self) -> Vec<Listed> {
+        let mut out: Vec<Listed> = all_params()
+            .map(|p| Listed {
+                name: p.name().to_string(),
+                value: p.read(self),
+                description: p.description(),
+                range: p.range(),
+                unit: p.unit(),
+                runtime: p.runtime(),
+            })
+            .collect();
+        out.push(Listed {
+            name: PLANNER_PLUGINS.into(),
+            value: ParamValue::Strings(self.planner_plugins.clone()),
+            description: "The vehicle profiles served, by the names Nav2's actions ask for; the first is the default.",
+            range: Range::Any,
+            unit: "",
+            runtime: false,
+        });
+        for (index, profile) in self.planner_plugins.iter().skip(1).enumerate() {
+            for spec in profile_params() {
+                out.push(Listed {
+                    name: format!("{profile}.{}", spec.name),
+                    value: spec.read(&self.profiles[index]),
+                    description: spec.description,
+                    range: spec.range,
+                    unit: spec.unit,
+                    runtime: spec.runtime,
+                });
+            }
+            out.push(Listed {
+                name: format!("{profile}.robot_base_frame"),
+                value: ParamValue::String(self.profile_base_frames.get(index).cloned().unwrap_or_default()),
+                description: "This vehicle's frame, whose TF pose its replans start from; empty: unknown.",
+                range: Range::Any,
+                unit: "",
+                runtime: false,
+            });
+        }
+        out
+    }
+
     /// The current value of a run-time parameter (None for other names).
     pub fn runtime_value(&self, name: &str) -> Option<ParamValue> {
         if let Some((index, spec)) = self.profile_param(name) {
@@ -510,6 +560,23 @@ impl NodeParams {
         }
         param_spec(name).filter(Param::runtime).map(|s| s.read(self))
     }
+}
+
+/// One parameter as `ros2 param list`, `get` and `describe` show it ([`NodeParams::listing`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listed {
+    /// The ROS parameter name (`robot_radius`, `Forklift.min_turning_radius`).
+    pub name: String,
+    /// The value in force.
+    pub value: ParamValue,
+    /// One line for `ros2 param describe`.
+    pub description: &'static str,
+    /// Its allowed values beyond its type.
+    pub range: Range,
+    /// Its unit (`m`, `s`; empty for none).
+    pub unit: &'static str,
+    /// Whether `ros2 param set` may change it while the node runs ([`ParamSpec::runtime`]).
+    pub runtime: bool,
 }
 
 /// The name of the profile list parameter (Nav2's).
@@ -859,6 +926,38 @@ mod profile_tests {
 
     fn names(list: &[&str]) -> ParamValue {
         ParamValue::Strings(list.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn the_listing_names_every_parameter_once_with_the_value_in_force_and_what_may_change() {
+        let p = from(&[
+            (PLANNER_PLUGINS, names(&["Amr", "Forklift"])),
+            ("Forklift.min_turning_radius", ParamValue::Double(1.2)),
+            ("Forklift.robot_base_frame", ParamValue::String("forklift/base".into())),
+        ])
+        .unwrap();
+        let listing = p.listing();
+        let mut seen = std::collections::HashSet::new();
+        for l in &listing {
+            assert!(seen.insert(l.name.clone()), "{} listed twice", l.name);
+            // Exactly the names `ros2 param set` may change are listed as run-time ones, and a
+            // run-time one reads back as the value in force.
+            assert_eq!(p.with_change(&l.name, &l.value).is_ok(), l.runtime, "{}", l.name);
+            if l.runtime {
+                assert_eq!(p.runtime_value(&l.name).as_ref(), Some(&l.value), "{}", l.name);
+            }
+        }
+        // Every name a parameters file may set is listed, the profiles' too.
+        for spec in all_params() {
+            assert!(seen.contains(spec.name()), "{}", spec.name());
+        }
+        let find = |name: &str| listing.iter().find(|l| l.name == name).unwrap();
+        assert_eq!(find("Forklift.min_turning_radius").value, ParamValue::Double(1.2));
+        assert_eq!(find("Forklift.robot_base_frame").value, ParamValue::String("forklift/base".into()));
+        assert_eq!(find(PLANNER_PLUGINS).value, names(&["Amr", "Forklift"]));
+        assert_eq!((find("robot_radius").range, find("robot_radius").unit), (Range::AtLeast(0.0), "m"));
+        assert!(!find("global_frame").runtime);
+        assert_eq!(find("heading_bins").range.wanted(find("heading_bins").unit), "one of 8, 16");
     }
 
     #[test]

@@ -8,10 +8,11 @@
 //! sends the moment `wait_for_server` returns (Nav2's behaviour tree does) then never hears that
 //! its goal was accepted. `config/fastdds_service_responses.xml` (embedded here) sets the profile
 //! named `service`, which rmw_fastrtps applies to every service's response writer, to wait up to
-//! [`SERVICE_WAIT`] instead; the wait ends as soon as the reader matches. That covers r2r's own
-//! parameter services, which answer once (and end their task on a refusal).
+//! [`SERVICE_WAIT`] instead; the wait ends as soon as the reader matches. That covers any service
+//! the node does not answer itself.
 //!
-//! The node's own services (its actions, `is_path_valid`, the lifecycle services) answer through
+//! The node's own services (its actions, `is_path_valid`, the lifecycle and parameter services)
+//! answer through
 //! `responder`, which sends a refused response again; for them a long wait is harm without gain:
 //! r2r holds the service's lock while the rmw waits, and r2r's executor (`Node::spin_once`) takes
 //! every service's lock on every spin, so the whole node waits with it. The profile the node
@@ -34,7 +35,9 @@ pub const PROFILE_XML: &str = include_str!("../../config/fastdds_service_respons
 /// How long one attempt to send a response of the node's own services waits for the client's
 /// reader to match: short, since the node's every input waits as long (see the module doc).
 pub const RESPONSE_WAIT: Duration = Duration::from_millis(20);
-/// How long a response of any other service waits (the `service` profile's value).
+/// How long a response of any other service waits (the `service` profile's value): a service the
+/// node's names miss (one remapped by itself), or any node's, rclcpp's included, that reads the
+/// installed file.
 pub const SERVICE_WAIT: Duration = Duration::from_secs(5);
 
 /// The node's own services, by the names their responses are sent under.
@@ -95,11 +98,8 @@ impl OwnServices {
             }
         }
         services.push("is_path_valid".into());
-        for lifecycle in
-            ["change_state", "get_state", "get_available_states", "get_available_transitions", "get_transition_graph"]
-        {
-            services.push(format!("~/{lifecycle}"));
-        }
+        services.extend(super::lifecycle::SERVICES.map(String::from));
+        services.extend(super::param_services::SERVICES.map(String::from));
         services.iter().map(|s| format!("rr{}Reply", self.full(s))).collect()
     }
 
@@ -156,9 +156,8 @@ impl Choice {
                 true,
                 format!(
                     "service and action responses wait up to {} ms per attempt for a client's reader to match, \
-                     sent again until it does; the parameter services up to {} s (Fast DDS profile {})",
+                     sent again until it does (Fast DDS profile {})",
                     RESPONSE_WAIT.as_millis(),
-                    SERVICE_WAIT.as_secs(),
                     path.display()
                 ),
             ),
@@ -309,12 +308,14 @@ mod tests {
     fn the_written_profile_names_each_own_service_at_the_short_wait() {
         let o = own(&["planner_node", "--ros-args", "-r", "__ns:=/fleet", "-r", "__node:=planner"]);
         let topics = o.response_topics();
-        assert_eq!(topics.len(), 3 * 3 + 1 + 5);
+        assert_eq!(topics.len(), 3 * 3 + 1 + 5 + 6);
         for expected in [
             "rr/fleet/compute_path_to_pose/_action/send_goalReply",
             "rr/fleet/planner/compute_path/_action/get_resultReply",
             "rr/fleet/is_path_validReply",
             "rr/fleet/planner/change_stateReply",
+            "rr/fleet/planner/set_parametersReply",
+            "rr/fleet/planner/describe_parametersReply",
         ] {
             assert!(topics.iter().any(|t| t == expected), "{expected} in {topics:?}");
         }

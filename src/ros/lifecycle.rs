@@ -40,20 +40,31 @@ pub struct Lifecycle {
     responder: Responder,
 }
 
+/// The services, relative to the node (`~/`): named once here for their creation and for the
+/// node's Fast DDS profile (`dds_profile`).
+pub const SERVICES: [&str; 5] = [
+    "~/change_state",
+    "~/get_state",
+    "~/get_available_states",
+    "~/get_available_transitions",
+    "~/get_transition_graph",
+];
+
 /// Creates the services and the `~/transition_event` publisher on `node`.
 pub fn create(node: &mut r2r::Node, logger: &str, responder: Responder) -> r2r::Result<(Lifecycle, Services)> {
     let qos = super::node::service_qos;
+    let [change_state, get_state, get_available_states, get_available_transitions, get_transition_graph] = SERVICES;
     let services = Services {
-        change_state: Box::new(node.create_service::<srv::ChangeState::Service>("~/change_state", qos())?),
-        get_state: Box::new(node.create_service::<srv::GetState::Service>("~/get_state", qos())?),
+        change_state: Box::new(node.create_service::<srv::ChangeState::Service>(change_state, qos())?),
+        get_state: Box::new(node.create_service::<srv::GetState::Service>(get_state, qos())?),
         get_available_states: Box::new(
-            node.create_service::<srv::GetAvailableStates::Service>("~/get_available_states", qos())?,
+            node.create_service::<srv::GetAvailableStates::Service>(get_available_states, qos())?,
         ),
         get_available_transitions: Box::new(
-            node.create_service::<srv::GetAvailableTransitions::Service>("~/get_available_transitions", qos())?,
+            node.create_service::<srv::GetAvailableTransitions::Service>(get_available_transitions, qos())?,
         ),
         get_transition_graph: Box::new(
-            node.create_service::<srv::GetAvailableTransitions::Service>("~/get_transition_graph", qos())?,
+            node.create_service::<srv::GetAvailableTransitions::Service>(get_transition_graph, qos())?,
         ),
     };
     let events = node.create_publisher("~/transition_event", QosProfile::default().reliable().keep_last(10))?;

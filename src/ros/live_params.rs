@@ -1,11 +1,13 @@
-//! Parameters changed at run time (`ros2 param set`): r2r's parameter services call this
-//! [`r2r::RosParams`] implementation, which validates each change with the range checks of
-//! [`NodeParams::with_change`] and refuses a bad value with the reason (the old value stays).
-//! Accepted changes reach the node's loop through r2r's parameter event stream.
+//! The parameters the running node works with, and the one rule for changing them at run time
+//! (`ros2 param set`): each change is checked with the range checks of
+//! [`NodeParams::with_change`] and refused with the reason (the old value stays). The parameter
+//! services (`param_services`) list, read and change them here; the node state applies what
+//! they accept.
 
-use crate::params::{runtime_params, NodeParams, ParamValue};
+use crate::params::{Listed, NodeParams, ParamValue, Range};
 
-/// The parameters the running node works with, shared with r2r's parameter services.
+/// The parameters the running node works with, shared by the parameter services and the node
+/// state.
 #[derive(Debug, Clone)]
 pub struct LiveParams {
     /// The values in force (or about to be: the node applies them off the planning path).
@@ -14,7 +16,7 @@ pub struct LiveParams {
     pub use_sim_time: bool,
 }
 
-/// An r2r parameter value in the library's terms.
+/// An r2r parameter value in the library's terms (None: not set).
 pub fn from_r2r(v: &r2r::ParameterValue) -> Option<ParamValue> {
     match v {
         r2r::ParameterValue::NotSet => None,
@@ -27,101 +29,64 @@ pub fn from_r2r(v: &r2r::ParameterValue) -> Option<ParamValue> {
     }
 }
 
-fn to_r2r(v: ParamValue) -> r2r::ParameterValue {
-    match v {
-        ParamValue::Bool(b) => r2r::ParameterValue::Bool(b),
-        ParamValue::Integer(i) => r2r::ParameterValue::Integer(i),
-        ParamValue::Double(d) => r2r::ParameterValue::Double(d),
-        ParamValue::String(s) => r2r::ParameterValue::String(s),
-        ParamValue::Strings(v) => r2r::ParameterValue::StringArray(v),
-        ParamValue::Other(_) => r2r::ParameterValue::NotSet,
-    }
-}
-
-/// ROS's standard parameter for simulated time. r2r lists it (with the value the node started
-/// with); the node reads it once at start (`clock`), so a change is refused with that reason
-/// rather than as an unknown name, and setting the value in force is accepted.
-const USE_SIM_TIME: &str = "use_sim_time";
+/// ROS's standard parameter for simulated time. The node lists it (with the value it started
+/// with) and reads it once at start (`clock`), so a change is refused with that reason rather
+/// than as an unknown name, and setting the value in force is accepted.
+pub const USE_SIM_TIME: &str = "use_sim_time";
 
 impl LiveParams {
-    fn changed(&self, name: &str, value: &r2r::ParameterValue) -> r2r::Result<NodeParams> {
+    /// Every parameter, as `ros2 param list`, `get` and `describe` show it:
+    /// [`NodeParams::listing`] and [`USE_SIM_TIME`].
+    pub fn listing(&self) -> Vec<Listed> {
+        let mut listing = self.params.listing();
+        listing.push(Listed {
+            name: USE_SIM_TIME.into(),
+            value: ParamValue::Bool(self.use_sim_time),
+            description: "Take time from /clock (read at start; restart the node to change it).",
+            range: Range::Any,
+            unit: "",
+            runtime: false,
+        });
+        listing
+    }
+
+    /// The parameters with `name` set to `value` at run time; `self` is never changed. Fails
+    /// with the reason, naming the parameter, when the name is unknown, the value is missing, of
+    /// the wrong type or out of range, or the parameter is read only at start.
+    pub fn changed(&self, name: &str, value: Option<&ParamValue>) -> Result<NodeParams, String> {
         if name == USE_SIM_TIME {
-            return match *value == r2r::ParameterValue::Bool(self.use_sim_time) {
+            return match value == Some(&ParamValue::Bool(self.use_sim_time)) {
                 true => Ok(self.params.clone()),
-                false => Err(r2r::Error::ParameterValueConv {
-                    name: name.to_string(),
-                    msg: format!(
-                        "use_sim_time is read when the node starts and stays {}: restart the node with the \
-                         value you need (launch argument use_sim_time)",
-                        self.use_sim_time
-                    ),
-                }),
+                false => Err(format!(
+                    "use_sim_time is read when the node starts and stays {}: restart the node with the value you \
+                     need (launch argument use_sim_time)",
+                    self.use_sim_time
+                )),
             };
         }
-        let v = from_r2r(value).ok_or_else(|| r2r::Error::ParameterValueConv {
-            name: name.to_string(),
-            msg: "a value is required".into(),
-        })?;
-        self.params
-            .with_change(name, &v)
-            .map_err(|e| r2r::Error::ParameterValueConv { name: name.to_string(), msg: e.message })
-    }
-}
-
-impl r2r::RosParams for LiveParams {
-    fn register_parameters(
-        &mut self,
-        _prefix: &str,
-        _param: Option<r2r::Parameter>,
-        params: &mut indexmap::IndexMap<String, r2r::Parameter>,
-    ) -> r2r::Result<()> {
-        // The values from the parameters file were read already (NodeParams::from_lookup); list
-        // the run-time parameters with the values in force so `ros2 param get` shows them.
-        // Each with its description from the parameter table, for `ros2 param describe`.
-        for spec in runtime_params() {
-            let parameter = r2r::Parameter { value: to_r2r(spec.read(&self.params)), description: spec.description() };
-            params.insert(spec.name().to_string(), parameter);
-        }
-        // Each profile after the first: its own copy of every run-time planner parameter.
-        for (name, description) in self.params.profile_runtime_names() {
-            if let Some(value) = self.params.runtime_value(&name) {
-                params.insert(name, r2r::Parameter { value: to_r2r(value), description });
-            }
-        }
-        Ok(())
-    }
-
-    fn get_parameter(&mut self, name: &str) -> r2r::Result<r2r::ParameterValue> {
-        self.params
-            .runtime_value(name)
-            .map(to_r2r)
-            .ok_or_else(|| r2r::Error::InvalidParameterName { name: name.to_string() })
-    }
-
-    fn set_parameter(&mut self, name: &str, value: &r2r::ParameterValue) -> r2r::Result<()> {
-        self.params = self.changed(name, value)?;
-        Ok(())
-    }
-
-    fn check_parameter(&self, name: &str, value: &r2r::ParameterValue) -> r2r::Result<()> {
-        self.changed(name, value).map(|_| ())
+        let value = value.ok_or_else(|| format!("parameter {name}: a value is required"))?;
+        self.params.with_change(name, value).map_err(|e| e.message)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use r2r::RosParams;
 
     #[test]
     fn use_sim_time_keeps_its_start_value_and_says_why() {
-        let mut live = LiveParams { params: NodeParams::default(), use_sim_time: true };
-        assert!(live.set_parameter(USE_SIM_TIME, &r2r::ParameterValue::Bool(true)).is_ok(), "the value in force");
-        let refused = live.set_parameter(USE_SIM_TIME, &r2r::ParameterValue::Bool(false)).unwrap_err().to_string();
+        let live = LiveParams { params: NodeParams::default(), use_sim_time: true };
+        assert!(live.changed(USE_SIM_TIME, Some(&ParamValue::Bool(true))).is_ok(), "the value in force");
+        let refused = live.changed(USE_SIM_TIME, Some(&ParamValue::Bool(false))).unwrap_err();
         assert!(refused.contains("read when the node starts and stays true"), "{refused}");
-        assert!(live.check_parameter(USE_SIM_TIME, &r2r::ParameterValue::Integer(1)).is_err());
-        // Other names still go through the parameter table.
-        assert!(live.set_parameter("robot_radius", &r2r::ParameterValue::Double(0.3)).is_ok());
-        assert!(live.set_parameter("robot_radius", &r2r::ParameterValue::Double(-1.0)).is_err());
+        assert!(live.changed(USE_SIM_TIME, Some(&ParamValue::Integer(1))).is_err());
+        assert!(live.changed(USE_SIM_TIME, None).is_err());
+        // Other names go through the parameter table.
+        assert!(live.changed("robot_radius", Some(&ParamValue::Double(0.3))).is_ok());
+        assert!(live.changed("robot_radius", Some(&ParamValue::Double(-1.0))).is_err());
+        assert!(live.changed("robot_radius", None).unwrap_err().contains("robot_radius"));
+        let listed = live.listing();
+        let sim = listed.iter().find(|l| l.name == USE_SIM_TIME).unwrap();
+        assert_eq!((sim.value.clone(), sim.runtime), (ParamValue::Bool(true), false));
     }
 }

@@ -9,7 +9,8 @@
 //! `nav2` (Nav2's codes and results), `lifecycle` (the managed-node services), `responder`
 //! (service responses off the runtime, resent while a client's reader matches), `spin_gate` (the
 //! executor paced by every reader of r2r's channels), `updates` (the map
-//! and parameter update queue), `outputs` (publishers), `diagnostics` (`/diagnostics`: memory), `live_params` (run-time parameters),
+//! and parameter update queue), `outputs` (publishers), `diagnostics` (`/diagnostics`: memory), `live_params` (run-time parameters: the values in force and the rule for changing them),
+//! `param_services` (the parameter services and `/parameter_events`, in place of r2r's),
 //! `convert` (message conversion and validation), `markers` (RViz geometry), `rust_log` (the `log`
 //! records of r2r in the ROS log).
 
@@ -26,6 +27,7 @@ pub mod markers;
 pub mod nav2;
 pub mod node;
 mod outputs;
+mod param_services;
 mod reply;
 mod responder;
 mod rust_log;

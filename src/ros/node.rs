@@ -285,8 +285,15 @@ pub fn run() -> Result<(), String> {
     let (mut lifecycle, mut lc) =
         super::lifecycle::create(&mut node, &logger, responder.clone()).map_err(|x| e("the lifecycle services", x))?;
     let live = Arc::new(Mutex::new(LiveParams { params: params.clone(), use_sim_time: clock.is_simulated() }));
-    let (param_services, mut param_events) =
-        node.make_derived_parameter_handler(live.clone()).map_err(|x| e("the parameter services", x))?;
+    let (param_task, parameter_events, mut params_changed) = super::param_services::create(
+        &mut node,
+        live.clone(),
+        clock.clone(),
+        responder.clone(),
+        &logger,
+        gate.consumer(),
+    )
+    .map_err(|x| e("the parameter services", x))?;
     let mut plans = Vec::new();
     for (profile, name) in params.profile_names().iter().enumerate() {
         let [path, trajectory, any_angle, markers] = PlanTopics::names(profile, name);
@@ -313,6 +320,7 @@ pub fn run() -> Result<(), String> {
         clock: clock.clone(),
         frame: params.global_frame.clone(),
         logger: logger.clone(),
+        parameter_events,
         enabled: false,
     };
     let runtime = node_runtime()?;
@@ -320,11 +328,13 @@ pub fn run() -> Result<(), String> {
     let autostart = params.autostart;
     let hold_finished = fault_hold_finished(&logger);
     let stop_executor = gate.stopper();
+    let stop_logger = logger.clone();
     let executor = runtime.block_on(async move {
         let mut state = NodeState::new(params, live, fleet, out, done, responder.clone());
         for task in servers.tasks {
             tokio::spawn(task);
         }
+        tokio::spawn(param_task);
         if autostart {
             use crate::lifecycle::{Transition, TransitionRequest};
             let configured = lifecycle.change(TransitionRequest::Id(Transition::Configure.id()), &mut state);
@@ -342,7 +352,6 @@ pub fn run() -> Result<(), String> {
             .name("rcl-executor".into())
             .spawn(move || spin_with_backpressure(node, gate))
             .map_err(|err| format!("cannot start the executor thread: {err}"))?;
-        tokio::spawn(param_services);
         // Action feedback and periodic replanning.
         let mut tick = tokio::time::interval(Duration::from_millis(100));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -402,7 +411,7 @@ pub fn run() -> Result<(), String> {
                 Some(uuid) = cancel_rx.recv() => state.on_cancel(uuid),
                 Some(p) = initial.next() => state.on_start("/initialpose", &p.header, &p.pose.pose),
                 Some(o) = odom.next() => state.on_start("/odom", &o.header, &o.pose.pose),
-                Some((name, value)) = param_events.next() => state.on_param_event(&name, &value),
+                Some(()) = params_changed.recv() => state.on_params_changed(),
                 // Reached only when every message above is empty: the inputs' turn is over (the
                 // timers below wait for no finished job).
                 _ = std::future::ready(()), if inputs_turn => inputs_turn = false,
@@ -417,7 +426,7 @@ pub fn run() -> Result<(), String> {
     // retried; then the executor stops within one spin and drops the node on its thread, which is
     // joined: no thread is inside rcl when the process exits.
     runtime.shutdown_timeout(Duration::from_secs(1));
-    responder_threads.stop();
+    responder_threads.stop(&stop_logger);
     stop_executor.stop();
     executor.join().map_err(|_| "the executor thread panicked".to_string())
 }

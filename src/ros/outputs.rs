@@ -61,6 +61,8 @@ pub struct Outputs {
     pub frame: String,
     /// The node's logger name.
     pub logger: String,
+    /// `/parameter_events` (published in every lifecycle state, as rclcpp's nodes do).
+    pub parameter_events: super::param_services::Announcer,
     /// Publishing allowed (lifecycle state ACTIVE); while false nothing is published.
     pub enabled: bool,
 }

@@ -13,7 +13,7 @@
 use super::action_server::GoalRequest;
 use super::convert::{map_from_msg, StatusEvent};
 use super::frames::{stamp_of, Frames};
-use super::live_params::{from_r2r, LiveParams};
+use super::live_params::LiveParams;
 use super::markers::Outline;
 use super::outputs::Outputs;
 use super::reply::Reply;
@@ -925,14 +925,13 @@ impl NodeState {
         }
     }
 
-    /// r2r accepted a parameter change (the range checks passed): the planner's part is applied
-    /// off the planning path, `replan_period`, `tolerance` and `start_overlap` at once.
-    pub fn on_param_event(&mut self, name: &str, value: &r2r::ParameterValue) {
+    /// The parameter services accepted changes (the range checks passed): the planner's part is
+    /// applied off the planning path, `replan_period`, `tolerance` and `start_overlap` at once.
+    pub fn on_params_changed(&mut self) {
         let wanted = match self.live.lock() {
             Ok(live) => live.params.clone(),
             Err(_) => return r2r::log_error!(self.logger(), "parameter lock poisoned"),
         };
-        r2r::log_info!(self.logger(), "parameter {name} set to {:?}", from_r2r(value));
         self.params.replan_period = wanted.replan_period;
         self.params.tolerance = wanted.tolerance;
         self.params.start_overlap = wanted.start_overlap;
@@ -974,9 +973,15 @@ impl NodeState {
         self.params.planner = configs.next().expect("a fleet has a profile");
         self.params.profiles = configs.collect();
         if refused_config && !self.updates.config_waiting() {
-            if let Ok(mut live) = self.live.lock() {
+            let undone = self.live.lock().map(|mut live| {
+                let before = live.listing();
                 live.params.planner = self.params.planner.clone();
                 live.params.profiles = self.params.profiles.clone();
+                super::param_services::changed_between(&before, &live.listing())
+            });
+            // Announced, so a tool following /parameter_events shows the values in force.
+            if let Ok(undone) = undone {
+                self.out.parameter_events.changed(&undone);
             }
         }
         if changed {

@@ -103,6 +103,65 @@ def test_invalid_values_are_refused_with_a_reason_and_change_nothing(setup, name
     assert peer.trajectory_for(status).min_turning_radius == pytest.approx(0.2)
 
 
+def test_an_atomic_set_is_all_or_none_and_each_change_is_announced(setup):
+    """`set_parameters_atomically` (what rclcpp's and rclpy's parameter clients call) sets
+    every parameter it names or none, and the reason names the one refused; accepted changes are
+    announced on /parameter_events with the node's name and the new values, as rclcpp nodes
+    announce theirs."""
+    import time
+
+    from rcl_interfaces.msg import ParameterEvent
+    from rcl_interfaces.srv import SetParametersAtomically
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    node, peer, grid = setup
+    events = []
+    peer.node.create_subscription(ParameterEvent, "/parameter_events", events.append,
+                                  QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+    client = peer.node.create_client(SetParametersAtomically, "/planner_par/set_parameters_atomically")
+    peer.spin_until(client.service_is_ready, what="set_parameters_atomically")
+
+    def atomically(**kwargs):
+        req = SetParametersAtomically.Request(parameters=[Parameter(name=k, value=value(v)) for k, v in kwargs.items()])
+        fut = client.call_async(req)
+        peer.spin_until(fut.done, what="set_parameters_atomically")
+        return fut.result().result
+
+    before = peer.get("tolerance", "start_overlap")
+    refused = atomically(tolerance=0.3, heading_bins=12)
+    assert not refused.successful and "heading_bins" in refused.reason, refused.reason
+    assert peer.get("tolerance", "start_overlap") == before
+
+    def announced(tolerance):
+        return next((e for e in events if e.node == "/planner_par"
+                     and any(p.name == "tolerance" and p.value.double_value == tolerance for p in e.changed_parameters)),
+                    None)
+
+    def changed_in(event):
+        return {p.name: p.value.double_value for p in event.changed_parameters}
+
+    try:
+        # The event topic is volatile: one published before this subscription matched the node's
+        # writer is not delivered, so a change not heard of within a few seconds is made again
+        # with another value.
+        for attempt in range(5):
+            tolerance, overlap = 0.31 + 0.01 * attempt, 0.021 + 0.001 * attempt
+            accepted = atomically(tolerance=tolerance, start_overlap=overlap)
+            assert accepted.successful, accepted.reason
+            assert peer.get("tolerance", "start_overlap") == [tolerance, overlap]
+            end = time.monotonic() + 3.0
+            while announced(tolerance) is None and time.monotonic() < end:
+                peer.spin(0.05)
+            if announced(tolerance) is not None:
+                break
+        event = announced(tolerance)
+        assert event is not None, "no parameter event from /planner_par"
+        assert changed_in(event) == {"tolerance": tolerance, "start_overlap": overlap}, changed_in(event)
+        assert not event.new_parameters and not event.deleted_parameters
+    finally:
+        assert atomically(tolerance=before[0], start_overlap=before[1]).successful
+
+
 def test_valid_changes_reach_the_next_plan(setup):
     node, peer, grid = setup
     set_and_wait(node, peer, min_turning_radius=0.4, heading_bins=16, neighbourhood=48, path_spacing=0.1)

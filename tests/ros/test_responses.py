@@ -14,7 +14,8 @@ run short; README, "Action and service responses", has the long runs and their f
 cause made certain with a client the node can never match: the rmw gives up after the profile's
 20 ms (Fast DDS's 100 ms without it), the node sends it again until its bound, logs it once and
 answers the next client; and while it does, the node's other inputs are not held up (with the
-5 s wait the node had before, they were).
+5 s wait the node had before, they were); and parameter clients that never hear back, more of
+them than responder threads, leave the parameter services answering everyone else.
 """
 
 import math
@@ -32,32 +33,39 @@ REFUSAL = "could not answer a send_goal request of compute_path_to_pose"
 
 
 class UnheardClient:
-    """A compute_path_to_pose send_goal client on `node` whose response reader the planner can
-    never match: transient local, which suits the planner's volatile request reader (for its
-    request writer) but not its volatile response writer. A request written before the writer
-    matched the planner's reader is not delivered (that reader is volatile), so `poke` sends one
-    again every 6 s."""
+    """A client of service `name` on `node` whose response reader the planner can never match:
+    transient local, which suits the planner's volatile request reader (for its request writer)
+    but not its volatile response writer. A request written before the writer matched the
+    planner's reader is not delivered (that reader is volatile), so `poke` sends one
+    (`request()`) again every 6 s."""
 
-    def __init__(self, node):
-        from nav2_msgs.action import ComputePathToPose
+    def __init__(self, node, service_type, name, request):
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-        self.action = ComputePathToPose
         qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.client = node.create_client(ComputePathToPose.Impl.SendGoalService,
-                                         f"{fresh_clients.ACTION}/_action/send_goal", qos_profile=qos)
+        self.client = node.create_client(service_type, name, qos_profile=qos)
+        self.request = request
         self.last_sent = -math.inf
 
-    def poke(self):
+    @classmethod
+    def send_goal(cls, node):
+        """Sends compute_path_to_pose goals."""
         import uuid
 
+        from nav2_msgs.action import ComputePathToPose
         from unique_identifier_msgs.msg import UUID
 
+        def request():
+            r = ComputePathToPose.Impl.SendGoalService.Request()
+            r.goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+            r.goal = fresh_clients.goal_message(ComputePathToPose, 1)
+            return r
+
+        return cls(node, ComputePathToPose.Impl.SendGoalService, f"{fresh_clients.ACTION}/_action/send_goal", request)
+
+    def poke(self):
         if time.monotonic() - self.last_sent > 6.0:
-            request = self.action.Impl.SendGoalService.Request()
-            request.goal_id = UUID(uuid=list(uuid.uuid4().bytes))
-            request.goal = fresh_clients.goal_message(self.action, 1)
-            self.client.call_async(request)
+            self.client.call_async(self.request())
             self.last_sent = time.monotonic()
 
 
@@ -94,7 +102,7 @@ def test_a_response_to_a_reader_the_node_cannot_match_waits_the_profiles_time(re
         rclpy.init()
     peer = rclpy.create_node("unmatchable_reader_peer")
     try:
-        unheard = UnheardClient(peer)
+        unheard = UnheardClient.send_goal(peer)
         deadline = time.monotonic() + 60.0
         while node.count(REFUSAL) == 0 and time.monotonic() < deadline:
             unheard.poke()
@@ -210,7 +218,7 @@ def test_a_client_that_never_hears_back_does_not_hold_up_the_node(response_wait,
         peer.publish_map(make_grid(fresh_clients.SIDE, fresh_clients.SIDE, fresh_clients.RES, (0.0, 0.0),
                                    fresh_clients.room_blocked), node)
         peer.set_start(*fresh_clients.START, node_proc=node)
-        unheard = UnheardClient(peer.node)
+        unheard = UnheardClient.send_goal(peer.node)
         deadline = time.monotonic() + 90.0
         while node.count(REFUSAL) == 0:
             assert time.monotonic() < deadline, node.log()[-2000:]
@@ -234,4 +242,83 @@ def test_a_client_that_never_hears_back_does_not_hold_up_the_node(response_wait,
     finally:
         if peer is not None:
             peer.close()
+        node.stop()
+
+
+def test_parameter_clients_that_never_hear_back_leave_the_parameter_services_serving(interfaces):
+    """Four get_parameters clients whose response readers the node can never match (as above; so
+    is a `ros2 param get` stopped before its answer came), more than the node has responder
+    threads: the node sends each answer again until its bound and logs it once, and meanwhile
+    its parameter services go on answering other clients, at once; afterwards too, and a set is
+    in force. With r2r's own parameter services, which the node used until 2026-12-07, the first
+    refused answer ended the task that served all six (r2r 0.9.7 answers with
+    `respond(..).expect(..)`) and every later request went unanswered; and while each responder
+    thread kept its response until it was given up, three such clients held every answer of the
+    node for 15 s. Counted from the node's log and the peer's clock: the answers to the other
+    client while three refused answers were all being tried (the spans their refusal lines give:
+    their attempts and their time)."""
+    import re
+
+    import rclpy
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import GetParameters, SetParameters
+
+    lost = "could not answer a get_parameters request"
+    tmp = tmpdir("blockstar-unheard-parameters-")
+    node = fresh_clients.start_planner(
+        tmp, node_env={"RCUTILS_CONSOLE_OUTPUT_FORMAT": "[{severity}] [{time}] [{name}]: {message}"})
+    if not rclpy.ok():
+        rclpy.init()
+    peer = rclpy.create_node("unheard_parameters_peer")
+    base = f"{fresh_clients.NAMESPACE}/{fresh_clients.NODE_NAME}"
+    try:
+        unheard = [UnheardClient(peer, GetParameters, f"{base}/get_parameters",
+                                 lambda: GetParameters.Request(names=["robot_radius"])) for _ in range(4)]
+        setter, getter = peer.create_client(SetParameters, f"{base}/set_parameters"), \
+            peer.create_client(GetParameters, f"{base}/get_parameters")
+        assert getter.wait_for_service(timeout_sec=30.0) and setter.wait_for_service(timeout_sec=30.0)
+
+        def call(client, request, what):
+            future = client.call_async(request)
+            rclpy.spin_until_future_complete(peer, future, timeout_sec=30.0)
+            assert future.done(), f"{what}: no answer\n{node.log()[-3000:]}"
+            return future.result()
+
+        # Other requests one after the other while the refused answers are tried again (15 s
+        # after each request arrives, src/ros/responder.rs).
+        answered = []
+        deadline = time.monotonic() + 120.0
+        while node.count(lost) < 3:
+            assert time.monotonic() < deadline, node.log()[-3000:]
+            for client in unheard:
+                client.poke()
+            (value,) = call(getter, GetParameters.Request(names=["robot_radius"]), "get_parameters").values
+            assert value.type == ParameterType.PARAMETER_DOUBLE
+            answered.append(time.time())
+            rclpy.spin_once(peer, timeout_sec=0.05)
+        spans = []
+        for line in (x for x in node.log().splitlines() if lost in x):
+            assert "RCL_RET_TIMEOUT" in line and "after waiting" in line, line
+            retried = re.search(r"\((\d+) attempts over ([\d.]+) s\)", line)
+            assert retried, line
+            end = float(line.split("] [")[1])
+            spans.append((end - float(retried.group(2)), end))
+        # The first three given up were all being tried from the latest of their first attempts
+        # to the earliest of their last.
+        first_three = sorted(spans, key=lambda s: s[1])[:3]
+        begin, end = max(b for b, _ in first_three), min(e for _, e in first_three)
+        assert end - begin >= 3.0, f"the refused answers overlapped {end - begin:.1f} s only: {spans}"
+        during = [t for t in answered if begin <= t <= end]
+        assert len(during) >= 10, f"{len(during)} answered in {end - begin:.1f} s: {spans}"
+        # And after: a set is answered and in force.
+        radius = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=0.17)
+        (result,) = call(setter, SetParameters.Request(parameters=[Parameter(name="robot_radius", value=radius)]),
+                         "set_parameters").results
+        assert result.successful, result.reason
+        (value,) = call(getter, GetParameters.Request(names=["robot_radius"]), "get_parameters").values
+        assert value.double_value == 0.17
+        assert "panicked" not in node.log(), node.log()[-3000:]
+        assert node.alive()
+    finally:
+        peer.destroy_node()
         node.stop()

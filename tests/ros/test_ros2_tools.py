@@ -136,6 +136,33 @@ class TestLaunchedWithDefaults:
         finally:
             ros2("param", "set", *SPIN, "/planner_node", "robot_radius", str(BUNDLED_RADIUS))
 
+    def test_ros2_param_list_describe_and_dump(self, launched):
+        """Every parameter is listed (those read at start too, as rclpy and rclcpp nodes list
+        theirs), described with what may change and within what, and dumped with the values in
+        force."""
+        wait_listed("/planner_node")
+        names = ros2("param", "list", *SPIN, "/planner_node").split()
+        for name in ("robot_radius", "min_turning_radius", "global_frame", "map_topic", "planner_plugins",
+                     "use_sim_time"):
+            assert name in names, names
+        out = ros2("param", "describe", *SPIN, "/planner_node", "robot_radius", "global_frame", "heading_bins")
+        radius, rest = out.split("Parameter name: global_frame")
+        frame, bins = rest.split("Parameter name: heading_bins")
+        assert "Type: double" in radius and "Additional constraints: >= 0 m" in radius, out
+        assert "Read only" not in radius, out
+        assert "Type: string" in frame and "Read only: true" in frame, out
+        assert "Type: integer" in bins and "Additional constraints: one of 8, 16" in bins, out
+        import yaml
+
+        # stdout only: a warning on stderr would not be YAML.
+        dump = subprocess.run(["ros2", "param", "dump", *SPIN, "/planner_node"], capture_output=True, text=True,
+                              timeout=60, stdin=subprocess.DEVNULL)
+        assert dump.returncode == 0, dump.stdout + dump.stderr
+        dumped = yaml.safe_load(dump.stdout)
+        values = dumped["/planner_node"]["ros__parameters"]
+        assert values["robot_radius"] == BUNDLED_RADIUS and values["global_frame"] == "map", values
+        assert values["use_sim_time"] is False, values
+
     def test_ros2_action_send_goal(self, launched):
         goal = (
             "{goal: {header: {frame_id: map}, pose: {position: {x: %f, y: %f}, orientation: {z: %f, w: %f}}}, "
