@@ -430,18 +430,6 @@ impl NodeParams {
         self.profile_names().into_iter().zip(configs.cloned()).collect()
     }
 
-    /// The run-time parameter names of the profiles after the first (`<profile>.<parameter>`),
-    /// with their descriptions.
-    pub fn profile_runtime_names(&self) -> Vec<(String, &'static str)> {
-        let mut out = Vec::new();
-        for name in self.planner_plugins.iter().skip(1) {
-            for spec in profile_params().filter(|s| s.runtime) {
-                out.push((format!("{name}.{}", spec.name), spec.description));
-            }
-        }
-        out
-    }
-
     /// `<profile>.<parameter>` of a profile after the first: its index in [`NodeParams::profiles`]
     /// and the parameter.
     fn profile_param(&self, name: &str) -> Option<(usize, &'static ParamSpec<PlannerConfig>)> {
@@ -990,7 +978,7 @@ mod profile_tests {
         assert_eq!(next.profiles[0].min_turning_radius, 1.2);
         assert_eq!(next.planner, p.planner);
         assert_eq!(next.runtime_value("Forklift.min_turning_radius"), Some(ParamValue::Double(1.2)));
-        assert!(next.profile_runtime_names().iter().any(|(n, _)| n == "Forklift.footprint"));
+        assert!(next.listing().iter().any(|l| l.name == "Forklift.footprint" && l.runtime));
         // The map's parameters are one for all.
         let e = p.with_change("Forklift.occupied_threshold", &ParamValue::Integer(30)).unwrap_err();
         assert!(e.message.contains("the map's"), "{e}");

@@ -32,11 +32,11 @@ pub fn from_r2r(v: &r2r::ParameterValue) -> Option<ParamValue> {
 /// ROS's standard parameter for simulated time. The node lists it (with the value it started
 /// with) and reads it once at start (`clock`), so a change is refused with that reason rather
 /// than as an unknown name, and setting the value in force is accepted.
-pub const USE_SIM_TIME: &str = "use_sim_time";
+const USE_SIM_TIME: &str = "use_sim_time";
 
 impl LiveParams {
     /// Every parameter, as `ros2 param list`, `get` and `describe` show it:
-    /// [`NodeParams::listing`] and [`USE_SIM_TIME`].
+    /// [`NodeParams::listing`] and `use_sim_time`.
     pub fn listing(&self) -> Vec<Listed> {
         let mut listing = self.params.listing();
         listing.push(Listed {
