@@ -19,9 +19,9 @@ round of six (in random order):
 - clock_jump: simulated time jumps back 5 s (the bag loops; its /tf_static comes again);
 - lifecycle: deactivate, then activate (Nav2's lifecycle manager, change_state);
 - param: turn_penalty or heading_bins set at run time (set_parameters);
-- malformed: one of a goal with a NaN or infinite coordinate, a goal or start in an unknown
-  frame, a start at NaN, a map whose data length does not match its size, an update outside
-  the map, a map of absurd size or resolution.
+- malformed: in turn (a shuffled round of every kind), a goal with a NaN or infinite
+  coordinate, a goal or start in an unknown frame, a start at NaN, a map whose data length does
+  not match its size, an update outside the map, a map of absurd size or resolution.
 
 Checked, and printed (JSON with --json): every goal gets exactly one terminal answer (a
 rejection, or one result; none is lost: after the load, answers are waited for until 30 s pass
@@ -147,6 +147,7 @@ class Bench:
 
     def __init__(self, n_clients, seed):
         self.rng = random.Random(seed)
+        self.malformed_round = []
         self.executor = SingleThreadedExecutor()
         self.node = rclpy.create_node("chaos_bench")
         self.executor.add_node(self.node)
@@ -364,7 +365,11 @@ class Bench:
             if r is None or not r.results[0].successful:
                 raise AssertionError(f"parameter change refused or unanswered: {detail}")
         elif kind == "malformed":
-            detail = self.rng.choice(MALFORMED)
+            # Taken in turn from a shuffled round of every kind, as the faults themselves are: a
+            # run with as many malformed faults as kinds has sent each kind.
+            if not self.malformed_round:
+                self.malformed_round = self.rng.sample(MALFORMED, len(MALFORMED))
+            detail = self.malformed_round.pop()
             self.malformed(detail)
         self.faults.append((time.monotonic(), kind, detail))
 
@@ -472,11 +477,15 @@ def run(duration=600.0, goal_rate=50.0, n_clients=4, fault_interval=4.0, seed=1,
         bench.spin(1.0)
         return _run(node, bench, duration, goal_rate, fault_interval, log)
     finally:
-        if bench is not None:
-            bench.close()
-        if owns_rclpy:
-            rclpy.shutdown()
-        node.stop()
+        # The node is stopped whatever the clean-up before it raises (after Ctrl-C rclpy has
+        # shut its context down itself).
+        try:
+            if bench is not None:
+                bench.close()
+            if owns_rclpy:
+                rclpy.try_shutdown()
+        finally:
+            node.stop()
 
 
 def acceptance_lag(bench, answered):

@@ -105,10 +105,14 @@ def run(args):
             for name, *_ in PROFILES:
                 answers[("mixed", name)].append(ask(pair, name))
     finally:
-        client_node.destroy_node()
-        if own_context:
-            rclpy.shutdown()
-        node.stop()
+        # The node is stopped whatever the clean-up before it raises (after Ctrl-C rclpy has
+        # shut its context down itself).
+        try:
+            client_node.destroy_node()
+            if own_context:
+                rclpy.try_shutdown()
+        finally:
+            node.stop()
     return grid, answers
 
 

@@ -292,10 +292,14 @@ def run(args, cost_penalty=None):
                                                   b.pose.position.y - a.pose.position.y)
                                        for a, b in zip(result.path.poses, result.path.poses[1:]))})
     finally:
-        client_node.destroy_node()
-        if own_context:
-            rclpy.shutdown()
-        node.stop()
+        # The node is stopped whatever the clean-up before it raises: after Ctrl-C rclpy has
+        # shut its context down itself, and a plain shutdown() raised here, skipping the stop.
+        try:
+            client_node.destroy_node()
+            if own_context:
+                rclpy.try_shutdown()
+        finally:
+            node.stop()
     return rows
 
 

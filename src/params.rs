@@ -445,24 +445,40 @@ impl NodeParams {
     /// parameter on an unknown name, a wrong type or an out-of-range value; `self` is never
     /// changed.
     pub fn with_value(&self, name: &str, value: &ParamValue) -> Result<NodeParams, PlanError> {
+        self.with_values(&[(name, value)])
+    }
+
+    /// These parameters with every `(name, value)` written in order, then checked together once:
+    /// [`NodeParams::with_value`] for several at once, so parameters checked against each other
+    /// (`footprint` and `footprint_padding`) may change together in any order. Fails with
+    /// `INVALID_INPUT` naming the parameter; `self` is never changed.
+    pub fn with_values(&self, values: &[(&str, &ParamValue)]) -> Result<NodeParams, PlanError> {
         let mut next = self.clone();
-        if let Some((index, spec)) = self.profile_param(name) {
-            spec.write(&mut next.profiles[index], value)?;
-        } else {
-            let spec = param_spec(name).ok_or_else(|| invalid(self.unknown(name)))?;
-            spec.write(&mut next, value)?;
-            if name == "planner_id" {
-                // The default profile's name.
-                next.planner_plugins[0] = next.planner_id.clone();
-            }
-            if MAP_LEVEL_PARAMS.contains(&name) {
-                for config in &mut next.profiles {
-                    spec.write_planner(config, value)?;
-                }
-            }
+        for (name, value) in values {
+            next.write(name, value)?;
         }
         next.validate()?;
         Ok(next)
+    }
+
+    /// Writes `value` to `name` with the checks of its type and its own range only (the caller
+    /// checks the whole).
+    fn write(&mut self, name: &str, value: &ParamValue) -> Result<(), PlanError> {
+        if let Some((index, spec)) = self.profile_param(name) {
+            return spec.write(&mut self.profiles[index], value);
+        }
+        let spec = param_spec(name).ok_or_else(|| invalid(self.unknown(name)))?;
+        spec.write(self, value)?;
+        if name == "planner_id" {
+            // The default profile's name.
+            self.planner_plugins[0] = self.planner_id.clone();
+        }
+        if MAP_LEVEL_PARAMS.contains(&name) {
+            for config in &mut self.profiles {
+                spec.write_planner(config, value)?;
+            }
+        }
+        Ok(())
     }
 
     /// Why `name` is no parameter here.
@@ -485,15 +501,27 @@ impl NodeParams {
     /// time ([`ParamSpec::runtime`]), the value has the wrong type, or the result is out of range;
     /// `self` is never changed.
     pub fn with_change(&self, name: &str, value: &ParamValue) -> Result<NodeParams, PlanError> {
-        let runtime = match (self.profile_param(name), param_spec(name)) {
-            (Some((_, spec)), _) => spec.runtime,
-            (None, Some(spec)) => spec.runtime(),
-            (None, None) => return Err(invalid(self.unknown(name))),
-        };
-        if !runtime {
-            return Err(invalid(format!("parameter {name} cannot be changed at run time (restart the node with it)")));
+        self.with_changes(&[(name, value)])
+    }
+
+    /// These parameters with several run-time changes at once (`set_parameters_atomically`):
+    /// each name and value checked as [`NodeParams::with_change`] checks it, the result checked
+    /// as a whole once ([`NodeParams::with_values`]). Fails naming the parameter; `self` is
+    /// never changed.
+    pub fn with_changes(&self, changes: &[(&str, &ParamValue)]) -> Result<NodeParams, PlanError> {
+        for (name, _) in changes {
+            let runtime = match (self.profile_param(name), param_spec(name)) {
+                (Some((_, spec)), _) => spec.runtime,
+                (None, Some(spec)) => spec.runtime(),
+                (None, None) => return Err(invalid(self.unknown(name))),
+            };
+            if !runtime {
+                return Err(invalid(format!(
+                    "parameter {name} cannot be changed at run time (restart the node with it)"
+                )));
+            }
         }
-        self.with_value(name, value)
+        self.with_values(changes)
     }
 
     /// Every parameter these values hold, as `ros2 param list`, `get` and `describe` show them:

@@ -5,6 +5,7 @@
 //! they accept.
 
 use crate::params::{Listed, NodeParams, ParamValue, Range};
+use crate::planner::PlannerConfig;
 
 /// The parameters the running node works with, shared by the parameter services and the node
 /// state.
@@ -54,18 +55,66 @@ impl LiveParams {
     /// with the reason, naming the parameter, when the name is unknown, the value is missing, of
     /// the wrong type or out of range, or the parameter is read only at start.
     pub fn changed(&self, name: &str, value: Option<&ParamValue>) -> Result<NodeParams, String> {
-        if name == USE_SIM_TIME {
-            return match value == Some(&ParamValue::Bool(self.use_sim_time)) {
-                true => Ok(self.params.clone()),
-                false => Err(format!(
-                    "use_sim_time is read when the node starts and stays {}: restart the node with the value you \
-                     need (launch argument use_sim_time)",
-                    self.use_sim_time
-                )),
-            };
+        self.changed_together(&[(name.to_string(), value.cloned())])
+    }
+
+    /// The parameters with every `(name, value)` of `requested` set at once, checked as a whole
+    /// ([`NodeParams::with_changes`]: `set_parameters_atomically`); `self` is never changed.
+    /// Fails as [`LiveParams::changed`] does, for the first parameter refused, or with the
+    /// whole's reason.
+    pub fn changed_together(&self, requested: &[(String, Option<ParamValue>)]) -> Result<NodeParams, String> {
+        let mut changes = Vec::with_capacity(requested.len());
+        for (name, value) in requested {
+            let value = value.as_ref().ok_or_else(|| format!("parameter {name}: a value is required"))?;
+            if name == USE_SIM_TIME {
+                if *value != ParamValue::Bool(self.use_sim_time) {
+                    return Err(format!(
+                        "use_sim_time is read when the node starts and stays {}: restart the node with the value \
+                         you need (launch argument use_sim_time)",
+                        self.use_sim_time
+                    ));
+                }
+                continue;
+            }
+            changes.push((name.as_str(), value));
         }
-        let value = value.ok_or_else(|| format!("parameter {name}: a value is required"))?;
-        self.params.with_change(name, value).map_err(|e| e.message)
+        self.params.with_changes(&changes).map_err(|e| e.message)
+    }
+
+    /// After a batch that tried the planner parameters `attempted` (one per profile) left
+    /// `in_force`: the parameters with each one that still holds the value the batch tried put
+    /// back to the value in force, and those put back with that value (to announce). One set
+    /// since the batch began (its value no longer the tried one) is kept: its own change is on
+    /// its way. Should the values kept and those put back not hold together, every planner
+    /// parameter is put back.
+    pub fn undo(
+        &self,
+        attempted: &[PlannerConfig],
+        in_force: &[PlannerConfig],
+    ) -> (NodeParams, Vec<(String, ParamValue)>) {
+        let now = self.params.listing();
+        let with = |configs: &[PlannerConfig]| {
+            let mut p = self.params.clone();
+            if let Some((first, rest)) = configs.split_first() {
+                if rest.len() == p.profiles.len() {
+                    p.planner = first.clone();
+                    p.profiles = rest.to_vec();
+                }
+            }
+            p
+        };
+        let (tried, wholesale) = (with(attempted).listing(), with(in_force));
+        let kept = wholesale.listing();
+        let put_back: Vec<(&str, &ParamValue)> = now
+            .iter()
+            .zip(&tried)
+            .zip(&kept)
+            .filter(|((n, t), k)| n.value == t.value && t.value != k.value)
+            .map(|((n, _), k)| (n.name.as_str(), &k.value))
+            .collect();
+        let next = self.params.with_values(&put_back).unwrap_or(wholesale);
+        let undone = super::param_services::changed_between(&now, &next.listing());
+        (next, undone)
     }
 }
 
@@ -88,5 +137,56 @@ mod tests {
         let listed = live.listing();
         let sim = listed.iter().find(|l| l.name == USE_SIM_TIME).unwrap();
         assert_eq!((sim.value.clone(), sim.runtime), (ParamValue::Bool(true), false));
+    }
+
+    fn set(live: &mut LiveParams, name: &str, value: ParamValue) {
+        live.params = live.changed(name, Some(&value)).unwrap();
+    }
+
+    fn value(live: &LiveParams, name: &str) -> ParamValue {
+        live.listing().into_iter().find(|l| l.name == name).unwrap().value
+    }
+
+    #[test]
+    fn a_refused_rebuild_puts_back_only_what_it_tried_and_keeps_a_later_set() {
+        let mut live = LiveParams { params: NodeParams::default(), use_sim_time: false };
+        let in_force = vec![live.params.planner.clone()];
+        // heading_bins 16 is tried (and, say, refused); robot_radius is set while it runs.
+        set(&mut live, "heading_bins", ParamValue::Integer(16));
+        let attempted = vec![live.params.planner.clone()];
+        set(&mut live, "robot_radius", ParamValue::Double(0.3));
+        let (kept, undone) = live.undo(&attempted, &in_force);
+        assert_eq!(undone, vec![("heading_bins".to_string(), ParamValue::Integer(8))]);
+        let after = LiveParams { params: kept, use_sim_time: false };
+        assert_eq!(value(&after, "heading_bins"), ParamValue::Integer(8));
+        assert_eq!(value(&after, "robot_radius"), ParamValue::Double(0.3), "the later set is kept");
+        // Set back to the tried value since: it is the tried value, so it goes back too.
+        let mut again = after.clone();
+        set(&mut again, "heading_bins", ParamValue::Integer(16));
+        let tried_again = vec![again.params.planner.clone()];
+        let (kept, undone) = again.undo(&tried_again, &in_force);
+        let names: Vec<&str> = undone.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["robot_radius", "heading_bins"]);
+        assert_eq!(kept, NodeParams::default());
+    }
+
+    #[test]
+    fn an_undo_that_would_not_hold_together_puts_back_every_planner_parameter() {
+        // In force: a rectangle padded 0.3 m. The batch tries the padding 0; while it runs, a
+        // footprint with a notch is set, which holds with no padding but not with 0.3 m (the
+        // padding widens the notch over the vehicle).
+        let l = "[[1, 1], [0.2, 1], [0.2, 0.5], [-0.2, 0.5], [-0.2, 1], [-1, 1], [-1, -1], [1, -1]]";
+        let mut live = LiveParams { params: NodeParams::default(), use_sim_time: false };
+        set(&mut live, "footprint", ParamValue::String("[[0.5, 0.3], [0.5, -0.3], [-0.5, -0.3], [-0.5, 0.3]]".into()));
+        set(&mut live, "footprint_padding", ParamValue::Double(0.3));
+        let in_force = vec![live.params.planner.clone()];
+        set(&mut live, "footprint_padding", ParamValue::Double(0.0));
+        let attempted = vec![live.params.planner.clone()];
+        set(&mut live, "footprint", ParamValue::String(l.into()));
+        assert!(live.params.with_values(&[("footprint_padding", &ParamValue::Double(0.3))]).is_err());
+        let (kept, undone) = live.undo(&attempted, &in_force);
+        assert_eq!(kept.planner, in_force[0]);
+        let names: Vec<&str> = undone.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["footprint", "footprint_padding"]);
     }
 }

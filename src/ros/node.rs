@@ -395,6 +395,9 @@ pub fn run() -> Result<(), String> {
                 Some(c) = clock_msgs.next() => {
                     clock.on_clock(&c.clock);
                 }
+                // Then parameters: a set is answered before the loop reads it, and a goal or a
+                // check its client sends after the answer is to find it in force.
+                Some(()) = params_changed.recv() => state.on_params_changed(),
                 Some(m) = tf_static.next() => on_tf(&mut state, m, true),
                 Some(m) = tf.next() => on_tf(&mut state, m, false),
                 // The subscriptions end when rcl shuts down: the node exits too.
@@ -411,7 +414,6 @@ pub fn run() -> Result<(), String> {
                 Some(uuid) = cancel_rx.recv() => state.on_cancel(uuid),
                 Some(p) = initial.next() => state.on_start("/initialpose", &p.header, &p.pose.pose),
                 Some(o) = odom.next() => state.on_start("/odom", &o.header, &o.pose.pose),
-                Some(()) = params_changed.recv() => state.on_params_changed(),
                 // Reached only when every message above is empty: the inputs' turn is over (the
                 // timers below wait for no finished job).
                 _ = std::future::ready(()), if inputs_turn => inputs_turn = false,

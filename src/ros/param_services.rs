@@ -222,7 +222,7 @@ impl Parameters {
     /// Answers `~/set_parameters_atomically`: all or none.
     fn on_set_atomically(&self, req: r2r::ServiceRequest<srv::SetParametersAtomically::Service>) -> Accepted {
         let (mut results, changed) = self.apply(&req.message.parameters, true);
-        let result = results.pop().unwrap_or(rcl::SetParametersResult { successful: true, reason: String::new() });
+        let result = results.pop().unwrap_or(rcl::SetParametersResult { successful: false, reason: String::new() });
         self.responder.respond(
             "a set_parameters_atomically request",
             req,
@@ -242,11 +242,13 @@ impl Parameters {
         };
         let outcome = apply_changes(&live, &requested, atomic);
         live.params = outcome.params;
+        // Announced under the lock, so the events go out in the order the values change (the
+        // node's loop undoes a refused change under it too).
+        self.events.changed(&outcome.changed);
         drop(live);
         for (name, value) in &outcome.changed {
             r2r::log_info!(&self.logger, "parameter {name} set to {value:?}");
         }
-        self.events.changed(&outcome.changed);
         let results = outcome
             .results
             .into_iter()
@@ -276,6 +278,9 @@ pub struct Applied {
 /// result so far (rclcpp's `set_parameters`). `atomic`: all or none, one result, which names
 /// the first refused parameter.
 pub fn apply_changes(live: &LiveParams, requested: &[(String, Option<ParamValue>)], atomic: bool) -> Applied {
+    if atomic {
+        return apply_together(live, requested);
+    }
     let mut working = live.clone();
     let mut results = Vec::new();
     let mut changed: Vec<(String, ParamValue)> = Vec::new();
@@ -291,17 +296,35 @@ pub fn apply_changes(live: &LiveParams, requested: &[(String, Option<ParamValue>
                 working.params = next;
                 results.push(Ok(()));
             }
-            Err(reason) if atomic => {
-                let reason = format!("nothing was set: {reason}");
-                return Applied { params: live.params.clone(), results: vec![Err(reason)], changed: Vec::new() };
-            }
             Err(reason) => results.push(Err(reason)),
         }
     }
-    if atomic {
-        results = vec![Ok(())];
-    }
     Applied { params: working.params, results, changed }
+}
+
+/// [`apply_changes`] when atomic: every parameter written, then the whole checked once (so
+/// parameters checked against each other may change together in any order); an empty request
+/// is refused, as rclcpp refuses it.
+fn apply_together(live: &LiveParams, requested: &[(String, Option<ParamValue>)]) -> Applied {
+    let refused =
+        |reason: String| Applied { params: live.params.clone(), results: vec![Err(reason)], changed: Vec::new() };
+    if requested.is_empty() {
+        return refused("nothing was set: the request names no parameter".into());
+    }
+    match live.changed_together(requested) {
+        Ok(next) => {
+            let mut changed: Vec<(String, ParamValue)> = Vec::new();
+            for (name, _) in requested {
+                let now = next.runtime_value(name);
+                if now.is_some() && now != live.params.runtime_value(name) {
+                    changed.retain(|(n, _)| n != name);
+                    changed.extend(now.map(|v| (name.clone(), v)));
+                }
+            }
+            Applied { params: next, results: vec![Ok(())], changed }
+        }
+        Err(reason) => refused(format!("nothing was set: {reason}")),
+    }
 }
 
 /// The parameters whose value differs between two listings of the same node, with their value
@@ -344,7 +367,9 @@ pub fn list_names(names: &[String], prefixes: &[String], depth: u64) -> rcl::Lis
 /// A parameter's descriptor: its type, description, unit, whether it is read only (set only at
 /// start), and its range (a closed interval as rclcpp's range, every range in words).
 pub fn descriptor(l: &Listed) -> rcl::ParameterDescriptor {
-    let unit = if l.unit.is_empty() { String::new() } else { format!(" ({})", l.unit) };
+    // The unit, unless the description already gives it ("... (m).").
+    let said = l.unit.is_empty() || l.description.contains(&format!("({}", l.unit));
+    let unit = if said { String::new() } else { format!(" ({})", l.unit) };
     let mut d = rcl::ParameterDescriptor {
         name: l.name.clone(),
         type_: to_msg(Some(&l.value)).type_,
@@ -460,6 +485,40 @@ mod tests {
     }
 
     #[test]
+    fn an_atomic_set_checks_its_parameters_together_and_an_empty_one_sets_nothing() {
+        // A rectangle padded 0.3 m in force; a footprint with a notch holds only without padding
+        // (the padding widens the notch over the vehicle), so the two change together, in either
+        // order, or not at all.
+        let mut live = live();
+        live.params = live
+            .params
+            .with_change(
+                "footprint",
+                &ParamValue::String("[[0.5, 0.3], [0.5, -0.3], [-0.5, -0.3], [-0.5, 0.3]]".into()),
+            )
+            .and_then(|p| p.with_change("footprint_padding", &ParamValue::Double(0.3)))
+            .unwrap();
+        let l = Some(ParamValue::String(
+            "[[1, 1], [0.2, 1], [0.2, 0.5], [-0.2, 0.5], [-0.2, 1], [-1, 1], [-1, -1], [1, -1]]".into(),
+        ));
+        let footprint = ("footprint".to_string(), l);
+        let padding = ("footprint_padding".to_string(), d(0.0));
+        assert!(
+            apply_changes(&live, std::slice::from_ref(&footprint), true).results[0].is_err(),
+            "the notched footprint padded"
+        );
+        for asked in [[footprint.clone(), padding.clone()], [padding, footprint]] {
+            let out = apply_changes(&live, &asked, true);
+            assert_eq!(out.results, [Ok(())], "{asked:?}");
+            assert_eq!(out.params.planner.footprint_padding, 0.0);
+            assert_eq!(out.changed.len(), 2);
+        }
+        let out = apply_changes(&live, &[], true);
+        assert!(out.results[0].as_ref().is_err_and(|e| e.contains("names no parameter")), "{:?}", out.results);
+        assert_eq!(out.params, live.params);
+    }
+
+    #[test]
     fn a_change_undone_is_the_difference_between_the_listings() {
         let before = live();
         let mut after = before.clone();
@@ -495,7 +554,12 @@ mod tests {
         assert_eq!(radius.type_, rcl::ParameterType::PARAMETER_DOUBLE as u8);
         assert!(!radius.read_only);
         assert_eq!(radius.additional_constraints, ">= 0 m");
-        assert!(radius.description.ends_with("(m)"), "{}", radius.description);
+        assert!(radius.description.contains("(m"), "{}", radius.description);
+        // Each description gives its unit once.
+        for l in listing.iter().filter(|l| !l.unit.is_empty()) {
+            let d = descriptor(l).description;
+            assert_eq!(d.matches(&format!("({}", l.unit)).count(), 1, "{}: {d}", l.name);
+        }
         assert!(find("global_frame").read_only);
         assert_eq!(find("use_sim_time").type_, rcl::ParameterType::PARAMETER_BOOL as u8);
         let within =

@@ -23,7 +23,7 @@ use super::updates::{Applied, Kind, UpdateQueue};
 use crate::geometry::Pose2;
 use crate::map_io::load_map_file;
 use crate::params::NodeParams;
-use crate::planner::{Budget, Fleet, Leeway, Plan, PlanError, Planner, StatusCode};
+use crate::planner::{Budget, Fleet, Leeway, Plan, PlanError, Planner, PlannerConfig, StatusCode};
 use crate::replan::{check_and_replan, Followed, Outcome, Trigger};
 use crate::trajectory::Trajectory;
 use r2r::blockstar_planner_msgs::action::ComputePath;
@@ -935,8 +935,15 @@ impl NodeState {
         self.params.replan_period = wanted.replan_period;
         self.params.tolerance = wanted.tolerance;
         self.params.start_overlap = wanted.start_overlap;
+        self.queue_configs_of(&wanted);
+        self.schedule();
+    }
+
+    /// Queues `wanted`'s planner parameters for a rebuild unless they are what the fleet is to
+    /// have once the changes on their way land (compared with those, not the fleet's: a value set
+    /// back to the fleet's meanwhile would be lost).
+    fn queue_configs_of(&mut self, wanted: &NodeParams) {
         let configs: Vec<_> = wanted.profile_configs().into_iter().map(|(_, c)| c).collect();
-        // Compared with what the fleet is to have once the changes on their way land.
         let differs = match self.updates.config_on_its_way() {
             Some(coming) => configs.as_slice() != coming,
             None => configs.iter().zip(self.fleet.profiles()).any(|(c, (_, p))| c != p.config()),
@@ -944,15 +951,15 @@ impl NodeState {
         if differs {
             self.updates.push_config(configs);
         }
-        self.schedule();
     }
 
     /// A batch was applied: the planner holding it takes over; refusals get a status.
     fn on_applied(&mut self, applied: Applied) {
+        // The planner parameters the batch tried, if it brought any.
+        let attempted = self.updates.running_config().map(<[_]>::to_vec);
         self.updates.finished();
         self.plans_first = true;
         self.fleet = applied.fleet;
-        let refused_config = applied.reports.iter().any(|r| r.kind == Kind::Config && r.result.is_err());
         let mut changed = false;
         for report in applied.reports {
             if report.copied {
@@ -966,22 +973,22 @@ impl NodeState {
                 Err(e) => self.refuse(report.kind, e),
             }
         }
-        // The parameters in force are the profiles'. A refused change is undone in the live
-        // parameters too, unless a newer change still waits; an accepted one is there already
-        // (and a set the loop has not read yet may be there too, which a reset would lose).
-        let mut configs = self.fleet.profiles().map(|(_, p)| p.config().clone());
-        self.params.planner = configs.next().expect("a fleet has a profile");
-        self.params.profiles = configs.collect();
-        if refused_config && !self.updates.config_waiting() {
-            let undone = self.live.lock().map(|mut live| {
-                let before = live.listing();
-                live.params.planner = self.params.planner.clone();
-                live.params.profiles = self.params.profiles.clone();
-                super::param_services::changed_between(&before, &live.listing())
-            });
-            // Announced, so a tool following /parameter_events shows the values in force.
-            if let Ok(undone) = undone {
+        // The parameters in force are the profiles'. Where the batch's parameters did not take
+        // (refused, or the batch failed), the live parameters still holding a value it tried are
+        // put back to the one in force, announced under the lock (so a tool following
+        // /parameter_events ends on the values in force); one set since is kept and queued.
+        let in_force: Vec<PlannerConfig> = self.fleet.profiles().map(|(_, p)| p.config().clone()).collect();
+        self.params.planner = in_force[0].clone();
+        self.params.profiles = in_force[1..].to_vec();
+        if let Some(attempted) = attempted.filter(|tried| *tried != in_force) {
+            let wanted = self.live.lock().ok().map(|mut live| {
+                let (kept, undone) = live.undo(&attempted, &in_force);
+                live.params = kept;
                 self.out.parameter_events.changed(&undone);
+                live.params.clone()
+            });
+            if let Some(wanted) = wanted {
+                self.queue_configs_of(&wanted);
             }
         }
         if changed {

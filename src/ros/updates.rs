@@ -149,6 +149,11 @@ impl UpdateQueue {
         newest_config(&self.queued).or(self.running_config.as_deref())
     }
 
+    /// The parameter set of the running batch, if it brings one.
+    pub fn running_config(&self) -> Option<&[PlannerConfig]> {
+        self.running_config.as_deref()
+    }
+
     /// Queues a whole map; the maps and map updates queued before it are moot and dropped.
     pub fn push_map(&mut self, map: OccupancyMap) {
         self.queued.retain(|u| matches!(u, Update::Config(_)));

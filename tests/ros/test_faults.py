@@ -267,6 +267,52 @@ def test_a_script_stopped_by_a_signal_leaves_no_node_running(how, interfaces):
             os.kill(pid, signal.SIGKILL)
 
 
+# Benchmark scripts with a node of their own and an rclpy context: (script, arguments, node name).
+BENCH_SCRIPTS = [
+    ("nav2_bench.py", ["--map", "config/tb3_sandbox.yaml", "--pairs", "100000"], "planner_bench"),
+    ("fleet_bench.py", ["--map", "config/tb3_sandbox.yaml", "--pairs", "100000"], "planner_fleet_bench"),
+    ("chaos_bench.py", ["--duration", "600"], "planner_node"),
+]
+
+
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("script,args,node_name", BENCH_SCRIPTS, ids=[s for s, _, _ in BENCH_SCRIPTS])
+def test_a_bench_stopped_by_a_signal_stops_its_node_itself(script, args, node_name, how):
+    """A benchmark script stopped mid-run with Ctrl-C (SIGINT) or SIGTERM stops its node in its
+    own clean-up: the node is gone by the time the script has exited (the script waits for it),
+    and with SIGTERM the script ends through its handler, not killed by the signal. (After
+    Ctrl-C rclpy shuts its context down itself; the scripts' `rclpy.shutdown()` then raised in
+    their clean-up before the node's stop, leaving the node to the kernel's backstop.)"""
+    import signal
+
+    from helpers import ROOT
+
+    tag = unique_tag()
+
+    def nodes():
+        return processes(f"__node:={node_name}", tag)
+
+    script = subprocess.Popen(["python3", str(ROOT / "scripts" / script), *args], cwd=ROOT,
+                              env=dict(os.environ, BLOCKSTAR_TEST_TAG=tag),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not nodes() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert nodes(), "the script did not start its node"
+        time.sleep(3.0)  # into its run
+        script.send_signal(getattr(signal, how))
+        code = script.wait(timeout=60)
+        assert not nodes(), f"planner_node still running when the script exited after {how}"
+        if how == "SIGTERM":
+            assert code != -signal.SIGTERM, "the script was killed by SIGTERM, not stopped by its handler"
+    finally:
+        if script.poll() is None:
+            script.kill()
+        for pid in nodes():
+            os.kill(pid, signal.SIGKILL)
+
+
 @pytest.mark.parametrize("via", ["pytest", "scripts/signals.sh", "scripts/beside.sh"])
 def test_the_suite_stopped_by_sigterm_stops_and_takes_its_nodes_with_it(via, interfaces):
     """A CI runner cancelling the test command sends pytest SIGTERM: the session must end (as on

@@ -282,3 +282,52 @@ def test_a_value_set_back_while_its_change_is_applied_is_the_one_kept():
     finally:
         peer.close()
         node.stop()
+
+
+def test_a_set_made_while_a_refused_change_is_applied_is_kept():
+    """A change the rebuild refuses (`robot_radius` 20 m: a footprint reaching farther than the
+    map's cells allow) is put back, and announced so; a parameter set while that batch ran or
+    while its end was held (`turn_penalty`) is kept and applied after it. Before, the refusal put
+    every planner parameter back to the fleet's, so the later set, answered "successful", was
+    lost with it. The node holds each finished batch 3 s (a fault injected for tests), so the
+    second set comes before the refusal is read."""
+    import time
+
+    from rcl_interfaces.msg import ParameterEvent
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    tmp = tmpdir("blockstar-params-undo-")
+    env = dict(os.environ, BLOCKSTAR_FAULT_HOLD_FINISHED_MS="3000")
+    node, peer = start(tmp, "planner_parundo", PARAMS, two_door_grid(), START, env=env)
+    try:
+        events = []
+        peer.node.create_subscription(ParameterEvent, "/parameter_events", events.append,
+                                      QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+        peer.spin(0.5)  # the event topic is volatile: matched before the sets
+        in_use = node.count("parameters in use")
+        results = peer.set(robot_radius=20.0)
+        assert all(r.successful for r in results), [r.reason for r in results]
+        peer.spin_until(lambda: node.count("parameter robot_radius set") >= 1, what="the node to take the set")
+        peer.spin(0.5)  # the refused batch has run; its end is held
+        results = peer.set(turn_penalty=0.2)
+        assert all(r.successful for r in results), [r.reason for r in results]
+        peer.spin_until(lambda: node.count("parameter change rejected") >= 1, 30.0, "the refusal")
+        peer.spin_until(lambda: node.count("parameters in use") > in_use, 30.0, "the later set in use")
+        assert peer.get("robot_radius", "turn_penalty") == [PARAMS["robot_radius"], 0.2]
+        # /parameter_events ends on the values in force: the radius put back, the penalty kept.
+        end = time.monotonic() + 5.0
+        last = {}
+        while time.monotonic() < end:
+            peer.spin(0.1)
+            last = {}
+            for e in (e for e in events if e.node == "/planner_parundo"):
+                last.update({p.name: p.value.double_value for p in e.changed_parameters})
+            if last.get("robot_radius") == PARAMS["robot_radius"] and last.get("turn_penalty") == 0.2:
+                break
+        assert last.get("robot_radius") == PARAMS["robot_radius"] and last.get("turn_penalty") == 0.2, last
+        status, path = peer.plan(*GOAL)
+        assert status.code == S.SUCCESS, status.message
+        assert_legal(path, MapModel(two_door_grid()), PARAMS["robot_radius"])
+    finally:
+        peer.close()
+        node.stop()
