@@ -625,6 +625,37 @@ mod invalid_poses_tests {
     }
 
     #[test]
+    fn the_rest_of_a_trajectory_is_checked_with_the_polygon_footprint() {
+        // The rear-axle rectangle (0.9 m x 0.5 m, base_link 0.2 m ahead of its rear) driving
+        // forwards along y = 0.8 m to x = 2.0 m: its nose reaches x = 2.7 m at the end, where the
+        // disk of the default robot_radius around base_link (to x = 2.15 m) reaches nothing.
+        let rect =
+            crate::polygon::Polygon::parse_nav2("[[0.7, 0.25], [0.7, -0.25], [-0.2, -0.25], [-0.2, 0.25]]").unwrap();
+        let mut p = planner(PlannerConfig { footprint: rect, min_turning_radius: 0.8, ..PlannerConfig::default() });
+        let along = Trajectory::polyline(&[Point2::new(1.0, 0.8), Point2::new(2.0, 0.8)]);
+        let start = Pose2::new(1.0, 0.8, 0.0);
+        check_remaining(&p, &along, start, None).unwrap();
+        // A box in cell (25, 8): x 2.5..2.6 m, y 0.8..0.9 m, under the nose at the end.
+        p.apply_patch(25, 8, 1, 1, &[100]).unwrap();
+        let e = check_remaining(&p, &along, start, None).unwrap_err();
+        assert_eq!(e.code, StatusCode::NoValidPath);
+        let at: Vec<f64> = e.message.split(['(', ',', ')']).filter_map(|t| t.trim().parse().ok()).collect();
+        // First met where the nose (0.7 m ahead) reaches x = 2.5 m: base_link at x = 1.8 m.
+        assert!(at.len() == 2 && (at[0] - 1.8).abs() <= 0.08 && (at[1] - 0.8).abs() < 0.006, "{}", e.message);
+        // Stopping at x = 1.75 m (the nose at 2.45 m) it is clear, and a box beside the
+        // rectangle's side (y 1.1..1.2 m, beyond its 1.05 m) touches nothing.
+        let shorter = Trajectory::polyline(&[Point2::new(1.0, 0.8), Point2::new(1.75, 0.8)]);
+        check_remaining(&p, &shorter, start, None).unwrap();
+        p.apply_patch(15, 11, 1, 1, &[100]).unwrap();
+        check_remaining(&p, &shorter, start, None).unwrap();
+        // What a disk of robot_radius around base_link would have found: nothing.
+        let prepared = p.map().unwrap();
+        let cells = along.to_cells(&prepared.site.map().info);
+        let disk = Shape::Disk(PlannerConfig::default().robot_radius / RES);
+        assert!(prepared.collision.sweep_free(&cells.segments, disk, 0.0), "the disk alone misses the box");
+    }
+
+    #[test]
     fn poses_off_the_map_or_not_finite_are_listed() {
         let p = disk(0.2);
         let poses = [

@@ -196,6 +196,81 @@ mod tests {
         }
     }
 
+    /// A 6 x 4 m costmap as Nav2 publishes one: no wall on the left edge (the map simply ends
+    /// there), a pillar at x 2..2.6 m, y 1.5..2.1 m (100) inside an inscribed ring one cell wide
+    /// (99) and a graded band two cells wide (60, then 30); planned with `occupied_threshold` 99.
+    fn costmap_planner() -> Planner {
+        let (w, h) = (60usize, 40usize);
+        let mut data = vec![0i8; w * h];
+        // Cells from the pillar (Chebyshev distance; 0 inside it).
+        let from_pillar = |x: i64, y: i64| (20 - x).max(x - 25).max(0).max((15 - y).max(y - 20).max(0));
+        for y in 0..h {
+            for x in 0..w {
+                let border = y == 0 || x == w - 1 || y == h - 1;
+                data[y * w + x] = match from_pillar(x as i64, y as i64) {
+                    _ if border => 100,
+                    0 => 100,
+                    1 => 99,
+                    2 => 60,
+                    3 => 30,
+                    _ => 0,
+                };
+            }
+        }
+        let info = MapInfo::at_origin(w, h, RES);
+        let config = PlannerConfig {
+            robot_radius: 0.15,
+            min_turning_radius: 0.3,
+            occupied_threshold: 99,
+            ..PlannerConfig::default()
+        };
+        let mut p = Planner::new(config).unwrap();
+        p.set_map(OccupancyMap::new(info, data, 1 << 20).unwrap()).unwrap();
+        p
+    }
+
+    #[test]
+    fn goals_in_the_inflation_and_at_the_maps_edge_end_at_the_nearest_reachable_place_and_say_so() {
+        let p = costmap_planner();
+        let start = Pose2::new(4.0, 1.0, 0.0);
+        let tolerance = 0.5;
+        // On the inscribed ring (99, an obstacle at occupied_threshold 99), the vehicle does not
+        // stand even near it: refused exactly, answered within the tolerance.
+        let ring = Pose2::new(1.95, 1.8, 0.0);
+        let exact = p.plan(start, ring, false, &budget()).unwrap_err();
+        assert_eq!(exact.code, StatusCode::GoalOccupied);
+        // On a graded cell (60) the ring reaches into the footprint of, and 5 cm from the map's
+        // open edge (the footprint crosses it): a cell of the vehicle's mask covers each
+        // (Harabor's subsumed rule), so even without a tolerance the plan ends at that cell's
+        // centre and its note gives the offset.
+        for (what, goal, tolerance) in [
+            ("on the inscribed ring", ring, tolerance),
+            ("on a graded cell the footprint does not fit at", Pose2::new(2.3, 1.3, 0.5), 0.0),
+            ("whose footprint crosses the map's edge", Pose2::new(0.05, 2.0, 3.0), 0.0),
+        ] {
+            let plan = p.plan_near(start, goal, false, Leeway::goal(tolerance), &budget()).unwrap();
+            assert_eq!(plan.poses[0], start, "{what}: the plan starts at the start");
+            let end = plan.poses.last().unwrap().point();
+            // The brute force, over every cell centre within 0.5 m.
+            let expected = nearest_reachable(&p, start, goal, 0.5).expect("a reachable place");
+            let (d, e) = (end.distance(goal.point()), expected.distance(goal.point()));
+            assert!((d - e).abs() < 1e-9, "{what}: ended {d:.4} m away, the nearest reachable is {e:.4} m");
+            assert!(d > 0.0, "{what}");
+            let note = plan.stats.note.unwrap();
+            let says = match tolerance > 0.0 {
+                true => format!("planned to ({:.3}, {:.3}) m, {d:.3} m from it", end.x, end.y),
+                false => format!(
+                    "the vehicle does not fit at the goal; planned from the covering cell ({}, {}), offset ({:.3}, {:.3}) m",
+                    (end.x / RES) as usize,
+                    (end.y / RES) as usize,
+                    end.x - goal.x,
+                    end.y - goal.y
+                ),
+            };
+            assert!(note.contains(&says), "{what}: {note} / {says}");
+        }
+    }
+
     #[test]
     fn a_goal_in_a_closed_room_is_answered_outside_it_or_refused() {
         let p = planner();
