@@ -458,13 +458,15 @@ def latency_by_client(answered):
 
 def run(duration=600.0, goal_rate=50.0, n_clients=4, fault_interval=4.0, seed=1, log=print):
     tmp = tmpdir("blockstar-chaos-")
-    node = start_node(tmp, "planner_node", NODE_PARAMS, extra_args=["-r", f"__ns:=/{NS}"])
-    # Inside the test suite rclpy is running already (its peers start it and leave it running).
-    owns_rclpy = not rclpy.ok()
-    if owns_rclpy:
-        rclpy.init()
-    bench = None
+    # Everything from the node's start on inside the try, so a signal at any point stops it.
+    node = bench = None
+    owns_rclpy = False
     try:
+        node = start_node(tmp, "planner_node", NODE_PARAMS, extra_args=["-r", f"__ns:=/{NS}"])
+        # Inside the test suite rclpy is running already (its peers start it and leave it running).
+        owns_rclpy = not rclpy.ok()
+        if owns_rclpy:
+            rclpy.init()
         bench = Bench(n_clients, seed)
         bench.publish_static()
         bench.publish_map()
@@ -485,7 +487,8 @@ def run(duration=600.0, goal_rate=50.0, n_clients=4, fault_interval=4.0, seed=1,
             if owns_rclpy:
                 rclpy.try_shutdown()
         finally:
-            node.stop()
+            if node is not None:
+                node.stop()
 
 
 def acceptance_lag(bench, answered):

@@ -67,14 +67,17 @@ def run(args):
               "map_file": str(pathlib.Path(args.map).resolve()),
               "planner_plugins": [name for name, *_ in PROFILES]}
     params.update({name: own for name, own, *_ in PROFILES if own})
-    node = start_node(tmp, NODE_NAME, params, extra_args=["-r", f"__ns:=/{NAMESPACE}"])
-    own_context = not rclpy.ok()
-    if own_context:
-        rclpy.init()
-    client_node = rclpy.create_node("fleet_bench_client")
-    client = ActionClient(client_node, ComputePathToPose, f"/{NAMESPACE}/compute_path_to_pose")
+    # Everything from the node's start on inside the try, so a signal at any point stops it.
+    node = client_node = None
+    own_context = False
     answers = {}
     try:
+        node = start_node(tmp, NODE_NAME, params, extra_args=["-r", f"__ns:=/{NAMESPACE}"])
+        own_context = not rclpy.ok()
+        if own_context:
+            rclpy.init()
+        client_node = rclpy.create_node("fleet_bench_client")
+        client = ActionClient(client_node, ComputePathToPose, f"/{NAMESPACE}/compute_path_to_pose")
         if not client.wait_for_server(timeout_sec=30.0):
             raise SystemExit("no compute_path_to_pose server")
 
@@ -108,11 +111,13 @@ def run(args):
         # The node is stopped whatever the clean-up before it raises (after Ctrl-C rclpy has
         # shut its context down itself).
         try:
-            client_node.destroy_node()
+            if client_node is not None:
+                client_node.destroy_node()
             if own_context:
                 rclpy.try_shutdown()
         finally:
-            node.stop()
+            if node is not None:
+                node.stop()
     return grid, answers
 
 

@@ -255,14 +255,17 @@ def run(args, cost_penalty=None):
               "max_planning_time": args.timeout, "map_file": str(pathlib.Path(args.map).resolve())}
     if cost_penalty is not None:
         params["cost_penalty"] = cost_penalty
-    node = start_node(tmp, NODE_NAME, params, extra_args=["-r", f"__ns:=/{NAMESPACE}"])
-    own_context = not rclpy.ok()  # under pytest, the suite's context may already be up
-    if own_context:
-        rclpy.init()
-    client_node = rclpy.create_node("nav2_bench_client")
-    client = ActionClient(client_node, ComputePathToPose, f"/{NAMESPACE}/compute_path_to_pose")
+    # Everything from the node's start on inside the try, so a signal at any point stops it.
+    node = client_node = None
+    own_context = False
     rows = []
     try:
+        node = start_node(tmp, NODE_NAME, params, extra_args=["-r", f"__ns:=/{NAMESPACE}"])
+        own_context = not rclpy.ok()  # under pytest, the suite's context may already be up
+        if own_context:
+            rclpy.init()
+        client_node = rclpy.create_node("nav2_bench_client")
+        client = ActionClient(client_node, ComputePathToPose, f"/{NAMESPACE}/compute_path_to_pose")
         if not client.wait_for_server(timeout_sec=30.0):
             raise SystemExit("no compute_path_to_pose server")
         # The first goal goes the moment the server is found, as Nav2's does: the node's response
@@ -295,11 +298,13 @@ def run(args, cost_penalty=None):
         # The node is stopped whatever the clean-up before it raises: after Ctrl-C rclpy has
         # shut its context down itself, and a plain shutdown() raised here, skipping the stop.
         try:
-            client_node.destroy_node()
+            if client_node is not None:
+                client_node.destroy_node()
             if own_context:
                 rclpy.try_shutdown()
         finally:
-            node.stop()
+            if node is not None:
+                node.stop()
     return rows
 
 

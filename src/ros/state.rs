@@ -559,7 +559,11 @@ impl NodeState {
     /// after batch and hold a goal back for as long as the stream lasts, its budget not even
     /// started.
     fn schedule(&mut self) {
-        let plans_first = std::mem::take(&mut self.plans_first) && self.plans_waiting();
+        // Plans waiting go before the next batch of updates (a stream of map updates would
+        // starve them), but not before a parameter change: a goal sent after a set's answer is
+        // planned with the set in force.
+        let plans_first =
+            std::mem::take(&mut self.plans_first) && self.plans_waiting() && !self.updates.config_waiting();
         if self.updates.ready() && !plans_first {
             if self.slots.iter().any(|s| s.running.is_some()) {
                 return;
@@ -829,13 +833,15 @@ impl NodeState {
 
     /// Nav2's `is_path_valid`: the path's poses checked with the vehicle's footprint on the
     /// current map; invalid when any pose is. No map (or an inactive node) answers invalid with no
-    /// indices. While a batch of updates holds the maps the request waits for it (as Nav2's
-    /// planner_server waits for its costmap's lock), and is answered on the map it leaves.
+    /// indices. While a batch of updates holds the maps, or a parameter change waits for one, the
+    /// request waits for it (as Nav2's planner_server waits for its costmap's lock), and is
+    /// answered on the map and with the parameters it leaves.
     #[cfg(ros_nav2_msgs)]
     pub fn on_is_path_valid(&mut self, r: r2r::ServiceRequest<r2r::nav2_msgs::srv::IsPathValid::Service>) {
         use r2r::nav2_msgs::srv::IsPathValid;
         // Beyond the bound (or while inactive) answered at once: invalid, as with no map.
-        if self.updates.busy() && self.active && self.deferred_checks.len() < MAX_DEFERRED_CHECKS {
+        let waits = self.updates.busy() || self.updates.config_waiting();
+        if waits && self.active && self.deferred_checks.len() < MAX_DEFERRED_CHECKS {
             return self.deferred_checks.push(r);
         }
         let response = match self.invalid_poses(&r.message.path) {
@@ -985,6 +991,14 @@ impl NodeState {
                 let (kept, undone) = live.undo(&attempted, &in_force);
                 live.params = kept;
                 self.out.parameter_events.changed(&undone);
+                if !undone.is_empty() {
+                    let names: Vec<&str> = undone.iter().map(|(name, _)| name.as_str()).collect();
+                    r2r::log_warn!(
+                        self.logger(),
+                        "parameters put back to the values in force, the rebuild having failed: {}",
+                        names.join(", ")
+                    );
+                }
                 live.params.clone()
             });
             if let Some(wanted) = wanted {

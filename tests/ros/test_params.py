@@ -11,7 +11,7 @@ from rcl_interfaces.srv import GetParameters, SetParameters
 
 from blockstar_planner_msgs.msg import PlannerStatus as S
 
-from helpers import FAR, Peer, big_grid, start_with_peer, tmpdir
+from helpers import BIG, FAR, Peer, big_grid, start_with_peer, tmpdir
 from living import GOAL, PARAMS, START, MapModel, assert_legal, polygon_hits, two_door_grid
 
 
@@ -289,15 +289,17 @@ def test_a_set_made_while_a_refused_change_is_applied_is_kept():
     map's cells allow) is put back, and announced so; a parameter set while that batch ran or
     while its end was held (`turn_penalty`) is kept and applied after it. Before, the refusal put
     every planner parameter back to the fleet's, so the later set, answered "successful", was
-    lost with it. The node holds each finished batch 3 s (a fault injected for tests), so the
-    second set comes before the refusal is read."""
+    lost with it. The node holds each finished batch 5 s (a fault injected for tests), so the
+    second set, 2 s after the first was taken, comes before the refusal is read. (Should it come
+    before the batch even started, it would be tried with the radius and put back with it,
+    rightly: 2 s is far more than the loop takes to start a batch.)"""
     import time
 
     from rcl_interfaces.msg import ParameterEvent
     from rclpy.qos import QoSProfile, ReliabilityPolicy
 
     tmp = tmpdir("blockstar-params-undo-")
-    env = dict(os.environ, BLOCKSTAR_FAULT_HOLD_FINISHED_MS="3000")
+    env = dict(os.environ, BLOCKSTAR_FAULT_HOLD_FINISHED_MS="5000")
     node, peer = start(tmp, "planner_parundo", PARAMS, two_door_grid(), START, env=env)
     try:
         events = []
@@ -308,7 +310,7 @@ def test_a_set_made_while_a_refused_change_is_applied_is_kept():
         results = peer.set(robot_radius=20.0)
         assert all(r.successful for r in results), [r.reason for r in results]
         peer.spin_until(lambda: node.count("parameter robot_radius set") >= 1, what="the node to take the set")
-        peer.spin(0.5)  # the refused batch has run; its end is held
+        peer.spin(2.0)  # the refused batch has run; its end is held
         results = peer.set(turn_penalty=0.2)
         assert all(r.successful for r in results), [r.reason for r in results]
         peer.spin_until(lambda: node.count("parameter change rejected") >= 1, 30.0, "the refusal")
@@ -328,6 +330,36 @@ def test_a_set_made_while_a_refused_change_is_applied_is_kept():
         status, path = peer.plan(*GOAL)
         assert status.code == S.SUCCESS, status.message
         assert_legal(path, MapModel(two_door_grid()), PARAMS["robot_radius"])
+    finally:
+        peer.close()
+        node.stop()
+
+
+def test_a_goal_sent_after_a_sets_answer_is_planned_with_it_while_a_map_is_prepared():
+    """A set answered while a batch of updates runs (a new map being prepared), then a goal: the
+    loop reads the set first (it goes before requests), and the change is applied before the goal
+    is planned (a waiting parameter change goes before waiting plans, which otherwise go before
+    the next batch), so the goal's trajectory has the new turning radius. Before, the goal was
+    planned on the new map with the old parameters, and the change applied after it."""
+    tmp = tmpdir("blockstar-params-order-")
+    params = {**PARAMS, "max_map_cells": BIG * BIG, "max_planning_time": 60.0}
+    node, peer = start(tmp, "planner_parorder", params, two_door_grid(), START)
+    try:
+        peer.set_start(1.0, 1.0, 0.0, node_proc=node)
+        preparing = node.count("preparing map")
+        peer.map_pub.publish(big_grid())
+        peer.spin_until(lambda: node.count("preparing map") > preparing, what="the big map's preparation to start")
+        results = peer.set(min_turning_radius=0.25)
+        assert all(r.successful for r in results), [r.reason for r in results]
+        gid = peer.send_goal(2.0, 3.0)
+        status = peer.wait_status(gid, timeout=120.0)
+        assert status.code == S.SUCCESS, status.message
+        assert peer.trajectory_for(status).min_turning_radius == pytest.approx(0.25)
+        # Both came while the map was being prepared (else this would prove nothing).
+        log = node.log()
+        big_in_use = log.index(" m/cell in use", log.index(f"map {BIG}x{BIG} at"))
+        assert log.index("parameter min_turning_radius set") < big_in_use, "the set came after the map landed"
+        assert log.rindex("parameters in use") > big_in_use
     finally:
         peer.close()
         node.stop()
