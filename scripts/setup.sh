@@ -140,7 +140,18 @@ else
     MANY=/opt/python/cp311-cp311
     $SUDO mkdir -p "$MANY/include" "$MANY/lib/python3.11/site-packages/numpy/_core"
     $SUDO ln -sfn "$PYINC" "$MANY/include/python3.11"
-    $SUDO ln -sfn "$NPINC" "$MANY/lib/python3.11/site-packages/numpy/_core/include"
+    # The numpy headers are copied out of the venv, once per numpy version, and linked there: a
+    # link into this checkout's venv broke every other checkout's build on the machine once this
+    # one was deleted (the links are machine-wide, the last set-up's win).
+    NPVER="$("$VENV/bin/python" -c 'import numpy; print(numpy.__version__)')"
+    NPCOPY="$MANY/numpy-$NPVER-include"
+    if [ ! -f "$NPCOPY/numpy/arrayobject.h" ]; then
+        $SUDO rm -rf "$NPCOPY.tmp.$$"
+        $SUDO cp -a "$NPINC" "$NPCOPY.tmp.$$"
+        $SUDO rm -rf "$NPCOPY"
+        $SUDO mv "$NPCOPY.tmp.$$" "$NPCOPY"
+    fi
+    $SUDO ln -sfn "$NPCOPY" "$MANY/lib/python3.11/site-packages/numpy/_core/include"
     # The wheels ship no librmw_implementation.so (r2r links it); the Fast DDS RMW exports the
     # same rmw_* symbols. r2r adds <prefix>/lib of every AMENT_PREFIX_PATH entry to the link
     # search path, so the symlink lives in the venv's prefix, which every environment has
