@@ -175,14 +175,14 @@ mod tests {
         // In force: a rectangle padded 0.3 m. The batch tries the padding 0; while it runs, a
         // footprint with a notch is set, which holds with no padding but not with 0.3 m (the
         // padding widens the notch over the vehicle).
-        let l = "[[1, 1], [0.2, 1], [0.2, 0.5], [-0.2, 0.5], [-0.2, 1], [-1, 1], [-1, -1], [1, -1]]";
+        let notched = "[[1, 1], [0.2, 1], [0.2, 0.5], [-0.2, 0.5], [-0.2, 1], [-1, 1], [-1, -1], [1, -1]]";
         let mut live = LiveParams { params: NodeParams::default(), use_sim_time: false };
         set(&mut live, "footprint", ParamValue::String("[[0.5, 0.3], [0.5, -0.3], [-0.5, -0.3], [-0.5, 0.3]]".into()));
         set(&mut live, "footprint_padding", ParamValue::Double(0.3));
         let in_force = vec![live.params.planner.clone()];
         set(&mut live, "footprint_padding", ParamValue::Double(0.0));
         let attempted = vec![live.params.planner.clone()];
-        set(&mut live, "footprint", ParamValue::String(l.into()));
+        set(&mut live, "footprint", ParamValue::String(notched.into()));
         assert!(live.params.with_values(&[("footprint_padding", &ParamValue::Double(0.3))]).is_err());
         let (kept, undone) = live.undo(&attempted, &in_force);
         assert_eq!(kept.planner, in_force[0]);

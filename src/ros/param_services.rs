@@ -498,10 +498,10 @@ mod tests {
             )
             .and_then(|p| p.with_change("footprint_padding", &ParamValue::Double(0.3)))
             .unwrap();
-        let l = Some(ParamValue::String(
+        let notched = Some(ParamValue::String(
             "[[1, 1], [0.2, 1], [0.2, 0.5], [-0.2, 0.5], [-0.2, 1], [-1, 1], [-1, -1], [1, -1]]".into(),
         ));
-        let footprint = ("footprint".to_string(), l);
+        let footprint = ("footprint".to_string(), notched);
         let padding = ("footprint_padding".to_string(), d(0.0));
         assert!(
             apply_changes(&live, std::slice::from_ref(&footprint), true).results[0].is_err(),
