@@ -72,7 +72,7 @@ from rosgraph_msgs.msg import Clock  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 import load_bench  # noqa: E402
-from helpers import exit_on_sigterm, pose_stamped, start_node, tmpdir  # noqa: E402
+from helpers import close_then_stop, exit_on_sigterm, pose_stamped, start_node, tmpdir  # noqa: E402
 
 NS = "chaos"
 ROBOT_RADIUS = load_bench.ROBOT_RADIUS
@@ -479,16 +479,7 @@ def run(duration=600.0, goal_rate=50.0, n_clients=4, fault_interval=4.0, seed=1,
         bench.spin(1.0)
         return _run(node, bench, duration, goal_rate, fault_interval, log)
     finally:
-        # The node is stopped whatever the clean-up before it raises (after Ctrl-C rclpy has
-        # shut its context down itself).
-        try:
-            if bench is not None:
-                bench.close()
-            if owns_rclpy:
-                rclpy.try_shutdown()
-        finally:
-            if node is not None:
-                node.stop()
+        close_then_stop(node, bench and bench.close, owns_rclpy)
 
 
 def acceptance_lag(bench, answered):

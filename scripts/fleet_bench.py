@@ -37,7 +37,7 @@ from rclpy.action import ActionClient  # noqa: E402
 
 from nav2_msgs.action import ComputePathToPose  # noqa: E402
 
-from helpers import exit_on_sigterm, load_map_server_yaml, pose_stamped, start_node, tmpdir  # noqa: E402
+from helpers import close_then_stop, exit_on_sigterm, load_map_server_yaml, pose_stamped, start_node, tmpdir  # noqa: E402
 from living import MapModel, polygon_hits  # noqa: E402
 from nav2_bench import DiscMap, check_path, draw_pairs, percentile, wait_for  # noqa: E402
 
@@ -108,16 +108,7 @@ def run(args):
             for name, *_ in PROFILES:
                 answers[("mixed", name)].append(ask(pair, name))
     finally:
-        # The node is stopped whatever the clean-up before it raises (after Ctrl-C rclpy has
-        # shut its context down itself).
-        try:
-            if client_node is not None:
-                client_node.destroy_node()
-            if own_context:
-                rclpy.try_shutdown()
-        finally:
-            if node is not None:
-                node.stop()
+        close_then_stop(node, client_node and client_node.destroy_node, own_context)
     return grid, answers
 
 

@@ -46,7 +46,7 @@ from rclpy.action import ActionClient  # noqa: E402
 
 from nav2_msgs.action import ComputePathToPose  # noqa: E402
 
-from helpers import exit_on_sigterm, load_map_server_yaml, pose_stamped, quaternion_yaw, start_node, tmpdir  # noqa: E402
+from helpers import close_then_stop, exit_on_sigterm, load_map_server_yaml, pose_stamped, quaternion_yaw, start_node, tmpdir  # noqa: E402
 
 NODE_NAME = "planner_bench"
 NAMESPACE = "bench"
@@ -295,16 +295,7 @@ def run(args, cost_penalty=None):
                                                   b.pose.position.y - a.pose.position.y)
                                        for a, b in zip(result.path.poses, result.path.poses[1:]))})
     finally:
-        # The node is stopped whatever the clean-up before it raises: after Ctrl-C rclpy has
-        # shut its context down itself, and a plain shutdown() raised here, skipping the stop.
-        try:
-            if client_node is not None:
-                client_node.destroy_node()
-            if own_context:
-                rclpy.try_shutdown()
-        finally:
-            if node is not None:
-                node.stop()
+        close_then_stop(node, client_node and client_node.destroy_node, own_context)
     return rows
 
 

@@ -59,6 +59,20 @@ def interrupt_when_parent_dies():
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGINT)
 
 
+def close_then_stop(node, close=None, own_context=False):
+    """A script's clean-up: runs `close` (its rclpy side, when made), shuts down rclpy's context
+    when the script made it (`try_shutdown`: after Ctrl-C rclpy has shut it down itself, and a
+    plain `shutdown()` raises), and stops `node` (None: never started) whatever those raised."""
+    try:
+        if close is not None:
+            close()
+        if own_context:
+            rclpy.try_shutdown()
+    finally:
+        if node is not None:
+            node.stop()
+
+
 def exit_on_sigterm():
     """Makes SIGTERM end the calling script as Ctrl-C does (KeyboardInterrupt), so its `finally`
     blocks stop the nodes it started and print what was measured. Call from a script's main."""
