@@ -136,17 +136,24 @@ fn node_runtime() -> Result<tokio::runtime::Runtime, String> {
 /// the loop's turn. The ROS tests provoke such races with it (README, "Tests").
 pub const FAULT_HOLD_FINISHED_MS: &str = "BLOCKSTAR_FAULT_HOLD_FINISHED_MS";
 
-/// The hold of [`FAULT_HOLD_FINISHED_MS`], logged as a warning when set (a value that is not a
-/// number of milliseconds is ignored, and said so).
-fn fault_hold_finished(logger: &str) -> Option<Duration> {
-    let value = std::env::var(FAULT_HOLD_FINISHED_MS).ok()?;
+/// The environment variable of a fault injected for tests (unset in use): each goal's plan, once
+/// it has ended, waits this many milliseconds on its worker thread before it is handed to the
+/// loop, which goes on serving meanwhile (lifecycle transitions included), as a plan that
+/// notices a stop late: a goal stopped by `deactivate` then returns after an `activate` sent
+/// right behind it. The plan's answer is unchanged; only its moment is.
+pub const FAULT_HOLD_PLAN_MS: &str = "BLOCKSTAR_FAULT_HOLD_PLAN_MS";
+
+/// The hold a fault variable (`FAULT_*_MS`) asks for, logged as a warning when set (a value
+/// that is not a number of milliseconds is ignored, and said so); `held` says what is held.
+fn fault_hold(variable: &str, held: &str, logger: &str) -> Option<Duration> {
+    let value = std::env::var(variable).ok()?;
     match value.trim().parse::<u64>() {
         Ok(ms) => {
-            r2r::log_warn!(logger, "fault injection: finished jobs are held {ms} ms ({FAULT_HOLD_FINISHED_MS})");
+            r2r::log_warn!(logger, "fault injection: {held} are held {ms} ms ({variable})");
             Some(Duration::from_millis(ms))
         }
         Err(_) => {
-            r2r::log_warn!(logger, "{FAULT_HOLD_FINISHED_MS}={value:?} is not a number of milliseconds: ignored");
+            r2r::log_warn!(logger, "{variable}={value:?} is not a number of milliseconds: ignored");
             None
         }
     }
@@ -326,11 +333,13 @@ pub fn run() -> Result<(), String> {
     let runtime = node_runtime()?;
     let (done, mut done_rx) = mpsc::unbounded_channel();
     let autostart = params.autostart;
-    let hold_finished = fault_hold_finished(&logger);
+    let hold_finished = fault_hold(FAULT_HOLD_FINISHED_MS, "finished jobs", &logger);
+    let hold_plan = fault_hold(FAULT_HOLD_PLAN_MS, "goals' plans, once ended,", &logger);
     let stop_executor = gate.stopper();
     let stop_logger = logger.clone();
     let executor = runtime.block_on(async move {
         let mut state = NodeState::new(params, live, fleet, out, done, responder.clone());
+        state.hold_plans(hold_plan);
         for task in servers.tasks {
             tokio::spawn(task);
         }

@@ -249,6 +249,8 @@ pub struct NodeState {
     last_odom_log: Option<(Instant, String)>,
     out: Outputs,
     done: mpsc::UnboundedSender<Done>,
+    /// The fault of `node::FAULT_HOLD_PLAN_MS` (tests only; `None` in use).
+    hold_plan: Option<std::time::Duration>,
 }
 
 /// Most `is_path_valid` requests waiting for a batch of updates (Nav2 asks about once a second);
@@ -324,7 +326,14 @@ impl NodeState {
             last_odom_log: None,
             out,
             done,
+            hold_plan: None,
         }
+    }
+
+    /// Injects the fault of `node::FAULT_HOLD_PLAN_MS` (tests only): each goal's plan, once
+    /// ended, waits `hold` on its worker before it is handed back.
+    pub fn hold_plans(&mut self, hold: Option<std::time::Duration>) {
+        self.hold_plan = hold;
     }
 
     fn logger(&self) -> &str {
@@ -686,6 +695,8 @@ impl NodeState {
         let (done, flag) = (self.done.clone(), cancel.clone());
         let leeway = Leeway { tolerance: self.params.tolerance, start_overlap: self.params.start_overlap };
         let (echo, last) = (req.echo(), *goals.last().expect("a request has goals"));
+        let (hold, logger) = (self.hold_plan, self.logger().to_string());
+        let held = format!("the plan of goal ({:.3}, {:.3})", echo.pose.position.x, echo.pose.position.y);
         let work = Work::Goal(Box::new(req), echo, last);
         self.slots[profile].running = Some(Running { work, cancel, stop: None, map_version: self.map_version });
         tokio::task::spawn_blocking(move || {
@@ -695,6 +706,10 @@ impl NodeState {
                 _ => crate::waypoints::plan_through(&planner, start, &goals, &budget).map_err(PlanError::from),
             });
             let result = Box::new(result.unwrap_or_else(|why| Err(internal_error("the planner", &why))));
+            if let Some(hold) = hold {
+                r2r::log_warn!(&logger, "fault injection: {held} ended; held {} ms", hold.as_millis());
+                std::thread::sleep(hold);
+            }
             // Let go of the map before saying so: updates waiting for this plan change the map
             // in place only once nothing else holds it.
             drop(planner);

@@ -6,6 +6,7 @@ cause, preemption and cancel, is_path_valid, a costmap with its updates, and the
 import array
 import copy
 import math
+import os
 import time
 
 import pytest
@@ -155,9 +156,10 @@ class Nav2Peer(Peer):
             self.spin_until(lambda: node.count("parameters in use") > in_use, 60.0, f"{name} in use")
 
 
-def start_nav2(tmp, ns, params, map_topic=None, ready=True):
-    """planner_node under namespace `ns` (no remapping: Nav2's names as they are) and its peer."""
-    node = start_node(tmp, "planner_node", params, extra_args=["-r", f"__ns:=/{ns}"])
+def start_nav2(tmp, ns, params, map_topic=None, ready=True, env=None):
+    """planner_node under namespace `ns` (no remapping: Nav2's names as they are) and its peer;
+    `env`, when given, is the node's whole environment."""
+    node = start_node(tmp, "planner_node", params, extra_args=["-r", f"__ns:=/{ns}"], env=env)
     try:
         peer = Nav2Peer(ns, map_topic)
         peer.spin_until(lambda: peer.map_pub.get_subscription_count() > 0, what="discovery of the node")
@@ -881,24 +883,35 @@ def test_lifecycle_through_the_real_services():
 def test_deactivate_then_activate_while_a_plan_runs_answers_it_not_active():
     """The race of a goal stopped by deactivation whose plan returns after the node is active
     again: it is answered NOT_ACTIVE (why it was stopped), not SUPERSEDED (what the node's state
-    said when the plan returned); a goal after it is planned."""
+    said when the plan returned); a goal after it is planned. A plan notices a stop within
+    microseconds, so the race is provoked with a fault the node injects for tests: each goal's
+    plan, once ended, waits 3 s on its worker while the loop goes on serving, and the log shows
+    that `activate` was taken in before the stopped goal was answered."""
     tmp = tmpdir("blockstar-nav2-reactivate-")
-    params = dict(NAV2_PARAMS, robot_radius=0.05, max_planning_time=60.0, max_map_cells=BIG * BIG, autostart=True)
-    node, peer = start_nav2(tmp, "robot6", params)
+    params = dict(NAV2_PARAMS, robot_radius=0.05, max_planning_time=60.0, autostart=True)
+    env = dict(os.environ, BLOCKSTAR_FAULT_HOLD_PLAN_MS="3000")
+    node, peer = start_nav2(tmp, "robot6", params, env=env)
     try:
-        peer.publish_map(big_grid(), node)
-        far = peer.to_pose_goal(pose_stamped(*FAR), start=pose_stamped(1.0, 1.0))
-        peer.spin(0.3)  # planning: FAR takes seconds (helpers.big_grid)
-        # Both requests at once: the node takes activate while the stopped plan is still returning.
+        assert node.count("fault injection: goals' plans, once ended, are held 3000 ms") == 1
+        peer.publish_map(make_grid(80, 80, 0.05, (0.0, 0.0), lambda x, y: False), node)
+        goal = (2.0, 3.0)
+        stopped = peer.to_pose_goal(pose_stamped(*goal), start=pose_stamped(1.0, 1.0))
+        # The plan has ended and is held: the node still counts it as running.
+        node.wait_log(f"the plan of goal ({goal[0]:.3f}, {goal[1]:.3f}) ended; held", 1)
         assert peer.change.wait_for_service(timeout_sec=20.0)
         calls = [peer.change.call_async(ChangeState.Request(transition=Transition(id=t)))
                  for t in (Transition.TRANSITION_DEACTIVATE, Transition.TRANSITION_ACTIVATE)]
         peer.spin_until(lambda: all(c.done() for c in calls), what="both transitions")
         assert all(c.result().success for c in calls)
-        r = peer.result(far)
+        r = peer.result(stopped)
         assert r.status == GoalStatus.STATUS_ABORTED, r
+        assert r.result.error_code == R.UNKNOWN, r.result
         assert "deactivated" in r.result.error_msg, r.result.error_msg
-        r = peer.plan_to(pose_stamped(2.0, 3.0), start=pose_stamped(1.0, 1.0))
+        # The race happened: active again before the stopped goal was answered.
+        log = node.log()
+        answered = log.index(f"goal ({goal[0]:.3f}, {goal[1]:.3f}): NOT_ACTIVE")
+        assert log.rfind("lifecycle: activate -> active", 0, answered) > log.index("lifecycle: deactivate"), log
+        r = peer.plan_to(pose_stamped(2.0, 3.5), start=pose_stamped(1.0, 1.0))
         assert r.result.error_code == R.NONE, r.result.error_msg
         assert node.alive()
     finally:
