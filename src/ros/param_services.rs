@@ -104,7 +104,9 @@ pub type ServicesTask = std::pin::Pin<Box<dyn std::future::Future<Output = ()> +
 /// Creates the services and the `/parameter_events` publisher on `node` and announces every
 /// parameter there as new (rclcpp does so as each is declared). Returns the services' task
 /// (acknowledging each of the executor's spins through `gate`), the announcer, and the channel
-/// on which the task says that accepted changes wait in `live` to be applied.
+/// on which the task says that accepted changes wait in `live` to be applied: one signal holds
+/// them all (the loop reads `live` as it is then), so a burst of sets while the loop is busy
+/// queues one signal, not one each.
 pub fn create(
     node: &mut r2r::Node,
     live: Arc<Mutex<LiveParams>>,
@@ -112,7 +114,7 @@ pub fn create(
     responder: Responder,
     logger: &str,
     mut gate: SpinAck,
-) -> r2r::Result<(ServicesTask, Announcer, mpsc::UnboundedReceiver<()>)> {
+) -> r2r::Result<(ServicesTask, Announcer, mpsc::Receiver<()>)> {
     let qos = super::node::service_qos;
     let [list, get, get_types, describe, set, set_atomically] = SERVICES;
     let mut list = node.create_service::<srv::ListParameters::Service>(list, qos())?;
@@ -132,7 +134,7 @@ pub fn create(
     let parameters = Parameters { live, events: events.clone(), responder, logger: logger.to_owned() };
     let listing = parameters.listing();
     events.publish(listing.into_iter().map(|l| (l.name, l.value)).collect(), &[]);
-    let (changes, changed) = mpsc::unbounded_channel();
+    let (changes, changed) = mpsc::channel(1);
     let task = async move {
         loop {
             // Biased: the spin is acknowledged (last) only when no request waits (`spin_gate`).
@@ -150,7 +152,10 @@ pub fn create(
                 }
                 else => return,
             };
-            if accepted == Accepted::Changes && changes.send(()).is_err() {
+            // A signal already waiting covers this change too.
+            if accepted == Accepted::Changes
+                && matches!(changes.try_send(()), Err(mpsc::error::TrySendError::Closed(())))
+            {
                 return;
             }
         }
