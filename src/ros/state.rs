@@ -695,8 +695,10 @@ impl NodeState {
         let (done, flag) = (self.done.clone(), cancel.clone());
         let leeway = Leeway { tolerance: self.params.tolerance, start_overlap: self.params.start_overlap };
         let (echo, last) = (req.echo(), *goals.last().expect("a request has goals"));
-        let (hold, logger) = (self.hold_plan, self.logger().to_string());
-        let held = format!("the plan of goal ({:.3}, {:.3})", echo.pose.position.x, echo.pose.position.y);
+        let hold = self.hold_plan.map(|hold| {
+            let p = &echo.pose.position;
+            (hold, format!("the plan of goal ({:.3}, {:.3})", p.x, p.y), self.logger().to_string())
+        });
         let work = Work::Goal(Box::new(req), echo, last);
         self.slots[profile].running = Some(Running { work, cancel, stop: None, map_version: self.map_version });
         tokio::task::spawn_blocking(move || {
@@ -706,7 +708,7 @@ impl NodeState {
                 _ => crate::waypoints::plan_through(&planner, start, &goals, &budget).map_err(PlanError::from),
             });
             let result = Box::new(result.unwrap_or_else(|why| Err(internal_error("the planner", &why))));
-            if let Some(hold) = hold {
+            if let Some((hold, held, logger)) = hold {
                 r2r::log_warn!(&logger, "fault injection: {held} ended; held {} ms", hold.as_millis());
                 std::thread::sleep(hold);
             }

@@ -885,20 +885,21 @@ def test_deactivate_then_activate_while_a_plan_runs_answers_it_not_active():
     again: it is answered NOT_ACTIVE (why it was stopped), not SUPERSEDED (what the node's state
     said when the plan returned); a goal after it is planned. A plan notices a stop within
     microseconds, so the race is provoked with a fault the node injects for tests: each goal's
-    plan, once ended, waits 3 s on its worker while the loop goes on serving, and the log shows
-    that `activate` was taken in before the stopped goal was answered."""
+    plan, once ended, waits 8 s on its worker while the loop goes on serving (the two
+    transitions take a spin each, and a spin the loop does not acknowledge waits up to 1 s), and
+    the log shows that `activate` was taken in before the stopped goal was answered."""
     tmp = tmpdir("blockstar-nav2-reactivate-")
     params = dict(NAV2_PARAMS, robot_radius=0.05, max_planning_time=60.0, autostart=True)
-    env = dict(os.environ, BLOCKSTAR_FAULT_HOLD_PLAN_MS="3000")
+    env = dict(os.environ, BLOCKSTAR_FAULT_HOLD_PLAN_MS="8000")
     node, peer = start_nav2(tmp, "robot6", params, env=env)
     try:
-        assert node.count("fault injection: goals' plans, once ended, are held 3000 ms") == 1
+        assert node.count("fault injection: goals' plans, once ended, are held 8000 ms") == 1
+        assert peer.change.wait_for_service(timeout_sec=20.0)
         peer.publish_map(make_grid(80, 80, 0.05, (0.0, 0.0), lambda x, y: False), node)
         goal = (2.0, 3.0)
         stopped = peer.to_pose_goal(pose_stamped(*goal), start=pose_stamped(1.0, 1.0))
         # The plan has ended and is held: the node still counts it as running.
         node.wait_log(f"the plan of goal ({goal[0]:.3f}, {goal[1]:.3f}) ended; held", 1)
-        assert peer.change.wait_for_service(timeout_sec=20.0)
         calls = [peer.change.call_async(ChangeState.Request(transition=Transition(id=t)))
                  for t in (Transition.TRANSITION_DEACTIVATE, Transition.TRANSITION_ACTIVATE)]
         peer.spin_until(lambda: all(c.done() for c in calls), what="both transitions")
