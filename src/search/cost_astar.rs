@@ -9,12 +9,24 @@
 //! quarter-cell midpoints the caller's line integral samples. The heuristic is the 16-connected
 //! distance on an empty map: admissible and consistent because every weight is at least 1.
 //!
+//! Most of a search's nodes lie on open ground (`super::open_ground`: a cell whose 5 x 5
+//! window is free, costs nothing and is admitted), where every move costs its length. There the
+//! search orders the moves canonically ([`CANONICAL_NEXT`]): a path that arrived by a straight or
+//! diagonal step goes on only by the same step, one that arrived by a knight's move by the same
+//! move or the two steps beside it, and a straight or diagonal run goes on cell after cell
+//! without the open list. Every other pair of moves through such a cell has an alternative
+//! inside its window that is cheaper or as cheap in canonical order, so the prices found are
+//! those of the search over all 16 moves (tested against a plain Dijkstra); the start and every
+//! cell near an obstacle, a cost or the edge of the admitted cells take all 16 moves, each
+//! checked and priced.
+//!
 //! [`CostAStar::find_path`] returns the cheapest 16-connected path (exact under the sampled
 //! prices); [`CostAStar::find_path_within`] the cheapest within the cells a caller admits, exact
 //! too unless the caller's estimates of the cost to the goal exceed the true cost (the planner's
 //! corridors, `crate::hierarchy`). String pulling never raises a path's price.
 
 use super::los::{CellMask, LosRule};
+use super::open_ground::OpenGround;
 use super::path::SearchFailure;
 use super::poll::StopPoll;
 use super::scratch::{NodeScratch, NO_PARENT};
@@ -44,6 +56,10 @@ const MOVES: [(i64, i64); 16] = [
 
 /// Sampling step of the prices (cells), the caller's line integral's.
 const STEP: f64 = crate::costs::COST_STEP;
+
+/// Most cells a straight or diagonal ray over open ground passes before its cell is queued: a
+/// bound on how far past the search's front it looks.
+const RAY_CELLS: usize = 16;
 
 /// Open-list entries a [`CostAStar`] keeps between queries (384 KiB).
 pub const OPEN_LIST_KEPT: usize = 1 << 14;
@@ -205,6 +221,8 @@ pub struct CostAStar {
     /// `moves` laid out for the width they were last used with.
     flat: Vec<FlatMove>,
     flat_width: usize,
+    /// Which cells of the current query are open ground.
+    ground: OpenGround,
 }
 
 impl Default for CostAStar {
@@ -220,12 +238,14 @@ impl CostAStar {
         self.scratch.bytes()
             + self.open.capacity() * std::mem::size_of::<OpenEntry>()
             + self.flat.capacity() * std::mem::size_of::<FlatMove>()
+            + self.ground.bytes()
     }
 
     /// Hands the node records' pages back to the operating system (see
     /// `crate::memory::release_zeroed`); the next query sees them untouched.
     pub fn release_scratch_pages(&mut self) {
         self.scratch.release_pages();
+        self.ground.release_pages();
     }
 
     /// An empty searcher (memory is sized on the first query).
@@ -255,6 +275,7 @@ impl CostAStar {
             moves,
             flat: Vec::new(),
             flat_width: usize::MAX,
+            ground: OpenGround::default(),
         }
     }
 
@@ -298,6 +319,11 @@ impl CostAStar {
         guide: impl Fn(i64, i64) -> Option<f64>,
         should_stop: impl FnMut() -> bool,
     ) -> Result<CostPath, SearchFailure> {
+        // The open list holds exactly `OPEN_LIST_KEPT` entries' room between queries, whatever
+        // the queries so far reached: the searcher's memory does not creep up with the plans.
+        if self.open.capacity() < OPEN_LIST_KEPT {
+            self.open.reserve_exact(OPEN_LIST_KEPT);
+        }
         let found = self.search(mask, start, goal, cell_extra, guide, should_stop);
         self.open.clear();
         self.open.shrink_to(OPEN_LIST_KEPT);
@@ -340,6 +366,14 @@ impl CostAStar {
         s.set(start_slot, 0.0, NO_PARENT);
         let open = &mut self.open;
         open.clear();
+        let ground = &mut self.ground;
+        ground.begin(w, h);
+        // Blocked, costed or not admitted (cells inside the map): what open ground must not hold.
+        let dirty = |x: i64, y: i64| {
+            padded[(y + 1) as usize * stride + (x + 1) as usize] != 0
+                || cell_extra(y as usize * w + x as usize) > 0.0
+                || guide(x, y).is_none()
+        };
         let (sx, sy) = (i64::from(start.0), i64::from(start.1));
         open.push(OpenEntry::new(hfn(sx, sy, guide(sx, sy).unwrap_or(0.0)), 0.0, si, start_slot));
         let mut expansions = 0usize;
@@ -367,8 +401,46 @@ impl CostAStar {
             }
             expansions += 1;
             let (x, y) = ((i % w) as i64, (i / w) as i64);
-            let padded_i = ((y + 1) as usize * stride + (x + 1) as usize) as isize;
             let gu = s.g(slot);
+            // On open ground a path goes on canonically: only the moves that may follow the
+            // one it arrived by, every one legal and priced by its length (`OpenGround`).
+            let parent = s.parent(slot);
+            let arrival = if parent == NO_PARENT {
+                None
+            } else {
+                let p = parent as usize;
+                move_index(x - (p % w) as i64, y - (p / w) as i64)
+            };
+            if let Some(k) = arrival.filter(|_| ground.is_open(x, y, dirty)) {
+                for &n in &CANONICAL_NEXT[k].0[..CANONICAL_NEXT[k].1] {
+                    let m = &self.flat[n];
+                    // A straight or diagonal step into open ground can only be followed by the
+                    // same step again: the ray goes on without the open list (each cell's
+                    // record set as its expansion would), and only the cell where it stops
+                    // (not open ground, the goal, a cheaper record, or `RAY_CELLS` on) is queued.
+                    let ray = m.dx.abs() + m.dy.abs() <= 2;
+                    let (mut cx, mut cy, mut ci, mut cg) = (x, y, i, gu);
+                    for step in 1.. {
+                        let (nx, ny) = (cx + m.dx, cy + m.dy);
+                        let j_slot = slots.of(nx as usize, ny as usize);
+                        let ng = cg + m.len;
+                        if s.is_closed(j_slot) || ng >= s.g(j_slot) {
+                            break;
+                        }
+                        let Some(estimate) = guide(nx, ny) else { break };
+                        s.set(j_slot, ng, ci as u32);
+                        let j = (ci as isize + m.target) as usize;
+                        if ray && j != gi && step < RAY_CELLS && ground.is_open(nx, ny, dirty) {
+                            (cx, cy, ci, cg) = (nx, ny, j, ng);
+                            continue;
+                        }
+                        open.push(OpenEntry::new(ng + hfn(nx, ny, estimate), ng, j, j_slot));
+                        break;
+                    }
+                }
+                continue;
+            }
+            let padded_i = ((y + 1) as usize * stride + (x + 1) as usize) as isize;
             for m in &self.flat {
                 // The mask's blocked border covers the cells just outside the map, and a move's
                 // touched cells are listed nearest first, so no index leaves the padded mask.
@@ -400,6 +472,64 @@ impl CostAStar {
         }
         Err(SearchFailure::NoPath)
     }
+}
+
+/// The moves a path may take after arriving at an open-ground cell by move `k` (an index into
+/// [`MOVES`]), and how many: after a straight or diagonal step only the same step, after a
+/// knight's move the same move or one of the two steps beside it (the straight and the diagonal
+/// whose directions flank it). This is the canonical ordering of the 16 moves (Rivera, Hernández,
+/// Hormazábal & Baier, *The 2^k Neighborhoods for Grid Path Planning*, JAIR 2020): on an empty
+/// map every cell has a cheapest path of knight's moves first, then steps of one kind. Every
+/// other pair of moves through an open-ground cell is either dearer than a path of at most two
+/// moves between the same ends or as dear as the same two moves in canonical order, and both
+/// alternatives stay in the cell's 5 x 5 window, where every move costs its length.
+const CANONICAL_NEXT: [([usize; 3], usize); 16] = {
+    let mut next = [([0usize; 3], 0usize); 16];
+    let mut k = 0;
+    while k < 16 {
+        let (dx, dy) = MOVES[k];
+        next[k] = if dx.abs() + dy.abs() == 3 {
+            // The straight step along the knight's long axis and the diagonal one.
+            let (sx, sy) = (dx.signum(), dy.signum());
+            let straight = if dx.abs() == 2 { (sx, 0) } else { (0, sy) };
+            ([k, move_index_const(straight), move_index_const((sx, sy))], 3)
+        } else {
+            ([k, 0, 0], 1)
+        };
+        k += 1;
+    }
+    next
+};
+
+/// The index in [`MOVES`] of move `d` (one of them).
+const fn move_index_const(d: (i64, i64)) -> usize {
+    let mut k = 0;
+    while k < 16 {
+        if MOVES[k].0 == d.0 && MOVES[k].1 == d.1 {
+            return k;
+        }
+        k += 1;
+    }
+    panic!("not one of the 16 moves")
+}
+
+/// The index in [`MOVES`] of the move `(dx, dy)`, if it is one.
+#[inline(always)]
+fn move_index(dx: i64, dy: i64) -> Option<usize> {
+    const TABLE: [u8; 25] = {
+        let mut t = [u8::MAX; 25];
+        let mut k = 0;
+        while k < 16 {
+            t[((MOVES[k].1 + 2) * 5 + MOVES[k].0 + 2) as usize] = k as u8;
+            k += 1;
+        }
+        t
+    };
+    if dx.abs() > 2 || dy.abs() > 2 {
+        return None;
+    }
+    let k = TABLE[((dy + 2) * 5 + dx + 2) as usize];
+    (k != u8::MAX).then_some(k as usize)
 }
 
 /// The length of the shortest 16-connected path over `(dx, dy)` cells with no obstacle and no
@@ -508,6 +638,8 @@ fn merge_free_runs(cells: &[(u32, u32)], cost_free: impl Fn(i64, i64) -> bool) -
 mod tests {
     use super::*;
     use crate::grid::Grid;
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
 
     #[test]
     fn without_costs_the_path_is_a_shortest_16_connected_one() {
@@ -613,6 +745,147 @@ mod tests {
         assert!(p.cells.contains(&(25, 4)), "{:?}", p.cells);
         let free = CostAStar::new().find_path(&m, (2, 0), (2, 8), |_| 0.0, || false).unwrap();
         assert!((free.cost - 8.0).abs() < 1e-9);
+    }
+
+    /// Plain Dijkstra over the same 16 moves, legality and prices as the search's, all moves
+    /// from every cell, among the cells `admitted`: the cheapest price from `s` to `t`.
+    fn dijkstra(
+        mask: &CellMask,
+        extra: &dyn Fn(usize) -> f64,
+        admitted: &dyn Fn(i64, i64) -> bool,
+        s: (i64, i64),
+        t: (i64, i64),
+    ) -> f64 {
+        let (w, h) = (mask.width() as i64, mask.height() as i64);
+        let moves = CostAStar::new().moves;
+        let mut dist = vec![f64::INFINITY; (w * h) as usize];
+        let mut heap = BinaryHeap::new();
+        dist[(s.1 * w + s.0) as usize] = 0.0;
+        heap.push(Reverse((0u64, s)));
+        while let Some(Reverse((d, (x, y)))) = heap.pop() {
+            let d = f64::from_bits(d);
+            if d > dist[(y * w + x) as usize] {
+                continue;
+            }
+            if (x, y) == t {
+                return d;
+            }
+            for m in &moves {
+                let (nx, ny) = (x + m.d.0, y + m.d.1);
+                if m.touched.iter().any(|&(ox, oy)| mask.is_blocked(x + ox, y + oy)) || !admitted(nx, ny) {
+                    continue;
+                }
+                let nd = d
+                    + m.len
+                    + m.weights.iter().map(|&((ox, oy), l)| l * extra(((y + oy) * w + x + ox) as usize)).sum::<f64>();
+                if nd < dist[(ny * w + nx) as usize] {
+                    dist[(ny * w + nx) as usize] = nd;
+                    heap.push(Reverse((nd.to_bits(), (nx, ny))));
+                }
+            }
+        }
+        f64::INFINITY
+    }
+
+    /// The price of a path of cells, recomputed from its moves (each one of the 16, legal).
+    fn price_of(mask: &CellMask, extra: &dyn Fn(usize) -> f64, cells: &[(u32, u32)]) -> f64 {
+        let moves = CostAStar::new().moves;
+        let w = mask.width() as i64;
+        cells
+            .windows(2)
+            .map(|c| {
+                let (x, y) = (i64::from(c[0].0), i64::from(c[0].1));
+                let d = (i64::from(c[1].0) - x, i64::from(c[1].1) - y);
+                let m = moves.iter().find(|m| m.d == d).unwrap_or_else(|| panic!("{d:?} is not a move"));
+                assert!(
+                    m.touched.iter().all(|&(ox, oy)| !mask.is_blocked(x + ox, y + oy)),
+                    "illegal {d:?} at ({x}, {y})"
+                );
+                m.len + m.weights.iter().map(|&((ox, oy), l)| l * extra(((y + oy) * w + x + ox) as usize)).sum::<f64>()
+            })
+            .sum()
+    }
+
+    /// On maps of open ground with scattered obstacles and cost blobs (where the canonical
+    /// ordering prunes, and equal-price paths abound), the search's price equals a plain
+    /// Dijkstra's over every move, and the path it returns has that price; also inside a set of
+    /// admitted cells.
+    #[test]
+    fn the_canonical_search_is_exact_against_dijkstra() {
+        let mut seed = 5u64;
+        let mut next = move |n: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let mut search = CostAStar::new();
+        let mut pruned_maps = 0;
+        for round in 0..60 {
+            let (w, h) = (20 + next(40) as usize, 20 + next(40) as usize);
+            let mut blocked = vec![false; w * h];
+            let mut cost = vec![0.0f64; w * h];
+            // A few rectangles of obstacles and of costs, some single cells.
+            for _ in 0..next(6) {
+                let (x0, y0, rw, rh) =
+                    (next(w as u64) as usize, next(h as u64) as usize, 1 + next(8) as usize, 1 + next(8) as usize);
+                let c = [0.0, 0.0, 0.3, 2.0, 7.5][next(5) as usize];
+                for y in y0..(y0 + rh).min(h) {
+                    for x in x0..(x0 + rw).min(w) {
+                        if c == 0.0 {
+                            blocked[y * w + x] = true;
+                        } else {
+                            cost[y * w + x] = c;
+                        }
+                    }
+                }
+            }
+            for _ in 0..next(8) {
+                cost[next((w * h) as u64) as usize] = [0.1, 1.0, 20.0][next(3) as usize];
+            }
+            let m = CellMask::from_grid(&Grid::from_blocked(w, h, blocked).unwrap());
+            let extra = |i: usize| cost[i];
+            // Every other round, only the cells of a few bands are admitted.
+            let bands = [(next(w as u64) as i64, 3 + next(10) as i64), (next(w as u64) as i64, 3 + next(10) as i64)];
+            let limited = round % 2 == 1;
+            let admitted = |x: i64, y: i64| !limited || y % 7 < 5 || bands.iter().any(|&(b, bw)| x >= b && x < b + bw);
+            for _ in 0..8 {
+                let mut pick = || loop {
+                    let (x, y) = (next(w as u64) as i64, next(h as u64) as i64);
+                    if !m.is_blocked(x, y) && admitted(x, y) {
+                        return (x, y);
+                    }
+                };
+                let (a, b) = (pick(), pick());
+                let want = dijkstra(&m, &extra, &admitted, a, b);
+                let cell = |p: (i64, i64)| (p.0 as u32, p.1 as u32);
+                let got = search.find_path_within(
+                    &m,
+                    cell(a),
+                    cell(b),
+                    extra,
+                    |x, y| admitted(x, y).then_some(0.0),
+                    || false,
+                );
+                match got {
+                    Ok(p) => {
+                        assert!(
+                            (p.cost - want).abs() <= 1e-9 * want.max(1.0),
+                            "round {round} {a:?}->{b:?}: {} vs {want}",
+                            p.cost
+                        );
+                        let again = price_of(&m, &extra, &p.cells);
+                        assert!(
+                            (again - p.cost).abs() <= 1e-9 * want.max(1.0),
+                            "round {round}: path prices {again}, said {}",
+                            p.cost
+                        );
+                        assert!(p.cells.iter().all(|&(x, y)| admitted(i64::from(x), i64::from(y))));
+                    }
+                    Err(e) => assert!(want.is_infinite(), "round {round} {a:?}->{b:?}: {e:?}, Dijkstra {want}"),
+                }
+            }
+            pruned_maps += usize::from(cost.iter().filter(|&&c| c == 0.0).count() > w * h / 2);
+        }
+        assert!(pruned_maps > 40, "{pruned_maps}");
     }
 
     /// Every cell has a slot of its own, below the count the scratch is sized for; tiled, a

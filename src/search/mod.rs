@@ -7,6 +7,7 @@ pub mod grid_astar;
 pub mod lazy_theta;
 pub mod los;
 pub mod octile;
+mod open_ground;
 pub mod path;
 pub mod poll;
 pub mod scratch;
