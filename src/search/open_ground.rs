@@ -1,5 +1,6 @@
 //! Open ground for a cost search: the cells whose 5 x 5 window (the cell and the two rings
-//! around it) lies inside the map, is free, adds no cost and is admitted by the caller.
+//! around it) lies inside the map, is free, adds no cost and is admitted by the caller (with no
+//! estimate of its own above the distance).
 //!
 //! Every one of the 16 moves of [`super::cost_astar`] from such a cell stays inside that window
 //! (its price samples and the cells it touches lie in the bounding box of its two centres, at
