@@ -1,6 +1,6 @@
 //! Open ground for a cost search: the cells whose 5 x 5 window (the cell and the two rings
-//! around it) lies inside the map, is free, adds no cost and is admitted by the caller (with no
-//! estimate of its own above the distance).
+//! around it) lies inside the map, is free, adds no cost and is admitted by the caller with an
+//! estimate of 0.
 //!
 //! Every one of the 16 moves of [`super::cost_astar`] from such a cell stays inside that window
 //! (its price samples and the cells it touches lie in the bounding box of its two centres, at
@@ -31,7 +31,7 @@ struct Tile {
 unsafe impl bytemuck::Zeroable for Tile {}
 
 /// The open ground of one query at a time (see the module doc): 36 bytes per 256 cells of the
-/// largest map searched, allocated zeroed, so tiles no query reached cost no resident memory.
+/// map searched last, allocated zeroed, so tiles no query reached cost no resident memory.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct OpenGround {
     width: usize,
@@ -53,6 +53,7 @@ impl OpenGround {
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             // After 2^32 queries the stamps wrap: clear them once.
+            self.tiles = Vec::new();
             self.tiles = bytemuck::zeroed_vec(across * down);
             self.generation = 1;
         }
@@ -68,7 +69,7 @@ impl OpenGround {
         if self.tiles[k].stamp != self.generation {
             self.tiles[k] = Tile { stamp: self.generation, rows: self.compute(ux >> SHIFT, uy >> SHIFT, dirty) };
         }
-        self.tiles[k].rows[uy & (SIDE - 1)] >> (ux & (SIDE - 1)) & 1 == 1
+        (self.tiles[k].rows[uy & (SIDE - 1)] >> (ux & (SIDE - 1))) & 1 == 1
     }
 
     /// The open-ground bits of tile `(tx, ty)`: a 20 x 20 read of the dirty cells (outside the
