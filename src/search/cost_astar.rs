@@ -419,7 +419,9 @@ impl CostAStar {
                 let p = parent as usize;
                 move_index(x - (p % w) as i64, y - (p / w) as i64)
             };
-            if let Some(k) = arrival.filter(|_| ground.is_open(x, y, dirty)) {
+            // A dirty cell is not open ground, known without working out its tile: in a
+            // corridor, whose cells carry positive estimates, no tile is worked out at all.
+            if let Some(k) = arrival.filter(|_| !dirty(x, y) && ground.is_open(x, y, dirty)) {
                 canonical += 1;
                 for &n in &CANONICAL_NEXT[k].0[..CANONICAL_NEXT[k].1] {
                     let m = &self.flat[n];
