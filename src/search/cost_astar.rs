@@ -294,8 +294,9 @@ impl CostAStar {
     /// (polled every 1024 open-list entries taken, stale ones included) returns true.
     ///
     /// Between queries the searcher holds its per-node arrays (16 bytes per cell of the largest
-    /// map searched, laid out in 16 x 16 tiles so a long corridor's search writes few pages) and an open
-    /// list of at most [`OPEN_LIST_KEPT`] entries.
+    /// map searched, laid out in 16 x 16 tiles so a long corridor's search writes few pages), its
+    /// open-ground tiles (36 bytes per 256 cells of the map searched last; both allocated zeroed,
+    /// resident only where searches reached) and room for [`OPEN_LIST_KEPT`] open-list entries.
     pub fn find_path(
         &mut self,
         mask: &CellMask,
