@@ -11,13 +11,13 @@
 //!
 //! Most of a search's nodes lie on open ground (`super::open_ground`: a cell whose 5 x 5
 //! window is free, costs nothing and is admitted), where every move costs its length. There the
-//! search orders the moves canonically ([`CANONICAL_NEXT`]): a path that arrived by a straight or
+//! search orders the moves canonically (`CANONICAL_NEXT`): a path that arrived by a straight or
 //! diagonal step goes on only by the same step, one that arrived by a knight's move by the same
 //! move or the two steps beside it, and a straight or diagonal run goes on cell after cell
 //! without the open list. Every other pair of moves through such a cell has an alternative
 //! inside its window that is cheaper or as cheap in canonical order, so the prices found are
 //! those of the search over all 16 moves (tested against a plain Dijkstra; the argument is at
-//! [`CANONICAL_NEXT`]); the start and every cell within two cells of an obstacle, a cost, the
+//! `CANONICAL_NEXT`); the start and every cell within two cells of an obstacle, a cost, the
 //! map's edge, a cell not admitted or one with a positive estimate take all 16 moves, each
 //! checked and priced.
 //!
