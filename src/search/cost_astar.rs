@@ -515,7 +515,8 @@ const CANONICAL_NEXT: [([usize; 3], usize); 16] = {
             // The straight step along the knight's long axis and the diagonal one.
             let (sx, sy) = (dx.signum(), dy.signum());
             let straight = if dx.abs() == 2 { (sx, 0) } else { (0, sy) };
-            ([k, move_index_const(straight), move_index_const((sx, sy))], 3)
+            let (straight, diagonal) = (MOVE_AT[window_index(straight)], MOVE_AT[window_index((sx, sy))]);
+            ([k, straight as usize, diagonal as usize], 3)
         } else {
             ([k, 0, 0], 1)
         };
@@ -524,34 +525,31 @@ const CANONICAL_NEXT: [([usize; 3], usize); 16] = {
     next
 };
 
-/// The index in [`MOVES`] of move `d` (one of them).
-const fn move_index_const(d: (i64, i64)) -> usize {
+/// The index in [`MOVES`] of each offset within two cells, row-major from `(-2, -2)`
+/// (`u8::MAX` where the offset is not a move).
+const MOVE_AT: [u8; 25] = {
+    let mut t = [u8::MAX; 25];
     let mut k = 0;
     while k < 16 {
-        if MOVES[k].0 == d.0 && MOVES[k].1 == d.1 {
-            return k;
-        }
+        t[window_index(MOVES[k])] = k as u8;
         k += 1;
     }
-    panic!("not one of the 16 moves")
+    t
+};
+
+/// Where offset `d` (each coordinate within two cells) sits in a 5 x 5 window, row-major from
+/// `(-2, -2)`.
+const fn window_index(d: (i64, i64)) -> usize {
+    ((d.1 + 2) * 5 + d.0 + 2) as usize
 }
 
 /// The index in [`MOVES`] of the move `(dx, dy)`, if it is one.
 #[inline(always)]
 fn move_index(dx: i64, dy: i64) -> Option<usize> {
-    const TABLE: [u8; 25] = {
-        let mut t = [u8::MAX; 25];
-        let mut k = 0;
-        while k < 16 {
-            t[((MOVES[k].1 + 2) * 5 + MOVES[k].0 + 2) as usize] = k as u8;
-            k += 1;
-        }
-        t
-    };
     if dx.abs() > 2 || dy.abs() > 2 {
         return None;
     }
-    let k = TABLE[((dy + 2) * 5 + dx + 2) as usize];
+    let k = MOVE_AT[window_index((dx, dy))];
     (k != u8::MAX).then_some(k as usize)
 }
 
@@ -770,6 +768,16 @@ mod tests {
         assert!((free.cost - 8.0).abs() < 1e-9);
     }
 
+    /// The price of move `m` from cell `(x, y)`, `None` when it touches a blocked cell: the
+    /// search's own legality and prices, for the oracle and the re-pricing below.
+    fn move_price(m: &Move, mask: &CellMask, extra: &dyn Fn(usize) -> f64, x: i64, y: i64) -> Option<f64> {
+        let w = mask.width() as i64;
+        if m.touched.iter().any(|&(ox, oy)| mask.is_blocked(x + ox, y + oy)) {
+            return None;
+        }
+        Some(m.len + m.weights.iter().map(|&((ox, oy), l)| l * extra(((y + oy) * w + x + ox) as usize)).sum::<f64>())
+    }
+
     /// Plain Dijkstra over the same 16 moves, legality and prices as the search's, all moves
     /// from every cell, among the cells `admitted`: the cheapest price from `s` to `t`.
     fn dijkstra(
@@ -795,12 +803,8 @@ mod tests {
             }
             for m in &moves {
                 let (nx, ny) = (x + m.d.0, y + m.d.1);
-                if m.touched.iter().any(|&(ox, oy)| mask.is_blocked(x + ox, y + oy)) || !admitted(nx, ny) {
-                    continue;
-                }
-                let nd = d
-                    + m.len
-                    + m.weights.iter().map(|&((ox, oy), l)| l * extra(((y + oy) * w + x + ox) as usize)).sum::<f64>();
+                let Some(price) = move_price(m, mask, extra, x, y).filter(|_| admitted(nx, ny)) else { continue };
+                let nd = d + price;
                 if nd < dist[(ny * w + nx) as usize] {
                     dist[(ny * w + nx) as usize] = nd;
                     heap.push(Reverse((nd.to_bits(), (nx, ny))));
@@ -813,18 +817,13 @@ mod tests {
     /// The price of a path of cells, recomputed from its moves (each one of the 16, legal).
     fn price_of(mask: &CellMask, extra: &dyn Fn(usize) -> f64, cells: &[(u32, u32)]) -> f64 {
         let moves = CostAStar::new().moves;
-        let w = mask.width() as i64;
         cells
             .windows(2)
             .map(|c| {
                 let (x, y) = (i64::from(c[0].0), i64::from(c[0].1));
                 let d = (i64::from(c[1].0) - x, i64::from(c[1].1) - y);
                 let m = moves.iter().find(|m| m.d == d).unwrap_or_else(|| panic!("{d:?} is not a move"));
-                assert!(
-                    m.touched.iter().all(|&(ox, oy)| !mask.is_blocked(x + ox, y + oy)),
-                    "illegal {d:?} at ({x}, {y})"
-                );
-                m.len + m.weights.iter().map(|&((ox, oy), l)| l * extra(((y + oy) * w + x + ox) as usize)).sum::<f64>()
+                move_price(m, mask, extra, x, y).unwrap_or_else(|| panic!("illegal {d:?} at ({x}, {y})"))
             })
             .sum()
     }

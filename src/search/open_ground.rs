@@ -44,18 +44,13 @@ pub(crate) struct OpenGround {
 impl OpenGround {
     /// Starts a query on a `width` x `height` map: every tile unknown.
     pub(crate) fn begin(&mut self, width: usize, height: usize) {
-        let (across, down) = (width.div_ceil(SIDE), height.div_ceil(SIDE));
-        if (self.width, self.height) != (width, height) || self.tiles.len() != across * down {
+        self.generation = self.generation.wrapping_add(1);
+        // A new size, or the stamps wrapping after 2^32 queries: every tile anew.
+        if (self.width, self.height) != (width, height) || self.generation == 0 {
+            let (across, down) = (width.div_ceil(SIDE), height.div_ceil(SIDE));
             self.tiles = Vec::new(); // the old pages go before the new ones come
             self.tiles = bytemuck::zeroed_vec(across * down);
-            (self.width, self.height, self.across, self.generation) = (width, height, across, 0);
-        }
-        self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
-            // After 2^32 queries the stamps wrap: clear them once.
-            self.tiles = Vec::new();
-            self.tiles = bytemuck::zeroed_vec(across * down);
-            self.generation = 1;
+            (self.width, self.height, self.across, self.generation) = (width, height, across, 1);
         }
     }
 
