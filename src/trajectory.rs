@@ -198,9 +198,13 @@ impl PointsAlong {
         let Pose2 { x, y, yaw } = self.seg.start;
         let k = self.seg.curvature;
         if k == 0.0 {
+            // `at`'s points, bit for bit, without its per-point clamp and sign: `(i + 0.5) * ds`
+            // never exceeds the length for `i < n` (rounding is monotone), and reversing negates
+            // the product exactly.
+            let (dx, dy) = if self.seg.reverse { (-self.cos0, -self.sin0) } else { (self.cos0, self.sin0) };
             for i in 0..n {
-                let t = midpoint(i);
-                f(Point2::new(x + t * self.cos0, y + t * self.sin0));
+                let s = (i as f64 + 0.5) * ds;
+                f(Point2::new(x + s * dx, y + s * dy));
             }
             return;
         }
