@@ -326,6 +326,52 @@ fn cost_updates_equal_a_fresh_build() {
     }
 }
 
+/// A planner that planned on the map before a patch plans after it as one built on the patched
+/// map does: nothing its searches keep between plans (the cost guide's open ground, kept per
+/// state of the map) outlives a change. Every plan is asked for twice in a row, so the second
+/// starts with what the first kept.
+#[test]
+fn plans_after_patches_equal_those_of_a_fresh_planner() {
+    let (w, h) = (120usize, 80usize);
+    let mut data = vec![0i8; w * h];
+    // A wall across the middle with two doors, so the cost guide searches.
+    for y in 0..h {
+        for x in 58..62 {
+            if !(10..24).contains(&y) && !(52..70).contains(&y) {
+                data[y * w + x] = 100;
+            }
+        }
+    }
+    let mut expected = OccupancyMap::new(info(w, h), data, usize::MAX).unwrap();
+    let mut p = Planner::new(config(2.0)).unwrap();
+    p.set_map(expected.clone()).unwrap();
+    let (s, g) = (Pose2::new(1.0, 2.0, 0.0), Pose2::new(5.0, 2.0, 0.0));
+    let budget = Budget::without_deadline(None);
+    let outcome = |p: &Planner| p.plan(s, g, false, &budget).map(|plan| plan.trajectory).map_err(|e| e.to_string());
+    let mut rng = Lcg(5);
+    let mut changed = 0;
+    for step in 0..30 {
+        let before = outcome(&p);
+        assert_eq!(outcome(&p), before, "step {step}: the same plan twice");
+        // A box of obstacles, of costs or cleared, between the two ends.
+        let (pw, ph) = (2 + rng.next(12) as usize, 2 + rng.next(12) as usize);
+        let (x, y) = (24 + rng.next((72 - pw) as u64) as usize, rng.next((h - ph) as u64) as usize);
+        let v = [0i8, 100, 60, 30][rng.next(4) as usize];
+        for yy in y..y + ph {
+            for xx in x..x + pw {
+                expected.data[yy * w + xx] = v;
+            }
+        }
+        p.apply_patch(x as i64, y as i64, pw as i64, ph as i64, &vec![v; pw * ph]).unwrap();
+        let after = outcome(&p);
+        let mut fresh = Planner::new(p.config().clone()).unwrap();
+        fresh.set_map(expected.clone()).unwrap();
+        assert_eq!(after, outcome(&fresh), "step {step}: a {pw}x{ph} patch of {v} at ({x}, {y})");
+        changed += usize::from(after != before);
+    }
+    assert!(changed >= 4, "the patches changed only {changed} plans");
+}
+
 /// The figures a plan reports are those this test computes from its poses and the grid: the
 /// nearest obstacle by brute force over the obstacle cells.
 #[test]

@@ -11,6 +11,7 @@ use crate::grid::CellRect;
 use crate::hierarchy::ClusterGraph;
 use crate::lddb::Lddb;
 use crate::map::OccupancyMap;
+use crate::search::cost_astar::MapRevision;
 use std::sync::Arc;
 
 /// The map and what every vehicle profile shares of it: the occupancy values as received and
@@ -45,6 +46,10 @@ pub struct PreparedMap {
     /// Step 4's motion model for this map's resolution: turns on the spot, or Directional A*'s
     /// curves with their tables (see `planner::refiner`).
     pub(super) refiner: Arc<dyn Refine>,
+    /// Names this state of the mask and the costs for the cost guide's searcher, which keeps
+    /// what it worked out on one revision for the next plan on it: fresh whenever the map is
+    /// derived or follows an update.
+    pub(super) revision: MapRevision,
 }
 
 /// What a map update changed.
@@ -346,7 +351,7 @@ impl PreparedMap {
         let refiner = refiner::for_config(config, res, &holders)?;
         let collision = Self::collision_map(&site, config, &vehicle, donor.obstacles);
         let hierarchy = Self::cluster_graph(&blocks, &collision);
-        Ok(Self { site, vehicle, collision, blocks, hierarchy, refiner })
+        Ok(Self { site, vehicle, collision, blocks, hierarchy, refiner, revision: MapRevision::fresh() })
     }
 
     /// The cluster graph of the vehicle mask under the costs; `None` without costs.
@@ -417,7 +422,7 @@ impl PreparedMap {
     /// Splits off the site, so a group of profiles can hand theirs back and have it edited in
     /// place (see `planner::maps`).
     pub(super) fn detach(self) -> (Arc<SiteMap>, Detached) {
-        let Self { site, vehicle, mut collision, mut blocks, hierarchy, refiner } = self;
+        let Self { site, vehicle, mut collision, mut blocks, hierarchy, refiner, revision: _ } = self;
         // The site updates the obstacle distance, the values the costs read and the vehicle
         // mask in place; `attach` takes them back.
         collision.release_distance();
@@ -439,6 +444,8 @@ impl PreparedMap {
         donor: Donor,
     ) -> Result<MapUpdate, PlanError> {
         let invalid = |m: String| PlanError::new(StatusCode::InvalidInput, m);
+        // Whatever follows below changes (on success or not), this is a new state.
+        self.revision = MapRevision::fresh();
         if changed.rebuilt {
             self.collision = Self::collision_map(&self.site, config, &self.vehicle, donor.obstacles);
             let mask = self.site.clearance.shared_vehicle_mask(&self.vehicle).map_err(|e| invalid(e.to_string()))?;
@@ -518,6 +525,6 @@ impl Detached {
         collision.set_distance(site.obstacle_distance(&vehicle), site.clearance.shared_map());
         let mask = site.clearance.shared_vehicle_mask(&vehicle).expect("the site tracks every profile's vehicle");
         blocks.follow_mask(mask, &[]).expect("the site's mask has the map's size");
-        PreparedMap { site, vehicle, collision, blocks, hierarchy, refiner }
+        PreparedMap { site, vehicle, collision, blocks, hierarchy, refiner, revision: MapRevision::fresh() }
     }
 }

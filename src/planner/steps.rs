@@ -391,7 +391,11 @@ impl<'a> Request<'a> {
                 |x, y| c.estimate(x, y),
                 || budget.should_stop(),
             ),
-            None => search.find_path(mask, cell(start_cell), cell(goal_cell), &extra, || budget.should_stop()),
+            None => {
+                search.find_path_kept(self.prepared.revision, mask, cell(start_cell), cell(goal_cell), &extra, || {
+                    budget.should_stop()
+                })
+            }
         });
         let path = match found {
             Ok(p) => p,

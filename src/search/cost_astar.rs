@@ -22,9 +22,11 @@
 //! checked and priced.
 //!
 //! [`CostAStar::find_path`] returns the cheapest 16-connected path (exact under the sampled
-//! prices); [`CostAStar::find_path_within`] the cheapest within the cells a caller admits, exact
-//! too unless the caller's estimates of the cost to the goal exceed the true cost (the planner's
-//! corridors, `crate::hierarchy`). String pulling never raises a path's price.
+//! prices); [`CostAStar::find_path_kept`] the same, keeping what it worked out about the open
+//! ground for the next query on the same [`MapRevision`]; [`CostAStar::find_path_within`] the
+//! cheapest within the cells a caller admits, exact too unless the caller's estimates of the
+//! cost to the goal exceed the true cost (the planner's corridors, `crate::hierarchy`). String
+//! pulling never raises a path's price.
 
 use super::los::{CellMask, LosRule};
 use super::open_ground::OpenGround;
@@ -216,6 +218,20 @@ impl TiledSlots {
     }
 }
 
+/// Names one state of what a cost search reads (the mask and the weights per cell), so that
+/// queries on it can share work ([`CostAStar::find_path_kept`]). Each [`MapRevision::fresh`] is
+/// new (process-wide); its holder takes a fresh one whenever what it names changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MapRevision(u64);
+
+impl MapRevision {
+    /// A revision no other has (a process-wide counter; 2^64 of them).
+    pub fn fresh() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Self(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
 /// Cost-weighted A*; keep one per thread and reuse it, its memory is recycled across queries.
 #[derive(Debug, Clone)]
 pub struct CostAStar {
@@ -308,6 +324,23 @@ impl CostAStar {
         self.find_path_within(mask, start, goal, cell_extra, |_, _| Some(0.0), should_stop)
     }
 
+    /// [`CostAStar::find_path`] on the state of the mask and weights the caller names
+    /// `revision`: the open ground it works out (`super::open_ground`: which cells every move
+    /// leaves clean) is kept, and the next query on the same revision starts with it, if no other
+    /// query came between. Passing one revision with another mask or other weights is the
+    /// caller's error: that query may then take moves that touch blocked or costed cells.
+    pub fn find_path_kept(
+        &mut self,
+        revision: MapRevision,
+        mask: &CellMask,
+        start: (u32, u32),
+        goal: (u32, u32),
+        cell_extra: impl Fn(usize) -> f64,
+        should_stop: impl FnMut() -> bool,
+    ) -> Result<CostPath, SearchFailure> {
+        self.query(Some(revision), mask, start, goal, cell_extra, |_, _| Some(0.0), should_stop)
+    }
+
     /// [`CostAStar::find_path`] with its nodes limited to the cells `guide(x, y)` admits (`Some`;
     /// the start and the goal must be among them; a diagonal or knight's move between two of them
     /// may still touch others on the way, legality being the mask's): the cheapest such path, or
@@ -324,19 +357,36 @@ impl CostAStar {
         guide: impl Fn(i64, i64) -> Option<f64>,
         should_stop: impl FnMut() -> bool,
     ) -> Result<CostPath, SearchFailure> {
+        self.query(None, mask, start, goal, cell_extra, guide, should_stop)
+    }
+
+    /// One query; its open ground is kept across the queries that name one `revision`.
+    #[allow(clippy::too_many_arguments)]
+    fn query(
+        &mut self,
+        revision: Option<MapRevision>,
+        mask: &CellMask,
+        start: (u32, u32),
+        goal: (u32, u32),
+        cell_extra: impl Fn(usize) -> f64,
+        guide: impl Fn(i64, i64) -> Option<f64>,
+        should_stop: impl FnMut() -> bool,
+    ) -> Result<CostPath, SearchFailure> {
         // The open list holds exactly `OPEN_LIST_KEPT` entries' room between queries, whatever
         // the queries so far reached: the searcher's memory does not creep up with the plans.
         if self.open.capacity() < OPEN_LIST_KEPT {
             self.open.reserve_exact(OPEN_LIST_KEPT);
         }
-        let found = self.search(mask, start, goal, cell_extra, guide, should_stop);
+        let found = self.search(revision, mask, start, goal, cell_extra, guide, should_stop);
         self.open.clear();
         self.open.shrink_to(OPEN_LIST_KEPT);
         found
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn search(
         &mut self,
+        revision: Option<MapRevision>,
         mask: &CellMask,
         start: (u32, u32),
         goal: (u32, u32),
@@ -372,7 +422,7 @@ impl CostAStar {
         let open = &mut self.open;
         open.clear();
         let ground = &mut self.ground;
-        ground.begin(w, h);
+        ground.begin(w, h, revision);
         // Blocked, costed (a NaN weight counts as costed), not admitted or with a positive
         // estimate (cells inside the map): what open ground must not hold. A caller's estimate
         // makes the heuristic inconsistent there, and the search no longer exact; pruning moves

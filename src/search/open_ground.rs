@@ -8,9 +8,11 @@
 //! from open ground every move is legal and costs its length, the empty map's case, which is
 //! what lets the search order its moves canonically there (see `cost_astar`).
 //!
-//! Kept per query, computed lazily a 16 x 16 tile at a time (a 20 x 20 read of the cells around
-//! the tile, dilated with bit operations) and stamped with the query's generation, so a query
-//! pays only for the tiles its search reaches and a new query starts with nothing to clear.
+//! Computed lazily a 16 x 16 tile at a time (a 20 x 20 read of the cells around the tile,
+//! dilated with bit operations) and stamped with a generation, so a query pays only for the
+//! tiles its search reaches and a new generation starts with nothing to clear. A generation
+//! lasts one query, or, for the queries a caller names with one [`MapRevision`] (the same
+//! cells dirty in each), as long as they follow each other.
 
 /// Side of a tile (cells).
 const SIDE: usize = 16;
@@ -19,8 +21,10 @@ const SHIFT: u32 = SIDE.trailing_zeros();
 /// The window's reach around a cell (cells).
 const REACH: i64 = 2;
 
-/// One tile: the query generation that computed it (0: never) and a bit per cell, row by row,
-/// set where the cell is open ground.
+use super::cost_astar::MapRevision;
+
+/// One tile: the generation that computed it (0: never) and a bit per cell, row by row, set
+/// where the cell is open ground.
 #[derive(Debug, Clone, Copy, Default)]
 struct Tile {
     stamp: u32,
@@ -30,8 +34,8 @@ struct Tile {
 // SAFETY: plain numbers; all-zero bytes are a tile no query computed.
 unsafe impl bytemuck::Zeroable for Tile {}
 
-/// The open ground of one query at a time (see the module doc): 36 bytes per 256 cells of the
-/// map searched last, allocated zeroed, so tiles no query reached cost no resident memory.
+/// The open ground of one generation at a time (see the module doc): 36 bytes per 256 cells of
+/// the map searched last, allocated zeroed, so tiles no query reached cost no resident memory.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct OpenGround {
     width: usize,
@@ -39,11 +43,19 @@ pub(crate) struct OpenGround {
     across: usize,
     tiles: Vec<Tile>,
     generation: u32,
+    /// The revision the current generation's tiles were worked out on (`None`: one query's).
+    revision: Option<MapRevision>,
 }
 
 impl OpenGround {
-    /// Starts a query on a `width` x `height` map: every tile unknown.
-    pub(crate) fn begin(&mut self, width: usize, height: usize) {
+    /// Starts a query on a `width` x `height` map. Its tiles are those of the query before when
+    /// both name the same `revision` (the caller's promise: the same cells dirty); otherwise
+    /// every tile is unknown.
+    pub(crate) fn begin(&mut self, width: usize, height: usize, revision: Option<MapRevision>) {
+        if revision.is_some() && revision == self.revision && (self.width, self.height) == (width, height) {
+            return;
+        }
+        self.revision = revision;
         self.generation = self.generation.wrapping_add(1);
         // A new size, or the stamps wrapping after 2^32 queries: every tile anew.
         if (self.width, self.height) != (width, height) || self.generation == 0 {
@@ -56,7 +68,7 @@ impl OpenGround {
 
     /// True when cell `(x, y)` (inside the map) is open ground, `dirty(x, y)` saying which cells
     /// (inside the map) are blocked, add cost or are not admitted. `dirty` must answer the same
-    /// within one query: a tile is computed the first time one of its cells is asked about.
+    /// within one generation: a tile is computed the first time one of its cells is asked about.
     #[inline]
     pub(crate) fn is_open(&mut self, x: i64, y: i64, dirty: impl Fn(i64, i64) -> bool) -> bool {
         let (ux, uy) = (x as usize, y as usize);
@@ -123,7 +135,7 @@ mod tests {
         for (w, h, per_mille) in [(16, 16, 0), (37, 23, 20), (50, 41, 5), (5, 70, 30), (64, 32, 60)] {
             let dirty: Vec<bool> = (0..w * h).map(|_| next(1000) < per_mille).collect();
             let is_dirty = |x: i64, y: i64| dirty[(y * w as i64 + x) as usize];
-            ground.begin(w, h);
+            ground.begin(w, h, None);
             for y in 0..h as i64 {
                 for x in 0..w as i64 {
                     let want = (y - 2..=y + 2).all(|v| {
@@ -133,11 +145,33 @@ mod tests {
                 }
             }
             // A new query recomputes: everything dirty now.
-            ground.begin(w, h);
+            ground.begin(w, h, None);
             assert!(!ground.is_open(w as i64 / 2, h as i64 / 2, |_, _| true));
             ground.release_pages();
-            ground.begin(w, h);
+            ground.begin(w, h, None);
             assert_eq!(ground.is_open(2, 2, |_, _| false), w >= 5 && h >= 5);
+            // Queries on one revision keep the tiles worked out (`dirty` is then the caller's
+            // promise, here broken on purpose to see the tile kept); another revision or a query
+            // of its own starts anew.
+            let (kept, other) = (MapRevision::fresh(), MapRevision::fresh());
+            let open = w >= 5 && h >= 5;
+            ground.begin(w, h, Some(kept));
+            assert_eq!(ground.is_open(2, 2, |_, _| false), open);
+            ground.begin(w, h, Some(kept));
+            assert_eq!(ground.is_open(2, 2, |_, _| true), open, "kept");
+            ground.begin(w, h, Some(other));
+            assert!(!ground.is_open(2, 2, |_, _| true));
+            ground.begin(w, h, Some(other));
+            assert!(!ground.is_open(2, 2, |_, _| false), "kept");
+            ground.begin(w, h, None);
+            assert_eq!(ground.is_open(2, 2, |_, _| false), open);
+            ground.begin(w, h, Some(other));
+            assert!(!ground.is_open(2, 2, |_, _| true), "after a query of its own");
+            // Pages handed back read as tiles never worked out; the partial pages at the ends
+            // keep theirs, still right for the revision.
+            ground.release_pages();
+            ground.begin(w, h, Some(other));
+            assert!(!ground.is_open(2, 2, |_, _| true), "after the pages went");
         }
     }
 }
