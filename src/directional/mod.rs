@@ -37,6 +37,8 @@ pub use footprint::{CollisionMap, Obstacles};
 pub use lattice::{HeadingBins, Neighbourhood};
 pub use motion::{Gear, Motion, MotionModel};
 pub use params::{Directional, InvalidParam, RefineParams, TableWarmer};
-pub use refine::{direct_curve, full_search, refine, refine_guided, RefineError, RefineStats, Refined};
+pub use refine::{
+    direct_curve, full_search, refine, refine_guided, RefineError, RefineStats, Refined, DIRECT_COST_SLACK,
+};
 pub use tables::CentreCell;
 pub use verify::{verify_trajectory, Vehicle, VerifyError};

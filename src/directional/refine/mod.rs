@@ -49,7 +49,7 @@ mod loop_repair;
 mod smoothing_pass;
 mod window_repair;
 
-pub use direct::direct_curve;
+pub use direct::{direct_curve, DIRECT_COST_SLACK};
 pub use final_smoothing::{cheapest_subchain, final_smoothing};
 pub use full_search::full_search;
 
