@@ -229,7 +229,8 @@ impl CostField {
         f64::from(self.cells().byte(x, y)) / 255.0
     }
 
-    /// The normalised cost at point `p` (cell units): that of the cell holding it.
+    /// The normalised cost at point `p` (cell units): that of the cell holding it (1 off the
+    /// map, and for a NaN coordinate).
     #[inline]
     pub fn cost_at(&self, p: Point2) -> f64 {
         f64::from(self.cells().byte_at(p)) / 255.0

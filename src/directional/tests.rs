@@ -67,9 +67,10 @@ fn open_field_is_one_dubins_curve() {
 }
 
 /// With traversal costs the free shortest curve is taken at once only while its costs add at
-/// most `DIRECT_COST_SLACK` of its length: a light cost on the way (a grade in one cell) keeps it,
-/// a band across the field sends the request on to the guide and smoothing, which cannot do
-/// better than the same line through the band, and find it.
+/// most `DIRECT_COST_SLACK` of its length: a light cost on the way (a grade in one cell) keeps it
+/// (not towards a free goal heading, where the curve is not proved the shortest), a band across
+/// the field sends the request on to the guide and smoothing, which cannot do better than the
+/// same line through the band, and find it.
 #[test]
 fn a_free_curve_is_taken_with_costs_only_within_the_slack() {
     use crate::costs::{CostField, CostRule};
@@ -80,21 +81,25 @@ fn a_free_curve_is_taken_with_costs_only_within_the_slack() {
     let line = [Segment::line(s, 60.0)];
     let traversability = Traversability { occupied_threshold: 65, allow_unknown: false };
     let rule = CostRule { cost_penalty: 1.0, preferred_clearance: 0.0, inscribed: 0.0, traversability };
-    let refined = |graded: &dyn Fn(usize, usize) -> bool, grade: i8| {
+    let refined_to = |graded: &dyn Fn(usize, usize) -> bool, grade: i8, free: bool| {
         let data = (0..w * h).map(|k| if graded(k % w, k / w) { grade } else { 0 }).collect();
         let occupancy = OccupancyMap::new(MapInfo::at_origin(w, h, 1.0), data, usize::MAX).unwrap();
         let mut map = CollisionMap::new(&Grid::new_free(w, h).unwrap());
         map.set_costs(Some(CostField::of_map(&occupancy, rule)));
         let extra = map.extra_cost(&line);
         let c = ctx(6.0, 1.5);
-        let r = refine(&c, &map, &[s.point(), e.point()], s, e, false, &mut || false).unwrap();
+        let r = refine(&c, &map, &[s.point(), e.point()], s, e, free, &mut || false).unwrap();
         (extra, r)
     };
+    let refined = |graded: &dyn Fn(usize, usize) -> bool, grade: i8| refined_to(graded, grade, false);
     // One light cell on the line: a little above its length, within the slack.
     let (extra, r) = refined(&|x, y| (x, y) == (40, 40), 10);
     assert!(extra > 0.0 && extra <= DIRECT_COST_SLACK * 60.0, "{extra}");
     assert_eq!(r.stats.solved_by, SolvedBy::Direct);
     assert_eq!(r.trajectory.segments.len(), 1);
+    // Towards a free heading the curve is not proved the shortest path: no slack there.
+    let (_, r) = refined_to(&|x, y| (x, y) == (40, 40), 10, true);
+    assert_ne!(r.stats.solved_by, SolvedBy::Direct);
     // A band of heavier cells across the whole field: beyond the slack.
     let (extra, r) = refined(&|x, _| (39..42).contains(&x), 50);
     assert!(extra > DIRECT_COST_SLACK * 60.0, "{extra}");

@@ -11,10 +11,12 @@ use crate::trajectory::Trajectory;
 use std::time::Instant;
 
 /// With traversal costs on the map, the most step 0's curve may carry in traversal costs, as a
-/// share of its own price (its length, or the model's price under reverse or change penalties),
-/// and still be taken without a guide. No path between the two poses is priced below that
-/// curve's own price (costs only add to it), so a curve taken costs at most this share more than
-/// the cheapest path there is.
+/// share of its length, and still be taken without a guide, when no penalty is in force and the
+/// goal's heading is given. The curve is then the shortest legal path between the two poses
+/// (the shortest Dubins or Reeds-Shepp curve), so no path costs less than its length, and a curve
+/// taken costs at most this share more than the cheapest path there is. Under reverse, change or
+/// turn penalties (the cheapest word is not proved the cheapest path) or with a free goal heading
+/// (the arc-then-line curve may go the long way round) it is taken only when it passes no cost.
 ///
 /// Measured with `bench-nav` (100 pairs, Nav2's inflation) on depot and 100by100_15: the 6
 /// curves within 0.5% were the very plans the guide and smoothing found, in 0.25-0.74 ms where
@@ -28,9 +30,10 @@ pub const DIRECT_COST_SLACK: f64 = 0.005;
 /// or search can improve on it; under reverse or change penalties it is the cheapest word, which a
 /// longer detour could undercut only by avoiding a reverse stretch or a cusp (taken as the answer
 /// all the same: it is what the vehicle is expected to drive). With traversal costs on `map` it is
-/// taken only when they add at most [`DIRECT_COST_SLACK`] of its price (else a longer curve may
-/// cost less, and the guide and smoothing look for it). Under a turn penalty a longer curve may
-/// cost less: then `None` at once. Costs one curve and one sweep, so a caller
+/// taken only when they add at most [`DIRECT_COST_SLACK`] of its length, where that bounds it
+/// within the slack of the cheapest path (see there), and otherwise only when it passes no cost
+/// (else a longer curve may cost less, and the guide and smoothing look for it). Under a turn
+/// penalty a longer curve may cost less: then `None` at once. Costs one curve and one sweep, so a caller
 /// may try it before computing a guide at all. `None` when it collides (or, never seen, fails
 /// verification); the stages it ran are appended to `stats` either way. Start and goal are taken
 /// as valid (finite, footprint free), as [`super::refine`] checks.
@@ -54,9 +57,12 @@ pub fn direct_curve(
         return None;
     }
     // With costs the shortest curve is within `DIRECT_COST_SLACK` of the cheapest path when its
-    // costs add no more than that share of its price.
-    let (extra, price) = (map.extra_cost(&segs), p.motion().cost(&segs));
-    if extra > DIRECT_COST_SLACK * price {
+    // costs add no more than that share of its price, which is then its length; where the curve
+    // is not proved the shortest path there is, only a curve passing no cost is.
+    let motion = p.motion();
+    let (extra, price) = (map.extra_cost(&segs), motion.cost(&segs));
+    let slack = if motion.length_only() && !goal_heading_free { DIRECT_COST_SLACK } else { 0.0 };
+    if extra > slack * price {
         stats.record(
             Stage::Direct,
             t,
