@@ -360,7 +360,8 @@ impl CostAStar {
         self.query(None, mask, start, goal, cell_extra, guide, should_stop)
     }
 
-    /// One query; its open ground is kept across the queries that name one `revision`.
+    /// One query, its open ground kept from the query before when both name one `revision`
+    /// (only the open ground depends on it, so the search itself does not see it).
     #[allow(clippy::too_many_arguments)]
     fn query(
         &mut self,
@@ -377,16 +378,15 @@ impl CostAStar {
         if self.open.capacity() < OPEN_LIST_KEPT {
             self.open.reserve_exact(OPEN_LIST_KEPT);
         }
-        let found = self.search(revision, mask, start, goal, cell_extra, guide, should_stop);
+        self.ground.begin(mask.width(), mask.height(), revision);
+        let found = self.search(mask, start, goal, cell_extra, guide, should_stop);
         self.open.clear();
         self.open.shrink_to(OPEN_LIST_KEPT);
         found
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn search(
         &mut self,
-        revision: Option<MapRevision>,
         mask: &CellMask,
         start: (u32, u32),
         goal: (u32, u32),
@@ -422,7 +422,6 @@ impl CostAStar {
         let open = &mut self.open;
         open.clear();
         let ground = &mut self.ground;
-        ground.begin(w, h, revision);
         // Blocked, costed (a NaN weight counts as costed), not admitted or with a positive
         // estimate (cells inside the map): what open ground must not hold. A caller's estimate
         // makes the heuristic inconsistent there, and the search no longer exact; pruning moves
