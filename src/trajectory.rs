@@ -127,7 +127,7 @@ impl Segment {
     /// Listing 2 generalised to either turn direction and to reverse travel). For a turn on the
     /// spot (no length) this is the pose before the turn; [`Segment::end`] is the pose after it.
     pub fn pose_at(&self, s: f64) -> Pose2 {
-        let s = s.clamp(0.0, self.length);
+        let s = clamp_to_length(s, self.length);
         let t = if self.reverse { -s } else { s };
         let Pose2 { x, y, yaw } = self.start;
         if self.curvature == 0.0 {
@@ -148,6 +148,20 @@ impl Segment {
     }
 }
 
+/// `s` clamped to `0..=length` as `f64::clamp` clamps it, without its panic on a NaN or negative
+/// `length` (a segment built from bad input): such a segment gives meaningless points, never a
+/// panic.
+#[inline]
+fn clamp_to_length(s: f64, length: f64) -> f64 {
+    if s < 0.0 {
+        0.0
+    } else if s > length {
+        length
+    } else {
+        s
+    }
+}
+
 /// The points of one [`Segment`] ([`Segment::points_along`]); each equals the point of
 /// [`Segment::pose_at`] bit for bit, by the same arithmetic.
 #[derive(Debug, Clone, Copy)]
@@ -163,7 +177,7 @@ impl PointsAlong {
     /// reversing), as `pose_at` clamps and signs it.
     #[inline]
     pub fn signed(&self, s: f64) -> f64 {
-        let s = s.clamp(0.0, self.seg.length);
+        let s = clamp_to_length(s, self.seg.length);
         if self.seg.reverse {
             -s
         } else {
@@ -384,6 +398,27 @@ impl Trajectory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn segments_of_bad_lengths_give_points_not_panics() {
+        let start = Pose2::new(1.0, 2.0, 0.3);
+        for length in [f64::NAN, -1.0, f64::NEG_INFINITY, f64::INFINITY] {
+            for seg in [Segment::line(start, length), Segment::arc(start, length, 2.0, Turn::Left)] {
+                for s in [f64::NAN, -1.0, 0.0, 0.5, 1e9] {
+                    let _ = seg.pose_at(s);
+                    let _ = seg.points_along().at(s);
+                }
+                let _ = seg.end();
+                seg.points_along().each_midpoint(3, |_| {});
+            }
+        }
+        // Valid lengths clamp as `f64::clamp` does, signed zeros included.
+        let seg = Segment::line(start, 2.0);
+        for s in [-1.0, -0.0, 0.0, 0.7, 2.0, 3.0] {
+            assert_eq!(clamp_to_length(s, 2.0).to_bits(), s.clamp(0.0, 2.0).to_bits());
+        }
+        assert_eq!(seg.pose_at(5.0), seg.end());
+    }
 
     #[test]
     fn points_along_equal_pose_at_bit_for_bit() {
