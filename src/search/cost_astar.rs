@@ -24,9 +24,11 @@
 //! [`CostAStar::find_path`] returns the cheapest 16-connected path (exact under the sampled
 //! prices); [`CostAStar::find_path_kept`] the same, keeping what it worked out about the open
 //! ground for the next query on the same [`MapRevision`]; [`CostAStar::find_path_within`] the
-//! cheapest within the cells a caller admits, exact too unless the caller's estimates of the
-//! cost to the goal exceed the true cost (the planner's corridors, `crate::hierarchy`). String
-//! pulling never raises a path's price.
+//! cheapest within the cells a caller admits: exact when the caller's estimates of the cost to
+//! the goal are 0; other estimates (the planner's corridors, `crate::hierarchy`, whose estimates
+//! are not bounds) make the heuristic inconsistent, and as a closed node is never reopened the
+//! path found may then be dearer than the cheapest inside the cells. String pulling never raises
+//! a path's price.
 
 use super::los::{CellMask, LosRule};
 use super::open_ground::OpenGround;
@@ -345,9 +347,10 @@ impl CostAStar {
     /// the start and the goal must be among them; a diagonal or knight's move between two of them
     /// may still touch others on the way, legality being the mask's): the cheapest such path, or
     /// [`SearchFailure::NoPath`] when none joins the two. `guide` also estimates the cost
-    /// to the goal (`Some(e)`): the heuristic is the larger of `e` and the distance. An estimate
-    /// above the true cost makes the search greedier there and may cost the path more than the
-    /// cheapest inside the cells; an estimate of 0 leaves the search exact.
+    /// to the goal (`Some(e)`): the heuristic is the larger of `e` and the distance. A positive
+    /// estimate makes the search greedier there (above the true cost) or the heuristic
+    /// inconsistent (closed nodes are not reopened), either of which may cost the path more than
+    /// the cheapest inside the cells; an estimate of 0 leaves the search exact.
     pub fn find_path_within(
         &mut self,
         mask: &CellMask,
