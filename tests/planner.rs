@@ -179,6 +179,32 @@ fn at_radius_zero_every_turn_on_the_spot_is_a_segment() {
     assert!(normalize_angle(turn.poses.last().unwrap().yaw).abs() < 1e-9);
 }
 
+/// At a turning radius of 0, a start and a goal that see each other are joined by one straight
+/// line (closed form: the distance between them), with at most a turn on the spot at each end,
+/// wherever they stand in their cells: the guide's vertices are cell corners, and the vehicle
+/// must not detour through the corners beside its start and goal (as it did before the guide was
+/// string-pulled on the exact map). With the default costs too, far from anything costly.
+#[test]
+fn at_radius_zero_poses_that_see_each_other_are_joined_by_one_line() {
+    let map = map_from_rows(&vec!["................................................"; 48], 2);
+    let o = map.info.origin;
+    let mut rnd = random_poses(&map, 11);
+    for p in [planner(map.clone(), 0.1, 0.0), shortest_planner(map.clone(), 0.1, 0.0)] {
+        for _ in 0..40 {
+            // Poses in the middle of the 4.8 m square, over a metre from its edges.
+            let inner = |q: Pose2| Pose2::new(o.x + 1.2 + q.x / 2.0, o.y + 1.2 + q.y / 2.0, q.yaw);
+            let (s, g) = (inner(rnd()), inner(rnd()));
+            let r = plan(&p, s, g, false).unwrap();
+            assert_legal(&map, &r, s, g, false, 0.1, 0.0);
+            let t = &r.trajectory;
+            let lines: Vec<_> = t.segments.iter().filter(|x| x.kind() == SegmentKind::Line).collect();
+            assert_eq!(lines.len(), 1, "{s:?} -> {g:?}: {:?}", t.segments);
+            assert!((t.length() - s.point().distance(g.point())).abs() < 1e-9, "{} m", t.length());
+            assert!(t.segments.len() <= 3, "{:?}", t.segments);
+        }
+    }
+}
+
 /// At a turning radius of 0, a gap the vehicle fits through but the vehicle mask's margin closes
 /// is found by the search on the exact map (`exact_search`), and the plan is legal by brute
 /// force; a gap too narrow for the exact footprint is refused saying so.

@@ -163,7 +163,9 @@ enum Node {
 /// point in order that a free line reaches directly is kept next. Lines only get shorter (the
 /// triangle inequality), and each kept line passed the sweep test. With costs a line must also
 /// cost no more than the stretch of the chain it replaces, so pulling never makes a path dearer.
-fn pull_string(map: &CollisionMap, points: &[Point2], radius: f64) -> Vec<Point2> {
+/// A line between consecutive points is kept as it is, whether it sweeps freely or not (the
+/// caller verifies the result).
+pub(super) fn pull_string(map: &CollisionMap, points: &[Point2], radius: f64) -> Vec<Point2> {
     let Some(&first) = points.first() else { return Vec::new() };
     // The chain's price from its first point to each point (only needed with costs).
     let chain: Vec<f64> = match map.costs() {
