@@ -36,7 +36,7 @@ pub mod verify;
 pub use footprint::{CollisionMap, Obstacles};
 pub use lattice::{HeadingBins, Neighbourhood};
 pub use motion::{Gear, Motion, MotionModel};
-pub use params::{Directional, InvalidParam, RefineParams, TableWarmer};
+pub use params::{Directional, InvalidParam, RefineParams, TableWarmer, MAX_TURNING_RADIUS};
 pub use refine::{
     direct_curve, full_search, refine, refine_guided, RefineError, RefineStats, Refined, DIRECT_COST_SLACK,
 };

@@ -94,6 +94,15 @@ impl Default for RefineParams {
     }
 }
 
+/// The largest turning radius Directional A* takes (cells): twice the largest lattice spacing
+/// (4096 cells), the spacing being half the radius. Beyond it the lattice would no longer follow
+/// the radius, every table entry would sweep a curve tens of thousands of cells long, and the
+/// curves' words lose their precision.
+pub const MAX_TURNING_RADIUS: f64 = 2.0 * MAX_SPACING as f64;
+
+/// The largest lattice spacing (cells).
+const MAX_SPACING: i64 = 4096;
+
 impl RefineParams {
     /// Defaults for a vehicle of footprint radius `robot_radius` and minimum turning radius
     /// `min_turning_radius` (both metres) on a map of `resolution` metres per cell.
@@ -113,8 +122,8 @@ impl RefineParams {
             Err(InvalidParam { name, range, value: value.to_string() })
         };
         let finite_at_least = |x: f64, min: f64| x.is_finite() && x >= min;
-        if !(self.turning_radius.is_finite() && self.turning_radius > 0.0) {
-            return bad("turning_radius", "finite and > 0", &self.turning_radius);
+        if !(self.turning_radius > 0.0 && self.turning_radius <= MAX_TURNING_RADIUS) {
+            return bad("turning_radius", "> 0 and at most 8192 (MAX_TURNING_RADIUS)", &self.turning_radius);
         }
         if !finite_at_least(self.footprint_radius, 0.0) {
             return bad("footprint_radius", "finite and >= 0", &self.footprint_radius);
@@ -122,7 +131,7 @@ impl RefineParams {
         if !finite_at_least(self.footprint_side, 0.0) {
             return bad("footprint_side", "finite and >= 0", &self.footprint_side);
         }
-        if let Some(s) = self.lattice_spacing.filter(|s| !(1..=4096).contains(s)) {
+        if let Some(s) = self.lattice_spacing.filter(|s| !(1..=MAX_SPACING).contains(s)) {
             return bad("lattice_spacing", "in 1..=4096", &s);
         }
         if let Some(h) = self.smoothing_hops.filter(|h| !(1..=16).contains(h)) {
@@ -160,7 +169,7 @@ impl RefineParams {
 
     /// The lattice spacing in force.
     pub fn spacing(&self) -> i64 {
-        self.lattice_spacing.unwrap_or(((self.turning_radius / 2.0).round() as i64).clamp(1, 4096))
+        self.lattice_spacing.unwrap_or(((self.turning_radius / 2.0).round() as i64).clamp(1, MAX_SPACING))
     }
 
     /// The smoothing hop count in force.
@@ -310,17 +319,27 @@ pub struct TableWarmer {
 }
 
 impl TableWarmer {
-    /// Fills the entries, one start heading at a time; returns how many it computed (those no
+    /// Fills the entries, one pair of headings at a time; returns how many it computed (those no
     /// search had filled first), or `None` when the table was dropped before it finished
     /// (nothing held it any more: the parameters or the map's resolution changed), which stops
-    /// it at the next start heading. A search needing an entry meanwhile never waits for the
-    /// filler to compute it (see [`EdgeTable::fill_from`]) and gets the same entry.
+    /// it at the next pair of headings (one entry per offset: the filling for parameters
+    /// already replaced stops within a fraction of a second even where entries are slow, a
+    /// large turning radius's). A search needing an entry meanwhile never waits for the filler
+    /// to compute it (see [`EdgeTable::fill_pair`]) and gets the same entry.
     pub fn run(self) -> Option<usize> {
+        self.run_observed(|| {})
+    }
+
+    /// [`TableWarmer::run`], calling `after_each_pair` after each pair of headings it filled.
+    pub(super) fn run_observed(self, mut after_each_pair: impl FnMut()) -> Option<usize> {
         let bins = self.table.upgrade()?.key().bins.count();
         let mut computed = 0;
         for &gear in self.gears {
             for h0 in 0..bins {
-                computed += self.table.upgrade()?.fill_from(gear, h0, &self.offsets);
+                for h1 in 0..bins {
+                    computed += self.table.upgrade()?.fill_pair(gear, h0, h1, &self.offsets);
+                    after_each_pair();
+                }
             }
         }
         Some(computed)

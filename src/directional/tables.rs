@@ -49,7 +49,7 @@ pub(crate) fn slow_filling_on_this_thread(extra: Duration) {
 /// How long this thread has spent, since it started, in lookups that found their entry empty
 /// ([`EdgeTable::edge_in`], also through [`EdgeTable::fill_all`]: computing the entry, or
 /// waiting while another thread computes it); a filler ahead of the searches
-/// ([`EdgeTable::fill_from`]) is not counted. A plan's budget leaves the time its own thread
+/// ([`EdgeTable::fill_pair`]) is not counted. A plan's budget leaves the time its own thread
 /// spends so out ([`crate::planner::Budget`]): filling the tables is the one-off price of new
 /// parameters, not planning, and after a change of footprint it takes seconds on a 2-core
 /// computer.
@@ -265,21 +265,19 @@ impl EdgeTable {
         }
     }
 
-    /// Computes the entries driven in `gear` from heading bin `h0` to every heading bin across
+    /// Computes the entries driven in `gear` from heading bin `h0` to heading bin `h1` across
     /// each of `offsets` that are not filled yet (those beyond the table are skipped; nothing in
     /// a gear the table was not built for); returns how many it filled. For a filler ahead of
     /// the searches ([`super::TableWarmer`]), perhaps at a low priority: each entry is computed
     /// outside the entry's lock, so a search needing it meanwhile computes it itself instead of
     /// waiting, and whichever is first is kept. That changes no result: an entry is the same
     /// whoever computes it.
-    pub fn fill_from(&self, gear: Gear, h0: usize, offsets: &[(i64, i64)]) -> usize {
+    pub fn fill_pair(&self, gear: Gear, h0: usize, h1: usize, offsets: &[(i64, i64)]) -> usize {
         let mut filled = 0;
-        for h1 in 0..self.key.bins.count() {
-            for &(dx, dy) in offsets {
-                let Some(slot) = self.slot(gear, h0, h1, dx, dy) else { continue };
-                if slot.get().is_none() && slot.set(self.compute(gear, h0, h1, dx, dy)).is_ok() {
-                    filled += 1;
-                }
+        for &(dx, dy) in offsets {
+            let Some(slot) = self.slot(gear, h0, h1, dx, dy) else { continue };
+            if slot.get().is_none() && slot.set(self.compute(gear, h0, h1, dx, dy)).is_ok() {
+                filled += 1;
             }
         }
         filled

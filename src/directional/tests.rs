@@ -758,3 +758,22 @@ fn tables_are_kept_with_their_filling_under_parameters_they_do_not_depend_on() {
     drop((d, same, wider));
     assert_eq!(warmer.run(), None);
 }
+
+/// A filler whose table is dropped while it runs (the parameters replaced) stops after the pair of
+/// headings it is filling: at a large turning radius an entry sweeps a long curve, and a filler
+/// that looked only once per start heading ran on for minutes after its radius was abandoned.
+#[test]
+fn a_filler_stops_within_one_pair_of_headings_when_its_table_is_dropped() {
+    let d = ctx(10.0, 3.0);
+    let warmer = d.warmer().expect("a new table");
+    let mut held = Some(d);
+    let mut pairs = 0;
+    let done = warmer.run_observed(|| {
+        pairs += 1;
+        if pairs == 3 {
+            held = None;
+        }
+    });
+    assert!(held.is_none());
+    assert_eq!((done, pairs), (None, 3));
+}

@@ -297,6 +297,18 @@ impl PlannerConfig {
         if self.min_turning_radius <= 0.0 {
             return Ok(None);
         }
+        let cells = self.min_turning_radius / resolution;
+        if cells > crate::directional::MAX_TURNING_RADIUS {
+            return Err(PlanError::new(
+                StatusCode::InvalidInput,
+                format!(
+                    "min_turning_radius {} m is {cells:.0} cells of this map ({resolution} m per cell): at most {} cells ({:.1} m) here",
+                    self.min_turning_radius,
+                    crate::directional::MAX_TURNING_RADIUS,
+                    crate::directional::MAX_TURNING_RADIUS * resolution
+                ),
+            ));
+        }
         let invalid = |name: &str, allowed: &str, value: usize| {
             PlanError::new(StatusCode::InvalidInput, format!("{name} must be one of {allowed}, got {value}"))
         };
@@ -420,5 +432,21 @@ mod tests {
         assert!(e.message.contains("heading_bins must be one of 8, 16, got 12"), "{}", e.message);
         // Without a turning radius there is no lattice to name.
         assert_eq!(PlannerConfig { min_turning_radius: 0.0, ..good }.refine_params(0.05).unwrap(), None);
+    }
+
+    #[test]
+    fn a_turning_radius_beyond_the_lattices_is_refused_in_metres() {
+        let good = PlannerConfig::default();
+        // A radius beyond Directional A*'s largest (8192 cells) is refused in metres, at this
+        // map's resolution; 400 m is 8000 cells at 5 cm.
+        assert!(PlannerConfig { min_turning_radius: 400.0, ..good.clone() }.refine_params(0.05).is_ok());
+        let e = PlannerConfig { min_turning_radius: 1000.0, ..good.clone() }.refine_params(0.05).unwrap_err();
+        assert_eq!(e.code, StatusCode::InvalidInput);
+        assert!(
+            e.message.starts_with("min_turning_radius 1000 m is 20000 cells") && e.message.ends_with("(409.6 m) here"),
+            "{}",
+            e.message
+        );
+        assert!(PlannerConfig { min_turning_radius: 1000.0, ..good }.refine_params(0.5).is_ok());
     }
 }
