@@ -191,6 +191,29 @@ fn never<T>() -> futures::stream::Pending<T> {
     futures::stream::pending()
 }
 
+/// The ROS context, initialised from the command line's `--ros-args`. r2r panics where rcl
+/// refuses them (a `--params-file` rcl cannot parse: `Couldn't parse params file`), which would
+/// end the node with a backtrace; that panic is caught here and returned as the one-line error
+/// every other refusal at start-up gives. No other thread runs yet, so the panic hook is
+/// silenced for the call and restored after it.
+fn create_context() -> Result<r2r::Context, String> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let created = std::panic::catch_unwind(r2r::Context::create);
+    std::panic::set_hook(hook);
+    match created {
+        Ok(ctx) => ctx.map_err(|e| format!("cannot initialise ROS: {e}")),
+        Err(payload) => {
+            let why = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "rcl_init failed".into());
+            Err(format!("cannot initialise ROS from the command line's --ros-args: {why}"))
+        }
+    }
+}
+
 /// Runs the node until the process is stopped. Reads `--ros-args` (parameters file, remappings,
 /// namespace) from the command line. Every name is relative to the node's namespace, as
 /// planner_server's are, except `/tf` and `/tf_static`.
@@ -201,7 +224,7 @@ fn never<T>() -> futures::stream::Pending<T> {
 /// Fails with a message when ROS cannot be initialised or a parameter is invalid.
 pub fn run() -> Result<(), String> {
     let profile = super::dds_profile::choose();
-    let ctx = r2r::Context::create().map_err(|e| format!("cannot initialise ROS: {e}"))?;
+    let ctx = create_context()?;
     let mut node = r2r::Node::create(ctx, NODE_NAME, "").map_err(|e| format!("cannot create the node: {e}"))?;
     let logger = node.logger().to_string();
     super::rust_log::install(&logger);

@@ -251,6 +251,23 @@ def test_launch_with_a_bad_parameters_file_names_the_parameter():
     assert "ready" not in log, log
 
 
+def test_a_parameters_file_rcl_cannot_parse_is_refused_in_one_line():
+    """`ros2 run` with a `--params-file` rcl's YAML parser refuses (a value with a stray escaped
+    newline): the node exits with status 1 and one line naming the cause, no panic or backtrace
+    (r2r panics where rcl_init fails; the node catches it)."""
+    import subprocess
+
+    tmp = tmpdir("blockstar-params-unparsable-")
+    bad = tmp / "malformed.yaml"
+    bad.write_text("/**:\n  ros__parameters:\n    max_map_cells: 10\\n    map_file: x\n")
+    done = subprocess.run(["ros2", "run", "blockstar_planner", "planner_node", "--ros-args", "--params-file", str(bad)],
+                          capture_output=True, text=True, timeout=60)
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert "planner_node: cannot initialise ROS from the command line's --ros-args" in out, out
+    assert "panicked" not in out and "backtrace" not in out.lower(), out
+
+
 def write_map_server_map(directory, width, height, resolution, blocked):
     """A map_server YAML and binary PGM (0 = occupied, 254 = free) in `directory`."""
     rows = bytes(0 if blocked(x, height - 1 - r) else 254 for r in range(height) for x in range(width))
