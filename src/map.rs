@@ -33,6 +33,26 @@ impl MapUnits {
     }
 }
 
+/// A resolution (m per cell) as a message shows it: a value that came from a ROS message's
+/// `float32` (0.05 read as 0.05000000074505806) is written as that `float32` (`0.05`), any other
+/// as it is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Resolution(pub f64);
+
+impl std::fmt::Display for Resolution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let single = self.0 as f32;
+        // Absurd values in exponent form, not as hundreds of digits.
+        let plain = (1e-4..1e6).contains(&self.0.abs());
+        match (f64::from(single) == self.0, plain) {
+            (true, true) => write!(f, "{single}"),
+            (true, false) => write!(f, "{single:e}"),
+            (false, true) => write!(f, "{}", self.0),
+            (false, false) => write!(f, "{:e}", self.0),
+        }
+    }
+}
+
 /// Geometry of a map: size, resolution and pose of cell (0, 0)'s low corner in the map frame.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MapInfo {
@@ -92,8 +112,9 @@ impl MapInfo {
         (x < self.width && y < self.height).then_some((x, y))
     }
 
-    /// Checks the geometry: positive sizes within `max_cells`, finite positive resolution, finite
-    /// origin.
+    /// Checks the geometry: positive sizes within `max_cells`, a resolution within
+    /// [`MapInfo::RESOLUTIONS`], an origin within [`MapInfo::MAX_ORIGIN_CELLS`] cells of the
+    /// frame's origin.
     pub fn validate(&self, max_cells: usize) -> Result<(), MapError> {
         if self.width == 0 || self.height == 0 {
             return Err(MapError::Invalid(format!("size {}x{} has a zero side", self.width, self.height)));
@@ -105,11 +126,36 @@ impl MapInfo {
         if !(self.resolution.is_finite() && self.resolution > 0.0) {
             return Err(MapError::Invalid(format!("resolution {} is not a positive number", self.resolution)));
         }
+        let (low, high) = Self::RESOLUTIONS;
+        if !(low..=high).contains(&self.resolution) {
+            return Err(MapError::Invalid(format!(
+                "resolution {} m per cell is outside {low}..={high}",
+                Resolution(self.resolution)
+            )));
+        }
         if !self.origin.is_finite() {
             return Err(MapError::Invalid("origin is not finite".into()));
         }
+        let far = self.origin.x.abs().max(self.origin.y.abs()) / self.resolution;
+        if far > Self::MAX_ORIGIN_CELLS {
+            return Err(MapError::Invalid(format!(
+                "origin ({}, {}) is {far:.3e} cells from the frame's origin, more than {:e}: positions that far lose \
+                 the precision of a cell",
+                self.origin.x,
+                self.origin.y,
+                Self::MAX_ORIGIN_CELLS
+            )));
+        }
         Ok(())
     }
+
+    /// The resolutions a map may have (m per cell, or cells for a Moving AI map): 0.1 mm to 1 km.
+    pub const RESOLUTIONS: (f64, f64) = (1e-4, 1e3);
+
+    /// How far a map's origin may lie from its frame's origin, in cells (of its resolution):
+    /// 10^9 cells keep a position's coordinates in cells exact to about 10^-7 of a cell (f64),
+    /// and reach 50 000 km at 5 cm, UTM coordinates included.
+    pub const MAX_ORIGIN_CELLS: f64 = 1e9;
 }
 
 /// An occupancy grid as ROS publishes it.
@@ -207,6 +253,26 @@ mod tests {
 
     fn info(yaw: f64) -> MapInfo {
         MapInfo { width: 10, height: 5, resolution: 0.05, origin: Pose2::new(-1.0, 2.0, yaw), frame_id: "map".into() }
+    }
+
+    #[test]
+    fn absurd_geometry_is_refused_in_the_users_units() {
+        let ok = |i: MapInfo| i.validate(1000).is_ok();
+        let refused = |i: MapInfo| match i.validate(1000) {
+            Err(MapError::Invalid(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert!(ok(MapInfo { resolution: 1e-4, ..info(0.0) }) && ok(MapInfo { resolution: 1e3, ..info(0.0) }));
+        let m = refused(MapInfo { resolution: 1e30, ..info(0.0) });
+        assert_eq!(m, "resolution 1e30 m per cell is outside 0.0001..=1000");
+        // A float32 resolution, as a ROS message carries it, is written as such.
+        let m = refused(MapInfo { resolution: f64::from(2e-5f32), ..info(0.0) });
+        assert!(m.starts_with("resolution 2e-5 m per cell"), "{m}");
+        assert!(ok(MapInfo { origin: Pose2::new(-4.0e7, 4.9e7, 0.0), ..info(0.0) }), "50 000 km at 5 cm");
+        let m = refused(MapInfo { origin: Pose2::new(1e300, 0.0, 0.0), ..info(0.0) });
+        assert!(m.contains("cells from the frame's origin, more than 1e9"), "{m}");
+        assert_eq!(format!("{}", Resolution(f64::from(0.05f32))), "0.05");
+        assert_eq!(format!("{}", Resolution(0.1234567890123)), "0.1234567890123");
     }
 
     #[test]

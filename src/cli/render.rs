@@ -109,7 +109,7 @@ pub fn end_marks(path: &[PathPoint]) -> Option<(Mark, Mark)> {
 pub fn map_title(path: &Path, map: &crate::map::OccupancyMap) -> String {
     let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
     match crate::map_io::map_file_units(path) {
-        crate::map::MapUnits::Metres => format!("{name}   {} m/cell", map.info.resolution),
+        crate::map::MapUnits::Metres => format!("{name}   {} m/cell", crate::map::Resolution(map.info.resolution)),
         crate::map::MapUnits::Cells => format!("{name}   (lengths in cells)"),
     }
 }

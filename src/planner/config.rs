@@ -302,8 +302,9 @@ impl PlannerConfig {
             return Err(PlanError::new(
                 StatusCode::InvalidInput,
                 format!(
-                    "min_turning_radius {} m is {cells:.0} cells of this map ({resolution} m per cell): at most {} cells ({:.1} m) here",
+                    "min_turning_radius {} m is {cells:.0} cells of this map ({} m per cell): at most {} cells ({:.1} m) here",
                     self.min_turning_radius,
+                    crate::map::Resolution(resolution),
                     crate::directional::MAX_TURNING_RADIUS,
                     crate::directional::MAX_TURNING_RADIUS * resolution
                 ),

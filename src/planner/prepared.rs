@@ -113,7 +113,7 @@ impl SiteNeeds {
             return Err(invalid(format!(
                 "the footprint reaches {:.3} m from base_link: more than {MAX_FOOTPRINT_REACH} cells of this map ({} m per cell)",
                 config.circumradius(),
-                resolution
+                crate::map::Resolution(resolution)
             )));
         }
         let radius_cells = config.mask_radius() / resolution + mask_margin();

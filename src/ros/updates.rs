@@ -240,7 +240,12 @@ impl Batch {
             .updates
             .iter()
             .filter_map(|u| match u {
-                Update::Map(m) => Some(format!("{}x{} at {} m/cell", m.info.width, m.info.height, m.info.resolution)),
+                Update::Map(m) => Some(format!(
+                    "{}x{} at {} m/cell",
+                    m.info.width,
+                    m.info.height,
+                    crate::map::Resolution(m.info.resolution)
+                )),
                 _ => None,
             })
             .collect();
@@ -269,7 +274,7 @@ fn any_copied(updates: &Result<Vec<MapUpdate>, PlanError>) -> bool {
 fn apply(fleet: &mut Fleet, update: Update) -> Report {
     match update {
         Update::Map(map) => {
-            let (w, h, r) = (map.info.width, map.info.height, map.info.resolution);
+            let (w, h, r) = (map.info.width, map.info.height, crate::map::Resolution(map.info.resolution));
             // Same geometry as the held map (SLAM or a costmap republishing the whole grid): only
             // the changed area is re-derived; otherwise everything is built anew.
             let result = fleet.update_map(map);
@@ -411,7 +416,12 @@ mod tests {
         let batch = q.start(planner.clone()).expect("a batch");
         assert!(q.busy());
         let m = map();
-        let line = format!("preparing map {}x{} at {} m/cell", m.info.width, m.info.height, m.info.resolution);
+        let line = format!(
+            "preparing map {}x{} at {} m/cell",
+            m.info.width,
+            m.info.height,
+            crate::map::Resolution(m.info.resolution)
+        );
         assert_eq!(batch.maps_to_prepare(), Some(line));
         q.push_patch(patch(1), 100).unwrap();
         assert!(!q.ready());

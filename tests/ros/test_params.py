@@ -103,6 +103,24 @@ def test_invalid_values_are_refused_with_a_reason_and_change_nothing(setup, name
     assert peer.trajectory_for(status).min_turning_radius == pytest.approx(0.2)
 
 
+def test_a_turning_radius_beyond_the_lattice_at_the_maps_resolution_is_put_back(setup):
+    """`min_turning_radius` 1000 m is in range as a number, so the set is answered; at the map's
+    0.1 m it is 10000 cells, beyond Directional A*'s largest lattice (8192 cells), so the rebuild
+    refuses it, naming it in metres, and puts the value in force back. Before, it was taken, and
+    every plan then ran seconds past its budget filling table entries for it."""
+    node, peer, grid = setup
+    (before,) = peer.get("min_turning_radius")
+    rejected = node.count("parameter change rejected")
+    (r,) = peer.set(min_turning_radius=1000.0)
+    assert r.successful, r.reason
+    peer.spin_until(lambda: node.count("parameter change rejected") > rejected, 60.0, "the refusal")
+    assert "min_turning_radius 1000 m is 10000 cells of this map (0.1 m per cell)" in node.log(), node.log()[-3000:]
+    assert peer.get("min_turning_radius") == [before]
+    status, path = peer.plan(*GOAL)
+    assert status.code == S.SUCCESS, status.message
+    assert peer.trajectory_for(status).min_turning_radius == pytest.approx(before)
+
+
 def test_an_atomic_set_is_all_or_none_and_each_change_is_announced(setup):
     """`set_parameters_atomically` (what rclcpp's and rclpy's parameter clients call) sets
     every parameter it names or none, and the reason names the one refused; accepted changes are
