@@ -205,6 +205,21 @@ fn at_radius_zero_poses_that_see_each_other_are_joined_by_one_line() {
     }
 }
 
+/// At a turning radius of 0, a start the vehicle mask does not cover (within the mask's margin
+/// of the map's edge) but where the footprint stands free on the exact map is planned from, by the
+/// search on the exact map, as with a turning radius; it was refused START_OCCUPIED, "obstacles
+/// within its radius", with nothing within it.
+#[test]
+fn at_radius_zero_a_start_beside_the_maps_edge_where_the_vehicle_stands_is_planned_from() {
+    let map = map_from_rows(&vec!["........................................"; 40], 1);
+    let o = map.info.origin;
+    let (s, g) = (Pose2::new(o.x + 0.03, o.y + 0.03, 0.0), Pose2::new(o.x + 1.0, o.y + 1.0, 0.0));
+    for turning in [0.0, 0.3] {
+        let r = plan(&planner(map.clone(), 0.01, turning), s, g, true).unwrap_or_else(|e| panic!("{turning}: {e}"));
+        assert_legal(&map, &r, s, g, true, 0.01, turning);
+    }
+}
+
 /// At a turning radius of 0, a gap the vehicle fits through but the vehicle mask's margin closes
 /// is found by the search on the exact map (`exact_search`), and the plan is legal by brute
 /// force; a gap too narrow for the exact footprint is refused saying so.

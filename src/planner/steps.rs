@@ -522,8 +522,12 @@ impl<'a> Request<'a> {
             return Some((p, Some(sub.cell)));
         }
         let q = Pose2::new(sub.cell.0 as f64 + 0.5, sub.cell.1 as f64 + 0.5, p.yaw);
+        let towards = match what {
+            End::Start => "from",
+            End::Goal => "to",
+        };
         self.notes.push(format!(
-            "the vehicle does not fit at the {what}; planned from the covering cell {:?}, offset ({:.3}, {:.3}) {}",
+            "the vehicle does not fit at the {what}; planned {towards} the covering cell {:?}, offset ({:.3}, {:.3}) {}",
             sub.cell,
             (q.x - p.x) * res,
             (q.y - p.y) * res,

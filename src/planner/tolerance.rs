@@ -260,7 +260,7 @@ mod tests {
             let says = match tolerance > 0.0 {
                 true => format!("planned to ({:.3}, {:.3}) m, {d:.3} m from it", end.x, end.y),
                 false => format!(
-                    "the vehicle does not fit at the goal; planned from the covering cell ({}, {}), offset ({:.3}, {:.3}) m",
+                    "the vehicle does not fit at the goal; planned to the covering cell ({}, {}), offset ({:.3}, {:.3}) m",
                     (end.x / RES) as usize,
                     (end.y / RES) as usize,
                     end.x - goal.x,

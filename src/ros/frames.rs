@@ -252,12 +252,23 @@ impl Frames {
         // A chain of static transforms only has no time (Stamp::LATEST): never stale. A pose from
         // the future (clocks apart) is as untrustworthy as an old one.
         if latest != Stamp::LATEST && age.abs() > self.tolerance.as_secs_f64() {
-            return Err(tf_error(format!(
-                "the robot's pose ({base:?} in {:?}) is {age:.2} s old (transform_tolerance {} s): is \
-                 localisation or odometry running?",
-                self.global,
-                self.tolerance.as_secs_f64()
-            )));
+            let tolerance = self.tolerance.as_secs_f64();
+            return Err(tf_error(if age >= 0.0 {
+                format!(
+                    "the robot's pose ({base:?} in {:?}) is {age:.2} s old (transform_tolerance {tolerance} s): is \
+                     localisation or odometry running?",
+                    self.global
+                )
+            } else {
+                // As in tf2, an edge's newest transform stays in force and older ones are refused
+                // (TF_OLD_DATA, logged once), so one transform stamped ahead blocks newer ones.
+                format!(
+                    "the robot's pose ({base:?} in {:?}) is stamped {:.2} s after this node's time \
+                     (transform_tolerance {tolerance} s): does a TF publisher's clock run ahead? As in tf2, \
+                     transforms older than an edge's newest are ignored until time catches up with it",
+                    self.global, -age
+                )
+            }));
         }
         let t = self
             .buffer
@@ -393,7 +404,7 @@ mod tests {
         assert!(!f.observe_time(stamp_of(&at(100))));
         // A pose 5 s in the future of the node's clock: refused like an old one.
         let e = f.robot_pose(stamp_of(&at(95))).unwrap_err();
-        assert!(e.code == StatusCode::TfError && e.message.contains("-5.00 s old"), "{e}");
+        assert!(e.code == StatusCode::TfError && e.message.contains("is stamped 5.00 s after this node's time"), "{e}");
         // Simulation reset: time back to 2 s; the old dynamic transforms go (the static one,
         // sent once by a latched publisher, stays), new ones are taken.
         assert!(f.observe_time(stamp_of(&at(2))));

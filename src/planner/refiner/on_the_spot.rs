@@ -4,7 +4,7 @@ use super::exact_footprint::{exact_footprint_path, pull_string, ExactFailure};
 use super::{Job, Refine};
 use crate::directional::footprint::Shape;
 use crate::directional::verify::Vehicle;
-use crate::geometry::Point2;
+use crate::geometry::{Point2, Pose2};
 use crate::planner::stats::StageClock;
 use crate::planner::steps::{Endpoints, Solution};
 use crate::planner::{PlanError, StatusCode};
@@ -26,6 +26,11 @@ impl Refine for OnTheSpot {
 
     fn turns_on_the_spot(&self) -> bool {
         true
+    }
+
+    /// The disk on the exact map, whatever the heading (the vehicle turns within it).
+    fn stands_exactly(&self, job: &Job, p: Pose2, _free_heading: bool) -> bool {
+        job.prepared.collision.stands_free(p, &Shape::Disk(self.radius))
     }
 
     /// The guide's lines, string-pulled on the exact map, with a turn on the spot at the start
