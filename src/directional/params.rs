@@ -123,7 +123,7 @@ impl RefineParams {
         };
         let finite_at_least = |x: f64, min: f64| x.is_finite() && x >= min;
         if !(self.turning_radius > 0.0 && self.turning_radius <= MAX_TURNING_RADIUS) {
-            return bad("turning_radius", "> 0 and at most 8192 (MAX_TURNING_RADIUS)", &self.turning_radius);
+            return bad("turning_radius", "in (0, 8192] (MAX_TURNING_RADIUS)", &self.turning_radius);
         }
         if !finite_at_least(self.footprint_radius, 0.0) {
             return bad("footprint_radius", "finite and >= 0", &self.footprint_radius);

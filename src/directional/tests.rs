@@ -252,7 +252,13 @@ fn bad_input_is_rejected_and_stop_is_honoured() {
     let mut d = ctx(4.0, 1.0);
     let e = d.set_params(RefineParams { turning_radius: -1.0, ..d.params().clone() }).unwrap_err();
     assert_eq!((e.name, e.value.as_str()), ("turning_radius", "-1"));
-    assert_eq!(e.to_string(), "turning_radius must be finite and > 0, got -1");
+    assert_eq!(e.to_string(), "turning_radius must be in (0, 8192] (MAX_TURNING_RADIUS), got -1");
+    for bad in [f64::NAN, f64::INFINITY, MAX_TURNING_RADIUS + 1.0] {
+        let e = d.set_params(RefineParams { turning_radius: bad, ..d.params().clone() }).unwrap_err();
+        assert_eq!(e.name, "turning_radius", "{bad}");
+    }
+    d.set_params(RefineParams { turning_radius: MAX_TURNING_RADIUS, ..d.params().clone() }).unwrap();
+    d.set_params(RefineParams { turning_radius: 4.0, ..d.params().clone() }).unwrap();
     let e = d.set_params(RefineParams { smoothing_hops: Some(0), ..d.params().clone() }).unwrap_err();
     assert_eq!(e.to_string(), "smoothing_hops must be in 1..=16, got 0");
     assert_eq!(d.params().turning_radius, 4.0);
