@@ -24,6 +24,21 @@ pub enum ParamValue {
     Other(&'static str),
 }
 
+/// The value as a parameters file writes it: `true`, `8`, `8.0`, `"odom"` (quoted, so a string
+/// reads as one), `["GridBased"]`; another type by its kind (`an array`).
+impl std::fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParamValue::Bool(b) => write!(f, "{b}"),
+            ParamValue::Integer(i) => write!(f, "{i}"),
+            ParamValue::Double(d) => write!(f, "{d:?}"),
+            ParamValue::String(s) => write!(f, "{s:?}"),
+            ParamValue::Strings(v) => write!(f, "{v:?}"),
+            ParamValue::Other(kind) => f.write_str(kind),
+        }
+    }
+}
+
 /// Where a parameter lives in a configuration `T`, and so its type: a reader and a writer of
 /// the field.
 pub enum Field<T> {
@@ -120,7 +135,7 @@ fn invalid(message: String) -> PlanError {
 }
 
 fn wrong(name: &str, expected: &str, got: &ParamValue) -> PlanError {
-    invalid(format!("parameter {name} must be {expected}, got {got:?}"))
+    invalid(format!("parameter {name} must be {expected}, got {got}"))
 }
 
 impl<T> ParamSpec<T> {

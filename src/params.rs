@@ -314,7 +314,7 @@ impl NodeParams {
                 p.planner_plugins = names;
             }
             Some(other) => {
-                return Err(invalid(format!("parameter {PLANNER_PLUGINS} must be a list of names, got {other:?}")))
+                return Err(invalid(format!("parameter {PLANNER_PLUGINS} must be a list of names, got {other}")))
             }
         }
         p.check_profile_names()?;
@@ -343,9 +343,7 @@ impl NodeParams {
                 None => String::new(),
                 Some(ParamValue::String(frame)) => frame,
                 Some(other) => {
-                    return Err(invalid(format!(
-                        "parameter {name}.robot_base_frame must be a frame name, got {other:?}"
-                    )))
+                    return Err(invalid(format!("parameter {name}.robot_base_frame must be a frame name, got {other}")))
                 }
             };
             p.profile_base_frames.push(frame);
@@ -927,6 +925,13 @@ mod table_tests {
         assert_eq!(e.message, "heading_bins must be one of 8, 16, got 12");
         let e = param_spec("allow_unknown").unwrap().parse("yes").unwrap_err();
         assert!(e.message.contains("true or false"), "{e}");
+        // A value of the wrong type is written as a parameters file writes it, not as Rust's
+        // debug form (`String("nan")`).
+        let e = p.with_value("robot_radius", &ParamValue::String("nan".into())).unwrap_err();
+        assert!(e.message.ends_with(r#"got "nan""#), "{e}");
+        let e = p.with_value("heading_bins", &ParamValue::Double(8.0)).unwrap_err();
+        assert!(e.message.ends_with("got 8.0"), "{e}");
+        assert_eq!(ParamValue::Strings(vec!["GridBased".into()]).to_string(), r#"["GridBased"]"#);
     }
 }
 

@@ -289,12 +289,14 @@ impl Trajectory {
 
     /// Total length.
     pub fn length(&self) -> f64 {
-        self.segments.iter().map(|s| s.length).sum()
+        // `Sum` starts from -0.0: adding 0.0 makes an empty trajectory's length 0, not "-0.000"
+        // in a message, and changes no other sum.
+        self.segments.iter().map(|s| s.length).sum::<f64>() + 0.0
     }
 
     /// Length driven backwards.
     pub fn reverse_length(&self) -> f64 {
-        self.segments.iter().filter(|s| s.reverse).map(|s| s.length).sum()
+        self.segments.iter().filter(|s| s.reverse).map(|s| s.length).sum::<f64>() + 0.0
     }
 
     /// Changes of gear (cusps) between consecutive moving segments; turns on the spot do not
@@ -398,6 +400,12 @@ impl Trajectory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_trajectory_is_0_long_not_minus_0() {
+        let t = Trajectory { segments: vec![], min_turning_radius: 0.0 };
+        assert_eq!(format!("{:.3} {:.3}", t.length(), t.reverse_length()), "0.000 0.000");
+    }
 
     #[test]
     fn segments_of_bad_lengths_give_points_not_panics() {

@@ -320,6 +320,14 @@ fn footprint_takes_nav2_polygons() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object on stdout");
     assert_eq!(v["status"], "SUCCESS");
     assert!(std::fs::metadata(&png).map(|m| m.len() > 1000).unwrap_or(false), "picture written");
+    // A picture that cannot be written: the plan's record is still on stdout, the error on
+    // stderr, exit code 1.
+    let nowhere = dir.join("no/such/dir/rect.png");
+    let out = plan(&[&request[..], &["--png", nowhere.to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let record: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the plan's JSON record on stdout");
+    assert_eq!(record["trajectory"], v["trajectory"]);
+    assert!(text(&out.stderr).contains("rect.png"), "{}", text(&out.stderr));
     // The rectangle reaches 0.32 m from base_link; the default disk is 0.15 m: a different plan.
     let disk = plan(&request[..5]);
     let d: serde_json::Value = serde_json::from_slice(&disk.stdout).unwrap();

@@ -241,6 +241,12 @@ pub fn run(args: &PlanArgs) -> CliResult {
             "tables_warmed": warmed.map(|w| w.json()),
         }),
     };
+    // With --json every outcome is one record on stdout (scripts read the status there), the
+    // plan's even when its picture cannot be written after it; in text mode a failure is only
+    // the returned error, which `main` prints on stderr.
+    if args.json {
+        println!("{out}");
+    }
     if let (Some(path), Ok(plan)) = (&args.png, &result) {
         let traj: Vec<_> = plan.poses.iter().map(|p| p.point()).collect();
         // Only the known part of the map (and the paths), so the route is large enough to see.
@@ -262,11 +268,7 @@ pub fn run(args: &PlanArgs) -> CliResult {
         let img = render_scene(&scene, picture_scale(&map, window)).image;
         std::fs::write(path, img.to_png()?).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
-    // With --json every outcome is one record on stdout (scripts read the status there); in
-    // text mode a failure is only the returned error, which `main` prints on stderr.
-    if args.json {
-        println!("{out}");
-    } else if let Ok(plan) = &result {
+    if let (false, Ok(plan)) = (args.json, &result) {
         println!(
             "SUCCESS: any-angle length {:.3}, trajectory length {:.3} in {} segments, {:.2} ms{}",
             plan.stats.any_angle_length,

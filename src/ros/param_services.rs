@@ -252,7 +252,7 @@ impl Parameters {
         self.events.changed(&outcome.changed);
         drop(live);
         for (name, value) in &outcome.changed {
-            r2r::log_info!(&self.logger, "parameter {name} set to {value:?}");
+            r2r::log_info!(&self.logger, "parameter {name} set to {value}");
         }
         let results = outcome
             .results

@@ -231,6 +231,8 @@ pub struct NodeState {
     frames: Frames,
     /// Lifecycle state ACTIVE: goals are planned and outputs published.
     active: bool,
+    /// Shut down (lifecycle `finalized`): goals are refused saying so, not "activate it".
+    finalized: bool,
     /// Per profile, in the fleet's order: its jobs and the trajectory its vehicle follows.
     slots: Vec<Slot>,
     /// The profile of each recently answered path (for `is_path_valid`).
@@ -289,8 +291,16 @@ fn cancelled_by_client() -> PlanError {
 }
 
 fn not_active(state: &str) -> PlanError {
-    PlanError::new(StatusCode::NotActive, format!("the planner is {state} (lifecycle): activate it to plan"))
+    let what_next = match state {
+        // Shut down: no transition leaves it.
+        FINALIZED => "it plans no more; start the node again",
+        _ => "activate it to plan",
+    };
+    PlanError::new(StatusCode::NotActive, format!("the planner is {state} (lifecycle): {what_next}"))
 }
+
+/// The lifecycle state after shutdown, as [`NodeState::deactivate`] is told it.
+const FINALIZED: &str = "finalized";
 
 impl NodeState {
     /// A node state holding `fleet` configured by `params`, unconfigured and inactive.
@@ -316,6 +326,7 @@ impl NodeState {
             map_copies: 0,
             frames,
             active: false,
+            finalized: false,
             slots,
             path_owners: PathOwners::default(),
             updates: UpdateQueue::default(),
@@ -420,10 +431,20 @@ impl NodeState {
         self.schedule();
     }
 
+    /// How a goal refused while not active names the state: "not active", or "finalized" after
+    /// shutdown.
+    fn refused_as(&self) -> &'static str {
+        match self.finalized {
+            true => FINALIZED,
+            false => "not active",
+        }
+    }
+
     /// Deactivate: the running goal is stopped and it and the pending one are answered
     /// NOT_ACTIVE; nothing is published until the next activation.
     pub fn deactivate(&mut self, state: &str) {
         self.active = false;
+        self.finalized = state == FINALIZED;
         self.out.enabled = false;
         for profile in 0..self.slots.len() {
             self.stop_running(profile, not_active("deactivated"));
@@ -539,7 +560,7 @@ impl NodeState {
     /// plan on).
     fn submit(&mut self, req: Request) {
         if !self.active {
-            return self.finish(req, Err(not_active("not active")));
+            return self.finish(req, Err(not_active(self.refused_as())));
         }
         let profile = req.profile;
         self.stop_running(profile, superseded());
@@ -881,7 +902,7 @@ impl NodeState {
     #[cfg(ros_nav2_msgs)]
     fn invalid_poses(&mut self, path: &nav::Path) -> Result<Vec<usize>, PlanError> {
         if !self.active {
-            return Err(not_active("not active"));
+            return Err(not_active(self.refused_as()));
         }
         if path.poses.is_empty() {
             return Err(PlanError::new(StatusCode::InvalidInput, "the path has no poses"));

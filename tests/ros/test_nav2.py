@@ -859,6 +859,10 @@ def test_lifecycle_through_the_real_services():
         assert (len(peer.paths), len(peer.statuses)) == (n_paths, n_status), "published while inactive"
         assert change(Transition.TRANSITION_CLEANUP) and state() == "unconfigured"
         assert change(Transition.TRANSITION_UNCONFIGURED_SHUTDOWN) and state() == "finalized"
+        # Shut down, a goal is refused saying so: no transition leaves finalized.
+        r = peer.plan_to(pose_stamped(*GOAL))
+        assert r.status == GoalStatus.STATUS_ABORTED and "finalized" in r.result.error_msg, r.result.error_msg
+        assert "activate it" not in r.result.error_msg, r.result.error_msg
         peer.spin_until(lambda: len(peer.events) >= 10, what="the transition events")
         seen = [(e.start_state.id, e.goal_state.id) for e in peer.events]
         assert seen == [
