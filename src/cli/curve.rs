@@ -51,8 +51,22 @@ struct Solved {
     cusps: usize,
 }
 
-fn solve(model: CurveModel, from: Pose2, to: Pose2, radius: f64) -> Option<Solved> {
-    match model {
+/// How many times the distance between the poses the radius may be: the words are solved in
+/// units of the radius, and poses closer than 1e-5 radii apart lose the precision of the
+/// result (at 1e8 radii the shortest word came out empty, its length -0.0).
+const MAX_RADIUS_PER_DISTANCE: f64 = 1e5;
+
+/// The shortest curve of `model`; fails with "no curve", or when the poses are too close for the
+/// radius to give a precise one.
+fn solve(model: CurveModel, from: Pose2, to: Pose2, radius: f64) -> Result<Solved, CliError> {
+    let distance = from.point().distance(to.point());
+    if distance > 0.0 && radius > MAX_RADIUS_PER_DISTANCE * distance {
+        return Err(CliError(format!(
+            "--radius {radius} is more than {MAX_RADIUS_PER_DISTANCE:e} times the distance between the poses \
+             ({distance}): the curve cannot be computed precisely; scale both down"
+        )));
+    }
+    let solved = match model {
         CurveModel::Forward => dubins_shortest(from, to, radius).map(|c| Solved {
             segments: c.segments(),
             word: format!("{:?}", c.word).to_uppercase(),
@@ -63,7 +77,8 @@ fn solve(model: CurveModel, from: Pose2, to: Pose2, radius: f64) -> Option<Solve
             word: c.word(),
             cusps: c.cusps(),
         }),
-    }
+    };
+    solved.ok_or_else(|| CliError("no curve".into()))
 }
 
 fn summary(s: &Solved, from: Pose2) -> serde_json::Value {
@@ -111,7 +126,7 @@ pub fn run(args: &CurveArgs) -> CliResult {
                 continue;
             }
             let (from, to) = parse_pair(&line).map_err(|e| CliError(format!("{}:{}: {e}", path.display(), n + 1)))?;
-            let solved = solve(args.motion_model, from, to, radius).ok_or_else(|| CliError("no curve".into()))?;
+            let solved = solve(args.motion_model, from, to, radius)?;
             writeln!(out, "{}", summary(&solved, from))?;
         }
         out.flush()?;
@@ -120,7 +135,7 @@ pub fn run(args: &CurveArgs) -> CliResult {
     let (Some(from), Some(to)) = (args.from, args.to) else {
         return Err(CliError("give --from and --to, or --pairs".into()));
     };
-    let solved = solve(args.motion_model, from, to, radius).ok_or_else(|| CliError("no curve".into()))?;
+    let solved = solve(args.motion_model, from, to, radius)?;
     if args.json {
         let mut v = summary(&solved, from);
         v["segments"] = solved.segments.iter().map(segment_json).collect();
