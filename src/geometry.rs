@@ -9,6 +9,22 @@ use nalgebra::{Isometry2, Isometry3, Quaternion, Translation3, UnitQuaternion, V
 use serde::{Deserialize, Serialize};
 use std::f64::consts::PI;
 
+/// A coordinate as a message shows it: at the precision asked (`{:.3}`), in exponent form from
+/// 1e9 on, so a pose far off any map (1e300) reads as `1.000e300`, not three hundred digits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Coord(pub f64);
+
+impl std::fmt::Display for Coord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let digits = f.precision().unwrap_or(3);
+        if self.0.abs() >= 1e9 {
+            write!(f, "{:.*e}", digits, self.0)
+        } else {
+            write!(f, "{:.*}", digits, self.0)
+        }
+    }
+}
+
 /// A point in the plane.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Point2 {
@@ -165,6 +181,15 @@ pub fn ceil_i64(x: f64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn coordinates_far_off_read_in_exponent_form() {
+        assert_eq!(format!("{:.3}", Coord(1.5)), "1.500");
+        assert_eq!(format!("{:.3}", Coord(-2.0e8)), "-200000000.000");
+        assert_eq!(format!("{:.3}", Coord(1e300)), "1.000e300");
+        assert_eq!(format!("{:.3}", Coord(f64::NAN)), "NaN");
+        assert_eq!(format!("{}", Coord(2.0)), "2.000");
+    }
 
     #[test]
     fn floor_and_ceil_equal_the_standard_ones() {

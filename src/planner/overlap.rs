@@ -18,7 +18,7 @@ use super::steps::End;
 use super::{Budget, Plan, PlanError, Planner, StatusCode};
 use crate::directional::footprint::{CollisionMap, Shape, SAMPLE_SPACING};
 use crate::directional::verify::Vehicle;
-use crate::geometry::{normalize_angle, Pose2};
+use crate::geometry::{normalize_angle, Coord, Pose2};
 use crate::trajectory::{Segment, Trajectory};
 
 /// Headings a vehicle that turns on the spot may leave in (evenly spaced, plus its own).
@@ -113,7 +113,11 @@ impl Planner {
         let refused = |why: String| {
             PlanError::new(
                 StatusCode::StartOccupied,
-                format!("the vehicle does not fit at start ({:.3}, {:.3}) {symbol}: {why}", start.x, start.y),
+                format!(
+                    "the vehicle does not fit at start ({:.3}, {:.3}) {symbol}: {why}",
+                    Coord(start.x),
+                    Coord(start.y)
+                ),
             )
         };
         if depth * res > max_depth || max_depth == 0.0 {

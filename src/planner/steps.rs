@@ -16,7 +16,7 @@ use super::{Budget, PathFigures, Plan, PlanError, PlanStats, Planner, PreparedMa
 use crate::block_astar::BlockGrid;
 use crate::clearance::{self, reach::Reach};
 use crate::directional;
-use crate::geometry::{normalize_angle, Point2, Pose2};
+use crate::geometry::{normalize_angle, Coord, Point2, Pose2};
 use crate::hierarchy::{CorridorFailure, CorridorSearch};
 use crate::lddb::Metric;
 use crate::search::cost_astar::pull_strings;
@@ -541,7 +541,7 @@ impl Planner {
     /// `what` (`start` or `goal`) at the point of `pose` as the caller gave it, in the units of
     /// [`Planner::set_units`]: `goal (1.500, 2.000) m`.
     fn named(&self, what: End, pose: Pose2) -> String {
-        format!("{what} ({:.3}, {:.3}) {}", pose.x, pose.y, self.units.symbol())
+        format!("{what} ({:.3}, {:.3}) {}", Coord(pose.x), Coord(pose.y), self.units.symbol())
     }
 
     /// `START_OCCUPIED` / `GOAL_OCCUPIED` for an endpoint `pose` (as the caller gave it) in `cell`

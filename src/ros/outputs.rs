@@ -6,6 +6,7 @@
 use super::convert::{any_angle_to_msg, map_to_msg, path_to_msg, status_to_msg, trajectory_to_msg, StatusEvent};
 use super::markers::{plan_markers, Outline};
 use crate::clearance::display::Annotation;
+use crate::geometry::Coord;
 use crate::planner::{Plan, PlanError, Planner};
 use r2r::blockstar_planner_msgs::msg as bs;
 use r2r::geometry_msgs::msg as geo;
@@ -166,15 +167,15 @@ impl Outputs {
             Ok(plan) => r2r::log_info!(
                 &self.logger,
                 "{what} ({:.3}, {:.3}): SUCCESS, {:.3} m, {} poses, {:.1} ms{}{}",
-                p.x,
-                p.y,
+                Coord(p.x),
+                Coord(p.y),
                 plan.stats.trajectory_length,
                 plan.poses.len(),
                 plan.stats.planning_time * 1e3,
                 plan.stats.table_filling_note(),
                 plan.stats.note.as_ref().map(|n| format!("; {n}")).unwrap_or_default()
             ),
-            Err(e) => r2r::log_warn!(&self.logger, "{what} ({:.3}, {:.3}): {e}", p.x, p.y),
+            Err(e) => r2r::log_warn!(&self.logger, "{what} ({:.3}, {:.3}): {e}", Coord(p.x), Coord(p.y)),
         }
     }
 }

@@ -20,7 +20,7 @@ use super::reply::Reply;
 #[cfg(ros_map_msgs)]
 use super::updates::Patch;
 use super::updates::{Applied, Kind, UpdateQueue};
-use crate::geometry::Pose2;
+use crate::geometry::{Coord, Pose2};
 use crate::map_io::load_map_file;
 use crate::params::NodeParams;
 use crate::planner::{Budget, Fleet, Leeway, Plan, PlanError, Planner, PlannerConfig, StatusCode};
@@ -718,7 +718,7 @@ impl NodeState {
         let (echo, last) = (req.echo(), *goals.last().expect("a request has goals"));
         let hold = self.hold_plan.map(|hold| {
             let p = &echo.pose.position;
-            (hold, format!("the plan of goal ({:.3}, {:.3})", p.x, p.y), self.logger().to_string())
+            (hold, format!("the plan of goal ({:.3}, {:.3})", Coord(p.x), Coord(p.y)), self.logger().to_string())
         });
         let work = Work::Goal(Box::new(req), echo, last);
         self.slots[profile].running = Some(Running { work, cancel, stop: None, map_version: self.map_version });
@@ -865,7 +865,13 @@ impl NodeState {
                 self.last_odom_log = Some((now, header.frame_id.clone()));
             }
             let p = &pose.position;
-            r2r::log_info!(self.logger(), "start pose ({:.3}, {:.3}) in {:?} from {source}", p.x, p.y, header.frame_id);
+            r2r::log_info!(
+                self.logger(),
+                "start pose ({:.3}, {:.3}) in {:?} from {source}",
+                Coord(p.x),
+                Coord(p.y),
+                header.frame_id
+            );
         }
     }
 
