@@ -127,7 +127,8 @@ impl MapInfo {
             return Err(MapError::Invalid(format!("resolution {} is not a positive number", self.resolution)));
         }
         let (low, high) = Self::RESOLUTIONS;
-        if !(low..=high).contains(&self.resolution) {
+        // Compared as the float32 a ROS map carries: 0.0001 in a message is 9.99999975e-5.
+        if !(low as f32..=high as f32).contains(&(self.resolution as f32)) {
             return Err(MapError::Invalid(format!(
                 "resolution {} m per cell is outside {low}..={high}",
                 Resolution(self.resolution)
@@ -139,10 +140,10 @@ impl MapInfo {
         let far = self.origin.x.abs().max(self.origin.y.abs()) / self.resolution;
         if far > Self::MAX_ORIGIN_CELLS {
             return Err(MapError::Invalid(format!(
-                "origin ({}, {}) is {far:.3e} cells from the frame's origin, more than {:e}: positions that far lose \
-                 the precision of a cell",
-                self.origin.x,
-                self.origin.y,
+                "origin ({:.3}, {:.3}) is {far:.3e} cells from the frame's origin, more than {:e}: positions that far \
+                 lose the precision of a cell",
+                crate::geometry::Coord(self.origin.x),
+                crate::geometry::Coord(self.origin.y),
                 Self::MAX_ORIGIN_CELLS
             )));
         }
@@ -270,7 +271,12 @@ mod tests {
         assert!(m.starts_with("resolution 2e-5 m per cell"), "{m}");
         assert!(ok(MapInfo { origin: Pose2::new(-4.0e7, 4.9e7, 0.0), ..info(0.0) }), "50 000 km at 5 cm");
         let m = refused(MapInfo { origin: Pose2::new(1e300, 0.0, 0.0), ..info(0.0) });
-        assert!(m.contains("cells from the frame's origin, more than 1e9"), "{m}");
+        assert!(
+            m.starts_with("origin (1.000e300, 0.000) is 2.000e301 cells from the frame's origin, more than 1e9"),
+            "{m}"
+        );
+        // 0.1 mm as a ROS message's float32 carries it is in range.
+        assert!(ok(MapInfo { resolution: f64::from(1e-4f32), ..info(0.0) }));
         assert_eq!(format!("{}", Resolution(f64::from(0.05f32))), "0.05");
         assert_eq!(format!("{}", Resolution(0.1234567890123)), "0.1234567890123");
     }

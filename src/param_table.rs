@@ -24,13 +24,15 @@ pub enum ParamValue {
     Other(&'static str),
 }
 
-/// The value as a parameters file writes it: `true`, `8`, `8.0`, `"odom"` (quoted, so a string
-/// reads as one), `["GridBased"]`; another type by its kind (`an array`).
+/// The value as a parameters file writes it: `true`, `8`, `8.0`, `.nan`, `"odom"` (quoted, so a
+/// string reads as one), `["GridBased"]`; another type by its kind (`an array`).
 impl std::fmt::Display for ParamValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ParamValue::Bool(b) => write!(f, "{b}"),
             ParamValue::Integer(i) => write!(f, "{i}"),
+            ParamValue::Double(d) if d.is_nan() => f.write_str(".nan"),
+            ParamValue::Double(d) if d.is_infinite() => f.write_str(if *d > 0.0 { ".inf" } else { "-.inf" }),
             ParamValue::Double(d) => write!(f, "{d:?}"),
             ParamValue::String(s) => write!(f, "{s:?}"),
             ParamValue::Strings(v) => write!(f, "{v:?}"),

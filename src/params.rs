@@ -932,6 +932,10 @@ mod table_tests {
         let e = p.with_value("heading_bins", &ParamValue::Double(8.0)).unwrap_err();
         assert!(e.message.ends_with("got 8.0"), "{e}");
         assert_eq!(ParamValue::Strings(vec!["GridBased".into()]).to_string(), r#"["GridBased"]"#);
+        assert_eq!(
+            (ParamValue::Double(f64::NAN).to_string(), ParamValue::Double(f64::NEG_INFINITY).to_string()),
+            (".nan".into(), "-.inf".into())
+        );
     }
 }
 

@@ -302,11 +302,12 @@ impl PlannerConfig {
             return Err(PlanError::new(
                 StatusCode::InvalidInput,
                 format!(
-                    "min_turning_radius {} m is {cells:.0} cells of this map ({} m per cell): at most {} cells ({:.1} m) here",
-                    self.min_turning_radius,
+                    "min_turning_radius {:.3} m is {:.1} cells of this map ({} m per cell): at most {} cells ({} m) here",
+                    crate::geometry::Coord(self.min_turning_radius),
+                    crate::geometry::Coord(cells),
                     crate::map::Resolution(resolution),
                     crate::directional::MAX_TURNING_RADIUS,
-                    crate::directional::MAX_TURNING_RADIUS * resolution
+                    (crate::directional::MAX_TURNING_RADIUS * resolution) as f32
                 ),
             ));
         }
@@ -444,7 +445,8 @@ mod tests {
         let e = PlannerConfig { min_turning_radius: 1000.0, ..good.clone() }.refine_params(0.05).unwrap_err();
         assert_eq!(e.code, StatusCode::InvalidInput);
         assert!(
-            e.message.starts_with("min_turning_radius 1000 m is 20000 cells") && e.message.ends_with("(409.6 m) here"),
+            e.message.starts_with("min_turning_radius 1000.000 m is 20000.0 cells")
+                && e.message.ends_with("(409.6 m) here"),
             "{}",
             e.message
         );

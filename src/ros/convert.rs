@@ -45,8 +45,9 @@ pub fn check_frame(what: &str, frame: &str, expected: &str) -> Result<(), PlanEr
 /// Converts a `nav_msgs/OccupancyGrid` to an [`OccupancyMap`] in frame `map_frame`.
 ///
 /// Fails (`INVALID_INPUT`) when the map's frame is not `map_frame`, the data length is not
-/// width x height, the resolution is not a positive number, the origin is malformed, or the map
-/// has more than `max_cells` cells.
+/// width x height, the resolution or the origin is refused by [`crate::map::MapInfo::validate`]
+/// (a resolution outside 0.1 mm..1 km per cell, an origin not finite or more than 10^9 cells
+/// away), the origin is malformed, or the map has more than `max_cells` cells.
 pub fn map_from_msg(msg: &nav::OccupancyGrid, map_frame: &str, max_cells: usize) -> Result<OccupancyMap, PlanError> {
     check_frame("the map", &msg.header.frame_id, map_frame)?;
     let origin = pose_from_msg(&msg.info.origin).map_err(|e| invalid(format!("bad map origin: {}", e.message)))?;

@@ -264,8 +264,9 @@ impl Frames {
                 // (TF_OLD_DATA, logged once), so one transform stamped ahead blocks newer ones.
                 format!(
                     "the robot's pose ({base:?} in {:?}) is stamped {:.2} s after this node's time \
-                     (transform_tolerance {tolerance} s): does a TF publisher's clock run ahead? As in tf2, \
-                     transforms older than an edge's newest are ignored until time catches up with it",
+                     (transform_tolerance {tolerance} s): does a TF publisher's clock run ahead? As in tf2, the \
+                     pose is the one at the latest time every transform of its chain covers, which stays ahead until \
+                     this node's time catches up",
                     self.global, -age
                 )
             }));

@@ -209,7 +209,7 @@ fn create_context() -> Result<r2r::Context, String> {
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "rcl_init failed".into());
-            Err(format!("cannot initialise ROS from the command line's --ros-args: {why}"))
+            Err(format!("cannot initialise ROS (rcl_init; a --params-file or other --ros-args it refused?): {why}"))
         }
     }
 }

@@ -447,7 +447,7 @@ impl NodeState {
         self.finalized = state == FINALIZED;
         self.out.enabled = false;
         for profile in 0..self.slots.len() {
-            self.stop_running(profile, not_active("deactivated"));
+            self.stop_running(profile, not_active(if self.finalized { FINALIZED } else { "deactivated" }));
             if let Some(req) = self.slots[profile].pending.take() {
                 self.finish(req, Err(not_active(state)));
             }

@@ -114,7 +114,7 @@ def test_a_turning_radius_beyond_the_lattice_at_the_maps_resolution_is_put_back(
     (r,) = peer.set(min_turning_radius=1000.0)
     assert r.successful, r.reason
     peer.spin_until(lambda: node.count("parameter change rejected") > rejected, 60.0, "the refusal")
-    assert "min_turning_radius 1000 m is 10000 cells of this map (0.1 m per cell)" in node.log(), node.log()[-3000:]
+    assert "min_turning_radius 1000.000 m is 10000.0 cells of this map (0.1 m per cell)" in node.log(), node.log()[-3000:]
     assert peer.get("min_turning_radius") == [before]
     status, path = peer.plan(*GOAL)
     assert status.code == S.SUCCESS, status.message

@@ -159,6 +159,25 @@ enum Node {
     Goal,
 }
 
+/// [`pull_string`] over the first and the last [`ENDS_PULLED`] + 1 points of `points` only (the
+/// whole of a shorter chain), the middle kept as it is: for a guide whose vertices are already
+/// taut between its ends (an any-angle path on the vehicle mask), where only the start and goal
+/// poses, off the mask's vertices, leave anything to pull. Its work is bounded whatever the
+/// guide's length (a few sweeps at each end), so it needs no budget.
+pub(super) fn pull_ends(map: &CollisionMap, points: &[Point2], radius: f64) -> Vec<Point2> {
+    let n = points.len();
+    if n <= 2 * ENDS_PULLED + 2 {
+        return pull_string(map, points, radius);
+    }
+    let mut out = pull_string(map, &points[..=ENDS_PULLED], radius);
+    out.extend_from_slice(&points[ENDS_PULLED + 1..n - 1 - ENDS_PULLED]);
+    out.extend(pull_string(map, &points[n - 1 - ENDS_PULLED..], radius));
+    out
+}
+
+/// How many points beyond each end [`pull_ends`] may drop.
+const ENDS_PULLED: usize = 4;
+
 /// Drops every point whose neighbours a free line joins: from each kept point, the furthest
 /// point in order that a free line reaches directly is kept next. Lines only get shorter (the
 /// triangle inequality), and each kept line passed the sweep test. With costs a line must also
@@ -401,6 +420,22 @@ mod tests {
             }
         }
         assert!(compared >= 60, "only {compared} pairs compared");
+    }
+
+    /// `pull_ends` pulls a short chain whole, and a long one only within `ENDS_PULLED` points of
+    /// either end, keeping its middle point for point.
+    #[test]
+    fn pull_ends_pulls_the_ends_and_keeps_the_middle() {
+        let m = map(40, 10, |_, _| false);
+        let chain = |n: usize| (0..n).map(|i| Point2::new(5.0 + i as f64, 5.0)).collect::<Vec<_>>();
+        let short = chain(2 * ENDS_PULLED + 2);
+        assert_eq!(pull_ends(&m, &short, 1.0), vec![short[0], *short.last().unwrap()]);
+        let long = chain(20);
+        let n = long.len();
+        let mut want = vec![long[0], long[ENDS_PULLED]];
+        want.extend_from_slice(&long[ENDS_PULLED + 1..n - 1 - ENDS_PULLED]);
+        want.extend([long[n - 1 - ENDS_PULLED], long[n - 1]]);
+        assert_eq!(pull_ends(&m, &long, 1.0), want);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The refiner of a vehicle that turns on the spot (`min_turning_radius` 0).
 
-use super::exact_footprint::{exact_footprint_path, pull_string, ExactFailure};
+use super::exact_footprint::{exact_footprint_path, pull_ends, ExactFailure};
 use super::{Job, Refine};
 use crate::directional::footprint::Shape;
 use crate::directional::verify::Vehicle;
@@ -33,13 +33,14 @@ impl Refine for OnTheSpot {
         job.prepared.collision.stands_free(p, &Shape::Disk(self.radius))
     }
 
-    /// The guide's lines, string-pulled on the exact map, with a turn on the spot at the start
-    /// (from the start heading), at each corner and at the goal (to its heading, unless free).
-    /// The guide runs from the start pose through mask vertices (cell corners) to the goal pose;
-    /// pulling drops each vertex the footprint's disk can skip on a free line (no dearer, with
-    /// costs), so a start and goal that see each other are joined by one line, not by detours
-    /// through the corners beside them. The mask's guide can graze an obstacle between its
-    /// vertices: then the exact map is searched.
+    /// The guide's lines, string-pulled at its ends on the exact map, with a turn on the spot at
+    /// the start (from the start heading), at each corner and at the goal (to its heading,
+    /// unless free). The guide runs from the start pose through mask vertices (cell corners),
+    /// taut between them, to the goal pose; pulling drops each vertex near either end that the
+    /// footprint's disk can skip on a free line (no dearer, with costs), so a start and goal that
+    /// see each other are joined by one line, not by detours through the corners beside them.
+    /// The mask's guide can graze an obstacle between its vertices: then the exact map is
+    /// searched.
     fn refine(
         &self,
         job: &Job,
@@ -47,7 +48,7 @@ impl Refine for OnTheSpot {
         (guide, expansions): (Vec<Point2>, usize),
         clock: &mut StageClock,
     ) -> Result<Solution, PlanError> {
-        let guide = pull_string(&job.prepared.collision, &guide, self.radius);
+        let guide = pull_ends(&job.prepared.collision, &guide, self.radius);
         let goal_yaw = (!job.goal_heading_free).then_some(ends.goal.yaw);
         let trajectory = Trajectory::turning_on_the_spot(&guide, Some(ends.start.yaw), goal_yaw);
         match self.verify(job, ends, &trajectory) {
