@@ -150,8 +150,8 @@ fn curve_prints_the_shortest_curve_with_its_gears_or_names_the_bad_input() {
         (vec!["curve", "--radius", "0", "--from", "0,0,0", "--to", "1,0,0"], "--radius must be"),
         (vec!["curve", "--radius", "-1", "--from", "0,0,0", "--to", "1,0,0"], "--radius must be"),
         (
-            vec!["curve", "--radius", "1e8", "--from", "0,0,0", "--to", "1,0,0"],
-            "--radius 100000000 is more than 1e5 times",
+            vec!["curve", "--motion-model", "forward", "--radius", "1e8", "--from", "0,0,0", "--to", "1,0,0"],
+            "--radius 100000000.000 is too large",
         ),
         (vec!["curve", "--radius", "1", "--pairs", "/nonexistent/pairs.txt"], "cannot read /nonexistent/pairs.txt"),
     ] {

@@ -4,7 +4,7 @@
 use super::plan::{parse_pose, segment_json};
 use super::{CliError, CliResult};
 use crate::curves::{dubins_shortest, reeds_shepp_shortest};
-use crate::geometry::Pose2;
+use crate::geometry::{normalize_angle, Coord, Pose2};
 use crate::trajectory::Segment;
 use std::io::{BufRead, BufWriter, Write};
 use std::path::PathBuf;
@@ -51,21 +51,16 @@ struct Solved {
     cusps: usize,
 }
 
-/// How many times the distance between the poses the radius may be: the words are solved in
-/// units of the radius, and poses closer than 1e-5 radii apart lose the precision of the
-/// result (at 1e8 radii the shortest word came out empty, its length -0.0).
-const MAX_RADIUS_PER_DISTANCE: f64 = 1e5;
+/// How far (relative to the larger of the poses' distance and 1) the curve found may end from
+/// `--to`: the words are solved in units of the radius, so poses a tiny fraction of a radius
+/// apart lose the precision of the result (at 1e8 radii per unit of distance the shortest word
+/// came out empty, its length -0.0). Ordinary pairs end within about 1e-7 (radius 1, 20 000
+/// random pairs).
+const END_TOLERANCE: f64 = 1e-6;
 
-/// The shortest curve of `model`; fails with "no curve", or when the poses are too close for the
-/// radius to give a precise one.
+/// The shortest curve of `model`; fails with "no curve", or when the curve found does not end at
+/// `to` (the radius too large for the poses to be solved precisely).
 fn solve(model: CurveModel, from: Pose2, to: Pose2, radius: f64) -> Result<Solved, CliError> {
-    let distance = from.point().distance(to.point());
-    if distance > 0.0 && radius > MAX_RADIUS_PER_DISTANCE * distance {
-        return Err(CliError(format!(
-            "--radius {radius} is more than {MAX_RADIUS_PER_DISTANCE:e} times the distance between the poses \
-             ({distance}): the curve cannot be computed precisely; scale both down"
-        )));
-    }
     let solved = match model {
         CurveModel::Forward => dubins_shortest(from, to, radius).map(|c| Solved {
             segments: c.segments(),
@@ -78,14 +73,35 @@ fn solve(model: CurveModel, from: Pose2, to: Pose2, radius: f64) -> Result<Solve
             cusps: c.cusps(),
         }),
     };
-    solved.ok_or_else(|| CliError("no curve".into()))
+    let solved = solved.ok_or_else(|| CliError("no curve".into()))?;
+    let end = solved.segments.last().map_or(from, Segment::end);
+    let scale = from.point().distance(to.point()).max(1.0);
+    let (off, turned) = (end.point().distance(to.point()), normalize_angle(end.yaw - to.yaw).abs());
+    if off > END_TOLERANCE * scale || turned > 1e-6 {
+        return Err(CliError(format!(
+            "the curve found ends {off:.3e} away from --to (heading off by {turned:.3e} rad): --radius {:.3} is too \
+             large for poses this close to be solved precisely; scale both down",
+            Coord(radius)
+        )));
+    }
+    Ok(solved)
+}
+
+impl Solved {
+    /// Its length and the length driven backwards, as a trajectory of its segments sums them
+    /// (0, not -0, when there are none).
+    fn lengths(&self) -> (f64, f64) {
+        let t = crate::trajectory::Trajectory { segments: self.segments.clone(), min_turning_radius: 0.0 };
+        (t.length(), t.reverse_length())
+    }
 }
 
 fn summary(s: &Solved, from: Pose2) -> serde_json::Value {
     let end = s.segments.last().map_or(from, Segment::end);
+    let (length, reverse_length) = s.lengths();
     serde_json::json!({
-        "length": s.segments.iter().map(|g| g.length).sum::<f64>(),
-        "reverse_length": s.segments.iter().filter(|g| g.reverse).map(|g| g.length).sum::<f64>(),
+        "length": length,
+        "reverse_length": reverse_length,
         "cusps": s.cusps,
         "word": s.word,
         "end": [end.x, end.y, end.yaw],
@@ -141,8 +157,7 @@ pub fn run(args: &CurveArgs) -> CliResult {
         v["segments"] = solved.segments.iter().map(segment_json).collect();
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        let length: f64 = solved.segments.iter().map(|g| g.length).sum();
-        let reversing: f64 = solved.segments.iter().filter(|g| g.reverse).map(|g| g.length).sum();
+        let (length, reversing) = solved.lengths();
         println!("{} length {length:.6} ({} cusps, {reversing:.6} reversing)", solved.word, solved.cusps);
         for g in &solved.segments {
             let what =
