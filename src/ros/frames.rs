@@ -260,8 +260,8 @@ impl Frames {
                     self.global
                 )
             } else {
-                // As in tf2, an edge's newest transform stays in force and older ones are refused
-                // (TF_OLD_DATA, logged once), so one transform stamped ahead blocks newer ones.
+                // As in tf2, the pose is looked up at the latest time the whole chain covers: one
+                // transform stamped ahead keeps that time ahead of the node's clock.
                 format!(
                     "the robot's pose ({base:?} in {:?}) is stamped {:.2} s after this node's time \
                      (transform_tolerance {tolerance} s): does a TF publisher's clock run ahead? As in tf2, the \

@@ -184,7 +184,7 @@ const ENDS_PULLED: usize = 4;
 /// cost no more than the stretch of the chain it replaces, so pulling never makes a path dearer.
 /// A line between consecutive points is kept as it is, whether it sweeps freely or not (the
 /// caller verifies the result).
-pub(super) fn pull_string(map: &CollisionMap, points: &[Point2], radius: f64) -> Vec<Point2> {
+fn pull_string(map: &CollisionMap, points: &[Point2], radius: f64) -> Vec<Point2> {
     let Some(&first) = points.first() else { return Vec::new() };
     // The chain's price from its first point to each point (only needed with costs).
     let chain: Vec<f64> = match map.costs() {
