@@ -25,6 +25,23 @@ impl std::fmt::Display for Coord {
     }
 }
 
+/// A number as a message shows a value the user gave: as Rust writes it (the shortest form that
+/// reads back the same) between 1e-4 and 1e9, in exponent form beyond (Rust writes 1e308 as 309
+/// digits and 5e-324 as 324), so `1e308` reads `1e308`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Number(pub f64);
+
+impl std::fmt::Display for Number {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let x = self.0;
+        if x == 0.0 || !x.is_finite() || (1e-4..1e9).contains(&x.abs()) {
+            write!(f, "{x}")
+        } else {
+            write!(f, "{x:e}")
+        }
+    }
+}
+
 /// A point in the plane.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Point2 {
@@ -189,6 +206,22 @@ mod tests {
         assert_eq!(format!("{:.3}", Coord(1e300)), "1.000e300");
         assert_eq!(format!("{:.3}", Coord(f64::NAN)), "NaN");
         assert_eq!(format!("{}", Coord(2.0)), "2.000");
+    }
+
+    #[test]
+    fn numbers_far_from_one_read_in_exponent_form() {
+        for (x, text) in [
+            (0.05, "0.05"),
+            (-2.5, "-2.5"),
+            (0.0, "0"),
+            (1e308, "1e308"),
+            (5e-324, "5e-324"),
+            (-1.5e-7, "-1.5e-7"),
+            (123456789.0, "123456789"),
+            (f64::NAN, "NaN"),
+        ] {
+            assert_eq!(Number(x).to_string(), text);
+        }
     }
 
     #[test]

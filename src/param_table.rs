@@ -237,7 +237,8 @@ impl<T> ParamSpec<T> {
         if fits {
             Ok(())
         } else {
-            Err(invalid(format!("{} must be {}, got {number}{unit}", self.name, self.range.wanted(self.unit))))
+            let got = crate::geometry::Number(number);
+            Err(invalid(format!("{} must be {}, got {got}{unit}", self.name, self.range.wanted(self.unit))))
         }
     }
 }

@@ -166,8 +166,22 @@ pub fn invalid_poses(planner: &Planner, poses: &[Pose2]) -> Result<Vec<usize>, P
 pub enum Trigger {
     /// The map changed: replan only when the rest of the trajectory is no longer legal.
     MapChange,
+    /// The planner's parameters changed (a footprint, a turning radius, the costs): as
+    /// [`Trigger::MapChange`], said as what it is.
+    ParameterChange,
     /// The `replan_period` elapsed: replan from the latest pose whatever the check says.
     Periodic,
+}
+
+impl Trigger {
+    /// What changed, as a reason names it: `map change` or `parameter change` (a periodic
+    /// replan that finds the path blocked found a map change not yet checked).
+    pub fn change(self) -> &'static str {
+        match self {
+            Trigger::ParameterChange => "parameter change",
+            Trigger::MapChange | Trigger::Periodic => "map change",
+        }
+    }
 }
 
 /// The outcome of [`check_and_replan`].
@@ -229,11 +243,11 @@ pub fn check_and_replan(
 ) -> Outcome {
     let check = check_remaining(planner, followed.trajectory, pose, followed.start_overlap);
     let reason = match (&check, trigger) {
-        (Ok(()), Trigger::MapChange) => {
-            return cheaper_after_a_cost_change(planner, followed, pose, goal, leeway, budget)
+        (Ok(()), Trigger::MapChange | Trigger::ParameterChange) => {
+            return cheaper_after_a_cost_change(planner, followed, pose, goal, trigger, leeway, budget)
         }
         (Ok(()), Trigger::Periodic) => "periodic replan from the latest pose".to_string(),
-        (Err(e), _) => format!("map change blocked the path: {}", e.message),
+        (Err(e), _) => format!("{} blocked the path: {}", trigger.change(), e.message),
     };
     match planner.plan_near(pose, goal, false, leeway, budget) {
         Ok(plan) => Outcome::Replanned { plan: Box::new(plan), reason },
@@ -256,6 +270,7 @@ fn cheaper_after_a_cost_change(
     followed: Followed,
     pose: Pose2,
     goal: Pose2,
+    trigger: Trigger,
     leeway: Leeway,
     budget: &Budget,
 ) -> Outcome {
@@ -267,7 +282,8 @@ fn cheaper_after_a_cost_change(
     match planner.plan_near(pose, goal, false, leeway, budget) {
         Ok(plan) if plan.stats.figures.cost < old * (1.0 - REPLAN_GAIN) => {
             let reason = format!(
-                "map change made the rest of the path dearer than a new one (cost {old:.3} against {:.3})",
+                "{} made the rest of the path dearer than a new one (cost {old:.3} against {:.3})",
+                trigger.change(),
                 plan.stats.figures.cost
             );
             Outcome::Replanned { plan: Box::new(plan), reason }

@@ -106,6 +106,28 @@ fn bad_arguments_are_refused_with_a_reason() {
     }
 }
 
+/// A benchmark of no pairs or no rounds is refused before any work (0 pairs printed a table of
+/// NaN).
+#[test]
+fn a_benchmark_of_nothing_is_refused() {
+    for (command, option) in [("bench-nav", "--pairs"), ("bench-budget", "--pairs"), ("bench-fleet", "--rounds")] {
+        for value in ["0", "-3"] {
+            let out = Command::new(env!("CARGO_BIN_EXE_blockstar"))
+                .args([command, "--map"])
+                .arg(movingai("arena2.map"))
+                .args([option, value])
+                .output()
+                .expect("run blockstar");
+            assert!(!out.status.success(), "{command} {option} {value} accepted");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains(option) && err.contains(&format!("must be a whole number >= 1, got {value}")),
+                "{err}"
+            );
+        }
+    }
+}
+
 /// A fresh directory under the system's temporary directory for one test.
 fn scratch_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("blockstar-{name}-{}", std::process::id()));

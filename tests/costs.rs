@@ -262,6 +262,26 @@ fn a_cost_penalty_takes_the_wide_way_round_and_zero_the_gap() {
     assert!(kept.stats.figures.cost < judge.figures(&shortest.trajectory).cost);
 }
 
+/// The largest `cost_penalty` still plans, with a finite cost, the wide way; beyond it (where
+/// the prices overflowed: 1e308 answered "no path exists" with a path in plain sight) the value
+/// is refused, naming its range.
+#[test]
+fn the_largest_cost_penalty_plans_with_finite_prices_and_beyond_it_is_refused() {
+    use blockstar_planner::planner::MAX_COST_PENALTY;
+    let map = gap_or_wide_way();
+    let (s, g) = (Pose2::new(3.05, 1.0, FRAC_PI_2), Pose2::new(3.05, 7.0, FRAC_PI_2));
+    let heaviest = planned(&map, config(MAX_COST_PENALTY), s, g);
+    assert!(heaviest.stats.figures.cost.is_finite(), "{}", heaviest.stats.figures.cost);
+    assert!((4.5..7.0).contains(&crossing(&heaviest)), "crosses at x {}", crossing(&heaviest));
+    for absurd in [MAX_COST_PENALTY * 1.001, 1e308, f64::INFINITY] {
+        let e = Planner::new(config(absurd)).unwrap_err();
+        assert!(e.message.contains("cost_penalty") && e.message.contains("0..=1000"), "{}", e.message);
+    }
+    // The value as the user wrote it, not 309 digits.
+    let e = Planner::new(config(1e308)).unwrap_err();
+    assert!(e.message.ends_with("got 1e308"), "{}", e.message);
+}
+
 /// A keep-out zone raised on the straight way (a Nav2 costmap's value 90, below the occupied
 /// threshold of such a map, 99) diverts the path; lowered again, the path comes back.
 #[test]

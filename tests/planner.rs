@@ -435,6 +435,39 @@ fn refused_endpoints_are_named_in_the_callers_units() {
     assert_eq!(e.message, format!("{} is in an obstacle (occupancy 100)", at("start", wall, "cells")));
 }
 
+/// A footprint too large for the map's cells is refused in the name of the parameter it comes
+/// from: a `robot_radius` of 7 m set while a polygon was in force is accepted (the polygon wins),
+/// and clearing the polygon then brings the radius back, so the refusal names `robot_radius`,
+/// not the `footprint` being cleared. The map and parameters in force stay.
+#[test]
+fn a_footprint_too_large_for_the_map_is_refused_in_its_parameters_name() {
+    let rows = ["@@@@@@@@@@", "@........@", "@........@", "@@@@@@@@@@"];
+    let map = map_from_rows(&rows, 10);
+    let polygon = blockstar_planner::polygon::Polygon::new(vec![
+        Point2::new(0.3, 0.2),
+        Point2::new(-0.2, 0.2),
+        Point2::new(-0.2, -0.2),
+        Point2::new(0.3, -0.2),
+    ])
+    .unwrap();
+    let with_polygon = PlannerConfig { footprint: Some(polygon), min_turning_radius: 0.4, ..PlannerConfig::default() };
+    let mut p = Planner::new(with_polygon.clone()).unwrap();
+    p.set_map(map).unwrap();
+    p.set_config(PlannerConfig { robot_radius: 7.0, ..with_polygon.clone() }).unwrap();
+    let cleared = PlannerConfig { footprint: None, robot_radius: 7.0, ..with_polygon };
+    let e = p.set_config(cleared.clone()).unwrap_err();
+    assert_eq!(e.code, StatusCode::InvalidInput);
+    assert!(
+        e.message
+            .starts_with("the footprint (robot_radius 7.000 m) reaches 7.000 m from base_link: more than 125 cells"),
+        "{}",
+        e.message
+    );
+    assert!(p.config().footprint.is_some(), "the parameters in force stay");
+    let e = p.set_config(PlannerConfig { robot_radius: 0.1, robot_side: 10.0, ..cleared }).unwrap_err();
+    assert!(e.message.starts_with("the footprint (robot_side 10.000 m) reaches 7.071 m"), "{}", e.message);
+}
+
 /// A goal just inside a wall's reach (the robot does not fit there) is planned to the nearest
 /// covering cell, and the plan says so.
 #[test]

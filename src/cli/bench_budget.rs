@@ -35,7 +35,7 @@ pub struct BenchBudgetArgs {
     #[arg(long, value_parser = parse_size)]
     pub tile: Option<(usize, usize)>,
     /// Number of start/goal pairs.
-    #[arg(long, allow_negative_numbers = true, default_value_t = 10)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 10, value_parser = super::at_least_one)]
     pub pairs: usize,
     /// Seed of the pairs (the same seed gives the same pairs as bench-nav's).
     #[arg(long, allow_negative_numbers = true, default_value_t = 33)]

@@ -30,7 +30,7 @@ pub struct BenchNavArgs {
     #[arg(long, value_parser = parse_size)]
     pub tile: Option<(usize, usize)>,
     /// Number of start/goal pairs.
-    #[arg(long, allow_negative_numbers = true, default_value_t = 100)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 100, value_parser = super::at_least_one)]
     pub pairs: usize,
     /// Seed of the pair generator.
     #[arg(long, allow_negative_numbers = true, default_value_t = 33)]

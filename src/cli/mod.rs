@@ -69,6 +69,15 @@ pub fn non_negative(option: &str, value: f64, units: crate::map::MapUnits) -> Re
     }
 }
 
+/// A count option that must be at least 1 (`--pairs`, `--rounds`): a benchmark of none has no
+/// figures to give (0 pairs printed a table of NaN).
+pub(crate) fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("must be a whole number >= 1, got {text}")),
+    }
+}
+
 /// Plans on map files and benchmarks planners, with no ROS needed.
 #[derive(Debug, Parser)]
 #[command(name = "blockstar", version, about)]

@@ -102,6 +102,12 @@ impl Default for PlannerConfig {
     }
 }
 
+/// Smallest `path_spacing` (m, map units in the CLI): the poses of a plan are held and published.
+pub const MIN_PATH_SPACING: f64 = 0.001;
+
+/// Largest `cost_penalty`: every price along a path stays finite below it.
+pub const MAX_COST_PENALTY: f64 = 1000.0;
+
 impl PlannerConfig {
     /// Every parameter of the planner: its name (the node's ROS parameter and the parameters
     /// file's key), field, range and unit. The one owner of these ranges: the node's table adds
@@ -166,10 +172,12 @@ impl PlannerConfig {
         ParamSpec {
             name: "path_spacing",
             field: field!(Double, path_spacing),
-            range: Range::Above(0.0),
+            // A bound below, not only 0: the poses are held and published, so their number
+            // (length / spacing) is memory; at 1 mm a 1 km plan is a million poses.
+            range: Range::AtLeast(MIN_PATH_SPACING),
             unit: "m",
             runtime: true,
-            description: "Spacing of the poses in /plan (m).",
+            description: "Spacing of the poses in /plan (m, at least 0.001).",
         },
         ParamSpec {
             name: "max_planning_time",
@@ -238,10 +246,12 @@ impl PlannerConfig {
         ParamSpec {
             name: "cost_penalty",
             field: field!(Double, cost_penalty),
-            range: Range::AtLeast(0.0),
+            // Bounded so that every price stays finite (at 1000 a metre at full cost already
+            // weighs as a kilometre of free ground); beyond it the sums overflowed.
+            range: Range::Within(0.0, MAX_COST_PENALTY),
             unit: "",
             runtime: true,
-            description: "Weight of the traversal cost: a path costs its length times (1 + cost_penalty x cost), cost 0..1 from the map's grades and the clearance; 0 = shortest.",
+            description: "Weight of the traversal cost: a path costs its length times (1 + cost_penalty x cost), cost 0..1 from the map's grades and the clearance; 0 = shortest, at most 1000.",
         },
         ParamSpec {
             name: "preferred_clearance",
@@ -378,6 +388,19 @@ impl PlannerConfig {
         }
     }
 
+    /// The parameter the footprint in force comes from, with its value, for messages: a change
+    /// of `footprint` that brings back the disk of a `robot_radius` set earlier is refused in
+    /// the radius's name (`robot_radius 7 m`, `robot_side 0.5 m`, `footprint of 4 vertices`).
+    pub fn footprint_source(&self) -> String {
+        if let Some(p) = &self.footprint {
+            format!("footprint of {} vertices", p.vertices().len())
+        } else if self.robot_side > 0.0 {
+            format!("robot_side {} m", crate::geometry::Coord(self.robot_side))
+        } else {
+            format!("robot_radius {} m", crate::geometry::Coord(self.robot_radius))
+        }
+    }
+
     /// How traversal costs are made on a map of `resolution` metres per cell; `None` at
     /// `cost_penalty` 0 (lengths alone: no cost field is built).
     pub fn cost_rule(&self, resolution: f64) -> Option<crate::costs::CostRule> {
@@ -405,7 +428,10 @@ mod tests {
         let cases = [
             (PlannerConfig { robot_radius: -0.1, ..Default::default() }, "robot_radius must be >= 0 m, got -0.1 m"),
             (PlannerConfig { reverse_penalty: 0.5, ..Default::default() }, "reverse_penalty must be >= 1, got 0.5"),
-            (PlannerConfig { cost_penalty: f64::NAN, ..Default::default() }, "cost_penalty must be >= 0, got NaN"),
+            (
+                PlannerConfig { cost_penalty: f64::NAN, ..Default::default() },
+                "cost_penalty must be in 0..=1000, got NaN",
+            ),
             (PlannerConfig { heading_bins: 12, ..Default::default() }, "heading_bins must be one of 8, 16, got 12"),
             (PlannerConfig { occupied_threshold: 101, ..Default::default() }, "occupied_threshold must be in 0..=100"),
         ];
@@ -419,6 +445,16 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), PlannerConfig::PARAMS.len());
+    }
+
+    #[test]
+    fn a_path_spacing_below_a_millimetre_is_refused() {
+        // Its poses are held and published: 1e-5 m made a 9 m plan 892 190 poses in the node.
+        assert!(PlannerConfig { path_spacing: MIN_PATH_SPACING, ..PlannerConfig::default() }.validate().is_ok());
+        for spacing in [1e-5, 0.0, -1.0, f64::NAN] {
+            let e = PlannerConfig { path_spacing: spacing, ..PlannerConfig::default() }.validate().unwrap_err();
+            assert!(e.message.starts_with("path_spacing must be >= 0.001 m"), "{}", e.message);
+        }
     }
 
     #[test]

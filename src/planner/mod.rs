@@ -31,7 +31,7 @@ mod steps;
 mod tolerance;
 
 pub use budget::Budget;
-pub use config::PlannerConfig;
+pub use config::{PlannerConfig, MAX_COST_PENALTY, MIN_PATH_SPACING};
 pub use figures::PathFigures;
 pub use fleet::Fleet;
 pub use leeway::{Leeway, DEFAULT_START_OVERLAP};

@@ -18,15 +18,21 @@ fn invalid(message: String) -> PlanError {
     PlanError::new(StatusCode::InvalidInput, message)
 }
 
+/// The refusal of an orientation that is not a finite unit quaternion, its components written
+/// as [`crate::geometry::Number`] writes them (a `w` of 5e-324 is not 324 digits).
+pub(super) fn not_a_unit_quaternion(o: &geo::Quaternion) -> PlanError {
+    use crate::geometry::Number;
+    let (x, y, z, w) = (Number(o.x), Number(o.y), Number(o.z), Number(o.w));
+    invalid(format!("orientation ({x}, {y}, {z}, {w}) is not a normalised quaternion"))
+}
+
 /// Converts a `geometry_msgs/Pose` to a planar pose (x, y in metres, yaw in radians).
 ///
 /// Fails when the position is not finite or the quaternion is not a finite unit quaternion
 /// (norm within 1e-3 of 1).
 pub fn pose_from_msg(p: &geo::Pose) -> Result<Pose2, PlanError> {
     let o = &p.orientation;
-    let yaw = yaw_from_quaternion(o.x, o.y, o.z, o.w).ok_or_else(|| {
-        invalid(format!("orientation ({}, {}, {}, {}) is not a normalised quaternion", o.x, o.y, o.z, o.w))
-    })?;
+    let yaw = yaw_from_quaternion(o.x, o.y, o.z, o.w).ok_or_else(|| not_a_unit_quaternion(o))?;
     if !(p.position.x.is_finite() && p.position.y.is_finite()) {
         return Err(invalid(format!("position ({}, {}) is not finite", p.position.x, p.position.y)));
     }

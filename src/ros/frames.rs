@@ -53,9 +53,7 @@ pub fn stamp_of(t: &Time) -> Stamp {
 /// quaternion (norm within 1e-3 of 1).
 pub fn isometry_from_pose(p: &geo::Pose) -> Result<Isometry3<f64>, PlanError> {
     let o = &p.orientation;
-    let rotation = unit_quaternion(o.x, o.y, o.z, o.w).ok_or_else(|| {
-        invalid(format!("orientation ({}, {}, {}, {}) is not a normalised quaternion", o.x, o.y, o.z, o.w))
-    })?;
+    let rotation = unit_quaternion(o.x, o.y, o.z, o.w).ok_or_else(|| super::convert::not_a_unit_quaternion(o))?;
     let t = &p.position;
     if !(t.x.is_finite() && t.y.is_finite() && t.z.is_finite()) {
         return Err(invalid(format!("position ({}, {}, {}) is not finite", t.x, t.y, t.z)));

@@ -126,15 +126,27 @@ struct Slot {
     /// The trajectory this profile's vehicle follows: the last success of a goal on the goal
     /// topic or the node's own action for this profile, kept legal and replanned.
     current: Option<Current>,
-    /// The map changed since `current` was last checked.
-    recheck: bool,
+    /// The map or the parameters changed since `current` was last checked: what changed
+    /// (`Trigger::MapChange` when both did).
+    recheck: Option<Trigger>,
     /// When `current` was last planned or replanned (for `replan_period`).
     last_replan: Instant,
 }
 
+impl Slot {
+    /// Marks `current` for a check after `change` (a map change wins over a parameter change
+    /// already waiting: both are checked at once and said as the map's).
+    fn mark_recheck(&mut self, change: Trigger) {
+        self.recheck = match self.recheck {
+            Some(Trigger::MapChange) => Some(Trigger::MapChange),
+            _ => Some(change),
+        };
+    }
+}
+
 impl Default for Slot {
     fn default() -> Self {
-        Self { running: None, pending: None, current: None, recheck: false, last_replan: Instant::now() }
+        Self { running: None, pending: None, current: None, recheck: None, last_replan: Instant::now() }
     }
 }
 
@@ -240,6 +252,8 @@ pub struct NodeState {
     updates: UpdateQueue,
     /// Bumped whenever the map or the planner's parameters change.
     map_version: u64,
+    /// What the last bump of `map_version` was (the map, when a change brought both).
+    last_change: Trigger,
     /// A configure replaced the planner while a batch of updates ran on the one it replaced:
     /// once that batch lands, configure again on top of it, as if the configure had come after.
     configure_after_batch: bool,
@@ -331,6 +345,7 @@ impl NodeState {
             path_owners: PathOwners::default(),
             updates: UpdateQueue::default(),
             map_version: 0,
+            last_change: Trigger::MapChange,
             configure_after_batch: false,
             plans_first: false,
             warned: Warned::default(),
@@ -385,6 +400,7 @@ impl NodeState {
         self.fleet = fleet;
         self.params = params;
         self.map_version += 1;
+        self.last_change = Trigger::MapChange;
         self.publish_clearance();
         // A batch still running started from the planner just replaced: its result must not
         // undo this (on_applied configures again on top of it).
@@ -460,7 +476,7 @@ impl NodeState {
     /// landing after cleanup or shutdown must not configure the node again).
     pub fn cleanup(&mut self) {
         for slot in &mut self.slots {
-            (slot.current, slot.recheck) = (None, false);
+            (slot.current, slot.recheck) = (None, None);
         }
         self.updates.clear();
         self.configure_after_batch = false;
@@ -630,8 +646,8 @@ impl NodeState {
                 continue;
             }
             let Some(current) = slot.current.clone() else { continue };
-            if std::mem::take(&mut slot.recheck) {
-                self.start_replan(profile, current, Trigger::MapChange);
+            if let Some(trigger) = slot.recheck.take() {
+                self.start_replan(profile, current, trigger);
             } else if period > 0.0 && slot.last_replan.elapsed().as_secs_f64() >= period {
                 self.start_replan(profile, current, Trigger::Periodic);
             }
@@ -644,7 +660,7 @@ impl NodeState {
             && self
                 .slots
                 .iter()
-                .any(|s| s.running.is_none() && (s.pending.is_some() || (s.recheck && s.current.is_some())))
+                .any(|s| s.running.is_none() && (s.pending.is_some() || (s.recheck.is_some() && s.current.is_some())))
     }
 
     /// Publishes the clearance display of the default profile's map, or once the batch holding
@@ -786,7 +802,7 @@ impl NodeState {
                 Some(why) => match crate::replan::check_remaining(&planner, &trajectory, pose, overlap.as_ref()) {
                     Ok(()) => Outcome::StillLegal,
                     Err(e) => Outcome::Blocked {
-                        reason: format!("map change blocked the path: {}", e.message),
+                        reason: format!("{} blocked the path: {}", trigger.change(), e.message),
                         error: PlanError::new(e.code, format!("not replanned: {why}; send it a new goal")),
                     },
                 },
@@ -1010,7 +1026,30 @@ impl NodeState {
         self.updates.finished();
         self.plans_first = true;
         self.fleet = applied.fleet;
+        // The parameters in force are the profiles'. Where the batch's parameters did not take
+        // (refused, or the batch failed), the live parameters still holding a value it tried are
+        // put back to the one in force, announced under the lock (so a tool following
+        // /parameter_events ends on the values in force); one set since is kept and queued. This
+        // comes before the refusal is logged or published, so whoever reads the parameters on
+        // seeing it reads the values in force.
+        let in_force: Vec<PlannerConfig> = self.fleet.profiles().map(|(_, p)| p.config().clone()).collect();
+        self.params.planner = in_force[0].clone();
+        self.params.profiles = in_force[1..].to_vec();
+        let mut put_back = Vec::new();
+        if let Some(attempted) = attempted.filter(|tried| *tried != in_force) {
+            let wanted = self.live.lock().ok().map(|mut live| {
+                let (kept, undone) = live.undo(&attempted, &in_force);
+                live.params = kept;
+                self.out.parameter_events.changed(&undone);
+                put_back = undone.into_iter().map(|(name, _)| name).collect();
+                live.params.clone()
+            });
+            if let Some(wanted) = wanted {
+                self.queue_configs_of(&wanted);
+            }
+        }
         let mut changed = false;
+        let mut cause = Trigger::ParameterChange;
         for report in applied.reports {
             if report.copied {
                 self.map_copies += 1;
@@ -1019,40 +1058,25 @@ impl NodeState {
                 Ok(text) => {
                     r2r::log_info!(self.logger(), "{text}");
                     changed |= report.changed;
+                    if report.changed && report.kind != Kind::Config {
+                        cause = Trigger::MapChange;
+                    }
                 }
                 Err(e) => self.refuse(report.kind, e),
             }
         }
-        // The parameters in force are the profiles'. Where the batch's parameters did not take
-        // (refused, or the batch failed), the live parameters still holding a value it tried are
-        // put back to the one in force, announced under the lock (so a tool following
-        // /parameter_events ends on the values in force); one set since is kept and queued.
-        let in_force: Vec<PlannerConfig> = self.fleet.profiles().map(|(_, p)| p.config().clone()).collect();
-        self.params.planner = in_force[0].clone();
-        self.params.profiles = in_force[1..].to_vec();
-        if let Some(attempted) = attempted.filter(|tried| *tried != in_force) {
-            let wanted = self.live.lock().ok().map(|mut live| {
-                let (kept, undone) = live.undo(&attempted, &in_force);
-                live.params = kept;
-                self.out.parameter_events.changed(&undone);
-                if !undone.is_empty() {
-                    let names: Vec<&str> = undone.iter().map(|(name, _)| name.as_str()).collect();
-                    r2r::log_warn!(
-                        self.logger(),
-                        "parameters put back to the values in force, the rebuild having failed: {}",
-                        names.join(", ")
-                    );
-                }
-                live.params.clone()
-            });
-            if let Some(wanted) = wanted {
-                self.queue_configs_of(&wanted);
-            }
+        if !put_back.is_empty() {
+            r2r::log_warn!(
+                self.logger(),
+                "parameters put back to the values in force, the rebuild having failed: {}",
+                put_back.join(", ")
+            );
         }
         if changed {
             self.map_version += 1;
+            self.last_change = cause;
             for slot in &mut self.slots {
-                slot.recheck = true;
+                slot.mark_recheck(cause);
             }
             self.clearance_due = true;
             self.warm_tables();
@@ -1171,13 +1195,13 @@ impl NodeState {
                 };
                 // Stopped, whether before or after it finished (as for a goal's plan).
                 if stop.is_none() && self.active {
-                    self.replanned(profile, current, outcome, map_version);
+                    self.replanned(profile, current, trigger, outcome, map_version);
                 } else {
                     r2r::log_info!(self.logger(), "{trigger:?} replan stopped by a newer goal or deactivation");
                     // A Nav2 goal is not followed, so the trajectory that was being checked still
                     // is: the map change it was checked for must still be looked at.
-                    if trigger == Trigger::MapChange {
-                        self.slots[profile].recheck = true;
+                    if trigger != Trigger::Periodic {
+                        self.slots[profile].mark_recheck(trigger);
                     }
                 }
             }
@@ -1193,16 +1217,21 @@ impl NodeState {
         let slot = &mut self.slots[profile];
         slot.current = Some(Current { goal_msg, goal, trajectory, start_overlap });
         slot.last_replan = Instant::now();
-        // Planned on a map that changed meanwhile: check it on the new one.
-        slot.recheck = changed;
+        // Planned on a map (or with parameters) that changed meanwhile: check it on the new one.
+        slot.recheck = changed.then_some(self.last_change);
     }
 
-    /// Publishes what the check or replan of `profile`'s current trajectory found.
-    fn replanned(&mut self, profile: usize, current: Current, outcome: Outcome, map_version: u64) {
+    /// Publishes what the check or replan of `profile`'s current trajectory (after `trigger`)
+    /// found.
+    fn replanned(&mut self, profile: usize, current: Current, trigger: Trigger, outcome: Outcome, map_version: u64) {
         let name = self.profile_name(profile);
         match outcome {
             Outcome::StillLegal => {
-                r2r::log_info!(self.logger(), "the map changed; the rest of {name}'s current trajectory is still legal")
+                let changed = if trigger == Trigger::ParameterChange { "the parameters" } else { "the map" };
+                r2r::log_info!(
+                    self.logger(),
+                    "{changed} changed; the rest of {name}'s current trajectory is still legal"
+                )
             }
             Outcome::Replanned { plan, reason } => {
                 let prefix = format!("replanned: {reason}; ");

@@ -192,8 +192,13 @@ def test_valid_changes_reach_the_next_plan(setup):
     gaps = [((b.pose.position.x - a.pose.position.x) ** 2 + (b.pose.position.y - a.pose.position.y) ** 2) ** 0.5
             for a, b in zip(path.poses, path.poses[1:])]
     assert max(gaps) <= 0.1 + 1e-9 and max(gaps) > 0.05, "path_spacing 0.1 in use"
-    # A robot wider than both doors: no path; narrower again: a legal path for that radius.
+    # A robot wider than both doors: no path; narrower again: a legal path for that radius. The
+    # trajectory just planned (the goal topic's, kept legal by the node) no longer fits: its
+    # re-check says a parameter change, not the map, blocked it.
+    blocked, by_map = node.count("parameter change blocked the path"), node.count("map change blocked the path")
     set_and_wait(node, peer, robot_radius=0.45)
+    peer.spin_until(lambda: node.count("parameter change blocked the path") > blocked, 60.0, "the re-check")
+    assert node.count("map change blocked the path") == by_map, node.log()[-3000:]
     status, _ = peer.plan(*GOAL)
     assert status.code == S.NO_VALID_PATH, status.message
     set_and_wait(node, peer, robot_radius=0.15, min_turning_radius=0.2, heading_bins=8, neighbourhood=24,
