@@ -159,6 +159,12 @@ impl MapInfo {
     pub const MAX_ORIGIN_CELLS: f64 = 1e9;
 }
 
+/// How many of `values` lie outside `nav_msgs/OccupancyGrid`'s `-1..=100` (malformed: every
+/// stage reads them as obstacles, the safe side; the node says how many a map or patch held).
+pub fn values_out_of_range(values: &[i8]) -> usize {
+    values.iter().filter(|&&v| !(-1..=100).contains(&v)).count()
+}
+
 /// An occupancy grid as ROS publishes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OccupancyMap {

@@ -271,21 +271,32 @@ fn any_copied(updates: &Result<Vec<MapUpdate>, PlanError>) -> bool {
     updates.as_ref().is_ok_and(|u| u.iter().any(|u| u.copied))
 }
 
+/// What a map's or patch's log line adds about values outside `-1..=100` (empty when none).
+fn malformed_note(values: &[i8]) -> String {
+    match crate::map::values_out_of_range(values) {
+        0 => String::new(),
+        1 => "; 1 cell holds a value outside -1..100, read as an obstacle".into(),
+        n => format!("; {n} cells hold values outside -1..100, read as obstacles"),
+    }
+}
+
 fn apply(fleet: &mut Fleet, update: Update) -> Report {
     match update {
         Update::Map(map) => {
             let (w, h, r) = (map.info.width, map.info.height, crate::map::Resolution(map.info.resolution));
+            let malformed = malformed_note(&map.data);
             // Same geometry as the held map (SLAM or a costmap republishing the whole grid): only
             // the changed area is re-derived; otherwise everything is built anew.
             let result = fleet.update_map(map);
             let (changed, copied) = (any_changed(&result), any_copied(&result));
-            let result = result.map(|_| format!("map {w}x{h} at {r} m/cell in use"));
+            let result = result.map(|_| format!("map {w}x{h} at {r} m/cell in use{malformed}"));
             Report { kind: Kind::Map, result, changed, copied }
         }
         Update::Patch(p) => {
             let result = fleet.apply_patch(p.x, p.y, p.width, p.height, &p.data);
             let (changed, copied) = (any_changed(&result), any_copied(&result));
-            let text = format!("map update {}x{} at ({}, {}) applied", p.width, p.height, p.x, p.y);
+            let malformed = malformed_note(&p.data);
+            let text = format!("map update {}x{} at ({}, {}) applied{malformed}", p.width, p.height, p.x, p.y);
             Report { kind: Kind::Patch, result: result.map(|_| text), changed, copied }
         }
         Update::Config(configs) => {
@@ -333,6 +344,22 @@ mod tests {
             frame_id: "map".into(),
         };
         OccupancyMap::new(info, vec![0; 16], 1000).unwrap()
+    }
+
+    #[test]
+    fn a_map_or_patch_with_values_outside_the_message_range_says_how_many() {
+        let mut fleet = Fleet::new(vec![("GridBased".into(), PlannerConfig::default())]).unwrap();
+        let mut m = map();
+        m.data[3] = 120;
+        m.data[7] = -50;
+        let report = apply(&mut fleet, Update::Map(m));
+        let text = report.result.unwrap();
+        assert!(text.ends_with("in use; 2 cells hold values outside -1..100, read as obstacles"), "{text}");
+        let report = apply(&mut fleet, Update::Patch(Patch { data: vec![0, 101, -1, 100], ..patch(4) }));
+        let text = report.result.unwrap();
+        assert!(text.ends_with("applied; 1 cell holds a value outside -1..100, read as an obstacle"), "{text}");
+        let report = apply(&mut fleet, Update::Map(map()));
+        assert!(report.result.unwrap().ends_with("m/cell in use"));
     }
 
     #[test]
