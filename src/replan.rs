@@ -136,7 +136,7 @@ pub fn invalid_poses(planner: &Planner, poses: &[Pose2]) -> Result<Vec<usize>, P
             Some(a) if on_map && a.point().distance(cell.point()) * info.resolution >= 1e-9 => {
                 let travel = (cell.y - a.y).atan2(cell.x - a.x);
                 let length = a.point().distance(cell.point());
-                let backwards = normalize_angle(travel - a.yaw).abs() > std::f64::consts::FRAC_PI_2;
+                let backwards = crate::geometry::driven_backwards(a, cell.point());
                 let seg = if backwards {
                     // Facing against the travel, moving backwards along that heading.
                     let heading = normalize_angle(travel + std::f64::consts::PI);

@@ -92,8 +92,9 @@ pub struct PlanArgs {
     #[arg(long)]
     pub json: bool,
     /// Write a PNG of the plan (the same picture as `blockstar render`): the known part of the
-    /// map, the footprint's reach, the any-angle guide (dashed), the trajectory, start and goal
-    /// with the footprint and heading, a legend and a scale bar.
+    /// map, the footprint's reach, the any-angle guide (dashed), the trajectory (its stretches
+    /// driven backwards in teal), start and goal with the footprint and heading, a legend and a
+    /// scale bar.
     #[arg(long)]
     pub png: Option<PathBuf>,
 }
@@ -261,6 +262,7 @@ pub fn run(args: &PlanArgs) -> CliResult {
             robot: planner.config(),
             guide: &plan.any_angle,
             trajectory: &traj,
+            backwards: &crate::render::scene::steps_driven_backwards(&plan.poses),
             start: Some(Mark::from(start)),
             goal: Some(Mark::from(goal)),
             title: &title,

@@ -3,7 +3,7 @@
 //! bar (the same picture as `blockstar plan --png`).
 
 use super::{CliError, CliResult};
-use crate::geometry::Point2;
+use crate::geometry::{Point2, Pose2};
 use crate::map_io::load_map_file;
 use crate::params::NodeParams;
 use crate::render::scene::{render_scene, Mark, Scene};
@@ -146,6 +146,14 @@ pub fn run(args: &RenderArgs) -> CliResult {
         }
     }
     let traj_pts: Vec<Point2> = traj.iter().map(|p| p.at).collect();
+    // A path file's headings, where it gives them, tell the steps driven backwards.
+    let backwards: Vec<bool> = traj
+        .windows(2)
+        .map(|w| {
+            w[0].yaw
+                .is_some_and(|yaw| crate::geometry::driven_backwards(Pose2::new(w[0].at.x, w[0].at.y, yaw), w[1].at))
+        })
+        .collect();
     let guide_pts: Vec<Point2> = guide.iter().map(|p| p.at).collect();
     let window = if args.crop { known_window(&map, &[traj_pts.clone(), guide_pts.clone()], 10) } else { None };
     let scale = args.scale.unwrap_or_else(|| picture_scale(&map, window));
@@ -157,6 +165,7 @@ pub fn run(args: &RenderArgs) -> CliResult {
         robot: &robot,
         guide: &guide_pts,
         trajectory: &traj_pts,
+        backwards: &backwards,
         start: marks.map(|m| m.0),
         goal: marks.map(|m| m.1),
         title: &title,

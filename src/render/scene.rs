@@ -36,6 +36,8 @@ pub const COSTLY: Rgb = [150, 200, 250];
 pub const GUIDE: Rgb = [30, 100, 230];
 /// The trajectory.
 pub const TRAJECTORY: Rgb = [210, 20, 30];
+/// The stretches of the trajectory driven backwards, over [`TRAJECTORY`].
+pub const BACKWARDS: Rgb = [0, 150, 140];
 /// The start pose's footprint and arrow.
 pub const START: Rgb = [0, 150, 60];
 /// The goal pose's footprint and arrow.
@@ -97,6 +99,10 @@ pub struct Scene<'a> {
     pub guide: &'a [Point2],
     /// The trajectory (m); empty for none.
     pub trajectory: &'a [Point2],
+    /// Per step of `trajectory` (point `i` to `i + 1`), whether it is driven backwards (drawn
+    /// in [`BACKWARDS`], with its length in the legend); empty: every step forwards. See
+    /// [`steps_driven_backwards`].
+    pub backwards: &'a [bool],
     /// The start mark.
     pub start: Option<Mark>,
     /// The goal mark.
@@ -171,6 +177,32 @@ fn metres(v: f64) -> String {
 
 fn length(path: &[Point2]) -> f64 {
     path.windows(2).map(|w| w[0].distance(w[1])).sum()
+}
+
+/// [`Scene::backwards`] of a path of poses (the vehicle's headings, as `/plan` carries them): a
+/// step is backwards when it leaves its first pose against that pose's heading
+/// ([`crate::geometry::driven_backwards`]).
+pub fn steps_driven_backwards(poses: &[crate::geometry::Pose2]) -> Vec<bool> {
+    poses.windows(2).map(|w| crate::geometry::driven_backwards(w[0], w[1].point())).collect()
+}
+
+/// The runs of consecutive backwards steps of `path` (`backwards` as [`Scene::backwards`]), each
+/// as its points.
+fn backwards_runs<'p>(path: &'p [Point2], backwards: &[bool]) -> Vec<&'p [Point2]> {
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < backwards.len().min(path.len().saturating_sub(1)) {
+        if backwards[i] {
+            let start = i;
+            while i < backwards.len() && i + 1 < path.len() && backwards[i] {
+                i += 1;
+            }
+            runs.push(&path[start..=i]);
+        } else {
+            i += 1;
+        }
+    }
+    runs
 }
 
 /// Free cells (row-major) within `radius` cells of a cell blocked under `rule`, by the rule the
@@ -292,6 +324,13 @@ pub fn render_scene(scene: &Scene, scale: u32) -> Picture {
             swatch: Swatch::Line(TRAJECTORY, TRAJECTORY_WIDTH, false),
             label: format!("trajectory {}", metres(length(scene.trajectory))),
         });
+        let reversed: f64 = backwards_runs(scene.trajectory, scene.backwards).iter().map(|r| length(r)).sum();
+        if reversed > 0.0 {
+            items.push(Item {
+                swatch: Swatch::Line(BACKWARDS, TRAJECTORY_WIDTH, false),
+                label: format!("driven backwards {}", metres(reversed)),
+            });
+        }
     }
     // Measured on the whole map, so an obstacle beyond a cropped window still counts.
     let nearest = super::nearest::nearest_obstacle(full, rule, scene.trajectory);
@@ -361,6 +400,10 @@ pub fn render_scene(scene: &Scene, scale: u32) -> Picture {
     draw::polyline(img, &guide, GUIDE_WIDTH, GUIDE, Some(GUIDE_DASH));
     let traj: Vec<Px> = scene.trajectory.iter().map(|&p| to_px(p)).collect();
     draw::polyline(img, &traj, TRAJECTORY_WIDTH, TRAJECTORY, None);
+    for run in backwards_runs(scene.trajectory, scene.backwards) {
+        let run: Vec<Px> = run.iter().map(|&p| to_px(p)).collect();
+        draw::polyline(img, &run, TRAJECTORY_WIDTH, BACKWARDS, None);
+    }
     if let Some(n) = nearest {
         let (at, obstacle) = (to_px(n.at), to_px(n.obstacle));
         draw::polyline(img, &[at, obstacle], 3.0, NEAREST, None);
@@ -468,8 +511,17 @@ mod tests {
         let m = map(20, 10, 0.5);
         // No cost shading: free cells are white.
         let r = PlannerConfig { cost_penalty: 0.0, ..robot(0.0) };
-        let scene =
-            Scene { map: &m, window: None, robot: &r, guide: &[], trajectory: &[], start: None, goal: None, title: "" };
+        let scene = Scene {
+            map: &m,
+            window: None,
+            robot: &r,
+            guide: &[],
+            trajectory: &[],
+            backwards: &[],
+            start: None,
+            goal: None,
+            title: "",
+        };
         let pic = render_scene(&scene, 10);
         let (l, t) = (pic.map_left, pic.map_top);
         assert_eq!(pic.image.width, MIN_WIDTH.max(200 + 2 * MARGIN));
@@ -484,8 +536,17 @@ mod tests {
         // Radius 1.2 cells: cells at distance 1 from the wall (and the border) are within reach.
         let m = map(20, 10, 0.5);
         let r = robot(0.6);
-        let scene =
-            Scene { map: &m, window: None, robot: &r, guide: &[], trajectory: &[], start: None, goal: None, title: "" };
+        let scene = Scene {
+            map: &m,
+            window: None,
+            robot: &r,
+            guide: &[],
+            trajectory: &[],
+            backwards: &[],
+            start: None,
+            goal: None,
+            title: "",
+        };
         let pic = render_scene(&scene, 10);
         let at = |cx: u32, cy: u32| pic.image.pixel(pic.map_left + cx * 10 + 5, pic.map_top + (9 - cy) * 10 + 5);
         assert_eq!(at(16, 5), Some(REACH), "beside the wall");
@@ -518,6 +579,7 @@ mod tests {
                 robot: &r,
                 guide: &[],
                 trajectory: &[],
+                backwards: &[],
                 start: None,
                 goal: None,
                 title: "",
@@ -563,6 +625,7 @@ mod tests {
             robot: &r,
             guide: &guide,
             trajectory: &traj,
+            backwards: &[],
             start: Some(Mark { at: traj[0], yaw: Some(1.0) }),
             goal: Some(Mark::from(Pose2::new(8.0, 5.0, 0.0))),
             title: "test map",
@@ -596,6 +659,27 @@ mod tests {
         let legend = legend_items_text(img, legend_top, "nearest obstacle");
         assert!(legend.contains("nearest obstacle 1.000 m"), "{legend}");
         assert!(count(img, NEAREST) > 50, "the nearest obstacle's mark");
+        assert_eq!(count(img, BACKWARDS), 0, "nothing driven backwards");
+
+        // The last step leaves a pose facing west eastwards: driven backwards, drawn and named.
+        let poses = [
+            Pose2::new(2.0, 2.0, 2f64.atan2(1.0)),
+            Pose2::new(3.0, 4.0, 1.2f64.atan2(2.5)),
+            Pose2::new(5.5, 5.2, std::f64::consts::PI),
+            Pose2::new(8.0, 5.0, std::f64::consts::PI),
+        ];
+        let backwards = steps_driven_backwards(&poses);
+        assert_eq!(backwards, [false, false, true]);
+        let pic = render_scene(&Scene { backwards: &backwards, ..scene }, 8);
+        let img = &pic.image;
+        let mid = pic.to_px(Point2::new(6.75, 5.1));
+        assert_eq!(img.pixel(mid.0 as u32, mid.1 as u32), Some(BACKWARDS));
+        assert_eq!(
+            img.pixel(pic.to_px(Point2::new(4.25, 4.6)).0 as u32, pic.to_px(Point2::new(4.25, 4.6)).1 as u32),
+            Some(TRAJECTORY)
+        );
+        let legend = legend_items_text(img, legend_top, "driven backwards");
+        assert!(legend.contains("driven backwards"), "{legend}");
     }
 
     /// Reads the legend back: every 16-pixel glyph cell whose ink matches a font glyph.
@@ -635,6 +719,8 @@ mod tests {
             robot: &r,
             guide: &bad,
             trajectory: &bad,
+            // Longer than the trajectory's steps: the extra flags are ignored.
+            backwards: &[true, true, true, true],
             start: Some(Mark { at: bad[0], yaw: Some(f64::INFINITY) }),
             goal: Some(Mark { at: bad[1], yaw: None }),
             title: "é",

@@ -80,8 +80,8 @@ impl Refine for OnTheSpot {
                 return Err(PlanError::new(
                     StatusCode::NoValidPath,
                     format!(
-                    "no path: {why}, and no chain of cell centres on the exact map holds the vehicle turning on the spot (radius {} {})",
-                    job.planner.config.circumradius(),
+                    "no path: {why}, and no chain of cell centres on the exact map holds the vehicle turning on the spot (radius {:.3} {})",
+                    crate::geometry::Coord(job.planner.config.circumradius()),
                     job.planner.units.symbol()
                 ),
                 ))
