@@ -45,7 +45,7 @@ impl std::fmt::Display for Number {
 /// Whether going straight from pose `a` to point `b` drives backwards: the direction of travel is
 /// more than 90 degrees from `a`'s heading (a path's orientations are the vehicle's headings, as
 /// in Nav2). False when `b` is `a`'s point.
-pub fn driven_backwards(a: Pose2, b: Point2) -> bool {
+pub fn is_reversing_step(a: Pose2, b: Point2) -> bool {
     let travel = (b.y - a.y).atan2(b.x - a.x);
     (b.x != a.x || b.y != a.y) && normalize_angle(travel - a.yaw).abs() > std::f64::consts::FRAC_PI_2
 }
@@ -219,10 +219,10 @@ mod tests {
     #[test]
     fn backwards_is_against_the_heading() {
         let a = Pose2::new(1.0, 1.0, 0.5);
-        assert!(!driven_backwards(a, Point2::new(2.0, 1.6)));
-        assert!(driven_backwards(a, Point2::new(0.0, 0.4)));
-        assert!(driven_backwards(Pose2::new(0.0, 0.0, PI), Point2::new(1.0, 0.1)));
-        assert!(!driven_backwards(a, a.point()), "staying is not reversing");
+        assert!(!is_reversing_step(a, Point2::new(2.0, 1.6)));
+        assert!(is_reversing_step(a, Point2::new(0.0, 0.4)));
+        assert!(is_reversing_step(Pose2::new(0.0, 0.0, PI), Point2::new(1.0, 0.1)));
+        assert!(!is_reversing_step(a, a.point()), "staying is not reversing");
     }
 
     #[test]

@@ -42,13 +42,14 @@ pub struct Resolution(pub f64);
 impl std::fmt::Display for Resolution {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let single = self.0 as f32;
-        // Absurd values in exponent form, not as hundreds of digits.
-        let plain = (1e-4..1e6).contains(&self.0.abs());
-        match (f64::from(single) == self.0, plain) {
-            (true, true) => write!(f, "{single}"),
-            (true, false) => write!(f, "{single:e}"),
-            (false, true) => write!(f, "{}", self.0),
-            (false, false) => write!(f, "{:e}", self.0),
+        // Absurd values in exponent form, not as hundreds of digits, by the cut-offs of
+        // `geometry::Number`, which writes the values that are not a float32's.
+        if f64::from(single) != self.0 {
+            write!(f, "{}", crate::geometry::Number(self.0))
+        } else if (1e-4..1e9).contains(&self.0.abs()) {
+            write!(f, "{single}")
+        } else {
+            write!(f, "{single:e}")
         }
     }
 }

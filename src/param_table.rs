@@ -215,7 +215,8 @@ impl<T> ParamSpec<T> {
     /// names the parameter, the range and the value, in the parameter's unit.
     pub fn check(&self, config: &T) -> Result<(), PlanError> {
         let unit = if self.unit.is_empty() { String::new() } else { format!(" {}", self.unit) };
-        let number = match self.read(config) {
+        let value = self.read(config);
+        let number = match value {
             ParamValue::Double(v) => v,
             ParamValue::Integer(v) => v as f64,
             ParamValue::String(s) => {
@@ -237,7 +238,11 @@ impl<T> ParamSpec<T> {
         if fits {
             Ok(())
         } else {
-            let got = crate::geometry::Number(number);
+            // A double as the user may have written it far from 1 (`1e308`); an integer whole.
+            let got = match value {
+                ParamValue::Integer(v) => v.to_string(),
+                _ => crate::geometry::Number(number).to_string(),
+            };
             Err(invalid(format!("{} must be {}, got {got}{unit}", self.name, self.range.wanted(self.unit))))
         }
     }

@@ -136,7 +136,7 @@ pub fn invalid_poses(planner: &Planner, poses: &[Pose2]) -> Result<Vec<usize>, P
             Some(a) if on_map && a.point().distance(cell.point()) * info.resolution >= 1e-9 => {
                 let travel = (cell.y - a.y).atan2(cell.x - a.x);
                 let length = a.point().distance(cell.point());
-                let backwards = crate::geometry::driven_backwards(a, cell.point());
+                let backwards = crate::geometry::is_reversing_step(a, cell.point());
                 let seg = if backwards {
                     // Facing against the travel, moving backwards along that heading.
                     let heading = normalize_angle(travel + std::f64::consts::PI);
@@ -174,12 +174,15 @@ pub enum Trigger {
 }
 
 impl Trigger {
-    /// What changed, as a reason names it: `map change` or `parameter change` (a periodic
-    /// replan that finds the path blocked found a map change not yet checked).
-    pub fn change(self) -> &'static str {
+    /// Why the rest of a trajectory is to be replanned when its check fails with `why`: `map
+    /// change blocked the path: ...`, `parameter change ...`, or, for a periodic replan (which
+    /// runs after every change was checked, so from the vehicle's latest pose),
+    /// `the path is blocked from the latest pose: ...`.
+    pub fn blocked(self, why: &str) -> String {
         match self {
-            Trigger::ParameterChange => "parameter change",
-            Trigger::MapChange | Trigger::Periodic => "map change",
+            Trigger::MapChange => format!("map change blocked the path: {why}"),
+            Trigger::ParameterChange => format!("parameter change blocked the path: {why}"),
+            Trigger::Periodic => format!("the path is blocked from the latest pose: {why}"),
         }
     }
 }
@@ -247,7 +250,7 @@ pub fn check_and_replan(
             return cheaper_after_a_cost_change(planner, followed, pose, goal, trigger, leeway, budget)
         }
         (Ok(()), Trigger::Periodic) => "periodic replan from the latest pose".to_string(),
-        (Err(e), _) => format!("{} blocked the path: {}", trigger.change(), e.message),
+        (Err(e), _) => trigger.blocked(&e.message),
     };
     match planner.plan_near(pose, goal, false, leeway, budget) {
         Ok(plan) => Outcome::Replanned { plan: Box::new(plan), reason },
@@ -283,7 +286,7 @@ fn cheaper_after_a_cost_change(
         Ok(plan) if plan.stats.figures.cost < old * (1.0 - REPLAN_GAIN) => {
             let reason = format!(
                 "{} made the rest of the path dearer than a new one (cost {old:.3} against {:.3})",
-                trigger.change(),
+                if trigger == Trigger::ParameterChange { "parameter change" } else { "map change" },
                 plan.stats.figures.cost
             );
             Outcome::Replanned { plan: Box::new(plan), reason }
@@ -396,6 +399,16 @@ mod tests {
                 assert!(new.poses.iter().any(|q| (q.x - 3.05).abs() < 0.1 && q.y > 2.0));
             }
             other => panic!("expected a replan, got {other:?}"),
+        }
+        // The same check after a parameter change, or a periodic one, says what it was.
+        for (trigger, said) in [
+            (Trigger::ParameterChange, "parameter change blocked the path: the footprint meets"),
+            (Trigger::Periodic, "the path is blocked from the latest pose: the footprint meets"),
+        ] {
+            match replan(&p, &plan, start, goal, trigger, Leeway::default()) {
+                Outcome::Replanned { reason, .. } => assert!(reason.starts_with(said), "{reason}"),
+                other => panic!("expected a replan, got {other:?}"),
+            }
         }
         // Both doors closed: no legal path, the vehicle must stop.
         close_door(&mut p, 20..26);

@@ -25,7 +25,7 @@ use std::time::Duration;
 use nalgebra::{Isometry3, Translation3, Vector3};
 use thiserror::Error;
 
-use crate::geometry::unit_quaternion;
+use crate::geometry::{unit_quaternion, Number};
 
 const NANOS_PER_SEC: i64 = 1_000_000_000;
 
@@ -770,7 +770,9 @@ fn validated(parent: &str, child: &str, transform: Isometry3<f64>) -> Result<Iso
     if !t.iter().all(|v| v.is_finite()) {
         return Err(TransformError::Invalid(format!(
             "transform \"{parent}\" -> \"{child}\": translation ({}, {}, {}) is not finite",
-            t.x, t.y, t.z
+            Number(t.x),
+            Number(t.y),
+            Number(t.z)
         )));
     }
     let q = transform.rotation.quaternion();
@@ -778,7 +780,10 @@ fn validated(parent: &str, child: &str, transform: Isometry3<f64>) -> Result<Iso
         TransformError::Invalid(format!(
             "transform \"{parent}\" -> \"{child}\": rotation ({}, {}, {}, {}) (x, y, z, w) is not a finite unit \
              quaternion",
-            q.i, q.j, q.k, q.w
+            Number(q.i),
+            Number(q.j),
+            Number(q.k),
+            Number(q.w)
         ))
     })?;
     Ok(Isometry3::from_parts(transform.translation, rotation))

@@ -35,7 +35,7 @@ pub struct BenchBudgetArgs {
     #[arg(long, value_parser = parse_size)]
     pub tile: Option<(usize, usize)>,
     /// Number of start/goal pairs.
-    #[arg(long, allow_negative_numbers = true, default_value_t = 10, value_parser = super::at_least_one)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 10)]
     pub pairs: usize,
     /// Seed of the pairs (the same seed gives the same pairs as bench-nav's).
     #[arg(long, allow_negative_numbers = true, default_value_t = 33)]
@@ -135,6 +135,9 @@ fn parse_fractions(text: &str) -> Result<Vec<f64>, CliError> {
 
 /// Runs the benchmark.
 pub fn run(args: &BenchBudgetArgs) -> CliResult {
+    if args.pairs == 0 {
+        return Err(CliError("--pairs must be at least 1".into()));
+    }
     let u = crate::map_io::map_file_units(&args.map);
     super::non_negative("--robot-radius", args.robot_radius, u)?;
     super::non_negative("--min-separation", args.min_separation, u)?;

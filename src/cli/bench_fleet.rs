@@ -43,7 +43,7 @@ pub struct BenchFleetArgs {
     pub patch_size: usize,
     /// Rounds of the side-by-side patch timing (the fleet and the first profile alone
     /// alternate; each round patches anew, so every patch changes cells).
-    #[arg(long, allow_negative_numbers = true, default_value_t = 3, value_parser = super::at_least_one)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 3)]
     pub rounds: usize,
     /// Seed of the patches.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]

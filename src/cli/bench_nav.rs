@@ -30,7 +30,7 @@ pub struct BenchNavArgs {
     #[arg(long, value_parser = parse_size)]
     pub tile: Option<(usize, usize)>,
     /// Number of start/goal pairs.
-    #[arg(long, allow_negative_numbers = true, default_value_t = 100, value_parser = super::at_least_one)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 100)]
     pub pairs: usize,
     /// Seed of the pair generator.
     #[arg(long, allow_negative_numbers = true, default_value_t = 33)]
@@ -58,7 +58,7 @@ pub struct BenchNavArgs {
     /// For the `-rs` algorithms: cost (map units, >= 0) per change of gear.
     #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
     pub change_penalty: f64,
-    /// The `pipeline` algorithms' `cost_penalty` (>= 0; default the planner's).
+    /// The `pipeline` algorithms' `cost_penalty` (0..=1000; default the planner's).
     #[arg(long, allow_negative_numbers = true)]
     pub cost_penalty: Option<f64>,
     /// The `pipeline` algorithms' `preferred_clearance` (map units, >= 0; default the planner's).
@@ -354,6 +354,10 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
     if algos.is_empty() {
         return Err(CliError("--algo lists no algorithm".into()));
     }
+    // A benchmark of no pairs has no figures (it printed a table of NaN).
+    if args.pairs == 0 {
+        return Err(CliError("--pairs must be at least 1".into()));
+    }
     let u = crate::map_io::map_file_units(&args.map);
     super::non_negative("--robot-radius", args.robot_radius, u)?;
     super::non_negative("--min-separation", args.min_separation, u)?;
@@ -371,7 +375,12 @@ pub fn run(args: &BenchNavArgs) -> CliResult {
     let defaults = PlannerConfig::default();
     let cost_penalty = args.cost_penalty.unwrap_or(defaults.cost_penalty);
     let preferred_clearance = args.preferred_clearance.unwrap_or(defaults.preferred_clearance);
-    super::non_negative("--cost-penalty", cost_penalty, u)?;
+    // A weight, not a length: its own range (the planner's), said in the flag's name.
+    let heaviest = crate::planner::MAX_COST_PENALTY;
+    if !(0.0..=heaviest).contains(&cost_penalty) {
+        let got = crate::geometry::Number(cost_penalty);
+        return Err(CliError(format!("--cost-penalty must be in 0..={heaviest}, got {got}")));
+    }
     super::non_negative("--preferred-clearance", preferred_clearance, u)?;
     super::non_negative("--inflation-radius", args.inflation_radius, u)?;
     super::non_negative("--cost-scaling-factor", args.cost_scaling_factor, u)?;

@@ -65,16 +65,7 @@ pub fn non_negative(option: &str, value: f64, units: crate::map::MapUnits) -> Re
         Ok(value)
     } else {
         let u = units.symbol();
-        Err(CliError(format!("{option} must be >= 0 {u}, got {value} {u}")))
-    }
-}
-
-/// A count option that must be at least 1 (`--pairs`, `--rounds`): a benchmark of none has no
-/// figures to give (0 pairs printed a table of NaN).
-pub(crate) fn at_least_one(text: &str) -> Result<usize, String> {
-    match text.trim().parse::<usize>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err(format!("must be a whole number >= 1, got {text}")),
+        Err(CliError(format!("{option} must be >= 0 {u}, got {} {u}", crate::geometry::Number(value))))
     }
 }
 

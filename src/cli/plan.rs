@@ -57,7 +57,7 @@ pub struct PlanArgs {
     /// With `reeds_shepp`: cost (map units, >= 0) per change of gear (`change_penalty`).
     #[arg(long, allow_negative_numbers = true)]
     pub change_penalty: Option<f64>,
-    /// Weight of the traversal cost along the path (`cost_penalty`, >= 0; 0 = the shortest).
+    /// Weight of the traversal cost along the path (`cost_penalty`, 0..=1000; 0 = the shortest).
     #[arg(long, allow_negative_numbers = true)]
     pub cost_penalty: Option<f64>,
     /// Gap to obstacles (map units, >= 0) below which a cell's cost rises (`preferred_clearance`).

@@ -25,7 +25,8 @@ pub struct RenderArgs {
     #[arg(long)]
     pub map: PathBuf,
     /// Trajectory file: one point per line, `X Y` or `X Y YAW` (metres and radians, map frame;
-    /// spaces or commas); `#` starts a comment. Drawn as a thick line with start and goal marks.
+    /// spaces or commas); `#` starts a comment. Drawn as a thick line with start and goal marks;
+    /// a step that leaves its point against that point's YAW is driven backwards, drawn in teal.
     #[arg(long)]
     pub path: Option<PathBuf>,
     /// Any-angle guide file, same format (YAW ignored); drawn dashed under the trajectory.
@@ -151,7 +152,7 @@ pub fn run(args: &RenderArgs) -> CliResult {
         .windows(2)
         .map(|w| {
             w[0].yaw
-                .is_some_and(|yaw| crate::geometry::driven_backwards(Pose2::new(w[0].at.x, w[0].at.y, yaw), w[1].at))
+                .is_some_and(|yaw| crate::geometry::is_reversing_step(Pose2::new(w[0].at.x, w[0].at.y, yaw), w[1].at))
         })
         .collect();
     let guide_pts: Vec<Point2> = guide.iter().map(|p| p.at).collect();

@@ -44,7 +44,7 @@ pub struct PlannerConfig {
     pub allow_unknown: bool,
     /// Occupancy value (0..=100) at or above which a cell is an obstacle.
     pub occupied_threshold: i8,
-    /// Spacing of the poses in the published path (m, > 0).
+    /// Spacing of the poses in the published path (m, at least [`MIN_PATH_SPACING`]).
     pub path_spacing: f64,
     /// Time budget for one plan (s, > 0).
     pub max_planning_time: f64,
@@ -63,7 +63,7 @@ pub struct PlannerConfig {
     pub reverse_penalty: f64,
     /// With `reeds_shepp`: cost in metres (>= 0) added per change of gear.
     pub change_penalty: f64,
-    /// Weight (>= 0) of the normalised traversal cost along a path (Smac's `cost_penalty`): a
+    /// Weight (0..=[`MAX_COST_PENALTY`]) of the normalised traversal cost along a path (Smac's `cost_penalty`): a
     /// path costs `∫ (1 + cost_penalty c) ds`, `c` in `[0, 1]` the larger of the map's grade and
     /// the clearance cost (see [`crate::costs`]). 0: the shortest legal path.
     pub cost_penalty: f64,
@@ -375,29 +375,18 @@ impl PlannerConfig {
         self.footprint_radius(crate::polygon::Polygon::circumradius, std::f64::consts::FRAC_1_SQRT_2)
     }
 
-    /// The footprint in words, for messages, lengths in `unit` (the configuration's metres, or
-    /// cells on a Moving AI map): `radius 0.15 m`, `square of side 0.4 m`, `polygon of 4
-    /// vertices reaching 0.743 m from base_link`.
+    /// The parameter the footprint in force comes from, with its value in `unit`, for messages
+    /// (`robot_radius 0.150 m`, `robot_side 0.500 m`, `footprint: a polygon of 4 vertices`): a
+    /// change of `footprint` that brings back the disk of a `robot_radius` set earlier is
+    /// refused in the radius's name.
     pub fn footprint_words(&self, unit: &str) -> String {
+        use crate::geometry::Coord;
         if let Some(p) = self.polygon() {
-            format!("polygon of {} vertices reaching {:.3} {unit} from base_link", p.vertices().len(), p.circumradius())
+            format!("footprint: a polygon of {} vertices", p.vertices().len())
         } else if self.robot_side > 0.0 {
-            format!("square of side {} {unit}", self.robot_side)
+            format!("robot_side {} {unit}", Coord(self.robot_side))
         } else {
-            format!("radius {} {unit}", self.robot_radius)
-        }
-    }
-
-    /// The parameter the footprint in force comes from, with its value, for messages: a change
-    /// of `footprint` that brings back the disk of a `robot_radius` set earlier is refused in
-    /// the radius's name (`robot_radius 7 m`, `robot_side 0.5 m`, `footprint of 4 vertices`).
-    pub fn footprint_source(&self) -> String {
-        if let Some(p) = &self.footprint {
-            format!("footprint of {} vertices", p.vertices().len())
-        } else if self.robot_side > 0.0 {
-            format!("robot_side {} m", crate::geometry::Coord(self.robot_side))
-        } else {
-            format!("robot_radius {} m", crate::geometry::Coord(self.robot_radius))
+            format!("robot_radius {} {unit}", Coord(self.robot_radius))
         }
     }
 

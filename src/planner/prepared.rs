@@ -112,7 +112,7 @@ impl SiteNeeds {
         if reach > f64::from(MAX_FOOTPRINT_REACH) {
             return Err(invalid(format!(
                 "the footprint ({}) reaches {:.3} m from base_link: more than {MAX_FOOTPRINT_REACH} cells of this map ({} m per cell)",
-                config.footprint_source(),
+                config.footprint_words("m"),
                 config.circumradius(),
                 crate::map::Resolution(resolution)
             )));

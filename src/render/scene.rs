@@ -181,9 +181,9 @@ fn length(path: &[Point2]) -> f64 {
 
 /// [`Scene::backwards`] of a path of poses (the vehicle's headings, as `/plan` carries them): a
 /// step is backwards when it leaves its first pose against that pose's heading
-/// ([`crate::geometry::driven_backwards`]).
+/// ([`crate::geometry::is_reversing_step`]).
 pub fn steps_driven_backwards(poses: &[crate::geometry::Pose2]) -> Vec<bool> {
-    poses.windows(2).map(|w| crate::geometry::driven_backwards(w[0], w[1].point())).collect()
+    poses.windows(2).map(|w| crate::geometry::is_reversing_step(w[0], w[1].point())).collect()
 }
 
 /// The runs of consecutive backwards steps of `path` (`backwards` as [`Scene::backwards`]), each
@@ -678,8 +678,9 @@ mod tests {
             img.pixel(pic.to_px(Point2::new(4.25, 4.6)).0 as u32, pic.to_px(Point2::new(4.25, 4.6)).1 as u32),
             Some(TRAJECTORY)
         );
+        // 2.508 m from (5.5, 5.2) to (8, 5).
         let legend = legend_items_text(img, legend_top, "driven backwards");
-        assert!(legend.contains("driven backwards"), "{legend}");
+        assert!(legend.contains("driven backwards 2.51 m"), "{legend}");
     }
 
     /// Reads the legend back: every 16-pixel glyph cell whose ink matches a font glyph.

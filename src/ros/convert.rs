@@ -4,7 +4,7 @@
 
 #[cfg(ros_map_msgs)]
 use super::updates::Patch;
-use crate::geometry::{quaternion_from_yaw, yaw_from_quaternion, Pose2};
+use crate::geometry::{quaternion_from_yaw, yaw_from_quaternion, Number, Pose2};
 use crate::map::{MapInfo, OccupancyMap};
 use crate::planner::{Plan, PlanError, StartOverlap, StatusCode};
 use crate::trajectory::{SegmentKind, Trajectory, Turn};
@@ -21,7 +21,6 @@ fn invalid(message: String) -> PlanError {
 /// The refusal of an orientation that is not a finite unit quaternion, its components written
 /// as [`crate::geometry::Number`] writes them (a `w` of 5e-324 is not 324 digits).
 pub(super) fn not_a_unit_quaternion(o: &geo::Quaternion) -> PlanError {
-    use crate::geometry::Number;
     let (x, y, z, w) = (Number(o.x), Number(o.y), Number(o.z), Number(o.w));
     invalid(format!("orientation ({x}, {y}, {z}, {w}) is not a normalised quaternion"))
 }
@@ -34,7 +33,8 @@ pub fn pose_from_msg(p: &geo::Pose) -> Result<Pose2, PlanError> {
     let o = &p.orientation;
     let yaw = yaw_from_quaternion(o.x, o.y, o.z, o.w).ok_or_else(|| not_a_unit_quaternion(o))?;
     if !(p.position.x.is_finite() && p.position.y.is_finite()) {
-        return Err(invalid(format!("position ({}, {}) is not finite", p.position.x, p.position.y)));
+        let (x, y) = (Number(p.position.x), Number(p.position.y));
+        return Err(invalid(format!("position ({x}, {y}) is not finite")));
     }
     Ok(Pose2::new(p.position.x, p.position.y, yaw))
 }
@@ -148,7 +148,8 @@ pub fn trajectory_to_msg(traj: &Trajectory, overlap: Option<&StartOverlap>, head
 pub enum StatusEvent {
     /// The answer to a goal: exactly one per goal received.
     Goal = 0,
-    /// The current goal replanned (or stopped) after a map change or a periodic replan.
+    /// The current goal replanned (or stopped) after a map change, a parameter change or a
+    /// periodic replan.
     Replan = 1,
     /// A map, map update or parameter change was refused; the goal field is empty.
     InputRefused = 2,

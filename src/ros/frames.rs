@@ -14,7 +14,7 @@
 //! transforms are cleared, as tf2 does: transforms older than the held ones would otherwise be
 //! refused for 10 s. Static ones stay (their latched publisher does not send them again).
 
-use crate::geometry::{planar, unit_quaternion, Pose2};
+use crate::geometry::{planar, unit_quaternion, Number, Pose2};
 use crate::planner::{PlanError, StatusCode};
 use crate::transform::{Stamp, TransformBuffer, TransformError};
 use nalgebra::{Isometry3, Translation3};
@@ -56,7 +56,8 @@ pub fn isometry_from_pose(p: &geo::Pose) -> Result<Isometry3<f64>, PlanError> {
     let rotation = unit_quaternion(o.x, o.y, o.z, o.w).ok_or_else(|| super::convert::not_a_unit_quaternion(o))?;
     let t = &p.position;
     if !(t.x.is_finite() && t.y.is_finite() && t.z.is_finite()) {
-        return Err(invalid(format!("position ({}, {}, {}) is not finite", t.x, t.y, t.z)));
+        let (x, y, z) = (Number(t.x), Number(t.y), Number(t.z));
+        return Err(invalid(format!("position ({x}, {y}, {z}) is not finite")));
     }
     Ok(Isometry3::from_parts(Translation3::new(t.x, t.y, t.z), rotation))
 }

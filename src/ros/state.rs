@@ -252,8 +252,6 @@ pub struct NodeState {
     updates: UpdateQueue,
     /// Bumped whenever the map or the planner's parameters change.
     map_version: u64,
-    /// What the last bump of `map_version` was (the map, when a change brought both).
-    last_change: Trigger,
     /// A configure replaced the planner while a batch of updates ran on the one it replaced:
     /// once that batch lands, configure again on top of it, as if the configure had come after.
     configure_after_batch: bool,
@@ -345,7 +343,6 @@ impl NodeState {
             path_owners: PathOwners::default(),
             updates: UpdateQueue::default(),
             map_version: 0,
-            last_change: Trigger::MapChange,
             configure_after_batch: false,
             plans_first: false,
             warned: Warned::default(),
@@ -400,7 +397,6 @@ impl NodeState {
         self.fleet = fleet;
         self.params = params;
         self.map_version += 1;
-        self.last_change = Trigger::MapChange;
         self.publish_clearance();
         // A batch still running started from the planner just replaced: its result must not
         // undo this (on_applied configures again on top of it).
@@ -589,7 +585,7 @@ impl NodeState {
     }
 
     /// Starts what can start: the waiting updates, then per profile the pending goal, else a
-    /// check of its current trajectory after a map change, else a periodic replan.
+    /// check of its current trajectory after a map or parameter change, else a periodic replan.
     ///
     /// A batch of updates changes the map in place: the node lends it its maps
     /// ([`Fleet::lend_maps`]) and gets them back when it lands. So it starts only when no plan is
@@ -654,7 +650,7 @@ impl NodeState {
         }
     }
 
-    /// Whether a goal or a re-check after a map change waits to start (while active).
+    /// Whether a goal or a re-check after a map or parameter change waits to start (while active).
     fn plans_waiting(&self) -> bool {
         self.active
             && self
@@ -802,7 +798,7 @@ impl NodeState {
                 Some(why) => match crate::replan::check_remaining(&planner, &trajectory, pose, overlap.as_ref()) {
                     Ok(()) => Outcome::StillLegal,
                     Err(e) => Outcome::Blocked {
-                        reason: format!("{} blocked the path: {}", trigger.change(), e.message),
+                        reason: trigger.blocked(&e.message),
                         error: PlanError::new(e.code, format!("not replanned: {why}; send it a new goal")),
                     },
                 },
@@ -1074,7 +1070,6 @@ impl NodeState {
         }
         if changed {
             self.map_version += 1;
-            self.last_change = cause;
             for slot in &mut self.slots {
                 slot.mark_recheck(cause);
             }
@@ -1199,7 +1194,7 @@ impl NodeState {
                 } else {
                     r2r::log_info!(self.logger(), "{trigger:?} replan stopped by a newer goal or deactivation");
                     // A Nav2 goal is not followed, so the trajectory that was being checked still
-                    // is: the map change it was checked for must still be looked at.
+                    // is: the change it was checked for must still be looked at.
                     if trigger != Trigger::Periodic {
                         self.slots[profile].mark_recheck(trigger);
                     }
@@ -1217,8 +1212,9 @@ impl NodeState {
         let slot = &mut self.slots[profile];
         slot.current = Some(Current { goal_msg, goal, trajectory, start_overlap });
         slot.last_replan = Instant::now();
-        // Planned on a map (or with parameters) that changed meanwhile: check it on the new one.
-        slot.recheck = changed.then_some(self.last_change);
+        // Planned on a map (or with parameters) that changed meanwhile: check it on the new one
+        // (said as a map change: which came last is not kept).
+        slot.recheck = changed.then_some(Trigger::MapChange);
     }
 
     /// Publishes what the check or replan of `profile`'s current trajectory (after `trigger`)
@@ -1247,12 +1243,16 @@ impl NodeState {
                 }
                 self.out.status(StatusEvent::Replan, &name, &current.goal_msg, &result, &prefix, header);
             }
-            Outcome::Kept { error } => {
-                r2r::log_info!(
-                    self.logger(),
-                    "periodic replan of {name}'s trajectory failed ({error}); the current trajectory is still legal"
-                )
-            }
+            // A check after a change is kept only when it died (whether the trajectory is legal
+            // is then not known).
+            Outcome::Kept { error } if trigger == Trigger::Periodic => r2r::log_info!(
+                self.logger(),
+                "periodic replan of {name}'s trajectory failed ({error}); the current trajectory is still legal"
+            ),
+            Outcome::Kept { error } => r2r::log_warn!(
+                self.logger(),
+                "the check of {name}'s trajectory after the change failed ({error}); the trajectory is kept"
+            ),
             Outcome::Blocked { error, reason } => {
                 let plan = if profile == 0 { "plan".to_string() } else { format!("~/{name}/plan") };
                 let prefix = format!("no legal path any more ({reason}); published an empty {plan}: ");
