@@ -502,6 +502,21 @@ mod tests {
         PlannerConfig { robot_radius: radius, ..PlannerConfig::default() }
     }
 
+    /// A scene of the map alone: no paths, marks or title.
+    fn bare<'a>(map: &'a OccupancyMap, robot: &'a PlannerConfig) -> Scene<'a> {
+        Scene {
+            map,
+            window: None,
+            robot,
+            guide: &[],
+            trajectory: &[],
+            backwards: &[],
+            start: None,
+            goal: None,
+            title: "",
+        }
+    }
+
     fn count(img: &Image, c: Rgb) -> usize {
         img.rgb.chunks(3).filter(|p| *p == c).count()
     }
@@ -511,17 +526,7 @@ mod tests {
         let m = map(20, 10, 0.5);
         // No cost shading: free cells are white.
         let r = PlannerConfig { cost_penalty: 0.0, ..robot(0.0) };
-        let scene = Scene {
-            map: &m,
-            window: None,
-            robot: &r,
-            guide: &[],
-            trajectory: &[],
-            backwards: &[],
-            start: None,
-            goal: None,
-            title: "",
-        };
+        let scene = bare(&m, &r);
         let pic = render_scene(&scene, 10);
         let (l, t) = (pic.map_left, pic.map_top);
         assert_eq!(pic.image.width, MIN_WIDTH.max(200 + 2 * MARGIN));
@@ -536,17 +541,7 @@ mod tests {
         // Radius 1.2 cells: cells at distance 1 from the wall (and the border) are within reach.
         let m = map(20, 10, 0.5);
         let r = robot(0.6);
-        let scene = Scene {
-            map: &m,
-            window: None,
-            robot: &r,
-            guide: &[],
-            trajectory: &[],
-            backwards: &[],
-            start: None,
-            goal: None,
-            title: "",
-        };
+        let scene = bare(&m, &r);
         let pic = render_scene(&scene, 10);
         let at = |cx: u32, cy: u32| pic.image.pixel(pic.map_left + cx * 10 + 5, pic.map_top + (9 - cy) * 10 + 5);
         assert_eq!(at(16, 5), Some(REACH), "beside the wall");
@@ -573,17 +568,7 @@ mod tests {
         for (res, scale) in [(0.05, 4), (0.05, 7), (0.1, 3), (1.0, 2)] {
             let m = map(120, 60, res);
             let r = robot(0.0);
-            let scene = Scene {
-                map: &m,
-                window: None,
-                robot: &r,
-                guide: &[],
-                trajectory: &[],
-                backwards: &[],
-                start: None,
-                goal: None,
-                title: "",
-            };
+            let scene = bare(&m, &r);
             let pic = render_scene(&scene, scale);
             let (bar_m, bar_px) = pic.scale_bar;
             assert_eq!(bar_px, (bar_m / res * f64::from(scale)).round() as u32);
