@@ -182,11 +182,16 @@ impl<T> ParamSpec<T> {
                 Err(e) => return Err(invalid(format!("parameter {} is not a usable footprint: {e}", self.name))),
             },
             (Field::Polygon(..), other) => {
-                return Err(wrong(
+                let e = wrong(
                     self.name,
                     "a footprint string such as \"[[0.5, 0.3], [0.5, -0.3], [-0.2, -0.3], [-0.2, 0.3]]\"",
                     other,
-                ))
+                );
+                // The ros2 CLI reads `footprint "[]"` as an empty bool array: say how to quote it.
+                return Err(invalid(format!(
+                    "{} (ros2 param set reads an unquoted list as an array: quote the string, \"'[]'\")",
+                    e.message
+                )));
             }
         }
         Ok(())

@@ -765,6 +765,15 @@ mod lookup_tests {
             let e = from(&[(name, v)]).unwrap_err();
             assert!(e.message.contains(name), "{e}");
         }
+        // `ros2 param set ... footprint "[]"` sends an empty bool array: the refusal says how to
+        // quote it.
+        let e = from(&[("footprint", ParamValue::Other("a bool array"))]).unwrap_err();
+        assert!(
+            e.message.ends_with(
+                "got a bool array (ros2 param set reads an unquoted list as an array: quote the string, \"'[]'\")"
+            ),
+            "{e}"
+        );
     }
 }
 
